@@ -1,0 +1,269 @@
+package fsx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+)
+
+// TempName returns a hidden, unique name for a temp file next to target, in
+// the same form swamp uses for its own atomic writes (".{random}.tmp"), so
+// swamp's readers skip it (gotcha G3).
+func TempName(target string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return filepath.Join(filepath.Dir(target), "."+hex.EncodeToString(b[:])+".tmp")
+}
+
+// WriteFileAtomic durably replaces path with data: temp file in the same
+// directory, write, fsync, close, rename, fsync the directory. Readers see the
+// old content or the new, never a mix or an empty file, and after it returns
+// the new content survives a power cut.
+func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) error {
+	_, _, err := WriteStreamAtomic(fsys, path, bytesReader(data), perm, nil)
+	return err
+}
+
+// WriteFileAtomicVia is WriteFileAtomic with a temp name chosen by the
+// caller (recorded in a journal step), so that a crash between creating the
+// temp file and renaming it leaves a file recovery knows and removes. A
+// leftover temp of that name is removed first.
+func WriteFileAtomicVia(fsys FS, path, tmp string, data []byte, perm fs.FileMode) error {
+	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, err := WriteNew(fsys, tmp, bytesReader(data), perm, nil); err != nil {
+		_ = fsys.Remove(tmp)
+		return err
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		_ = fsys.Remove(tmp)
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(path))
+}
+
+// WriteStreamAtomic is WriteFileAtomic for a stream. Every byte read from r
+// is also written to tee (if not nil), so a caller can hash while copying
+// without holding the payload in memory. It returns the byte count.
+// syncDir=false is not offered: the directory fsync is what makes the rename
+// durable (durability-notes §1.7 step 6).
+func WriteStreamAtomic(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (n int64, tmp string, err error) {
+	n, tmp, err = WriteTemp(fsys, path, r, perm, tee)
+	if err != nil {
+		return n, tmp, err
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		_ = fsys.Remove(tmp)
+		return n, tmp, err
+	}
+	return n, tmp, fsys.SyncDir(filepath.Dir(path))
+}
+
+// WriteTemp writes r into a new hidden temp file beside target, fsyncs and
+// closes it, and returns its name. The caller renames it into place (and
+// fsyncs the directory); on error the temp file is removed when possible.
+func WriteTemp(fsys FS, target string, r io.Reader, perm fs.FileMode, tee io.Writer) (int64, string, error) {
+	tmp := TempName(target)
+	n, err := WriteNew(fsys, tmp, r, perm, tee)
+	if err != nil {
+		_ = fsys.Remove(tmp)
+		return n, tmp, err
+	}
+	return n, tmp, nil
+}
+
+// WriteNew creates path (it must not exist), copies r into it, fsyncs and
+// closes it. It does not fsync the directory.
+func WriteNew(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (int64, error) {
+	f, err := fsys.Create(path, perm)
+	if err != nil {
+		return 0, err
+	}
+	var src io.Reader = r
+	if tee != nil {
+		src = io.TeeReader(r, tee)
+	}
+	n, err := copyBuffer(f, src)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+// copyBuffer copies with a fixed 256 KiB buffer: large enough to keep the
+// syscall count low, small enough that a 1 GiB payload never sits in memory.
+func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {
+	buf := make([]byte, 256<<10)
+	var written int64
+	for {
+		nr, rerr := src.Read(buf)
+		if nr > 0 {
+			nw, werr := dst.Write(buf[:nr])
+			written += int64(nw)
+			if werr != nil {
+				return written, werr
+			}
+			if nw != nr {
+				return written, io.ErrShortWrite
+			}
+		}
+		if rerr == io.EOF {
+			return written, nil
+		}
+		if rerr != nil {
+			return written, &SourceError{Err: rerr}
+		}
+	}
+}
+
+// SourceError wraps a failure to read the caller's input (as opposed to a
+// failure to write the disk), so the CLI can say "could not read your file".
+type SourceError struct{ Err error }
+
+func (e *SourceError) Error() string { return "reading input: " + e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// MkdirDurable creates dir (its parent must exist) and fsyncs the parent.
+// An existing directory is not an error.
+func MkdirDurable(fsys FS, dir string, perm fs.FileMode) error {
+	if err := fsys.Mkdir(dir, perm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if fi, serr := fsys.Stat(dir); serr == nil && fi.IsDir() {
+				return nil
+			}
+		}
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(dir))
+}
+
+// MkdirAllDurable creates dir and any missing parents, fsyncing the parent of
+// every directory it creates, outermost first.
+func MkdirAllDurable(fsys FS, dir string, perm fs.FileMode) error {
+	dir = filepath.Clean(dir)
+	if fi, err := fsys.Stat(dir); err == nil {
+		if fi.IsDir() {
+			return nil
+		}
+		return &fs.PathError{Op: "mkdir", Path: dir, Err: fmt.Errorf("exists and is not a directory")}
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAllDurable(fsys, parent, perm); err != nil {
+			return err
+		}
+	}
+	return MkdirDurable(fsys, dir, perm)
+}
+
+// RenameDurable renames and fsyncs both parents (one if they are the same).
+// POSIX does not say which directory carries a cross-directory rename.
+func RenameDurable(fsys FS, oldpath, newpath string) error {
+	if err := fsys.Rename(oldpath, newpath); err != nil {
+		return err
+	}
+	return SyncParents(fsys, oldpath, newpath)
+}
+
+// RenameNoReplaceDurable is RenameDurable that refuses to replace newpath.
+func RenameNoReplaceDurable(fsys FS, oldpath, newpath string) error {
+	if err := fsys.RenameNoReplace(oldpath, newpath); err != nil {
+		return err
+	}
+	return SyncParents(fsys, oldpath, newpath)
+}
+
+// SyncParents fsyncs the distinct parent directories of the given paths.
+func SyncParents(fsys FS, paths ...string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		d := filepath.Dir(p)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := fsys.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SyncDirs fsyncs each distinct directory once, in the given order.
+func SyncDirs(fsys FS, dirs []string) error {
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := fsys.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveAll removes path and everything below it, children first. It is for
+// swampj's own temporary trees (staging directories); user data is moved to
+// quarantine, never removed. A missing path is not an error.
+func RemoveAll(fsys FS, path string) error {
+	fi, err := fsys.Lstat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if fi.IsDir() {
+		ents, err := fsys.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := RemoveAll(fsys, filepath.Join(path, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Exists reports whether path exists (without following a final symlink).
+func Exists(fsys FS, path string) (bool, error) {
+	_, err := fsys.Lstat(path)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+type byteReader struct {
+	b []byte
+	i int
+}
+
+func bytesReader(b []byte) io.Reader { return &byteReader{b: b} }
+
+func (r *byteReader) Read(p []byte) (int, error) {
+	if r.i >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.i:])
+	r.i += n
+	return n, nil
+}

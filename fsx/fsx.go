@@ -1,0 +1,65 @@
+// Package fsx is swampj's only door to the disk.
+//
+// Engine code never calls package os for anything that reads or changes the
+// datastore; it goes through an FS. That gives the crash suite one place to
+// stop the world after any operation (see Fault) and keeps the durable
+// primitives — atomic replace, rename without replace, durable mkdir and
+// cross-directory rename — written once (durable.go).
+//
+// Rules the primitives follow (durability-notes §1.7):
+//   - temp files live in the destination directory and are created O_EXCL;
+//   - a file is fsynced and closed before it is renamed into place;
+//   - the parent directory is fsynced after every rename, mkdir or remove
+//     that must survive a power cut (both parents for a cross-directory move);
+//   - an fsync error is final: it is returned, never retried (fsyncgate).
+package fsx
+
+import (
+	"io"
+	"io/fs"
+)
+
+// File is an open file handed out by an FS.
+type File interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	Name() string
+	Sync() error
+	Stat() (fs.FileInfo, error)
+}
+
+// FS is every disk operation the engine performs. Mutating operations are the
+// cut points of the crash suite; reads are not counted.
+type FS interface {
+	// Reads.
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
+	ReadFile(name string) ([]byte, error)
+	Readlink(name string) (string, error)
+	Open(name string) (File, error)
+	EvalSymlinks(name string) (string, error)
+
+	// Mutations. Create fails if name exists (O_CREAT|O_EXCL|O_WRONLY).
+	Create(name string, perm fs.FileMode) (File, error)
+	// OpenAppend opens an existing file for writing at its end.
+	OpenAppend(name string) (File, error)
+	Mkdir(name string, perm fs.FileMode) error
+	Rename(oldpath, newpath string) error
+	// RenameNoReplace renames oldpath to newpath and fails with an error
+	// satisfying errors.Is(err, fs.ErrExist) if newpath exists.
+	RenameNoReplace(oldpath, newpath string) error
+	// Link makes newpath a hard link to oldpath; fails if newpath exists.
+	Link(oldpath, newpath string) error
+	Remove(name string) error
+	// SyncDir fsyncs a directory so the entries created, renamed or removed
+	// in it survive a power cut.
+	SyncDir(name string) error
+
+	// Failpoint marks a write made outside this FS (a bbolt or SQLite
+	// commit) as a cut point. The real FS returns nil; Fault counts it as an
+	// operation and may return ErrCrashed or an injected error, in which case
+	// the caller must not perform the write.
+	Failpoint(name string) error
+}

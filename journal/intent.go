@@ -1,0 +1,101 @@
+// Package journal is swampj's intent log: a bbolt file at
+// {repo}/.swamp/_journal.db that records, before anything touches the
+// datastore, the whole plan of every migrate, reverse, version write and
+// repair. A recovery pass reads the open intents back and runs the same
+// executor over them, forward (finish) or backward (undo), deciding each step
+// by observing the disk.
+//
+// What the journal promises:
+//   - Begin returns only after one synced bbolt commit holding the complete
+//     plan. Nothing in the plan has been done yet.
+//   - Completion marks are written lazily (with the next Begin, or at Close):
+//     losing one costs only a re-observation at the next recovery.
+//   - The direction of an interrupted intent, once chosen, is written before
+//     the first step in that direction and never flips by itself.
+//   - The bbolt file lock is swampj's process lock for the repo; opening it
+//     always has a timeout, and the holder is named in the timeout error.
+//
+// Reading order: intent.go (the records), journal.go (open, create, lock),
+// then package ops (the executor) and package recover.
+package journal
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status of an intent.
+type Status string
+
+const (
+	// StatusOpen: journaled, not known to be finished. Recovery picks it up.
+	StatusOpen Status = "open"
+	// StatusDone: every step observed done.
+	StatusDone Status = "done"
+	// StatusRolledBack: every step observed undone.
+	StatusRolledBack Status = "rolled-back"
+)
+
+// Direction an open intent is being driven in.
+type Direction string
+
+const (
+	Forward  Direction = "forward"
+	Backward Direction = "backward"
+)
+
+// Step is one small, idempotent change, stored with everything needed to
+// observe it, redo it and undo it. Which fields matter depends on Kind; the
+// executor in package ops owns the meaning of each kind.
+type Step struct {
+	Kind string `json:"kind"`
+	// Path is the subject of the step (the old name of a rename, the file
+	// written, the directory created or staged).
+	Path string `json:"path,omitempty"`
+	// To is the new name of a rename, or the published name of a staged
+	// version.
+	To string `json:"to,omitempty"`
+	// Data is the new content of a small file write; OldData and OldExists
+	// what it replaced (for undo).
+	Data      []byte `json:"data,omitempty"`
+	OldData   []byte `json:"oldData,omitempty"`
+	OldExists bool   `json:"oldExists,omitempty"`
+	// Temp is the temp file a write goes through (fixed at plan time, so
+	// recovery can remove a leftover).
+	Temp string `json:"temp,omitempty"`
+	// Files are the expected files of a staged directory.
+	Files []FileExpect `json:"files,omitempty"`
+	// Catalog is a catalog change, encoded by package ops.
+	Catalog json.RawMessage `json:"catalog,omitempty"`
+	// Note says in words what the step is for (shown by journal show).
+	Note string `json:"note,omitempty"`
+}
+
+// FileExpect is a file a step expects, identified by size and SHA-256 (lower
+// hex). An empty SHA256 means "verify against the version's own metadata".
+type FileExpect struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Intent is a journaled plan.
+type Intent struct {
+	ID        uint64    `json:"id"`
+	Kind      string    `json:"kind"` // migrate, reverse, unset-migrate, version-write, repair, test
+	Summary   string    `json:"summary"`
+	Repo      string    `json:"repo"`
+	CreatedAt time.Time `json:"createdAt"`
+	PID       int       `json:"pid"`
+	Host      string    `json:"host"`
+	Command   []string  `json:"command,omitempty"`
+	Steps     []Step    `json:"steps"`
+
+	Status     Status    `json:"status"`
+	Direction  Direction `json:"direction,omitempty"`
+	LastError  string    `json:"lastError,omitempty"`
+	FinishedAt time.Time `json:"finishedAt,omitempty"`
+}
+
+// Open reports whether recovery still has to look at the intent.
+func (in *Intent) Open() bool { return in.Status == StatusOpen }

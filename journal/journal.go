@@ -1,0 +1,553 @@
+package journal
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+var (
+	bucketIntents = []byte("intents")
+	bucketMeta    = []byte("meta")
+	keyFormat     = []byte("format")
+	formatVersion = []byte("swampj-journal/1")
+)
+
+// DefaultLockTimeout is how long Open waits for another swampj process.
+const DefaultLockTimeout = 10 * time.Second
+
+// KeepFinished is how many finished intents are kept for audit.
+const KeepFinished = 1000
+
+// Options for Open.
+type Options struct {
+	// LockTimeout bounds the wait for the repo lock (0: DefaultLockTimeout).
+	LockTimeout time.Duration
+	// Command is recorded in the holder record and in new intents.
+	Command []string
+	// Warn receives warnings (a journal moved aside). Never printed here.
+	Warn func(msg string)
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// Journal is an open intent log. It holds the repo lock until Close.
+type Journal struct {
+	db      *bolt.DB
+	fsys    fsx.FS
+	path    string
+	opts    Options
+	pending map[uint64]func(*Intent) // lazy marks, committed with the next write
+}
+
+// HolderPath is the advisory record naming the process that holds the lock.
+func HolderPath(journalPath string) string { return journalPath + ".holder" }
+
+// Holder is who holds the journal lock.
+type Holder struct {
+	PID       int       `json:"pid"`
+	Host      string    `json:"host"`
+	StartedAt time.Time `json:"startedAt"`
+	Command   []string  `json:"command,omitempty"`
+}
+
+// Exists reports whether a journal file is present. Callers on the clean
+// path (a startup hook) use it to do nothing at all when there is none.
+func Exists(fsys fsx.FS, path string) (bool, error) { return fsx.Exists(fsys, path) }
+
+// Open opens the journal at path, creating it atomically when missing, and
+// takes the repo lock (waiting at most opts.LockTimeout).
+func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Warn == nil {
+		opts.Warn = func(string) {}
+	}
+	fi, err := fsys.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := create(fsys, path, opts); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("journal: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, &CorruptError{Path: path, Reason: "not a regular file"}
+	case fi.Size() == 0:
+		// A zero-length file cannot hold an intent (bbolt writes its meta
+		// pages before any bucket), so it is safe to set aside and start
+		// over. bbolt itself would silently initialise it in place.
+		aside, err := moveAside(fsys, path, opts.Now())
+		if err != nil {
+			return nil, err
+		}
+		opts.Warn(fmt.Sprintf("journal %s was empty (an interrupted creation); moved it to %s and created a new one", path, aside))
+		if err := create(fsys, path, opts); err != nil {
+			return nil, err
+		}
+	}
+	db, err := openBolt(path, opts.LockTimeout)
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, lockTimeout(fsys, path, opts.LockTimeout)
+		}
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			aside, merr := moveAside(fsys, path, opts.Now())
+			if merr != nil {
+				return nil, fmt.Errorf("%w (and moving it aside failed: %v)", err, merr)
+			}
+			ce.MovedTo = aside
+			return nil, ce
+		}
+		return nil, err
+	}
+	j := &Journal{db: db, fsys: fsys, path: path, opts: opts, pending: map[uint64]func(*Intent){}}
+	host, _ := os.Hostname()
+	h, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, StartedAt: opts.Now().UTC(), Command: opts.Command})
+	// Advisory only: a lost holder record merely makes a timeout message vaguer.
+	_ = writeHolder(fsys, HolderPath(path), h)
+	return j, nil
+}
+
+// writeHolder replaces the holder record without fsync (it is advisory).
+// Its temp name is fixed and sits beside the journal, so a crash leaves no
+// stray file elsewhere in .swamp.
+func writeHolder(fsys fsx.FS, path string, data []byte) error {
+	tmp := path + ".tmp"
+	_ = fsys.Remove(tmp)
+	f, err := fsys.Create(tmp, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fsys.Rename(tmp, path)
+	}
+	return err
+}
+
+// openBolt opens an existing journal file, turning every way a damaged file
+// can fail (including bbolt panics on garbage) into a CorruptError.
+func openBolt(path string, timeout time.Duration) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, &CorruptError{Path: path, Reason: fmt.Sprint(r)}
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, err
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("journal %s: %w", path, err)
+		}
+		return nil, &CorruptError{Path: path, Reason: err.Error()}
+	}
+	// A file bbolt accepts may still lack our buckets (a foreign bbolt file,
+	// or garbage that happens to carry valid meta pages).
+	verr := db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if m == nil || string(m.Get(keyFormat)) != string(formatVersion) || tx.Bucket(bucketIntents) == nil {
+			return &CorruptError{Path: path, Reason: "not a swampj journal (format marker missing)"}
+		}
+		return nil
+	})
+	if verr != nil {
+		_ = db.Close()
+		return nil, verr
+	}
+	return db, nil
+}
+
+// create builds a new journal in a temp file (bbolt init, first commit,
+// fsync), then renames it into place without replacing and fsyncs the
+// directory. A crash leaves either no journal or a complete one — never the
+// half-initialised file of etcd #16596.
+func create(fsys fsx.FS, path string, opts Options) error {
+	dir := filepath.Dir(path)
+	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+		return fmt.Errorf("journal: creating %s: %w", dir, err)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", creatingPrefix(path), os.Getpid(), strings.TrimSuffix(filepath.Base(fsx.TempName(path)), ".tmp")[1:]))
+	if err := fsys.Failpoint("journal.create"); err != nil {
+		return err
+	}
+	creating.Store(tmp, true)
+	defer creating.Delete(tmp)
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	if err != nil {
+		return fmt.Errorf("journal: creating %s: %w", tmp, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		m, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := m.Put(keyFormat, formatVersion); err != nil {
+			return err
+		}
+		_, err = tx.CreateBucketIfNotExists(bucketIntents)
+		return err
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = fsys.Remove(tmp)
+		return fmt.Errorf("journal: initialising %s: %w", tmp, err)
+	}
+	if err := fsys.RenameNoReplace(tmp, path); err != nil {
+		_ = fsys.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return nil // another process created it first; use theirs
+		}
+		return fmt.Errorf("journal: publishing %s: %w", path, err)
+	}
+	return fsys.SyncDir(dir)
+}
+
+// creating holds the temp paths this process is building right now.
+var creating sync.Map
+
+func creatingPrefix(path string) string { return "." + filepath.Base(path) + ".creating-" }
+
+// CleanCreationLeftovers removes journal temp files left by a creation that
+// crashed before its rename: they never held an intent. A temp file whose
+// creator is still alive is left alone.
+func CleanCreationLeftovers(fsys fsx.FS, path string) error {
+	dir := filepath.Dir(path)
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	prefix := creatingPrefix(path)
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(name, prefix), "-")
+		pid, perr := strconv.Atoi(pidText)
+		full := filepath.Join(dir, name)
+		if _, busy := creating.Load(full); busy {
+			continue // this process is creating it right now
+		}
+		if perr == nil && pid != os.Getpid() && processAlive(pid) {
+			continue
+		}
+		if err := fsys.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func moveAside(fsys fsx.FS, path string, now time.Time) (string, error) {
+	aside := path + ".corrupt-" + now.UTC().Format("20060102T150405Z")
+	for i := 1; ; i++ {
+		ok, err := fsx.Exists(fsys, aside)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			break
+		}
+		aside = fmt.Sprintf("%s.corrupt-%s-%d", path, now.UTC().Format("20060102T150405Z"), i)
+	}
+	if err := fsx.RenameNoReplaceDurable(fsys, path, aside); err != nil {
+		return "", fmt.Errorf("journal: moving damaged journal aside: %w", err)
+	}
+	return aside, nil
+}
+
+func lockTimeout(fsys fsx.FS, path string, waited time.Duration) error {
+	e := &LockTimeoutError{Path: path, Waited: waited}
+	if b, err := fsys.ReadFile(HolderPath(path)); err == nil {
+		var h Holder
+		if json.Unmarshal(b, &h) == nil {
+			e.Holder = &h
+		}
+	}
+	return e
+}
+
+// Path of the journal file.
+func (j *Journal) Path() string { return j.path }
+
+// Begin journals a new open intent with one synced commit and returns its
+// id. Lazy marks of earlier intents ride along in the same commit.
+func (j *Journal) Begin(in *Intent) (uint64, error) {
+	if err := j.fsys.Failpoint("journal.begin"); err != nil {
+		return 0, err
+	}
+	host, _ := os.Hostname()
+	in.Status = StatusOpen
+	in.CreatedAt = j.opts.Now().UTC()
+	in.PID = os.Getpid()
+	in.Host = host
+	if in.Command == nil {
+		in.Command = j.opts.Command
+	}
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if err := j.flushPending(b); err != nil {
+			return err
+		}
+		id, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		in.ID = id
+		if err := putIntent(b, in); err != nil {
+			return err
+		}
+		return prune(b)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("journal: recording intent: %w", err)
+	}
+	return in.ID, nil
+}
+
+// Decide durably records the direction an intent will be driven in, before
+// the first step in that direction is taken.
+func (j *Journal) Decide(id uint64, dir Direction) error {
+	if err := j.fsys.Failpoint("journal.decide"); err != nil {
+		return err
+	}
+	return j.update(id, func(in *Intent) { in.Direction = dir })
+}
+
+// Finish marks an intent done or rolled back. The mark is lazy: it is
+// committed with the next Begin, Decide or at Close. If it is lost, the
+// next recovery observes every step and marks it again.
+func (j *Journal) Finish(id uint64, st Status) {
+	now := j.opts.Now().UTC()
+	j.pending[id] = chain(j.pending[id], func(in *Intent) {
+		in.Status = st
+		in.FinishedAt = now
+		in.LastError = ""
+	})
+}
+
+// NoteError records (lazily) why an intent stopped; it stays open.
+func (j *Journal) NoteError(id uint64, msg string) {
+	j.pending[id] = chain(j.pending[id], func(in *Intent) { in.LastError = msg })
+}
+
+func chain(a, b func(*Intent)) func(*Intent) {
+	if a == nil {
+		return b
+	}
+	return func(in *Intent) { a(in); b(in) }
+}
+
+// Flush commits pending marks now (one synced commit), if there are any.
+func (j *Journal) Flush() error {
+	if len(j.pending) == 0 {
+		return nil
+	}
+	if err := j.fsys.Failpoint("journal.flush"); err != nil {
+		return err
+	}
+	return j.db.Update(func(tx *bolt.Tx) error { return j.flushPending(tx.Bucket(bucketIntents)) })
+}
+
+func (j *Journal) update(id uint64, fn func(*Intent)) error {
+	return j.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if err := j.flushPending(b); err != nil {
+			return err
+		}
+		in, err := getIntent(b, id)
+		if err != nil {
+			return err
+		}
+		fn(in)
+		return putIntent(b, in)
+	})
+}
+
+func (j *Journal) flushPending(b *bolt.Bucket) error {
+	for id, fn := range j.pending {
+		in, err := getIntent(b, id)
+		if err != nil {
+			return err
+		}
+		fn(in)
+		if err := putIntent(b, in); err != nil {
+			return err
+		}
+	}
+	// Cleared by the caller only if the transaction commits; bbolt runs the
+	// function once per Update, so clearing here after success is safe.
+	j.pending = map[uint64]func(*Intent){}
+	return nil
+}
+
+// OpenIntents returns the intents recovery must look at, oldest first.
+func (j *Journal) OpenIntents() ([]*Intent, error) {
+	all, err := j.List(true)
+	if err != nil {
+		return nil, err
+	}
+	var open []*Intent
+	for _, in := range all {
+		if in.Open() {
+			open = append(open, in)
+		}
+	}
+	return open, nil
+}
+
+// List returns intents oldest first, with pending marks applied. Without
+// all, only open intents and the last 20 finished ones.
+func (j *Journal) List(all bool) ([]*Intent, error) {
+	var out []*Intent
+	err := j.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
+			var in Intent
+			if err := json.Unmarshal(v, &in); err != nil {
+				return &CorruptError{Path: j.path, Reason: fmt.Sprintf("intent %d does not decode: %v", binary.BigEndian.Uint64(k), err)}
+			}
+			if fn := j.pending[in.ID]; fn != nil {
+				fn(&in)
+			}
+			out = append(out, &in)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !all {
+		finished := 0
+		var keep []*Intent
+		for i := len(out) - 1; i >= 0; i-- {
+			if out[i].Open() || finished < 20 {
+				if !out[i].Open() {
+					finished++
+				}
+				keep = append(keep, out[i])
+			}
+		}
+		sort.Slice(keep, func(a, b int) bool { return keep[a].ID < keep[b].ID })
+		out = keep
+	}
+	return out, nil
+}
+
+// Get returns one intent.
+func (j *Journal) Get(id uint64) (*Intent, error) {
+	var in *Intent
+	err := j.db.View(func(tx *bolt.Tx) error {
+		var err error
+		in, err = getIntent(tx.Bucket(bucketIntents), id)
+		return err
+	})
+	if err == nil {
+		if fn := j.pending[id]; fn != nil {
+			fn(in)
+		}
+	}
+	return in, err
+}
+
+// Close commits pending marks and releases the repo lock.
+func (j *Journal) Close() error {
+	if j.db == nil {
+		return nil
+	}
+	err := j.Flush()
+	_ = j.fsys.Remove(HolderPath(j.path))
+	if cerr := j.db.Close(); err == nil {
+		err = cerr
+	}
+	j.db = nil
+	return err
+}
+
+// Abandon releases the lock without committing pending marks: what a
+// crashed process leaves behind (tests use it after a simulated crash).
+func (j *Journal) Abandon() {
+	if j.db != nil {
+		_ = j.db.Close()
+		j.db = nil
+	}
+}
+
+func key(id uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], id)
+	return k[:]
+}
+
+func getIntent(b *bolt.Bucket, id uint64) (*Intent, error) {
+	v := b.Get(key(id))
+	if v == nil {
+		return nil, &NotFoundError{ID: id}
+	}
+	var in Intent
+	if err := json.Unmarshal(v, &in); err != nil {
+		return nil, fmt.Errorf("journal: intent %d does not decode: %w", id, err)
+	}
+	return &in, nil
+}
+
+func putIntent(b *bolt.Bucket, in *Intent) error {
+	v, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return b.Put(key(in.ID), v)
+}
+
+// prune keeps the newest KeepFinished finished intents; open ones are never
+// pruned.
+func prune(b *bolt.Bucket) error {
+	var finished [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var head struct {
+			Status Status `json:"status"`
+		}
+		if json.Unmarshal(v, &head) == nil && head.Status != StatusOpen {
+			finished = append(finished, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	if err != nil || len(finished) <= KeepFinished {
+		return err
+	}
+	for _, k := range finished[:len(finished)-KeepFinished] {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package ops
+
+import (
+	"context"
+	"errors"
+
+	"github.com/swampj/swampj/journal"
+)
+
+// IntentOutcome is what recovery did (or would do) with one open intent.
+type IntentOutcome struct {
+	ID        uint64            `json:"id"`
+	Kind      string            `json:"kind"`
+	Summary   string            `json:"summary"`
+	CreatedAt string            `json:"createdAt"`
+	PID       int               `json:"pid"`
+	Direction journal.Direction `json:"direction"`
+	Status    journal.Status    `json:"status"`
+	Applied   int               `json:"applied"`
+	Undone    int               `json:"undone"`
+	Skipped   int               `json:"alreadyInPlace"`
+	Error     string            `json:"error,omitempty"`
+	// Steps is filled by a dry run: what each step observes now.
+	Steps []StepView `json:"steps,omitempty"`
+}
+
+// StepView is one step and what the disk says about it.
+type StepView struct {
+	Index       int    `json:"index"`
+	Description string `json:"description"`
+	Observed    string `json:"observed"`
+	Detail      string `json:"detail,omitempty"`
+}
+
+// RecoverOpen drives every open intent in id order: forward (finish) unless
+// rollback is set or the intent was already being rolled back. It stops at
+// the first intent that cannot be completed — later intents may depend on
+// it — and returns the outcomes so far with that error.
+func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	dir := journal.Forward
+	if rollback {
+		dir = journal.Backward
+	}
+	var outs []IntentOutcome
+	// Roll back newest first, so an intent is undone only after everything
+	// that came after it.
+	if rollback {
+		for a, b := 0, len(open)-1; a < b; a, b = a+1, b-1 {
+			open[a], open[b] = open[b], open[a]
+		}
+	}
+	for _, in := range open {
+		out := outcome(in)
+		res, err := Drive(ctx, env, j, in, dir, nil)
+		if res != nil {
+			out.Direction, out.Status = res.Direction, res.Status
+			out.Applied, out.Undone, out.Skipped = res.Applied, res.Undone, res.Skipped
+		}
+		if err != nil {
+			out.Error = err.Error()
+			outs = append(outs, out)
+			return outs, err
+		}
+		outs = append(outs, out)
+	}
+	return outs, nil
+}
+
+// PreviewOpen observes every step of every open intent without changing
+// anything, for recover --dry-run.
+func PreviewOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	var outs []IntentOutcome
+	for _, in := range open {
+		out := outcome(in)
+		out.Direction = journal.Forward
+		if rollback || in.Direction == journal.Backward {
+			out.Direction = journal.Backward
+		}
+		for i := range in.Steps {
+			s := &in.Steps[i]
+			v := StepView{Index: i + 1, Description: Describe(s)}
+			k, err := kindOf(s)
+			if err != nil {
+				v.Observed, v.Detail = "unknown", err.Error()
+			} else {
+				obs, detail, oerr := k.Observe(ctx, env, s)
+				v.Observed, v.Detail = obs.String(), detail
+				if oerr != nil {
+					v.Observed, v.Detail = "error", oerr.Error()
+				}
+			}
+			out.Steps = append(out.Steps, v)
+		}
+		outs = append(outs, out)
+	}
+	return outs, nil
+}
+
+func outcome(in *journal.Intent) IntentOutcome {
+	return IntentOutcome{ID: in.ID, Kind: in.Kind, Summary: in.Summary, CreatedAt: in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"),
+		PID: in.PID, Direction: in.Direction, Status: in.Status, Error: in.LastError}
+}
+
+// IsConflict reports whether err is a step conflict (the disk matches no
+// state the journal can explain).
+func IsConflict(err error) bool {
+	var ce *ConflictError
+	return errors.As(err, &ce)
+}

@@ -1,0 +1,404 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+)
+
+// Step kinds. Each is a value in the journal; its behaviour lives here.
+const (
+	KindMkdir     = "mkdir"          // create directory Path (its parent exists)
+	KindRmdir     = "rmdir"          // remove empty directory Path
+	KindRename    = "rename"         // rename Path to To, never replacing To
+	KindWrite     = "write"          // replace file Path with Data (OldData/OldExists before)
+	KindDropDup   = "drop-duplicate" // remove Path, a byte-identical twin of To
+	KindStage     = "stage"          // staging dir Path holds Files; published as To
+	KindBarrier   = "barrier"        // fsync every directory dirtied so far
+	KindCatalog   = "catalog"        // a catalog change (catalogstep.go)
+	KindTestFails = "test-fail"      // always fails to apply (tests of partial failure)
+)
+
+// kind is the behaviour of a step kind.
+type kind struct {
+	Observe func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error)
+	Apply   func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
+	Undo    func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
+}
+
+var kinds = map[string]kind{}
+
+func register(name string, k kind) { kinds[name] = k }
+
+func kindOf(s *journal.Step) (kind, error) {
+	k, ok := kinds[s.Kind]
+	if !ok {
+		return kind{}, fmt.Errorf("unknown step kind %q (journal written by a newer swampj?)", s.Kind)
+	}
+	return k, nil
+}
+
+// Describe renders a step for humans.
+func Describe(s *journal.Step) string {
+	switch s.Kind {
+	case KindRename:
+		return fmt.Sprintf("rename %s -> %s", s.Path, s.To)
+	case KindStage:
+		return fmt.Sprintf("stage %s (published as %s)", s.Path, s.To)
+	case KindDropDup:
+		return fmt.Sprintf("drop %s (identical to %s)", s.Path, s.To)
+	case KindBarrier:
+		return "fsync dirtied directories"
+	case KindCatalog:
+		return "catalog: " + s.Note
+	default:
+		if s.Path != "" {
+			return s.Kind + " " + s.Path
+		}
+		return s.Kind
+	}
+}
+
+func init() {
+	register(KindMkdir, kind{Observe: observeMkdir, Apply: applyMkdir, Undo: undoMkdir})
+	register(KindRmdir, kind{
+		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+			o, detail, err := observeMkdir(ctx, env, s)
+			switch o {
+			case Done:
+				return NotDone, detail, err
+			case NotDone:
+				return Done, detail, err
+			}
+			return o, detail, err
+		},
+		Apply: undoMkdir,
+		Undo:  applyMkdir,
+	})
+	register(KindRename, kind{Observe: observeRename, Apply: applyRename, Undo: undoRename})
+	register(KindWrite, kind{Observe: observeWrite, Apply: applyWrite, Undo: undoWrite})
+	register(KindDropDup, kind{Observe: observeDropDup, Apply: applyDropDup, Undo: undoDropDup})
+	register(KindStage, kind{Observe: observeStage, Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
+		return ErrCannotRedo
+	}, Undo: undoStage})
+	register(KindBarrier, kind{
+		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
+		Apply:   func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
+		Undo:    func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
+	})
+	register(KindTestFails, kind{
+		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
+		Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
+			return errors.New("injected failure")
+		},
+		Undo: func(context.Context, *Env, *journal.Step, *Dirty) error { return nil },
+	})
+}
+
+// ---- mkdir / rmdir
+
+func observeMkdir(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	fi, err := env.FS.Lstat(s.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return NotDone, s.Path + " does not exist", nil
+	case err != nil:
+		return Conflict, "", err
+	case fi.IsDir():
+		return Done, s.Path + " is a directory", nil
+	default:
+		return Conflict, s.Path + " exists and is not a directory", nil
+	}
+}
+
+func applyMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := env.FS.Mkdir(s.Path, 0o755); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path))
+	return nil
+}
+
+// undoMkdir removes the directory only if it is empty: anything inside it
+// was not put there by this intent's later steps (those are undone first),
+// so it is somebody's data.
+func undoMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	ents, err := env.FS.ReadDir(s.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("directory %s is not empty (holds %s); leaving it", s.Path, ents[0].Name())
+	}
+	if err := env.FS.Remove(s.Path); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path))
+	return nil
+}
+
+// ---- rename
+
+func observeRename(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	from, err := fsx.Exists(env.FS, s.Path)
+	if err != nil {
+		return Conflict, "", err
+	}
+	to, err := fsx.Exists(env.FS, s.To)
+	if err != nil {
+		return Conflict, "", err
+	}
+	switch {
+	case from && !to:
+		return NotDone, "", nil
+	case !from && to:
+		return Done, "", nil
+	case from && to:
+		return Conflict, fmt.Sprintf("both %s and %s exist", s.Path, s.To), nil
+	default:
+		return Missing, fmt.Sprintf("neither %s nor %s exists", s.Path, s.To), nil
+	}
+}
+
+func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path), filepath.Dir(s.To))
+	return nil
+}
+
+func undoRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := env.FS.RenameNoReplace(s.To, s.Path); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path), filepath.Dir(s.To))
+	return nil
+}
+
+// ---- write (small files: latest pointers, .swamp.yaml, manifests)
+
+func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	cur, err := env.FS.ReadFile(s.Path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Conflict, "", err
+	}
+	tempLeft := false
+	if s.Temp != "" {
+		if ok, _ := fsx.Exists(env.FS, s.Temp); ok {
+			tempLeft = true
+		}
+	}
+	switch {
+	case exists && bytes.Equal(cur, s.Data) && tempLeft:
+		// Done, but a crash during an earlier undo left its temp file:
+		// applying again rewrites the same bytes and removes it.
+		return Partial, "temp file " + s.Temp + " left behind", nil
+	case exists && bytes.Equal(cur, s.Data):
+		return Done, "", nil
+	case !exists && !s.OldExists, exists && s.OldExists && bytes.Equal(cur, s.OldData):
+		if tempLeft {
+			return Partial, "temp file " + s.Temp + " left behind", nil
+		}
+		return NotDone, "", nil
+	case !exists:
+		return Conflict, fmt.Sprintf("%s is missing but should hold the old or the new content", s.Path), nil
+	default:
+		return Conflict, fmt.Sprintf("%s holds %d bytes that are neither the old nor the new content", s.Path, len(cur)), nil
+	}
+}
+
+func writeTemp(s *journal.Step) string {
+	if s.Temp != "" {
+		return s.Temp
+	}
+	return fsx.TempName(s.Path)
+}
+
+func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.Data, 0o644); err != nil {
+		return err
+	}
+	d.Synced(filepath.Dir(s.Path))
+	return nil
+}
+
+func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if s.OldExists {
+		if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.OldData, 0o644); err != nil {
+			return err
+		}
+		d.Synced(filepath.Dir(s.Path))
+		return nil
+	}
+	if err := env.FS.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return cleanTemp(env, s, d)
+}
+
+// cleanTemp removes the step's temp file if a crash left it behind.
+func cleanTemp(env *Env, s *journal.Step, d *Dirty) error {
+	if s.Temp != "" {
+		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	d.Add(filepath.Dir(s.Path))
+	return nil
+}
+
+// ---- drop-duplicate (a byte-identical file that already exists at To)
+
+func observeDropDup(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	want := s.Files[0]
+	twin, err := fileMatches(env.FS, s.To, want)
+	if err != nil {
+		return Conflict, "", err
+	}
+	here, err := fsx.Exists(env.FS, s.Path)
+	if err != nil {
+		return Conflict, "", err
+	}
+	if !twin {
+		return Conflict, fmt.Sprintf("%s no longer holds the identical copy", s.To), nil
+	}
+	if !here {
+		return Done, "", nil
+	}
+	same, err := fileMatches(env.FS, s.Path, want)
+	if err != nil {
+		return Conflict, "", err
+	}
+	if !same {
+		return Conflict, fmt.Sprintf("%s changed since the plan was made", s.Path), nil
+	}
+	return NotDone, "", nil
+}
+
+func applyDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := env.FS.Remove(s.Path); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path))
+	return nil
+}
+
+func undoDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	src, err := env.FS.Open(s.To)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	_, tmp, err := fsx.WriteTemp(env.FS, s.Path, src, 0o644, nil)
+	if err != nil {
+		return err
+	}
+	if err := env.FS.RenameNoReplace(tmp, s.Path); err != nil {
+		_ = env.FS.Remove(tmp)
+		return err
+	}
+	d.Add(filepath.Dir(s.Path))
+	return nil
+}
+
+// ---- stage (a version's files in a hidden staging directory)
+
+// observeStage: done when the published directory (To) or the staging
+// directory holds every expected file complete; partial when a staging
+// directory exists but is incomplete; not done when neither exists.
+func observeStage(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	if ok, err := dirHolds(env.FS, s.To, s.Files); err != nil {
+		return Conflict, "", err
+	} else if ok {
+		return Done, "", nil
+	}
+	staged, err := fsx.Exists(env.FS, s.Path)
+	if err != nil {
+		return Conflict, "", err
+	}
+	if !staged {
+		if ok, _ := fsx.Exists(env.FS, s.To); ok {
+			return Conflict, fmt.Sprintf("%s exists but does not hold the staged files", s.To), nil
+		}
+		return NotDone, "", nil
+	}
+	ok, err := dirHolds(env.FS, s.Path, s.Files)
+	if err != nil {
+		return Conflict, "", err
+	}
+	if ok {
+		return Done, "", nil
+	}
+	return Partial, fmt.Sprintf("%s is incomplete", s.Path), nil
+}
+
+// undoStage removes the staging directory. It holds only bytes of a write
+// that was never acknowledged, so removing it loses nothing a user has.
+func undoStage(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := fsx.RemoveAll(env.FS, s.Path); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path))
+	return nil
+}
+
+func dirHolds(fsys fsx.FS, dir string, files []journal.FileExpect) (bool, error) {
+	for _, f := range files {
+		ok, err := fileMatches(fsys, filepath.Join(dir, f.Name), f)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// fileMatches reports whether path is a regular file of the expected size
+// and (if given) SHA-256. Hashing streams the file.
+func fileMatches(fsys fsx.FS, path string, want journal.FileExpect) (bool, error) {
+	fi, err := fsys.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() != want.Size {
+		return false, nil
+	}
+	if want.SHA256 == "" {
+		return true, nil
+	}
+	sum, err := HashFile(fsys, path)
+	if err != nil {
+		return false, err
+	}
+	return sum == want.SHA256, nil
+}
+
+// HashFile returns the lowercase hex SHA-256 of a file, streaming it.
+func HashFile(fsys fsx.FS, path string) (string, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

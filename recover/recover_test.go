@@ -1,0 +1,198 @@
+package recover_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/recover"
+)
+
+// renamePlan moves a small tree from src/ to dst/ the way a migration does:
+// create the destination, rename entries, barrier, then write a marker.
+func renamePlan(root string) *journal.Intent {
+	src, dst := filepath.Join(root, "src"), filepath.Join(root, "dst")
+	return &journal.Intent{Kind: "test", Summary: "move src to dst", Steps: []journal.Step{
+		{Kind: ops.KindMkdir, Path: dst},
+		{Kind: ops.KindMkdir, Path: filepath.Join(dst, "nested")},
+		{Kind: ops.KindRename, Path: filepath.Join(src, "a"), To: filepath.Join(dst, "a")},
+		{Kind: ops.KindRename, Path: filepath.Join(src, "b"), To: filepath.Join(dst, "b")},
+		{Kind: ops.KindRename, Path: filepath.Join(src, "nested", "c.txt"), To: filepath.Join(dst, "nested", "c.txt")},
+		{Kind: ops.KindBarrier},
+		{Kind: ops.KindWrite, Path: filepath.Join(root, "marker"), Data: []byte("after"), OldData: []byte("before"), OldExists: true},
+		{Kind: ops.KindRmdir, Path: filepath.Join(src, "nested")},
+	}}
+}
+
+func fixture(t *testing.T) string {
+	root := t.TempDir()
+	fsxtest.WriteFiles(t, root, map[string]string{
+		".swamp.yaml":       "swampVersion: test\n",
+		"src/a/1/raw":       "one",
+		"src/a/latest":      "1",
+		"src/b/file":        "bee",
+		"src/nested/c.txt":  "sea",
+		"marker":            "before",
+		".swamp/keep/x.txt": "x",
+	})
+	return root
+}
+
+func runPlan(t *testing.T, root string, fsys fsx.FS) error {
+	t.Helper()
+	j, err := journal.Open(fsys, recover.JournalPath(root), journal.Options{LockTimeout: time.Second})
+	if err != nil {
+		return err
+	}
+	env := &ops.Env{FS: fsys}
+	_, err = ops.Execute(context.Background(), env, j, renamePlan(root), nil)
+	if err != nil {
+		j.Abandon() // a crashed process commits nothing more
+		return err
+	}
+	return j.Close()
+}
+
+// TestCrashAtEveryCutPointThenRecover is the spine's crash test: the plan is
+// cut after every operation it issues (file ops, fsyncs, journal commits),
+// then recovery runs forward — and, on a copy of the same crashed tree,
+// backward. Forward must reach the finished tree, backward the starting
+// tree, and a second recovery must change nothing.
+func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
+	ctx := context.Background()
+	skip := fsxtest.SkipJournal
+
+	start := fixture(t)
+	initial := fsxtest.Snapshot(t, start, skip)
+	// An uncut run gives the finished tree and the number of cut points.
+	clean := fsx.NewFault(fsx.Real())
+	if err := runPlan(t, start, clean); err != nil {
+		t.Fatal(err)
+	}
+	final := fsxtest.Snapshot(t, start, skip)
+	cuts := clean.Ops()
+	beginAt, finishAt := opIndex(clean, "failpoint:journal.begin"), opIndex(clean, "failpoint:journal.flush")
+	if cuts < 15 {
+		t.Fatalf("suspiciously few cut points: %d (%v)", cuts, clean.Trace())
+	}
+
+	for k := 0; k <= cuts; k++ {
+		crashed := fixture(t)
+		f := fsx.NewFault(fsx.Real()).CrashAfter(k)
+		err := runPlan(t, crashed, f)
+		if err != nil && !fsx.IsCrash(err) {
+			t.Fatalf("cut %d: want a crash, got %v", k, err)
+		}
+		// The journal holds absolute paths, so the rollback gets its own
+		// crashed tree, cut at the same point (the cut is deterministic).
+		rolled := fixture(t)
+		if err := runPlan(t, rolled, fsx.NewFault(fsx.Real()).CrashAfter(k)); err != nil && !fsx.IsCrash(err) {
+			t.Fatalf("cut %d: second crash run: %v", k, err)
+		}
+
+		for round := 1; round <= 2; round++ {
+			if _, err := recover.Run(ctx, crashed, recover.Options{LockTimeout: time.Second}); err != nil {
+				t.Fatalf("cut %d (after %v): recover round %d: %v", k, lastOp(f), round, err)
+			}
+			want := final
+			if k < beginAt {
+				want = initial // crashed before the intent was recorded: nothing was done
+			}
+			if d := fsxtest.Diff(want, fsxtest.Snapshot(t, crashed, skip)); len(d) > 0 {
+				t.Fatalf("cut %d (after %v): forward recovery round %d:\n%s", k, lastOp(f), round, strings.Join(d, "\n"))
+			}
+		}
+		for round := 1; round <= 2; round++ {
+			if _, err := recover.Run(ctx, rolled, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
+				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
+			}
+			want := initial
+			if k >= finishAt {
+				want = final // the intent was already marked done: nothing to roll back
+			}
+			if d := fsxtest.Diff(want, fsxtest.Snapshot(t, rolled, skip)); len(d) > 0 {
+				t.Fatalf("cut %d (after %v): rollback round %d:\n%s", k, lastOp(f), round, strings.Join(d, "\n"))
+			}
+		}
+	}
+	t.Logf("%d of %d cut points recovered forward and backward, twice each", cuts+1, cuts+1)
+}
+
+// opIndex is the 1-based position of the first operation of a kind.
+func opIndex(f *fsx.Fault, kind string) int {
+	for _, op := range f.Trace() {
+		if op.Kind == kind {
+			return op.N
+		}
+	}
+	return 1 << 30
+}
+
+func lastOp(f *fsx.Fault) string {
+	tr := f.Trace()
+	if len(tr) == 0 {
+		return "nothing"
+	}
+	if f.Crashed() && len(tr) > 1 {
+		return tr[len(tr)-2].String()
+	}
+	return tr[len(tr)-1].String()
+}
+
+func TestCleanPathCreatesNothing(t *testing.T) {
+	root := t.TempDir()
+	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "x: 1\n"})
+	before := fsxtest.Snapshot(t, root, nil)
+	rep, err := recover.Run(context.Background(), root, recover.Options{})
+	if err != nil || rep.JournalExists || len(rep.Intents) != 0 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if d := fsxtest.Diff(before, fsxtest.Snapshot(t, root, nil)); len(d) > 0 {
+		t.Fatalf("recover on a clean repo changed the tree: %v", d)
+	}
+}
+
+func TestConflictStopsAndNamesPaths(t *testing.T) {
+	root := fixture(t)
+	f := fsx.NewFault(fsx.Real())
+	// Crash right after the journal commit: nothing was moved.
+	f.FailKind("failpoint:journal.flush", fsx.ErrCrashed)
+	clean := fsx.NewFault(fsx.Real())
+	_ = clean
+	j, err := journal.Open(fsx.Real(), recover.JournalPath(root), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Begin(renamePlan(root)); err != nil {
+		t.Fatal(err)
+	}
+	j.Abandon()
+	// Somebody creates dst/a by hand: step 3 now sees both names.
+	fsxtest.WriteFiles(t, root, map[string]string{"dst/a/other": "x"})
+	_, err = recover.Run(context.Background(), root, recover.Options{})
+	var ce *ops.ConflictError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), filepath.Join(root, "src", "a")) {
+		t.Fatalf("want conflict naming src/a, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "src", "a", "latest")); err != nil {
+		t.Fatal("conflicting source must be left untouched")
+	}
+	// The intent stays open, with the reason recorded.
+	j, err = journal.Open(fsx.Real(), recover.JournalPath(root), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	open, _ := j.OpenIntents()
+	if len(open) != 1 || !strings.Contains(open[0].LastError, "both") {
+		t.Fatalf("intent must stay open with its error: %+v", open)
+	}
+}
