@@ -1,0 +1,523 @@
+package lock
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+// Options configures Acquire. Zero values take swamp's defaults.
+type Options struct {
+	// Timeout is the total wait before giving up (default 60 s). Callers
+	// honour SWAMP_LOCK_TIMEOUT_MS with TimeoutFromEnv.
+	Timeout time.Duration
+	// TTL is written as ttlMs (default 30 s) and is the age after which an
+	// unparseable lock counts as abandoned.
+	TTL time.Duration
+	// Now is the clock for acquiredAt and staleness (default time.Now).
+	// Waiting always uses the real clock.
+	Now func() time.Time
+	// Pid, Host and User identify the holder (defaults: this process,
+	// os.Hostname, $USER or $USERNAME or "unknown").
+	Pid  int
+	Host string
+	User string
+	// InitialBackoff is the first wait after a busy attempt (default 1 s);
+	// it doubles up to MaxBackoff (default 8 s), each wait jittered ±25 %
+	// and clamped to the time left (file_lock.ts backoff, §8).
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Pid == 0 {
+		o.Pid = os.Getpid()
+	}
+	if o.Host == "" {
+		if h, err := os.Hostname(); err == nil {
+			o.Host = h
+		}
+	}
+	if o.User == "" {
+		o.User = os.Getenv("USER")
+		if o.User == "" {
+			o.User = os.Getenv("USERNAME")
+		}
+		if o.User == "" {
+			o.User = "unknown"
+		}
+	}
+	if o.InitialBackoff <= 0 {
+		o.InitialBackoff = time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 8 * time.Second
+	}
+	return o
+}
+
+// ErrTimeout is matched (errors.Is) by every *TimeoutError.
+var ErrTimeout = errors.New("timed out waiting for a swamp lock")
+
+// TimeoutError is returned when a lock stays held for the whole wait.
+// Holder is the last record seen, nil when the file was unreadable.
+type TimeoutError struct {
+	Path   string
+	Holder *Info
+	Waited time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	waited := e.Waited.Round(time.Millisecond)
+	if e.Holder == nil {
+		return fmt.Sprintf("timed out after %s waiting for lock %s: the file is empty or unreadable "+
+			"(a crashed swamp can leave one); swampj takes it over once it is older than its TTL, "+
+			"or remove it by hand if no swamp process is running", waited, e.Path)
+	}
+	h := e.Holder
+	return fmt.Sprintf("timed out after %s waiting for lock %s: held by %s (pid %d on host %s, last heartbeat %s); "+
+		"wait for it to finish and retry, or run `swamp datastore lock status` to inspect it "+
+		"(`swamp datastore lock release --force` only if that process is gone)",
+		waited, e.Path, h.Holder, h.Pid, h.Hostname, isoString(h.AcquiredAt))
+}
+
+func (e *TimeoutError) Unwrap() error { return ErrTimeout }
+
+// ErrNotHolder is matched by a refused release: the lock file is gone or
+// carries another acquisition's nonce.
+var ErrNotHolder = errors.New("lock is not held by this acquisition")
+
+// NotHolderError says why a release was refused; Found is the record now on
+// disk (nil when the file is missing or unreadable).
+type NotHolderError struct {
+	Path  string
+	Nonce string
+	Found *Info
+}
+
+func (e *NotHolderError) Error() string {
+	if e.Found == nil {
+		return fmt.Sprintf("lock %s is no longer ours (nonce %s): the file is missing or unreadable; nothing removed. "+
+			"It was probably judged stale and taken over: check the work done under it", e.Path, e.Nonce)
+	}
+	return fmt.Sprintf("lock %s is no longer ours (nonce %s): it is now held by %s (pid %d on host %s, nonce %s); left in place. "+
+		"It was probably judged stale and taken over: check the work done under it",
+		e.Path, e.Nonce, e.Found.Holder, e.Found.Pid, e.Found.Hostname, e.Found.Nonce)
+}
+
+func (e *NotHolderError) Unwrap() error { return ErrNotHolder }
+
+// Lock is one held acquisition.
+type Lock struct {
+	fsys  fsx.FS
+	path  string
+	opts  Options
+	nonce string // fixed for the acquisition
+
+	mu       sync.Mutex
+	info     Info // what is on disk now
+	released bool
+	hbCancel context.CancelFunc
+	hbDone   chan struct{}
+	hbErr    error // last transient heartbeat failure, nil after a success
+
+	lost     chan struct{}
+	lostOnce sync.Once
+	lostErr  error
+}
+
+// Acquire takes the lock at path, waiting up to opts.Timeout (§8 protocol,
+// made stricter as the package doc says). The parent directory is created if
+// missing, as swamp does. It returns a *TimeoutError when the lock stays
+// held, ctx's error when ctx ends first.
+func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock, error) {
+	opts = opts.withDefaults()
+	dir := filepath.Dir(path)
+	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating lock directory %s: %w", dir, err)
+	}
+	start := time.Now()
+	deadline := start.Add(opts.Timeout)
+	backoff := opts.InitialBackoff
+	nonce := newUUID()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("waiting for lock %s: %w", path, err)
+		}
+		info := Info{
+			Holder:     opts.User + "@" + opts.Host,
+			Hostname:   opts.Host,
+			Pid:        opts.Pid,
+			AcquiredAt: stamp(opts.Now()),
+			TTLMs:      opts.TTL.Milliseconds(),
+			Nonce:      nonce,
+		}
+		err := createExclusive(fsys, path, info.Encode())
+		if err == nil {
+			return &Lock{fsys: fsys, path: path, opts: opts, nonce: nonce, info: info, lost: make(chan struct{})}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("creating lock %s: %w", path, err)
+		}
+
+		seen, err := observe(fsys, path)
+		if err != nil {
+			return nil, fmt.Errorf("reading lock %s: %w", path, err)
+		}
+		// Retrying at once after a vanished or stale lock cannot spin on its
+		// own: each further round needs another process to have created
+		// the file again.
+		if seen.missing {
+			continue // released between our attempt and the read
+		}
+		if isStale(seen, opts) {
+			if err := removeIfUnchanged(fsys, path, seen); err != nil {
+				return nil, fmt.Errorf("removing stale lock %s: %w", path, err)
+			}
+			continue
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return nil, &TimeoutError{Path: path, Holder: seen.info, Waited: time.Since(start)}
+		}
+		wait := min(jitter(backoff), remaining)
+		if err := sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("waiting for lock %s: %w", path, err)
+		}
+		backoff = min(backoff*2, opts.MaxBackoff)
+	}
+}
+
+// createExclusive puts data at path only if path does not exist, and never
+// exposes a partial file (G25): the content is written and fsynced in a temp
+// file beside path, hard-linked to path (link fails if path exists), the temp
+// name removed and the directory fsynced. On file systems without hard links
+// a rename that refuses to replace does the same job.
+func createExclusive(fsys fsx.FS, path string, data []byte) error {
+	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), 0o644, nil)
+	if err != nil {
+		return err
+	}
+	err = fsys.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) && linkUnsupported(err) {
+		if err = fsys.RenameNoReplace(tmp, path); err == nil {
+			tmp = ""
+		}
+	}
+	if tmp != "" {
+		// A leftover hidden .tmp is harmless (G3); the lock is what matters.
+		_ = fsys.Remove(tmp)
+	}
+	if err != nil {
+		return err
+	}
+	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
+		_ = fsys.Remove(path) // do not hold a lock we could not make durable
+		return err
+	}
+	return nil
+}
+
+func linkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) ||
+		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
+}
+
+// observed is one look at an existing lock file.
+type observed struct {
+	missing bool
+	data    []byte
+	info    *Info // nil: unparseable
+	mtime   time.Time
+}
+
+func observe(fsys fsx.FS, path string) (observed, error) {
+	data, err := fsys.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return observed{missing: true}, nil
+		}
+		return observed{}, err
+	}
+	// Stat after reading: if a writer changes the file in between, the
+	// mtime is newer than the content and the lock looks fresher — the safe
+	// direction.
+	fi, err := fsys.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return observed{missing: true}, nil
+		}
+		return observed{}, err
+	}
+	o := observed{data: data, mtime: fi.ModTime()}
+	if info, err := DecodeInfo(data); err == nil {
+		o.info = &info
+	}
+	return o, nil
+}
+
+// isStale applies §8's rules with swampj's stricter reading:
+//   - a record whose acquiredAt is older than its ttlMs is stale;
+//   - a record taken on this host whose pid no longer exists is stale
+//     (swamp probes the pid whatever the hostname says; on a shared file
+//     system that deletes live foreign locks, G20);
+//   - an unparseable file untouched for longer than our TTL is stale (G25;
+//     swamp never removes one). A fresh one may be swamp between its create
+//     and its write, or mid-heartbeat, so it is waited for.
+func isStale(o observed, opts Options) bool {
+	now := opts.Now()
+	if o.info == nil {
+		return now.Sub(o.mtime) > opts.TTL
+	}
+	if o.info.Expired(now) {
+		return true
+	}
+	return o.info.Hostname == opts.Host && !processExists(o.info.Pid)
+}
+
+// removeIfUnchanged deletes a lock judged stale, after reading it again: a
+// parsed lock only if it still carries the same nonce, an unparseable one
+// only if its bytes and mtime are unchanged. Another process that refreshed
+// or replaced it in the meantime keeps it. (A replacement landing between
+// this re-read and the remove can still be lost; swamp's forceRelease has
+// the same window, and it is microseconds wide.)
+func removeIfUnchanged(fsys fsx.FS, path string, seen observed) error {
+	now, err := observe(fsys, path)
+	if err != nil || now.missing {
+		return err
+	}
+	switch {
+	case seen.info != nil:
+		if now.info == nil || now.info.Nonce != seen.info.Nonce || !now.info.AcquiredAt.Equal(seen.info.AcquiredAt) {
+			return nil
+		}
+	default:
+		if now.info != nil || !bytes.Equal(now.data, seen.data) || !now.mtime.Equal(seen.mtime) {
+			return nil
+		}
+	}
+	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Path is the lock file.
+func (l *Lock) Path() string { return l.path }
+
+// Info is the record currently written for this acquisition.
+func (l *Lock) Info() Info {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.info
+}
+
+// Nonce identifies this acquisition.
+func (l *Lock) Nonce() string { return l.nonce }
+
+// StartHeartbeat refreshes acquiredAt every floor(TTL/3) (swamp: 10 s for
+// the 30 s TTL) until ctx ends, Release is called or the lock is lost. Each
+// refresh re-reads the file; if the nonce on disk is not ours (or the file
+// is gone or unreadable) the lock is lost: Lost() is closed and LostErr says
+// why. The refresh is an atomic replace, so a reader never sees a partial
+// lock, unlike swamp's truncate-and-write (§8). Calling it again is a no-op.
+func (l *Lock) StartHeartbeat(ctx context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hbCancel != nil || l.released {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l.hbCancel = cancel
+	l.hbDone = make(chan struct{})
+	interval := max(l.opts.TTL/3, time.Millisecond).Truncate(time.Millisecond)
+	go l.heartbeat(ctx, interval)
+}
+
+func (l *Lock) heartbeat(ctx context.Context, interval time.Duration) {
+	defer close(l.hbDone)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lostErr, err := l.refresh()
+		if lostErr != nil {
+			l.markLost(lostErr)
+			return
+		}
+		l.mu.Lock()
+		l.hbErr = err
+		l.mu.Unlock()
+	}
+}
+
+// refresh rewrites acquiredAt. It returns a non-nil lost error when the
+// lock is no longer ours, or a transient error (the next tick retries;
+// if refreshes keep failing, the TTL runs out and others may take over,
+// which the next successful read reports as lost).
+//
+// Between the nonce check and the rename, another process that judged the
+// lock stale (possible only if this process stalled for a whole TTL) could
+// remove it and create its own, which the rename would then replace. swamp's
+// heartbeat has the same window; closing it would need a compare-and-swap
+// the file system does not offer.
+func (l *Lock) refresh() (lost error, transient error) {
+	data, err := l.fsys.ReadFile(l.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &NotHolderError{Path: l.path, Nonce: l.Nonce()}, nil
+		}
+		return nil, err
+	}
+	onDisk, err := DecodeInfo(data)
+	if err != nil {
+		// We only ever write whole records, so this is someone else's.
+		return &NotHolderError{Path: l.path, Nonce: l.Nonce()}, nil
+	}
+	if onDisk.Nonce != l.Nonce() {
+		return &NotHolderError{Path: l.path, Nonce: l.Nonce(), Found: &onDisk}, nil
+	}
+	l.mu.Lock()
+	next := l.info
+	l.mu.Unlock()
+	next.AcquiredAt = stamp(l.opts.Now())
+	if err := fsx.WriteFileAtomic(l.fsys, l.path, next.Encode(), 0o644); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.info = next
+	l.mu.Unlock()
+	return nil, nil
+}
+
+func (l *Lock) markLost(err error) {
+	l.lostOnce.Do(func() {
+		l.mu.Lock()
+		l.lostErr = err
+		l.mu.Unlock()
+		close(l.lost)
+	})
+}
+
+// Lost is closed when the heartbeat finds the lock taken over or removed.
+func (l *Lock) Lost() <-chan struct{} { return l.lost }
+
+// LostErr says why the lock was lost (a *NotHolderError), nil while held.
+func (l *Lock) LostErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr
+}
+
+// HeartbeatErr is the last refresh failure that did not lose the lock (an
+// I/O error), nil after a successful refresh.
+func (l *Lock) HeartbeatErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hbErr
+}
+
+func (l *Lock) stopHeartbeat() {
+	l.mu.Lock()
+	cancel, done := l.hbCancel, l.hbDone
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Release stops the heartbeat and removes the lock file if it still carries
+// this acquisition's nonce, then fsyncs the directory. A file that is gone
+// or holds another nonce is left alone and reported as a *NotHolderError.
+// Releasing twice is a no-op.
+func (l *Lock) Release() error {
+	l.stopHeartbeat()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.released {
+		return nil
+	}
+	if err := ReleaseNonce(l.fsys, l.path, l.nonce); err != nil {
+		return err
+	}
+	l.released = true
+	return nil
+}
+
+// ReleaseNonce removes the lock at path only if it carries nonce (swamp's
+// forceRelease(nonce)), then fsyncs the directory.
+func ReleaseNonce(fsys fsx.FS, path, nonce string) error {
+	data, err := fsys.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &NotHolderError{Path: path, Nonce: nonce}
+		}
+		return fmt.Errorf("reading lock %s: %w", path, err)
+	}
+	onDisk, err := DecodeInfo(data)
+	if err != nil {
+		return &NotHolderError{Path: path, Nonce: nonce}
+	}
+	if onDisk.Nonce != nonce {
+		return &NotHolderError{Path: path, Nonce: nonce, Found: &onDisk}
+	}
+	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing lock %s: %w", path, err)
+	}
+	return fsys.SyncDir(filepath.Dir(path))
+}
+
+// stamp is t as it reads back from the file: UTC, whole milliseconds, no
+// monotonic reading. Keeping the in-memory Info equal to the disk record lets
+// callers compare them.
+func stamp(t time.Time) time.Time { return t.Round(0).UTC().Truncate(time.Millisecond) }
+
+// jitter spreads d by ±25 %.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.75 + 0.5*rand.Float64()))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// newUUID is a random (version 4) UUID in lowercase, as crypto.randomUUID().
+func newUUID() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,430 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+// The byte-exact example of §8 (the last byte is "}").
+const infoGolden = `{
+  "holder": "alice@build-7",
+  "hostname": "build-7",
+  "pid": 41872,
+  "acquiredAt": "2026-08-01T12:00:00.000Z",
+  "ttlMs": 30000,
+  "nonce": "2c5e9f0a-8b1d-4e7c-9a36-5f0d1e2b3c4d"
+}`
+
+var goldenInfo = Info{
+	Holder: "alice@build-7", Hostname: "build-7", Pid: 41872,
+	AcquiredAt: time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC), TTLMs: 30000,
+	Nonce: "2c5e9f0a-8b1d-4e7c-9a36-5f0d1e2b3c4d",
+}
+
+func TestInfoEncodeGolden(t *testing.T) {
+	if got := string(goldenInfo.Encode()); got != infoGolden {
+		t.Errorf("Encode =\n%q\nwant\n%q", got, infoGolden)
+	}
+	got, err := DecodeInfo([]byte(infoGolden))
+	if err != nil || got != goldenInfo {
+		t.Errorf("DecodeInfo = %+v, %v", got, err)
+	}
+	// A holder with characters JSON.stringify leaves alone, and one it escapes.
+	i := goldenInfo
+	i.Holder = "<b>&\u2028\t"
+	if enc := string(i.Encode()); !strings.Contains(enc, `"holder": "<b>&`+"\u2028"+`\t",`) {
+		t.Errorf("escaping: %q", enc)
+	}
+}
+
+func TestDecodeInfoRejects(t *testing.T) {
+	for _, in := range []string{
+		"", "   ", "{", `{"holder":"a"}`, "null", "[]",
+		`{"pid":1,"acquiredAt":"yesterday","ttlMs":1,"nonce":"n"}`,
+		`{"pid":1.5,"acquiredAt":"2026-08-01T12:00:00.000Z","ttlMs":1,"nonce":"n"}`,
+		infoGolden[:len(infoGolden)/2],
+	} {
+		if _, err := DecodeInfo([]byte(in)); !errors.Is(err, ErrUnparseable) {
+			t.Errorf("DecodeInfo(%q) = %v, want ErrUnparseable", in, err)
+		}
+	}
+}
+
+func TestPaths(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{GlobalPath("/srv/s", ""), "/srv/s/.datastore.lock"},
+		{GlobalPath("/srv/s", "infra"), "/srv/s/.locks/infra.lock"},
+		{ModelPath("/srv/s", "", "@acme/scanner", "m1"), "/srv/s/data/@acme/scanner/m1/.lock"},
+		{ModelPath("/srv/s", "infra", "aws/ec2/vpc", "m1"), "/srv/s/infra/data/aws/ec2/vpc/m1/.lock"},
+	} {
+		if tc.got != filepath.FromSlash(tc.want) {
+			t.Errorf("got %s, want %s", tc.got, tc.want)
+		}
+	}
+}
+
+func TestTimeoutFromEnv(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"": DefaultTimeout, "250": 250 * time.Millisecond, "0": DefaultTimeout, "-5": DefaultTimeout, "abc": DefaultTimeout,
+	} {
+		if got := TimeoutFromEnv(func(string) string { return v }); got != want {
+			t.Errorf("TimeoutFromEnv(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// fast are options for tests: short waits, a fixed identity on this host.
+func fast(timeout time.Duration) Options {
+	return Options{Timeout: timeout, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 80 * time.Millisecond,
+		Host: "testhost", User: "tester"}
+}
+
+// writeLock puts a lock record at path directly (as another process would).
+func writeLock(t *testing.T, path string, i Info) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, i.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readLock(t *testing.T, path string) Info {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := DecodeInfo(b)
+	if err != nil {
+		t.Fatalf("lock %s: %v (%q)", path, err, b)
+	}
+	return i
+}
+
+// deadPid returns the pid of a process that has exited and been reaped.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run true: %v", err)
+	}
+	pid := cmd.Process.Pid
+	if processExists(pid) {
+		t.Skipf("pid %d was reused", pid)
+	}
+	return pid
+}
+
+func TestAcquireRelease(t *testing.T) {
+	fsys := fsx.Real()
+	base := t.TempDir()
+	path := GlobalPath(base, "infra") // .locks/ does not exist yet
+	l, err := Acquire(context.Background(), fsys, path, fast(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readLock(t, path)
+	if got != l.Info() || got.Pid != os.Getpid() || got.Holder != "tester@testhost" || got.Hostname != "testhost" ||
+		got.TTLMs != 30000 || got.Nonce != l.Nonce() || len(got.Nonce) != 36 {
+		t.Errorf("lock content %+v, lock %+v", got, l.Info())
+	}
+	raw, _ := os.ReadFile(path)
+	if raw[len(raw)-1] != '}' {
+		t.Errorf("lock ends with %q, want no trailing newline", raw[len(raw)-1])
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("lock dir holds %d entries, want only the lock (no temp file left)", len(ents))
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("lock still there after release: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Errorf("second release: %v", err)
+	}
+}
+
+func TestSecondAcquireTimesOutNamingHolder(t *testing.T) {
+	fsys := fsx.Real()
+	path := GlobalPath(t.TempDir(), "")
+	first, err := Acquire(context.Background(), fsys, path, fast(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+
+	start := time.Now()
+	_, err = Acquire(context.Background(), fsys, path, fast(300*time.Millisecond))
+	elapsed := time.Since(start)
+	var te *TimeoutError
+	if !errors.Is(err, ErrTimeout) || !errors.As(err, &te) {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if elapsed < 300*time.Millisecond || elapsed > 2*time.Second {
+		t.Errorf("waited %v for a 300ms timeout", elapsed)
+	}
+	if te.Holder == nil || te.Holder.Nonce != first.Nonce() || te.Path != path {
+		t.Errorf("holder %+v", te.Holder)
+	}
+	msg := err.Error()
+	for _, want := range []string{"tester@testhost", "pid " + strconv.Itoa(os.Getpid()), "testhost", first.Info().AcquiredAt.UTC().Format("2006-01-02T15:04:05"), "swamp datastore lock status"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if readLock(t, path).Nonce != first.Nonce() {
+		t.Error("the waiting acquirer touched the held lock")
+	}
+}
+
+func TestAcquireHonoursContext(t *testing.T) {
+	fsys := fsx.Real()
+	path := GlobalPath(t.TempDir(), "")
+	first, err := Acquire(context.Background(), fsys, path, fast(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := Acquire(ctx, fsys, path, fast(10*time.Second)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestStaleByDeadPid(t *testing.T) {
+	fsys := fsx.Real()
+	pid := deadPid(t)
+	path := GlobalPath(t.TempDir(), "")
+
+	// Same host, pid gone: stale at once, even though the TTL has not run out.
+	old := Info{Holder: "x@testhost", Hostname: "testhost", Pid: pid, AcquiredAt: time.Now(), TTLMs: 30000, Nonce: "old"}
+	writeLock(t, path, old)
+	l, err := Acquire(context.Background(), fsys, path, fast(300*time.Millisecond))
+	if err != nil {
+		t.Fatalf("dead-pid lock not taken over: %v", err)
+	}
+	if readLock(t, path).Nonce != l.Nonce() {
+		t.Error("lock not ours")
+	}
+	_ = l.Release()
+
+	// Another host's lock with a pid that happens not to exist here is NOT
+	// stale (swamp would delete it, G20): only its TTL can free it.
+	foreign := old
+	foreign.Hostname, foreign.Holder = "otherhost", "x@otherhost"
+	writeLock(t, path, foreign)
+	if _, err := Acquire(context.Background(), fsys, path, fast(150*time.Millisecond)); !errors.Is(err, ErrTimeout) {
+		t.Errorf("foreign lock taken over: %v", err)
+	}
+	if readLock(t, path).Nonce != "old" {
+		t.Error("foreign lock replaced")
+	}
+}
+
+func TestStaleByTTL(t *testing.T) {
+	fsys := fsx.Real()
+	path := ModelPath(t.TempDir(), "", "t", "m")
+	// A live pid (ours) on a foreign host, last refreshed 31 s ago with a 30 s TTL.
+	writeLock(t, path, Info{Holder: "x@far", Hostname: "far", Pid: os.Getpid(),
+		AcquiredAt: time.Now().Add(-31 * time.Second), TTLMs: 30000, Nonce: "expired"})
+	l, err := Acquire(context.Background(), fsys, path, fast(300*time.Millisecond))
+	if err != nil {
+		t.Fatalf("expired lock not taken over: %v", err)
+	}
+	defer l.Release()
+
+	// With a clock that has not reached the expiry it would have waited.
+	path2 := ModelPath(t.TempDir(), "", "t", "m")
+	writeLock(t, path2, Info{Hostname: "far", Pid: os.Getpid(), AcquiredAt: time.Now(), TTLMs: 30000, Nonce: "fresh"})
+	opts := fast(100 * time.Millisecond)
+	if _, err := Acquire(context.Background(), fsys, path2, opts); !errors.Is(err, ErrTimeout) {
+		t.Errorf("fresh lock: %v", err)
+	}
+	opts.Now = func() time.Time { return time.Now().Add(31 * time.Second) }
+	l2, err := Acquire(context.Background(), fsys, path2, opts)
+	if err != nil {
+		t.Fatalf("expired by clock: %v", err)
+	}
+	_ = l2.Release()
+}
+
+func TestZeroByteLock(t *testing.T) {
+	fsys := fsx.Real()
+
+	// Old (mtime beyond the TTL): a crash remnant, taken over.
+	path := GlobalPath(t.TempDir(), "")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute)
+	_ = os.Chtimes(path, past, past)
+	l, err := Acquire(context.Background(), fsys, path, fast(300*time.Millisecond))
+	if err != nil {
+		t.Fatalf("old zero-byte lock not taken over: %v", err)
+	}
+	_ = l.Release()
+
+	// Fresh: maybe swamp between its create and its write; waited for.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Acquire(context.Background(), fsys, path, fast(150*time.Millisecond))
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Holder != nil || !strings.Contains(err.Error(), "empty or unreadable") {
+		t.Fatalf("fresh zero-byte lock: %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+		t.Errorf("fresh zero-byte lock was touched: %v", err)
+	}
+	// ... and taken as soon as its writer fills it in and releases it.
+	go func() {
+		time.Sleep(60 * time.Millisecond)
+		_ = os.Remove(path)
+	}()
+	l, err = Acquire(context.Background(), fsys, path, fast(2*time.Second))
+	if err != nil {
+		t.Fatalf("after removal: %v", err)
+	}
+	_ = l.Release()
+}
+
+func TestHeartbeat(t *testing.T) {
+	fsys := fsx.Real()
+	path := GlobalPath(t.TempDir(), "")
+	opts := fast(time.Second)
+	opts.TTL = 90 * time.Millisecond // heartbeat every 30 ms
+	l, err := Acquire(context.Background(), fsys, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := readLock(t, path)
+	l.StartHeartbeat(context.Background())
+	l.StartHeartbeat(context.Background()) // no-op
+	time.Sleep(150 * time.Millisecond)
+	now := readLock(t, path)
+	if !now.AcquiredAt.After(first.AcquiredAt) || now.Nonce != first.Nonce || now.TTLMs != 90 || now.Pid != first.Pid {
+		t.Errorf("heartbeat: before %+v after %+v", first, now)
+	}
+	if l.Info().AcquiredAt != now.AcquiredAt {
+		t.Errorf("Info() not refreshed")
+	}
+	select {
+	case <-l.Lost():
+		t.Fatalf("lost: %v", l.LostErr())
+	default:
+	}
+	// A lock refreshed within its TTL is never stale for another acquirer.
+	if _, err := Acquire(context.Background(), fsys, path, fast(200*time.Millisecond)); !errors.Is(err, ErrTimeout) {
+		t.Errorf("heartbeated lock taken: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+func TestHeartbeatDetectsTakeover(t *testing.T) {
+	fsys := fsx.Real()
+	path := GlobalPath(t.TempDir(), "")
+	opts := fast(time.Second)
+	opts.TTL = 60 * time.Millisecond
+	l, err := Acquire(context.Background(), fsys, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.StartHeartbeat(context.Background())
+	other := l.Info()
+	other.Nonce, other.Pid = "someone-else", 1
+	writeLock(t, path, other)
+	select {
+	case <-l.Lost():
+	case <-time.After(2 * time.Second):
+		t.Fatal("takeover not detected")
+	}
+	var nh *NotHolderError
+	if !errors.As(l.LostErr(), &nh) || nh.Found == nil || nh.Found.Nonce != "someone-else" {
+		t.Errorf("LostErr = %v", l.LostErr())
+	}
+	if readLock(t, path).Nonce != "someone-else" {
+		t.Error("heartbeat overwrote the new holder")
+	}
+	if err := l.Release(); !errors.Is(err, ErrNotHolder) {
+		t.Errorf("release after loss: %v", err)
+	}
+}
+
+func TestReleaseWrongNonceRefuses(t *testing.T) {
+	fsys := fsx.Real()
+	path := GlobalPath(t.TempDir(), "")
+	l, err := Acquire(context.Background(), fsys, path, fast(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ReleaseNonce(fsys, path, "not-the-nonce"); !errors.Is(err, ErrNotHolder) {
+		t.Errorf("ReleaseNonce(wrong) = %v", err)
+	}
+	other := l.Info()
+	other.Nonce = "replaced"
+	writeLock(t, path, other)
+	err = l.Release()
+	if !errors.Is(err, ErrNotHolder) || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("Release = %v", err)
+	}
+	if readLock(t, path).Nonce != "replaced" {
+		t.Error("someone else's lock was removed")
+	}
+	if err := ReleaseNonce(fsys, path, "replaced"); err != nil {
+		t.Errorf("ReleaseNonce(right) = %v", err)
+	}
+	if err := ReleaseNonce(fsys, path, "replaced"); !errors.Is(err, ErrNotHolder) {
+		t.Errorf("ReleaseNonce(missing) = %v", err)
+	}
+}
+
+// Every prefix of the acquire's disk operations leaves either no lock or a
+// complete one: a crash can never leave an empty lock file (G25).
+func TestAcquireNeverExposesPartialLock(t *testing.T) {
+	for k := 0; ; k++ {
+		base := t.TempDir()
+		path := GlobalPath(base, "")
+		f := fsx.NewFault(fsx.Real()).CrashAfter(k)
+		_, err := Acquire(context.Background(), f, path, fast(time.Second))
+		if b, rerr := os.ReadFile(path); rerr == nil {
+			if _, derr := DecodeInfo(b); derr != nil {
+				t.Fatalf("crash after op %d left an unparseable lock %q", k, b)
+			}
+		}
+		for _, op := range f.Trace() {
+			if op.Path == path && (op.Kind == "create" || op.Kind == "write") {
+				t.Fatalf("lock file written in place: %v", op)
+			}
+		}
+		if err == nil {
+			if k < 5 {
+				t.Errorf("acquire completed in %d ops", k)
+			}
+			return
+		}
+		if !fsx.IsCrash(err) {
+			t.Fatalf("op %d: %v", k, err)
+		}
+	}
+}

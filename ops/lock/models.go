@@ -1,0 +1,125 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+// Held is a live per-model lock.
+type Held struct {
+	Path    string
+	Type    string // normalised, "/"-separated
+	ModelID string
+	Info    Info
+}
+
+// LiveModelLocks finds the per-model locks a structural command must wait
+// for (swamp's waitForPerModelLocks scan, repo_context.ts:876-945, §8):
+// files named .lock whose path relative to the base, after stripping
+// "{ns}/", is data/<type…>/<modelId>/.lock. A lock is live when
+// now − acquiredAt ≤ ttlMs — TTL only, no pid probe, so a foreign host's
+// lock is respected — and its pid is not selfPid (SWAMP_LOCK_HOLDER_PID, 0
+// for none). Unparseable lock files are skipped, as swamp skips them.
+//
+// swamp walks the whole base and filters by that rule; only {base}/{ns}/data
+// and {base}/data can hold a match, so only they are walked. In namespaced
+// mode {base}/data is walked too: swamp versions that kept per-model lock
+// keys un-namespaced put a namespaced repo's locks there, and waiting for a
+// lock that turns out to guard someone else's model costs only time.
+// Symlinked directories are not followed.
+func LiveModelLocks(fsys fsx.FS, base, ns string, now time.Time, selfPid int) ([]Held, error) {
+	roots := []string{filepath.Join(base, "data")}
+	if ns != "" {
+		roots = append([]string{filepath.Join(base, ns, "data")}, roots...)
+	}
+	var out []Held
+	for _, root := range roots {
+		err := walkModelLocks(fsys, root, nil, func(path string, typeSegs []string, modelID string) error {
+			data, err := fsys.ReadFile(path)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // released while we walked
+				}
+				return fmt.Errorf("reading model lock %s: %w", path, err)
+			}
+			info, err := DecodeInfo(data)
+			if err != nil {
+				return nil
+			}
+			if now.Sub(info.AcquiredAt) > info.TTL() || (selfPid != 0 && info.Pid == selfPid) {
+				return nil
+			}
+			out = append(out, Held{Path: path, Type: strings.Join(typeSegs, "/"), ModelID: modelID, Info: info})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// walkModelLocks calls fn for every regular file named .lock at least two
+// directory levels below root (one type segment and the model id).
+func walkModelLocks(fsys fsx.FS, dir string, segs []string, fn func(path string, typeSegs []string, modelID string) error) error {
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // no data root yet, or removed while we walked
+		}
+		return fmt.Errorf("scanning for model locks in %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.IsDir():
+			if err := walkModelLocks(fsys, p, append(segs[:len(segs):len(segs)], e.Name()), fn); err != nil {
+				return err
+			}
+		case e.Name() == modelLockName && e.Type().IsRegular() && len(segs) >= 2:
+			if err := fn(p, segs[:len(segs)-1], segs[len(segs)-1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WaitNoLiveModelLocks polls LiveModelLocks every poll (default 1 s) until
+// none is live, for at most timeout (default 60 s). On timeout it returns a
+// *TimeoutError naming the first live holder.
+func WaitNoLiveModelLocks(ctx context.Context, fsys fsx.FS, base, ns string, selfPid int, timeout, poll time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if poll <= 0 {
+		poll = time.Second
+	}
+	start := time.Now()
+	deadline := start.Add(timeout)
+	for {
+		held, err := LiveModelLocks(fsys, base, ns, time.Now(), selfPid)
+		if err != nil {
+			return err
+		}
+		if len(held) == 0 {
+			return nil
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return &TimeoutError{Path: held[0].Path, Holder: &held[0].Info, Waited: time.Since(start)}
+		}
+		if err := sleep(ctx, min(poll, remaining)); err != nil {
+			return fmt.Errorf("waiting for model lock %s: %w", held[0].Path, err)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error this package returns that falls in one of
+// these classes satisfies errors.Is against the sentinel, and its message
+// says what happened and what to do about it.
+var (
+	// ErrNotARepo: no .swamp.yaml where one was expected.
+	ErrNotARepo = errors.New("not inside a swamp repo")
+	// ErrConfig: .swamp.yaml (or SWAMP_DATASTORE) cannot be used as written.
+	ErrConfig = errors.New("invalid swamp configuration")
+	// ErrUnsupportedDatastore: the datastore is not a filesystem datastore.
+	ErrUnsupportedDatastore = errors.New("unsupported datastore type")
+	// ErrInvalidNamespace: a namespace slug fails swamp's rule (§1.5).
+	ErrInvalidNamespace = errors.New("invalid namespace")
+	// ErrInvalidAddress: a TYPE/MODEL_ID/DATA_NAME address is malformed.
+	ErrInvalidAddress = errors.New("invalid data address")
+	// ErrOutsideDataRoot: a path would leave the data root (symlink escape).
+	ErrOutsideDataRoot = errors.New("path leaves the data root")
+	// ErrManifest: a namespace manifest exists but cannot be read.
+	ErrManifest = errors.New("unreadable namespace manifest")
+)
+
+// ConfigError is a problem with the repo configuration. Path is the file
+// (or "SWAMP_DATASTORE") the problem comes from; Field the offending key,
+// when there is one.
+type ConfigError struct {
+	Path  string
+	Field string
+	Msg   string
+	Err   error // underlying cause (a YAML parse error), may be nil
+}
+
+func (e *ConfigError) Error() string {
+	where := e.Path
+	if e.Field != "" {
+		where += ": " + e.Field
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", where, e.Msg, e.Err)
+	}
+	return where + ": " + e.Msg
+}
+
+func (e *ConfigError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrConfig, e.Err}
+	}
+	return []error{ErrConfig}
+}
+
+// UnsupportedDatastoreError reports a datastore type swampj cannot operate
+// on. Type is the type as configured; Resolved is swamp's remapped name
+// (legacy "s3" becomes "@swamp/s3-datastore").
+type UnsupportedDatastoreError struct {
+	Source   string // the .swamp.yaml path, or "SWAMP_DATASTORE"
+	Type     string
+	Resolved string
+}
+
+func (e *UnsupportedDatastoreError) Error() string {
+	t := fmt.Sprintf("%q", e.Type)
+	if e.Resolved != "" && e.Resolved != e.Type {
+		t += fmt.Sprintf(" (swamp reads it as %q)", e.Resolved)
+	}
+	return fmt.Sprintf("%s: datastore type %s is not supported: swampj handles filesystem datastores only, "+
+		"because an extension chooses its own local cache directory. If you know the cache directory, "+
+		"run with SWAMP_DATASTORE=filesystem:/path/to/cache", e.Source, t)
+}
+
+func (e *UnsupportedDatastoreError) Unwrap() error { return ErrUnsupportedDatastore }
+
+// NamespaceError is a slug that swamp would refuse.
+type NamespaceError struct {
+	Slug string
+	Msg  string // swamp's message (§1.5), verbatim in substance
+}
+
+func (e *NamespaceError) Error() string { return e.Msg }
+func (e *NamespaceError) Unwrap() error { return ErrInvalidNamespace }
+
+// AddressError is a malformed data address.
+type AddressError struct {
+	Input string
+	Msg   string
+}
+
+func (e *AddressError) Error() string {
+	return fmt.Sprintf("invalid data address %q: %s (expected TYPE/MODEL_ID/DATA_NAME, e.g. @acme/scanner/0f8e2b1a/result)", e.Input, e.Msg)
+}
+func (e *AddressError) Unwrap() error { return ErrInvalidAddress }
+
+// OutsideDataRootError: Path, once its existing part has been resolved
+// through symlinks (Resolved), is not below the resolved data root.
+type OutsideDataRootError struct {
+	Path     string
+	Resolved string
+	Root     string
+}
+
+func (e *OutsideDataRootError) Error() string {
+	return fmt.Sprintf("refusing %s: it resolves to %s, outside the data root %s (a symlink inside the data tree points elsewhere); "+
+		"remove or fix the symlink", e.Path, e.Resolved, e.Root)
+}
+func (e *OutsideDataRootError) Unwrap() error { return ErrOutsideDataRoot }
+
+// ManifestError: a .namespace.json that exists but cannot be read or parsed.
+// swamp's namespace listing throws on such a file too (G21).
+type ManifestError struct {
+	Path string
+	Err  error
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("namespace manifest %s cannot be read: %v; fix or remove the file (swamp itself fails on it too)", e.Path, e.Err)
+}
+func (e *ManifestError) Unwrap() []error { return []error{ErrManifest, e.Err} }

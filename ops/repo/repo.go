@@ -1,0 +1,214 @@
+// Package repo is the swamp repo model: where the repo is, which datastore
+// it uses and how every runtime path resolves (swamp-format.md §1), data
+// addresses (§2.1–2.2) and namespace manifests (§1.5.1).
+//
+// All disk access goes through an fsx.FS.
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+// Well-known names (§1.1).
+const (
+	LocalDirName   = ".swamp"      // runtime directory in the repo root
+	ConfigFileName = ".swamp.yaml" // repo marker / config
+	CatalogName    = "_catalog.db"
+	JournalName    = "_journal.db" // swampj's own journal, in the local tier
+)
+
+// DefaultSubdirs is DEFAULT_DATASTORE_SUBDIRS, in swamp's order
+// (datastore_config.ts:48-64, §1.3). Migration and the "unmigrated data"
+// checks iterate all 15, including the always-local ones (G10).
+var DefaultSubdirs = []string{
+	"auto-definitions",
+	"definitions-evaluated",
+	"workflows-evaluated",
+	"data",
+	"outputs",
+	"workflow-runs",
+	"secrets",
+	"bundles",
+	"vault-bundles",
+	"driver-bundles",
+	"report-bundles",
+	"audit",
+	"telemetry",
+	"logs",
+	"files",
+}
+
+// AlwaysLocalSubdirs is ALWAYS_LOCAL_SUBDIRS (datastore_config.ts:36-42):
+// never in the datastore tier, never namespaced, whatever `directories` says.
+var AlwaysLocalSubdirs = []string{"secrets", "bundles", "vault-bundles", "driver-bundles", "report-bundles"}
+
+// MergeableOnReverse are the four bundle directories that a reverse
+// namespace migration tolerates at the un-namespaced path (§4.2, A12).
+var MergeableOnReverse = []string{"bundles", "vault-bundles", "driver-bundles", "report-bundles"}
+
+// CatalogFiles is every name the catalog can have on disk: the database, its
+// WAL-mode and rollback sidecars, and the compaction copy with its own
+// sidecars (G4, §11). They are one unit: never move or delete one alone.
+var CatalogFiles = []string{
+	"_catalog.db",
+	"_catalog.db-wal",
+	"_catalog.db-shm",
+	"_catalog.db-journal",
+	"_catalog.db.compact",
+	"_catalog.db.compact-wal",
+	"_catalog.db.compact-shm",
+}
+
+// IsCatalogFile reports whether name (a base name) is one of CatalogFiles.
+func IsCatalogFile(name string) bool {
+	for _, c := range CatalogFiles {
+		if name == c {
+			return true
+		}
+	}
+	return false
+}
+
+func isAlwaysLocal(subdir string) bool {
+	for _, d := range AlwaysLocalSubdirs {
+		if d == subdir {
+			return true
+		}
+	}
+	return false
+}
+
+// Repo is a resolved swamp repo: the configuration swamp would use for it.
+type Repo struct {
+	Dir        string // absolute repo directory (holds .swamp.yaml)
+	ConfigPath string // {Dir}/.swamp.yaml
+	RepoID     string // repoId from .swamp.yaml; "" if absent
+
+	// Type is the datastore type; always "filesystem" for a loaded Repo
+	// (other types are refused with ErrUnsupportedDatastore).
+	Type string
+	// Base is the absolute, un-namespaced datastore base directory.
+	Base string
+	// Namespace is the configured slug; "" is solo mode.
+	Namespace string
+	// Directories is the effective datastore-tier list: the configured
+	// `directories` (or DefaultSubdirs) minus AlwaysLocalSubdirs (§1.3).
+	Directories []string
+	// Exclude is the configured exclude globs, as written.
+	Exclude []string
+	// EnvOverride is true when SWAMP_DATASTORE chose the datastore; the
+	// YAML block (namespace included) was then ignored (G14).
+	EnvOverride bool
+
+	// DataRoot is resolvePath("data"): {Base}[/{ns}]/data, or the local
+	// {Dir}/.swamp/data when "data" is not a tier directory or is excluded
+	// (§1.4, G15). DataLocal says which.
+	DataRoot  string
+	DataLocal bool
+
+	LocalDir    string // {Dir}/.swamp, the local tier root
+	CatalogPath string // always {Dir}/.swamp/data/_catalog.db (G5)
+	JournalPath string // {Dir}/.swamp/_journal.db
+
+	exclude *ExcludeMatcher
+}
+
+// Find returns the nearest directory at or above start that holds
+// .swamp.yaml. start is made absolute first (symlinks are not resolved, as
+// swamp does not resolve them either).
+func Find(fsys fsx.FS, start string) (string, error) {
+	abs, err := filepath.Abs(start)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", start, err)
+	}
+	dir := abs
+	for {
+		fi, err := fsys.Stat(filepath.Join(dir, ConfigFileName))
+		switch {
+		case err == nil && !fi.IsDir():
+			return dir, nil
+		case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			// not here; keep climbing
+		default:
+			return "", fmt.Errorf("looking for %s in %s: %w", ConfigFileName, dir, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%w: no %s in %s or any parent directory; run inside a swamp repo or pass --repo DIR",
+				ErrNotARepo, ConfigFileName, abs)
+		}
+		dir = parent
+	}
+}
+
+// LocalPath is {Dir}/.swamp/segs… — the local tier, never namespaced (§1.4).
+func (r *Repo) LocalPath(segs ...string) string {
+	return filepath.Join(append([]string{r.LocalDir}, segs...)...)
+}
+
+// DatastorePath is {Base}[/{Namespace}]/segs… — the datastore tier; the
+// namespace is always the outermost segment under the base (§1.4).
+func (r *Repo) DatastorePath(segs ...string) string {
+	parts := []string{r.Base}
+	if r.Namespace != "" {
+		parts = append(parts, r.Namespace)
+	}
+	return filepath.Join(append(parts, segs...)...)
+}
+
+// InTier reports whether subdir belongs to the datastore tier.
+func (r *Repo) InTier(subdir string) bool {
+	if isAlwaysLocal(subdir) {
+		return false
+	}
+	for _, d := range r.Directories {
+		if d == subdir {
+			return true
+		}
+	}
+	return false
+}
+
+// ResolvePath is swamp's resolvePath(subdir, ...rest) (§1.4): local when
+// subdir is always-local or not a tier directory, or when subdir/rest… (with
+// "/" separators) matches the exclude globs; otherwise in the datastore tier.
+func (r *Repo) ResolvePath(subdir string, rest ...string) string {
+	segs := append([]string{subdir}, rest...)
+	if !r.InTier(subdir) || r.exclude.Excluded(filepath.ToSlash(filepath.Join(segs...))) {
+		return r.LocalPath(segs...)
+	}
+	return r.DatastorePath(segs...)
+}
+
+// IsExcluded reports whether a "/"-separated path relative to the datastore
+// root matches the configured exclude globs.
+func (r *Repo) IsExcluded(rel string) bool { return r.exclude.Excluded(rel) }
+
+// finish fills the derived fields once Dir, Base, Namespace, Directories and
+// Exclude are known.
+func (r *Repo) finish() {
+	r.ConfigPath = filepath.Join(r.Dir, ConfigFileName)
+	r.LocalDir = filepath.Join(r.Dir, LocalDirName)
+	r.CatalogPath = filepath.Join(r.LocalDir, "data", CatalogName)
+	r.JournalPath = filepath.Join(r.LocalDir, JournalName)
+	// The data repository resolves its root once, from the bare "data"
+	// (repository_factory.ts:383-384): only a glob matching "data" itself
+	// moves the tree local; per-file globs under data/ do nothing (G15).
+	r.DataLocal = !r.InTier("data") || r.exclude.Excluded("data")
+	r.DataRoot = r.ResolvePath("data")
+}
+
+// envOrOS returns the lookup to use: the caller's, or the process environment.
+func envOrOS(env func(string) string) func(string) string {
+	if env != nil {
+		return env
+	}
+	return os.Getenv
+}
