@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// commandFiles register their commands here (one file per command group).
+var commands []*cli.Command
+
+func register(c *cli.Command) { commands = append(commands, c) }
+
+var globalFlags = []cli.Flag{
+	&cli.StringFlag{Name: "repo", Usage: "the swamp repo (default: the nearest directory above the working directory holding .swamp.yaml)"},
+	&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON document on stdout (errors as JSON on stderr)"},
+	&cli.DurationFlag{Name: "lock-timeout", Value: journal.DefaultLockTimeout, Usage: "how long to wait for another swampj process holding the repo"},
+	&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and no warnings on stderr"},
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	sorted := append([]*cli.Command(nil), commands...)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
+	setUsageErrors(sorted)
+	return &cli.App{
+		Name:      "swampj",
+		Usage:     "crash-safe changes to a swamp datastore",
+		Version:   version,
+		Flags:     globalFlags,
+		Commands:  sorted,
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// Errors are rendered by run, once, with their exit code.
+		ExitErrHandler:  func(*cli.Context, error) {},
+		HideHelpCommand: true,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageErr(err)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			// Recorded and turned into a usage error by run.
+			c.App.Metadata["notFound"] = name
+		},
+		Metadata: map[string]interface{}{},
+	}
+}
+
+// setUsageErrors makes every command report flag errors through run, with
+// exit code 2, instead of printing help to stdout.
+func setUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr(err) }
+		setUsageErrors(c.Subcommands)
+	}
+}
+
+// run is main without the process: testable end to end.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	argv := reorderArgs(app, args)
+	err := app.RunContext(ctx, argv)
+	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
+		err = usageErr(fmt.Errorf("no command %q (run 'swampj --help')", name))
+	}
+	if err == nil {
+		return 0
+	}
+	return report(stderr, wantsJSON(argv), err)
+}
+
+// wantsJSON looks for --json in the reordered arguments (the error may come
+// before urfave has parsed anything).
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// env is what every command needs: the disk, output, options.
+type env struct {
+	c      *cli.Context
+	fs     fsx.FS
+	out    *printer
+	json   bool
+	quiet  bool
+	lockTO time.Duration
+}
+
+func newEnv(c *cli.Context) *env {
+	e := &env{
+		c:      c,
+		fs:     fsx.Real(),
+		json:   c.Bool("json"),
+		quiet:  c.Bool("quiet"),
+		lockTO: c.Duration("lock-timeout"),
+	}
+	e.out = newPrinter(c.App.Writer, c.App.ErrWriter, e.json, e.quiet)
+	return e
+}
+
+// repoDir resolves --repo or the nearest ancestor holding .swamp.yaml.
+func (e *env) repoDir() (string, error) {
+	start := e.c.String("repo")
+	if start == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		start = wd
+	}
+	return repo.Find(e.fs, start)
+}
+
+// loadRepo resolves and parses the repo's configuration.
+func (e *env) loadRepo() (*repo.Repo, error) {
+	dir, err := e.repoDir()
+	if err != nil {
+		return nil, err
+	}
+	return repo.Load(e.fs, dir, os.Getenv)
+}
+
+// command line recorded as the journal lock holder and in intents.
+func (e *env) command() []string { return append([]string(nil), os.Args...) }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// reorderArgs lets flags follow positional arguments, as swamp's own CLI
+// does (`swampj data get ADDR --version 2`). urfave/cli v2 stops parsing
+// flags at the first positional argument, so this rewrites the command line
+// once, for every command: global flags go before the command name, a
+// command's own flags before its positionals, and everything after "--"
+// stays positional.
+func reorderArgs(app *cli.App, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	out := []string{args[0]}
+	var globals, path, flags, positionals []string
+	cmds := app.Commands
+	var cur *cli.Command
+	rest := args[1:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			positionals = append(positionals, rest[i:]...)
+			break
+		}
+		if isFlagToken(a) {
+			name := flagName(a)
+			var f cli.Flag
+			local := false
+			if cur != nil {
+				f = findFlag(cur.Flags, name)
+				local = f != nil
+			}
+			if f == nil {
+				f = findFlag(app.Flags, name)
+			}
+			group := &globals
+			if local || (cur != nil && f == nil) {
+				group = &flags
+			}
+			*group = append(*group, a)
+			if f != nil && takesValue(f) && !strings.Contains(a, "=") && i+1 < len(rest) {
+				i++
+				*group = append(*group, rest[i])
+			}
+			continue
+		}
+		if len(positionals) == 0 {
+			if sub := findCommand(cmds, a); sub != nil {
+				// Flags seen so far belong to the parent command level.
+				path = append(path, flags...)
+				flags = nil
+				path = append(path, a)
+				cur = sub
+				cmds = sub.Subcommands
+				continue
+			}
+		}
+		positionals = append(positionals, a)
+	}
+	out = append(out, globals...)
+	out = append(out, path...)
+	out = append(out, flags...)
+	return append(out, positionals...)
+}
+
+func isFlagToken(a string) bool { return len(a) > 1 && a[0] == '-' && a != "-" }
+
+func flagName(a string) string {
+	n := strings.TrimLeft(a, "-")
+	if i := strings.IndexByte(n, '='); i >= 0 {
+		n = n[:i]
+	}
+	return n
+}
+
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	if name == "help" || name == "h" {
+		return cli.HelpFlag
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	if dg, ok := f.(cli.DocGenerationFlag); ok {
+		return dg.TakesValue()
+	}
+	return false
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swampj/swampj/recover"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "recover",
+		Usage: "finish (or with --rollback undo) whatever an interrupted swampj left half done",
+		Description: "Reads the intent journal and drives every open intent to completion, deciding each step by\n" +
+			"looking at the disk. Safe to run at any time and any number of times; with no journal it does\n" +
+			"nothing and creates nothing. Other tools can run it as a startup hook.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "rollback", Usage: "undo open intents instead of finishing them (newest first)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "show what each open intent's steps look like on disk; change nothing"},
+		},
+		Action: runRecover,
+	})
+}
+
+func runRecover(c *cli.Context) error {
+	e := newEnv(c)
+	dir, err := e.repoDir()
+	if err != nil {
+		return err
+	}
+	rep, err := recover.Run(c.Context, dir, recover.Options{
+		Rollback:    c.Bool("rollback"),
+		DryRun:      c.Bool("dry-run"),
+		LockTimeout: e.lockTO,
+		Command:     e.command(),
+		Warn:        e.out.warn,
+	})
+	if err != nil {
+		if rep != nil && len(rep.Intents) > 0 && e.json {
+			_ = e.out.result(rep, func(io.Writer) {})
+		}
+		return err
+	}
+	return e.out.result(rep, func(w io.Writer) {
+		if len(rep.Intents) == 0 {
+			fmt.Fprintln(w, "Nothing to recover: no interrupted operation in the journal.")
+			return
+		}
+		for _, in := range rep.Intents {
+			if rep.DryRun {
+				fmt.Fprintf(w, "Intent %d (%s, %s): would go %s\n", in.ID, in.Kind, in.Summary, in.Direction)
+				for _, s := range in.Steps {
+					detail := ""
+					if s.Detail != "" {
+						detail = " — " + s.Detail
+					}
+					fmt.Fprintf(w, "  %3d  %-9s %s%s\n", s.Index, s.Observed, s.Description, detail)
+				}
+				continue
+			}
+			fmt.Fprintf(w, "Intent %d (%s, %s): %s (%d steps applied, %d undone, %d already in place)\n",
+				in.ID, in.Kind, in.Summary, in.Status, in.Applied, in.Undone, in.Skipped)
+		}
+	})
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// Exit codes. Scripts should treat any other non-zero code as failure.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitLockTimeout = 75 // EX_TEMPFAIL, as swamp uses for its lock timeout
+	exitInterrupted = 130
+)
+
+// codedError lets a command attach a stable code to an error it builds
+// itself (collision, conflict, drift).
+type codedError struct {
+	code string
+	exit int
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+func withCode(code string, exit int, err error) error {
+	return &codedError{code: code, exit: exit, err: err}
+}
+
+func usageErr(err error) error { return withCode("usage", exitUsage, err) }
+
+// classify is the one place that maps an error to an exit code and a stable
+// error code for --json.
+func classify(err error) (exit int, code string) {
+	var ce *codedError
+	var conflict *ops.ConflictError
+	var step *ops.StepError
+	var src *fsx.SourceError
+	var notFound *journal.NotFoundError
+	switch {
+	case errors.As(err, &ce):
+		return ce.exit, ce.code
+	case errors.Is(err, journal.ErrLockTimeout), errors.Is(err, lock.ErrTimeout):
+		return exitLockTimeout, "lock_timeout"
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted, "interrupted"
+	case errors.Is(err, journal.ErrCorrupt):
+		return exitFailure, "journal_corrupt"
+	case errors.As(err, &notFound):
+		return exitFailure, "not_found"
+	case errors.As(err, &conflict):
+		return exitFailure, "conflict"
+	case errors.Is(err, repo.ErrNotARepo):
+		return exitFailure, "not_a_repo"
+	case errors.Is(err, repo.ErrInvalidNamespace):
+		return exitFailure, "invalid_namespace"
+	case errors.Is(err, repo.ErrInvalidAddress):
+		return exitFailure, "invalid_address"
+	case errors.Is(err, repo.ErrOutsideDataRoot):
+		return exitFailure, "outside_data_root"
+	case errors.Is(err, repo.ErrUnsupportedDatastore):
+		return exitFailure, "unsupported_datastore"
+	case errors.Is(err, repo.ErrConfig):
+		return exitFailure, "config_invalid"
+	case errors.As(err, &src):
+		return exitFailure, "input_unreadable"
+	case errors.Is(err, syscall.ENOSPC):
+		return exitFailure, "no_space"
+	case errors.Is(err, syscall.EXDEV):
+		return exitFailure, "cross_device"
+	case errors.Is(err, syscall.EIO):
+		return exitFailure, "io_error"
+	case errors.As(err, &step):
+		return exitFailure, "step_failed"
+	}
+	if c, ok := err.(interface{ Code() string }); ok {
+		return exitFailure, c.Code()
+	}
+	return exitFailure, "failed"
+}
+
+// report prints err on stderr and returns its exit code.
+func report(stderr io.Writer, asJSON bool, err error) int {
+	exit, code := classify(err)
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": err.Error(), "exitCode": exit}})
+		fmt.Fprintln(stderr, string(b))
+		return exit
+	}
+	fmt.Fprintf(stderr, "swampj: error: %v\n", err)
+	if exit == exitUsage {
+		fmt.Fprintln(stderr, "Run 'swampj --help' for usage.")
+	}
+	return exit
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// binary is the real swampj, built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "swampj-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "swampj")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		panic("building swampj: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// swampj runs the real binary in dir.
+func swampj(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	return swampjIn(t, dir, nil, args...)
+}
+
+func swampjIn(t *testing.T, dir string, stdin []byte, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, stdout: so.String(), stderr: se.String()}
+}
+
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".swamp.yaml"), []byte("swampVersion: test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestRecoverOnCleanRepoCreatesNothing(t *testing.T) {
+	dir := newRepo(t)
+	r := swampj(t, dir, "recover")
+	if r.code != 0 || !strings.Contains(r.stdout, "Nothing to recover") {
+		t.Fatalf("%+v", r)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("recover created files: %v", ents)
+	}
+}
+
+func TestSecondProcessTimesOutWith75NamingHolder(t *testing.T) {
+	dir := newRepo(t)
+	holder := exec.Command(binary, "journal", "hold", "--for", "20s")
+	holder.Dir = dir
+	stdout, _ := holder.StdoutPipe()
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = holder.Process.Kill(); _ = holder.Wait() }()
+	buf := make([]byte, 16)
+	if n, _ := stdout.Read(buf); !strings.Contains(string(buf[:n]), "holding") {
+		t.Fatalf("holder did not start: %q", buf[:n])
+	}
+	start := time.Now()
+	// Flags after the command name and after positionals both work.
+	r := swampj(t, dir, "recover", "--lock-timeout", "500ms", "--json")
+	waited := time.Since(start)
+	if r.code != 75 {
+		t.Fatalf("want exit 75, got %+v", r)
+	}
+	if waited < 400*time.Millisecond || waited > 10*time.Second {
+		t.Fatalf("waited %s, want about the lock timeout", waited)
+	}
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil {
+		t.Fatalf("stderr is not one JSON error: %q", r.stderr)
+	}
+	if e.Error.Code != "lock_timeout" || !strings.Contains(e.Error.Message, "pid "+itoa(holder.Process.Pid)) {
+		t.Fatalf("error must name the holder pid %d: %+v", holder.Process.Pid, e)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := newRepo(t)
+	for _, args := range [][]string{{"no-such-command"}, {"recover", "--no-such-flag"}, {"journal", "show", "x"}} {
+		if r := swampj(t, dir, args...); r.code != 2 {
+			t.Fatalf("%v: want exit 2, got %+v", args, r)
+		}
+	}
+}
+
+func TestDamagedJournalGivesClearMessage(t *testing.T) {
+	for name, content := range map[string][]byte{"empty": {}, "garbage": bytes.Repeat([]byte("not a database "), 1000)} {
+		t.Run(name, func(t *testing.T) {
+			dir := newRepo(t)
+			os.MkdirAll(filepath.Join(dir, ".swamp"), 0o755)
+			os.WriteFile(filepath.Join(dir, ".swamp", "_journal.db"), content, 0o600)
+			r := swampj(t, dir, "recover")
+			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine") {
+				t.Fatalf("panicked: %s", r.stderr)
+			}
+			if name == "empty" {
+				if r.code != 0 || !strings.Contains(r.stderr, "was empty") {
+					t.Fatalf("%+v", r)
+				}
+			} else if r.code != 1 || !strings.Contains(r.stderr, "moved to") {
+				t.Fatalf("%+v", r)
+			}
+			aside, _ := filepath.Glob(filepath.Join(dir, ".swamp", "_journal.db.corrupt-*"))
+			if len(aside) != 1 {
+				t.Fatalf("damaged journal must be kept aside: %v", aside)
+			}
+			if r := swampj(t, dir, "recover"); r.code != 0 {
+				t.Fatalf("second run must start a fresh journal: %+v", r)
+			}
+		})
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,25 @@
+# Recipes call the same commands as the README; nothing requires just.
+
+# Build the swampj binary into ./bin.
+build:
+    go build -o bin/swampj ./cmd/swampj
+
+# Run the whole test suite (the README's test command).
+test:
+    go test ./...
+
+# Crash suite only (every cut point of every protocol).
+crash:
+    go test ./... -run 'Crash|Cut' -v -count=1
+
+# Benchmarks; each reports its ratio against a baseline measured in the same run.
+bench:
+    go test ./... -run '^$' -bench . -benchtime 1x -count 1
+
+# gofmt check, vet and tests, as CI runs them.
+lint:
+    bash .ci/run
+
+# Run swampj on the bundled example repo (the README's first command).
+example:
+    bash testdata/example.sh
