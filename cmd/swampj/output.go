@@ -78,4 +78,3 @@ func (p *printer) endProgress() {
 		p.progressShown = false
 	}
 }
-
