@@ -1,0 +1,82 @@
+package meta
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/swampj/swampj/ops/swampyaml"
+)
+
+// JSOrder returns the tags as a JavaScript object holds them (§2.4): keys
+// that are array indices ("0", "42") first in ascending numeric order, then
+// the others in insertion order. A repeated key keeps its first position and
+// its last value, as repeated assignment to an object property does.
+func (t Tags) JSOrder() Tags {
+	pairs := make([]swampyaml.Pair, 0, len(t))
+	index := make(map[string]int, len(t))
+	values := make(map[string]string, len(t))
+	for _, tag := range t {
+		if _, seen := index[tag.Key]; !seen {
+			index[tag.Key] = len(pairs)
+			pairs = append(pairs, swampyaml.Pair{Key: tag.Key})
+		}
+		values[tag.Key] = tag.Value
+	}
+	out := make(Tags, 0, len(pairs))
+	for _, p := range swampyaml.JSOrder(pairs) {
+		out = append(out, Tag{Key: p.Key, Value: values[p.Key]})
+	}
+	return out
+}
+
+// TagsJSON is the catalog's tags column (§3.4): JSON.stringify of the tags
+// object — compact, keys in JavaScript order (JSOrder), and JavaScript's
+// string escaping, which differs from encoding/json: only `"`, `\` and
+// control characters are escaped (\b \f \n \r \t, others \u00xx in lower
+// case), while `/ < > &`, U+2028/U+2029 and all non-ASCII text stay raw.
+func TagsJSON(t Tags) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, tag := range t.JSOrder() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSString(&b, tag.Key)
+		b.WriteByte(':')
+		writeJSString(&b, tag.Value)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// writeJSString writes s as JSON.stringify writes a string. Bytes that are
+// not UTF-8 are written as U+FFFD, which is what a JavaScript reader of the
+// same bytes would have seen.
+func writeJSString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
