@@ -2,38 +2,217 @@ package ops
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
 
+	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
 )
 
-// CatalogOpener returns the repo's catalog handle, opening it on first use.
+// CatalogOpener returns the repo's catalog, opening it on first use, and
+// closes it at the end of the run.
 type CatalogOpener interface {
-	Get(ctx context.Context) (CatalogTx, error)
+	Get(ctx context.Context) (*catalog.Catalog, error)
 	Close() error
 }
 
-// CatalogTx is the part of the catalog the executor drives.
-type CatalogTx interface{}
-
 type repoCatalog struct {
-	fsys    fsx.FS
-	repoDir string
+	fsys fsx.FS
+	path string
+	mu   sync.Mutex
+	cat  *catalog.Catalog
+}
+
+// CatalogPath is where every repo's catalog lives: {repo}/.swamp/data, in
+// every mode (swamp-format §3.1).
+func CatalogPath(repoDir string) string {
+	return filepath.Join(repoDir, ".swamp", "data", "_catalog.db")
 }
 
 // RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use.
 func RepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
-	return &repoCatalog{fsys: fsys, repoDir: repoDir}
+	return &repoCatalog{fsys: fsys, path: CatalogPath(repoDir)}
 }
 
-func (r *repoCatalog) Get(ctx context.Context) (CatalogTx, error) {
-	return nil, errors.New("catalog: not wired yet")
+func (r *repoCatalog) Get(ctx context.Context) (*catalog.Catalog, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cat != nil {
+		return r.cat, nil
+	}
+	c, err := catalog.Open(ctx, r.fsys, r.path, catalog.Options{})
+	if err != nil {
+		return nil, err
+	}
+	r.cat = c
+	return c, nil
 }
-func (r *repoCatalog) Close() error { return nil }
+
+func (r *repoCatalog) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cat == nil {
+		return nil
+	}
+	err := r.cat.Close()
+	r.cat = nil
+	return err
+}
 
 // CloseCatalog closes the catalog if a step opened it.
 func (env *Env) CloseCatalog() {
 	if env.Catalog != nil {
 		_ = env.Catalog.Close()
 	}
+}
+
+// CatalogChange is the payload of a catalog step.
+type CatalogChange struct {
+	// Op is "upsert-versions" (write-through of new versions; undo removes
+	// them and re-marks latest) or "restamp" (rows of From move to To, for a
+	// namespace migration; undo restamps back).
+	Op   string        `json:"op"`
+	Rows []catalog.Row `json:"rows,omitempty"`
+	From string        `json:"from,omitempty"`
+	To   string        `json:"to,omitempty"`
+}
+
+// CatalogStep builds a catalog step.
+func CatalogStep(note string, ch CatalogChange) journal.Step {
+	b, _ := json.Marshal(ch)
+	return journal.Step{Kind: KindCatalog, Catalog: b, Note: note}
+}
+
+func init() {
+	register(KindCatalog, kind{Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog})
+}
+
+func decodeChange(s *journal.Step) (*CatalogChange, error) {
+	var ch CatalogChange
+	if err := json.Unmarshal(s.Catalog, &ch); err != nil {
+		return nil, fmt.Errorf("catalog step does not decode: %w", err)
+	}
+	return &ch, nil
+}
+
+func catalogOf(ctx context.Context, env *Env) (*catalog.Catalog, error) {
+	if env.Catalog == nil {
+		return nil, fmt.Errorf("no catalog available for a catalog step")
+	}
+	return env.Catalog.Get(ctx)
+}
+
+func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	ch, err := decodeChange(s)
+	if err != nil {
+		return Conflict, "", err
+	}
+	c, err := catalogOf(ctx, env)
+	if err != nil {
+		return Conflict, "", err
+	}
+	switch ch.Op {
+	case "upsert-versions":
+		present := 0
+		for _, r := range ch.Rows {
+			ok, err := c.HasVersion(ctx, r.Key(), r.Version)
+			if err != nil {
+				return Conflict, "", err
+			}
+			if ok {
+				present++
+			}
+		}
+		switch present {
+		case 0:
+			return NotDone, "", nil
+		case len(ch.Rows):
+			return Done, "", nil
+		default:
+			return Partial, fmt.Sprintf("%d of %d rows present", present, len(ch.Rows)), nil
+		}
+	case "restamp":
+		keys, err := itemKeys(ctx, c, ch.From)
+		if err != nil {
+			return Conflict, "", err
+		}
+		if len(keys) == 0 {
+			return Done, "", nil
+		}
+		return NotDone, fmt.Sprintf("%d items still stamped %q", len(keys), ch.From), nil
+	}
+	return Conflict, "", fmt.Errorf("unknown catalog op %q", ch.Op)
+}
+
+func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+	ch, err := decodeChange(s)
+	if err != nil {
+		return err
+	}
+	c, err := catalogOf(ctx, env)
+	if err != nil {
+		return err
+	}
+	switch ch.Op {
+	case "upsert-versions":
+		return c.UpsertVersions(ctx, ch.Rows)
+	case "restamp":
+		return restamp(ctx, c, ch.From, ch.To)
+	}
+	return fmt.Errorf("unknown catalog op %q", ch.Op)
+}
+
+func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+	ch, err := decodeChange(s)
+	if err != nil {
+		return err
+	}
+	c, err := catalogOf(ctx, env)
+	if err != nil {
+		return err
+	}
+	switch ch.Op {
+	case "upsert-versions":
+		for i := len(ch.Rows) - 1; i >= 0; i-- {
+			r := ch.Rows[i]
+			if err := c.RemoveVersion(ctx, r.Key(), r.Version); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "restamp":
+		return restamp(ctx, c, ch.To, ch.From)
+	}
+	return fmt.Errorf("unknown catalog op %q", ch.Op)
+}
+
+func restamp(ctx context.Context, c *catalog.Catalog, from, to string) error {
+	keys, err := itemKeys(ctx, c, from)
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	return c.Restamp(ctx, from, to, keys)
+}
+
+// itemKeys lists the distinct items that have rows stamped ns.
+func itemKeys(ctx context.Context, c *catalog.Catalog, ns string) ([]catalog.ItemKey, error) {
+	rows, err := c.Rows(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[catalog.ItemKey]bool{}
+	var keys []catalog.ItemKey
+	for _, r := range rows {
+		k := r.Key()
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(a, b int) bool { return fmt.Sprint(keys[a]) < fmt.Sprint(keys[b]) })
+	return keys, nil
 }

@@ -1,0 +1,34 @@
+// Package catalog keeps swamp's SQLite catalog ({repo}/.swamp/data/_catalog.db,
+// swamp-format.md §3) true to the disk without ever destroying what swamp owns.
+//
+// Reading order:
+//
+//   - schema.go: swamp's exact DDL (§3.3) and how an existing file is
+//     classified (ours, half-created, foreign).
+//   - open.go: Open — connection settings (§3.2, durability-notes §5), file
+//     checks, creation of a missing catalog, report (read-only) mode.
+//   - quarantine.go: a damaged catalog is moved aside with its sidecars as one
+//     unit (G4); nothing is ever deleted.
+//   - row.go: Row, ItemKey and the metadata → row mapping (§3.4).
+//   - latest.go: which row carries is_latest / is_step_latest (§3.5, §11).
+//   - write.go: write-through operations, one IMMEDIATE transaction each (§3.6).
+//   - read.go: readers (rowid order, §3.11).
+//   - diff.go: Diff and Apply, the reconciliation behind `swampj catalog
+//     verify` and `swampj catalog rebuild` (§3.7).
+//   - errors.go: typed errors with stable codes.
+//
+// What the package guarantees:
+//
+//   - It never drops a table, never deletes a catalog file or sidecar, and
+//     never changes a catalog whose schema it does not recognise (unlike swamp,
+//     which drops any catalog whose schema_version is not "4", §3.3).
+//   - Every write is one BEGIN IMMEDIATE transaction committed with
+//     synchronous=FULL, preceded by an fsx failpoint so the crash suite can cut
+//     right before the commit. A write that fails leaves the previous catalog.
+//   - The catalog file is never opened with package os; file-level checks go
+//     through fsx and happen before SQLite opens the file
+//     (durability-notes §5, POSIX-lock hazard).
+//
+// What it does not guarantee: that the rows are true to the disk. Only the
+// caller can walk the data tree; Diff/Apply reconcile against that walk.
+package catalog

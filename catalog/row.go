@@ -1,0 +1,224 @@
+package catalog
+
+import (
+	"fmt"
+
+	"github.com/swampj/swampj/ops/meta"
+)
+
+// ItemKey names one data item inside the catalog: every version of it shares
+// these four columns (the primary key without version, §3.3).
+type ItemKey struct {
+	Namespace      string `json:"namespace"`
+	TypeNormalized string `json:"type_normalized"`
+	ModelID        string `json:"model_id"`
+	DataName       string `json:"data_name"`
+}
+
+// Row is one catalog row: one version of one data item (§3.3). Field order
+// and JSON names follow the table's columns. IsStepLatest is only meaningful
+// on a catalog that has the §11 column (Catalog.HasStepLatest); it is
+// ignored when writing to or comparing with a catalog without it.
+type Row struct {
+	Namespace      string `json:"namespace"`
+	TypeNormalized string `json:"type_normalized"`
+	ModelID        string `json:"model_id"`
+	DataName       string `json:"data_name"`
+	ID             string `json:"id"`
+	Version        int64  `json:"version"`
+	IsLatest       bool   `json:"is_latest"`
+	ModelName      string `json:"model_name"`
+	SpecName       string `json:"spec_name"`
+	DataType       string `json:"data_type"`
+	ContentType    string `json:"content_type"`
+	Lifetime       string `json:"lifetime"`
+	OwnerType      string `json:"owner_type"`
+	Streaming      bool   `json:"streaming"`
+	Size           int64  `json:"size"`
+	CreatedAt      string `json:"created_at"` // YYYY-MM-DDTHH:MM:SS.sssZ (§3.4)
+	Tags           string `json:"tags"`       // compact JSON text, swamp's key order (§3.4)
+	OwnerRef       string `json:"owner_ref"`
+	WorkflowRunID  string `json:"workflow_run_id"`
+	WorkflowName   string `json:"workflow_name"`
+	JobName        string `json:"job_name"`
+	StepName       string `json:"step_name"`
+	Source         string `json:"source"`
+	IsStepLatest   bool   `json:"is_step_latest"`
+}
+
+// Key returns the item the row belongs to.
+func (r Row) Key() ItemKey {
+	return ItemKey{r.Namespace, r.TypeNormalized, r.ModelID, r.DataName}
+}
+
+// versionKey is the primary key of a row: an item and a version.
+type versionKey struct {
+	ItemKey
+	Version int64
+}
+
+func (r Row) versionKey() versionKey { return versionKey{r.Key(), r.Version} }
+
+// stepGroup is the §11 (workflow, job, step) group of a row.
+type stepGroup struct {
+	ItemKey
+	WorkflowName, JobName, StepName string
+}
+
+func (r Row) stepGroup() stepGroup {
+	return stepGroup{r.Key(), r.WorkflowName, r.JobName, r.StepName}
+}
+
+// validate rejects rows the primary key cannot meaningfully hold.
+func (r Row) validate(op string) error {
+	switch {
+	case r.TypeNormalized == "":
+		return &InvalidRowError{Op: op, Row: r.Key(), Reason: "type_normalized is empty"}
+	case r.ModelID == "":
+		return &InvalidRowError{Op: op, Row: r.Key(), Reason: "model_id is empty"}
+	case r.DataName == "":
+		return &InvalidRowError{Op: op, Row: r.Key(), Reason: "data_name is empty"}
+	}
+	return nil
+}
+
+func (k ItemKey) validate(op string) error {
+	return Row{Namespace: k.Namespace, TypeNormalized: k.TypeNormalized, ModelID: k.ModelID, DataName: k.DataName}.validate(op)
+}
+
+// RowFromMeta builds the row of one version from its metadata.yaml, exactly
+// as swamp's write-through and backfill do (§3.4):
+//
+//   - ns is the writing repo's namespace, not the directory's (G18);
+//   - typeNorm and modelID come from the version's directory path;
+//   - data_name, id, version, content_type, lifetime are copied;
+//   - model_name/spec_name/data_type are tags modelName/specName/type (empty if missing);
+//   - owner_type, owner_ref and the workflow fields come from ownerDefinition;
+//   - size is 0 when absent (rename tombstones, append);
+//   - created_at is re-formatted to milliseconds and Z (toISOString);
+//   - tags is JSON.stringify of the tags in their order.
+//
+// checksum, lifecycle, renamedTo and garbageCollection are not stored.
+// Whether a version gets a row at all (renamed/deleted/unreadable versions do
+// not, §3.7) is the caller's decision. The latest flags are left false: they
+// depend on the other versions (latest.go) or on the write (write.go).
+func RowFromMeta(ns, typeNorm, modelID string, m *meta.Metadata) (Row, error) {
+	if m == nil {
+		return Row{}, &InvalidRowError{Op: "row from metadata", Row: ItemKey{ns, typeNorm, modelID, ""}, Reason: "no metadata"}
+	}
+	createdAt, err := meta.CatalogTime(m.CreatedAt)
+	if err != nil {
+		return Row{}, &InvalidRowError{
+			Op:     "row from metadata",
+			Row:    ItemKey{ns, typeNorm, modelID, m.Name},
+			Reason: fmt.Sprintf("version %d: createdAt %q: %v", m.Version, m.CreatedAt, err),
+		}
+	}
+	modelName, _ := m.Tags.Get("modelName")
+	specName, _ := m.Tags.Get("specName")
+	dataType, _ := m.Tags.Get("type")
+	var size int64
+	if m.Size != nil {
+		size = *m.Size
+	}
+	r := Row{
+		Namespace:      ns,
+		TypeNormalized: typeNorm,
+		ModelID:        modelID,
+		DataName:       m.Name,
+		ID:             m.ID,
+		Version:        m.Version,
+		ModelName:      modelName,
+		SpecName:       specName,
+		DataType:       dataType,
+		ContentType:    m.ContentType,
+		Lifetime:       m.Lifetime,
+		OwnerType:      m.Owner.OwnerType,
+		Streaming:      m.Streaming,
+		Size:           size,
+		CreatedAt:      createdAt,
+		Tags:           meta.TagsJSON(m.Tags),
+		OwnerRef:       m.Owner.OwnerRef,
+		WorkflowRunID:  m.Owner.WorkflowRunID,
+		WorkflowName:   m.Owner.WorkflowName,
+		JobName:        m.Owner.JobName,
+		StepName:       m.Owner.StepName,
+		Source:         m.Owner.Source,
+	}
+	return r, r.validate("row from metadata")
+}
+
+// rowColumns are the columns this package reads and writes, in table order;
+// the §11 column is appended when the catalog has it.
+func rowColumns(withStepLatest bool) []string {
+	cols := make([]string, 0, len(swampColumns)+1)
+	for _, c := range swampColumns {
+		cols = append(cols, c.Name)
+	}
+	if withStepLatest {
+		cols = append(cols, StepLatestColumn)
+	}
+	return cols
+}
+
+// values returns the row's column values in rowColumns order. Booleans are
+// stored as INTEGER 0/1, as swamp binds JavaScript numbers (§3.4).
+func (r Row) values(withStepLatest bool) []any {
+	v := []any{
+		r.Namespace, r.TypeNormalized, r.ModelID, r.DataName, r.ID, r.Version,
+		boolInt(r.IsLatest), r.ModelName, r.SpecName, r.DataType, r.ContentType,
+		r.Lifetime, r.OwnerType, boolInt(r.Streaming), r.Size, r.CreatedAt, r.Tags,
+		r.OwnerRef, r.WorkflowRunID, r.WorkflowName, r.JobName, r.StepName, r.Source,
+	}
+	if withStepLatest {
+		v = append(v, boolInt(r.IsStepLatest))
+	}
+	return v
+}
+
+// scanner is *sql.Rows or *sql.Row.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRow reads the columns of rowColumns. Flags read as true only when they
+// are exactly 1, because swamp's readers test `is_latest = 1` and
+// `streaming = 1` (§7.2).
+func scanRow(s scanner, withStepLatest bool, extra ...any) (Row, error) {
+	var r Row
+	var isLatest, streaming, stepLatest int64
+	dest := []any{
+		&r.Namespace, &r.TypeNormalized, &r.ModelID, &r.DataName, &r.ID, &r.Version,
+		&isLatest, &r.ModelName, &r.SpecName, &r.DataType, &r.ContentType,
+		&r.Lifetime, &r.OwnerType, &streaming, &r.Size, &r.CreatedAt, &r.Tags,
+		&r.OwnerRef, &r.WorkflowRunID, &r.WorkflowName, &r.JobName, &r.StepName, &r.Source,
+	}
+	if withStepLatest {
+		dest = append(dest, &stepLatest)
+	}
+	dest = append(dest, extra...)
+	if err := s.Scan(dest...); err != nil {
+		return Row{}, err
+	}
+	r.IsLatest, r.Streaming, r.IsStepLatest = isLatest == 1, streaming == 1, stepLatest == 1
+	return r, nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// columnDiffs lists the columns whose values differ between a and b, in
+// table order; the §11 column only when withStepLatest.
+func columnDiffs(a, b Row, withStepLatest bool) []string {
+	cols := rowColumns(withStepLatest)
+	va, vb := a.values(withStepLatest), b.values(withStepLatest)
+	var out []string
+	for i := range cols {
+		if va[i] != vb[i] {
+			out = append(out, cols[i])
+		}
+	}
+	return out
+}
