@@ -196,3 +196,51 @@ func TestConflictStopsAndNamesPaths(t *testing.T) {
 		t.Fatalf("intent must stay open with its error: %+v", open)
 	}
 }
+
+// TestCrashDuringRecoveryConverges cuts the plan at every point, then cuts
+// the recovery itself at every point of its own run, then recovers again:
+// recovery must be a fixpoint however often it is interrupted.
+func TestCrashDuringRecoveryConverges(t *testing.T) {
+	ctx := context.Background()
+	skip := fsxtest.SkipJournal
+	start := fixture(t)
+	initial := fsxtest.Snapshot(t, start, skip)
+	clean := fsx.NewFault(fsx.Real())
+	if err := runPlan(t, start, clean); err != nil {
+		t.Fatal(err)
+	}
+	final := fsxtest.Snapshot(t, start, skip)
+	beginAt, finishAt := opIndex(clean, "failpoint:journal.begin"), opIndex(clean, "failpoint:journal.flush")
+	runs := 0
+	for k := beginAt; k < finishAt; k++ {
+		for _, rollback := range []bool{false, true} {
+			// How many operations does an uninterrupted recovery take here?
+			probe := fixture(t)
+			_ = runPlan(t, probe, fsx.NewFault(fsx.Real()).CrashAfter(k))
+			counter := fsx.NewFault(fsx.Real())
+			if _, err := recover.Run(ctx, probe, recover.Options{FS: counter, Rollback: rollback}); err != nil {
+				t.Fatal(err)
+			}
+			for m := 0; m < counter.Ops(); m++ {
+				root := fixture(t)
+				_ = runPlan(t, root, fsx.NewFault(fsx.Real()).CrashAfter(k))
+				_, err := recover.Run(ctx, root, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback})
+				if err != nil && !fsx.IsCrash(err) {
+					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
+				}
+				if _, err := recover.Run(ctx, root, recover.Options{Rollback: rollback}); err != nil {
+					t.Fatalf("cut %d, recovery cut %d, second recovery: %v", k, m, err)
+				}
+				want := final
+				if rollback {
+					want = initial
+				}
+				if d := fsxtest.Diff(want, fsxtest.Snapshot(t, root, skip)); len(d) > 0 {
+					t.Fatalf("cut %d, recovery cut %d (rollback=%v):\n%s", k, m, rollback, strings.Join(d, "\n"))
+				}
+				runs++
+			}
+		}
+	}
+	t.Logf("%d crash-in-recovery combinations converged", runs)
+}
