@@ -1,0 +1,329 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/meta"
+)
+
+// File names inside a version directory (§2.3).
+const (
+	MetadataFileName = "metadata.yaml"
+	RawFileName      = "raw"
+)
+
+// maxMetadataSize bounds how much of a metadata.yaml is read into memory. A
+// real file is well under 4 KiB; anything this large is damage, not data.
+const maxMetadataSize = 16 << 20
+
+// CheckOptions says how hard ReadVersion looks.
+type CheckOptions struct {
+	// VerifyChecksum hashes raw (streamed, never held in memory) and
+	// compares it with metadata `checksum` when that is present (G22). It
+	// reads every byte of every version, so it is off for scans.
+	VerifyChecksum bool
+}
+
+// State sums up a version's problems.
+type State int
+
+const (
+	// StateReadable: no problems; swamp reads it and gets its content.
+	StateReadable State = iota
+	// StateIncomplete: a write that stopped part-way, recognisable by a file
+	// that is not there yet: no metadata.yaml (a streaming write in
+	// progress or an allocated, never written directory), or valid metadata
+	// without raw. Not readable as swamp would read it.
+	StateIncomplete
+	// StateDamaged: a file is there but wrong: empty, invalid, mismatched or
+	// unreadable.
+	StateDamaged
+	// StateMissing: the version directory does not exist.
+	StateMissing
+)
+
+func (s State) String() string {
+	switch s {
+	case StateReadable:
+		return "readable"
+	case StateIncomplete:
+		return "incomplete"
+	case StateDamaged:
+		return "damaged"
+	default:
+		return "missing"
+	}
+}
+
+// Version is one version directory as checked by ReadVersion.
+type Version struct {
+	Number       int64
+	Dir          string
+	MetadataPath string
+	RawPath      string
+	// Metadata is the decoded metadata.yaml, nil when it is missing or does
+	// not decode. It is set even when other checks fail.
+	Metadata *meta.Metadata
+	// RawSize is raw's size from stat, -1 when raw is not a regular file.
+	RawSize  int64
+	State    State
+	Problems []Problem
+}
+
+// Readable reports whether swamp would read this version and get its
+// content: metadata.yaml exists, is non-empty, decodes and validates, names
+// this version and this item, and raw is a regular file of the recorded size
+// (and checksum, when verified).
+func (v *Version) Readable() bool { return v.State == StateReadable }
+
+// Streaming reports whether the version has raw but no metadata.yaml yet: a
+// streaming write in progress, or one that stopped before finalize (§2.6.3).
+func (v *Version) Streaming() bool {
+	return v.RawSize >= 0 && v.has(CodeMetadataMissing)
+}
+
+func (v *Version) has(c Code) bool {
+	for _, p := range v.Problems {
+		if p.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadVersion checks version v of the data item in itemDir. Problems with the
+// files are not errors: they come back in Version.Problems so that a caller
+// sees all of them (G2). The error is non-nil only for v <= 0.
+//
+// Cost: one open+read of metadata.yaml and one stat of raw (plus an lstat of
+// the directory when neither exists); with VerifyChecksum, one full read of
+// raw.
+func ReadVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) (*Version, error) {
+	if v <= 0 {
+		return nil, fmt.Errorf("%w: %d", ErrInvalidVersion, v)
+	}
+	return readVersion(fsys, itemDir, v, opts), nil
+}
+
+// readVersion is ReadVersion for a v known to be positive.
+func readVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) *Version {
+	dir := filepath.Join(itemDir, versionName(v))
+	ver := &Version{
+		Number:       v,
+		Dir:          dir,
+		MetadataPath: filepath.Join(dir, MetadataFileName),
+		RawPath:      filepath.Join(dir, RawFileName),
+		RawSize:      -1,
+	}
+	mdUsable := ver.checkMetadata(fsys, filepath.Base(filepath.Clean(itemDir)))
+	ver.checkRaw(fsys, opts)
+	ver.State = stateOf(ver, mdUsable)
+	if ver.has(CodeMetadataMissing) && ver.has(CodeRawMissing) {
+		ver.checkDir(fsys)
+	}
+	return ver
+}
+
+// label starts every message, so it says which version it is about.
+func (v *Version) label() string { return "version " + versionName(v.Number) }
+
+// checkMetadata reads metadata.yaml, decodes it, and checks it describes
+// this version of the item named itemName. It reports whether the metadata
+// can be used.
+func (v *Version) checkMetadata(fsys fsx.FS, itemName string) bool {
+	data, err := readRegularFile(fsys, v.MetadataPath, maxMetadataSize)
+	switch {
+	case isAbsent(err):
+		v.add(CodeMetadataMissing, v.MetadataPath, v.label()+": metadata.yaml does not exist", nil)
+		return false
+	case errors.Is(err, errNotRegular):
+		v.add(CodeMetadataNotRegular, v.MetadataPath, v.label()+": metadata.yaml is not a regular file", nil)
+		return false
+	case errors.Is(err, errTooLarge):
+		v.add(CodeMetadataInvalid, v.MetadataPath, fmt.Sprintf("%s: metadata.yaml is larger than %d bytes", v.label(), maxMetadataSize), nil)
+		return false
+	case err != nil:
+		v.add(CodeMetadataUnreadable, v.MetadataPath, v.label()+": cannot read metadata.yaml: "+err.Error(), err)
+		return false
+	}
+
+	md, err := meta.Decode(data)
+	var invalid *meta.InvalidError
+	switch {
+	case errors.Is(err, meta.ErrEmpty) && len(data) == 0:
+		v.add(CodeMetadataEmpty, v.MetadataPath, v.label()+": metadata.yaml is zero bytes", nil)
+		return false
+	case errors.Is(err, meta.ErrEmpty):
+		v.add(CodeMetadataEmpty, v.MetadataPath, v.label()+": metadata.yaml holds only whitespace", nil)
+		return false
+	case errors.As(err, &invalid):
+		v.add(CodeMetadataInvalid, v.MetadataPath, v.label()+": "+invalid.Error(), nil) // "metadata.yaml: field …"
+		return false
+	case err != nil:
+		v.add(CodeMetadataInvalid, v.MetadataPath, v.label()+": metadata.yaml: "+err.Error(), nil)
+		return false
+	}
+
+	v.Metadata = md
+	usable := true
+	if md.Version != v.Number {
+		usable = false
+		v.add(CodeVersionMismatch, v.MetadataPath, fmt.Sprintf("%s: metadata.yaml says version %d", v.label(), md.Version), nil)
+	}
+	if md.Name != itemName {
+		usable = false
+		v.add(CodeNameMismatch, v.MetadataPath,
+			fmt.Sprintf("%s: metadata.yaml says name %q, the directory is %q", v.label(), md.Name, itemName), nil)
+	}
+	return usable
+}
+
+// checkRaw stats raw and compares it with the metadata. It runs even when
+// the metadata cannot be used, so that an empty raw is reported beside an
+// empty metadata.yaml (#3955 empties both).
+func (v *Version) checkRaw(fsys fsx.FS, opts CheckOptions) {
+	info, err := fsys.Stat(v.RawPath)
+	switch {
+	case isAbsent(err):
+		v.add(CodeRawMissing, v.RawPath, v.label()+": raw does not exist", nil)
+		return
+	case err != nil:
+		v.add(CodeRawUnreadable, v.RawPath, v.label()+": cannot stat raw: "+err.Error(), err)
+		return
+	case !info.Mode().IsRegular():
+		v.add(CodeRawNotRegular, v.RawPath, v.label()+": raw is not a regular file", nil)
+		return
+	}
+	v.RawSize = info.Size()
+
+	md := v.Metadata
+	switch {
+	case md == nil:
+		// Nothing says what raw should be; a zero-byte raw beside broken
+		// metadata is still worth saying. Beside no metadata at all it is
+		// a streaming write that has just begun.
+		if v.RawSize == 0 && !v.has(CodeMetadataMissing) {
+			v.add(CodeRawEmpty, v.RawPath, v.label()+": raw is zero bytes", nil)
+		}
+	case md.Size != nil && *md.Size != v.RawSize && v.RawSize == 0:
+		v.add(CodeRawEmptyMismatch, v.RawPath, fmt.Sprintf("%s: raw is zero bytes, metadata.yaml says %d", v.label(), *md.Size), nil)
+	case md.Size != nil && *md.Size != v.RawSize:
+		v.add(CodeSizeMismatch, v.RawPath, fmt.Sprintf("%s: raw is %d bytes, metadata.yaml says %d", v.label(), v.RawSize, *md.Size), nil)
+	case opts.VerifyChecksum && md.Checksum != "":
+		sum, err := sha256File(fsys, v.RawPath)
+		if err != nil {
+			v.add(CodeRawUnreadable, v.RawPath, v.label()+": cannot read raw: "+err.Error(), err)
+		} else if !strings.EqualFold(sum, md.Checksum) {
+			v.add(CodeChecksumMismatch, v.RawPath, fmt.Sprintf("%s: raw has SHA-256 %s, metadata.yaml says %s", v.label(), sum, md.Checksum), nil)
+		}
+	}
+}
+
+// checkDir runs when neither file exists: it tells an empty directory (an
+// allocated version never written) from no directory, or from a file where
+// the directory should be.
+func (v *Version) checkDir(fsys fsx.FS) {
+	info, err := fsys.Lstat(v.Dir)
+	switch {
+	case isAbsent(err):
+		v.Problems = []Problem{{Code: CodeVersionMissing, Path: v.Dir, Message: v.label() + ": directory does not exist"}}
+		v.State = StateMissing
+	case err == nil && !info.IsDir():
+		v.Problems = []Problem{{Code: CodeVersionNotDir, Path: v.Dir, Message: v.label() + ": is not a directory"}}
+		v.State = StateDamaged
+	}
+}
+
+// stateOf sums up the problems: a missing file is an interrupted write
+// (Incomplete), anything present but wrong is damage.
+func stateOf(ver *Version, mdUsable bool) State {
+	if len(ver.Problems) == 0 {
+		return StateReadable
+	}
+	if ver.has(CodeMetadataMissing) {
+		return StateIncomplete
+	}
+	if mdUsable && len(ver.Problems) == 1 && ver.has(CodeRawMissing) {
+		return StateIncomplete
+	}
+	return StateDamaged
+}
+
+func (v *Version) add(code Code, path, msg string, err error) {
+	v.Problems = append(v.Problems, Problem{Code: code, Path: path, Message: msg, Err: err})
+}
+
+// isAbsent reports an error meaning "no such file": ENOENT, or ENOTDIR when
+// a path component is a file (a file where a version directory should be).
+func isAbsent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("file too large")
+)
+
+// readRegularFile reads a small file, refusing anything that stat (through
+// symlinks) does not call a regular file. It costs what os.ReadFile costs:
+// open, fstat, read, close.
+func readRegularFile(fsys fsx.FS, path string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if info.Size() > limit {
+		return nil, errTooLarge
+	}
+	// Room for one byte more than stat says, so the EOF read needs no
+	// reallocation; the limit is checked again while reading in case the
+	// file grows.
+	buf := make([]byte, 0, info.Size()+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// sha256File hashes a file as a stream; raw can be gigabytes.
+func sha256File(fsys fsx.FS, path string) (string, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
