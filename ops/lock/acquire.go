@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/jsfmt"
 )
 
 // Options configures Acquire. Zero values take swamp's defaults.
@@ -98,7 +99,7 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("timed out after %s waiting for lock %s: held by %s (pid %d on host %s, last heartbeat %s); "+
 		"wait for it to finish and retry, or run `swamp datastore lock status` to inspect it "+
 		"(`swamp datastore lock release --force` only if that process is gone)",
-		waited, e.Path, h.Holder, h.Pid, h.Hostname, isoString(h.AcquiredAt))
+		waited, e.Path, h.Holder, h.Pid, h.Hostname, jsfmt.ISOString(h.AcquiredAt))
 }
 
 func (e *TimeoutError) Unwrap() error { return ErrTimeout }

@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/swampj/swampj/ops/jsfmt"
 )
 
 // Defaults from swamp (datastore_config.ts:99-102, file_lock.ts:40).
@@ -105,12 +107,12 @@ func (i Info) Expired(now time.Time) bool { return now.Sub(i.AcquiredAt) > i.TTL
 func (i Info) Encode() []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	b.WriteString(`  "holder": ` + jsQuote(i.Holder) + ",\n")
-	b.WriteString(`  "hostname": ` + jsQuote(i.Hostname) + ",\n")
+	b.WriteString(`  "holder": ` + jsfmt.Quote(i.Holder) + ",\n")
+	b.WriteString(`  "hostname": ` + jsfmt.Quote(i.Hostname) + ",\n")
 	b.WriteString(`  "pid": ` + strconv.Itoa(i.Pid) + ",\n")
-	b.WriteString(`  "acquiredAt": ` + jsQuote(isoString(i.AcquiredAt)) + ",\n")
+	b.WriteString(`  "acquiredAt": ` + jsfmt.Quote(jsfmt.ISOString(i.AcquiredAt)) + ",\n")
 	b.WriteString(`  "ttlMs": ` + strconv.FormatInt(i.TTLMs, 10) + ",\n")
-	b.WriteString(`  "nonce": ` + jsQuote(i.Nonce) + "\n")
+	b.WriteString(`  "nonce": ` + jsfmt.Quote(i.Nonce) + "\n")
 	b.WriteString("}")
 	return b.Bytes()
 }

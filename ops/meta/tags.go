@@ -1,9 +1,9 @@
 package meta
 
 import (
-	"fmt"
 	"strings"
 
+	"github.com/swampj/swampj/ops/jsfmt"
 	"github.com/swampj/swampj/ops/swampyaml"
 )
 
@@ -41,42 +41,10 @@ func TagsJSON(t Tags) string {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeJSString(&b, tag.Key)
+		jsfmt.WriteQuoted(&b, tag.Key)
 		b.WriteByte(':')
-		writeJSString(&b, tag.Value)
+		jsfmt.WriteQuoted(&b, tag.Value)
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// writeJSString writes s as JSON.stringify writes a string. Bytes that are
-// not UTF-8 are written as U+FFFD, which is what a JavaScript reader of the
-// same bytes would have seen.
-func writeJSString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/jsfmt"
 )
 
 // namespacePattern and NamespaceMaxLen are swamp's slug rule
@@ -35,13 +36,13 @@ func ValidateNamespace(slug string) error {
 	if slug == "" {
 		return &NamespaceError{Slug: slug, Msg: "Namespace cannot be empty — leave datastore.namespace unset for solo mode"}
 	}
-	if n := jsLength(slug); n > NamespaceMaxLen {
+	if n := jsfmt.Length(slug); n > NamespaceMaxLen {
 		return &NamespaceError{Slug: slug, Msg: fmt.Sprintf("Namespace must be at most %d characters, got %d", NamespaceMaxLen, n)}
 	}
 	if !namespacePattern.MatchString(slug) {
 		return &NamespaceError{Slug: slug, Msg: fmt.Sprintf(
 			"Namespace must match [a-z0-9][a-z0-9-]*: %s (lowercase letters, digits and hyphens, starting and ending with a letter or digit)",
-			jsQuote(slug))}
+			jsfmt.Quote(slug))}
 	}
 	return nil
 }
@@ -80,9 +81,9 @@ func ManifestPath(base, ns string) string {
 func WriteManifestBytes(ns, repoID string, now time.Time) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	b.WriteString(`  "namespace": ` + jsQuote(ns) + ",\n")
-	b.WriteString(`  "repoId": ` + jsQuote(repoID) + ",\n")
-	b.WriteString(`  "registeredAt": ` + jsQuote(ISOString(now)) + "\n")
+	b.WriteString(`  "namespace": ` + jsfmt.Quote(ns) + ",\n")
+	b.WriteString(`  "repoId": ` + jsfmt.Quote(repoID) + ",\n")
+	b.WriteString(`  "registeredAt": ` + jsfmt.Quote(jsfmt.ISOString(now)) + "\n")
 	b.WriteString("}\n")
 	return b.Bytes()
 }

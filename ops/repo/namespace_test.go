@@ -66,22 +66,6 @@ func TestWriteManifestBytesGolden(t *testing.T) {
 	}
 }
 
-func TestISOString(t *testing.T) {
-	for _, tc := range []struct {
-		t    time.Time
-		want string
-	}{
-		{time.Date(2026, 1, 2, 3, 4, 5, 678_900_000, time.UTC), "2026-01-02T03:04:05.678Z"},
-		{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "2026-01-02T03:04:05.000Z"},
-		{time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC), "+012345-01-01T00:00:00.000Z"},
-		{time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), "-000001-01-01T00:00:00.000Z"},
-	} {
-		if got := ISOString(tc.t); got != tc.want {
-			t.Errorf("ISOString(%v) = %s, want %s", tc.t, got, tc.want)
-		}
-	}
-}
-
 func TestManifestsRoundTripAndList(t *testing.T) {
 	fsys := fsx.Real()
 	base := filepath.Join(t.TempDir(), "store")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj/ops/jsfmt"
 	"gopkg.in/yaml.v3"
 )
 
@@ -365,17 +366,5 @@ func constructTimestamp(s string) time.Time {
 	return t
 }
 
-// ISOString formats t as JavaScript's Date.prototype.toISOString: UTC,
-// milliseconds, `Z`, and the signed six-digit year outside 0000–9999.
-func ISOString(t time.Time) string {
-	t = t.UTC()
-	rest := t.Format("-01-02T15:04:05.000Z")
-	switch y := t.Year(); {
-	case y >= 0 && y <= 9999:
-		return fmt.Sprintf("%04d%s", y, rest)
-	case y < 0:
-		return fmt.Sprintf("-%06d%s", -y, rest)
-	default:
-		return fmt.Sprintf("+%06d%s", y, rest)
-	}
-}
+// ISOString formats t as JavaScript's Date.prototype.toISOString.
+func ISOString(t time.Time) string { return jsfmt.ISOString(t) }

@@ -1,4 +1,8 @@
-package repo
+// Package jsfmt writes values the way JavaScript does. swamp is a Deno
+// program, so every JSON file it writes (locks, namespace manifests, the
+// catalog's tags column) and every timestamp it stores carries JavaScript's
+// formatting; files swampj writes must match byte for byte.
+package jsfmt
 
 import (
 	"fmt"
@@ -8,28 +12,34 @@ import (
 	"unicode/utf8"
 )
 
-// ISOString formats t as JavaScript's Date.prototype.toISOString does: UTC,
-// millisecond precision (truncated, as a JS Date holds whole milliseconds),
-// "Z" suffix, and the six-digit signed year form outside 0000–9999.
+// ISOString formats t as Date.prototype.toISOString does: UTC, millisecond
+// precision (truncated, as a JS Date holds whole milliseconds), "Z", and the
+// six-digit signed year form outside 0000–9999.
 func ISOString(t time.Time) string {
 	t = t.UTC()
 	rest := t.Format("-01-02T15:04:05.000Z")
-	y := t.Year()
-	if y >= 0 && y <= 9999 {
+	switch y := t.Year(); {
+	case y >= 0 && y <= 9999:
 		return fmt.Sprintf("%04d%s", y, rest)
-	}
-	if y < 0 {
+	case y < 0:
 		return fmt.Sprintf("-%06d%s", -y, rest)
+	default:
+		return fmt.Sprintf("+%06d%s", y, rest)
 	}
-	return fmt.Sprintf("+%06d%s", y, rest)
 }
 
-// jsQuote writes s as JSON.stringify writes a string. It differs from
+// Quote returns s as JSON.stringify writes a string. It differs from
 // encoding/json in what it leaves alone: JavaScript does not escape <, >, &,
 // U+2028 or U+2029. Bytes that are not UTF-8 become U+FFFD, which is what a
 // JavaScript reader decoding the same bytes would see.
-func jsQuote(s string) string {
+func Quote(s string) string {
 	var b strings.Builder
+	WriteQuoted(&b, s)
+	return b.String()
+}
+
+// WriteQuoted appends Quote(s) to b.
+func WriteQuoted(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch r {
@@ -49,7 +59,7 @@ func jsQuote(s string) string {
 			b.WriteString(`\t`)
 		default:
 			if r < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, r)
+				fmt.Fprintf(b, `\u%04x`, r)
 			} else {
 				// range yields RuneError for invalid bytes: written as U+FFFD.
 				b.WriteRune(r)
@@ -57,11 +67,10 @@ func jsQuote(s string) string {
 		}
 	}
 	b.WriteByte('"')
-	return b.String()
 }
 
-// jsLength is String.prototype.length: the number of UTF-16 code units.
-func jsLength(s string) int {
+// Length is String.prototype.length: the number of UTF-16 code units.
+func Length(s string) int {
 	n := 0
 	for _, r := range s {
 		if r == utf8.RuneError {
