@@ -50,6 +50,7 @@ type Fault struct {
 	crashed    bool
 	failAt     map[int]error
 	failKind   map[string]error // inject on every op of this kind (e.g. "syncdir")
+	dur        *durability      // power-cut model (powercut.go), nil when off
 }
 
 // NewFault wraps inner; with no crash point set it only records.
@@ -203,6 +204,7 @@ func (f *Fault) Create(name string, perm fs.FileMode) (File, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.noteEntry("create", name, "")
 	return &faultFile{File: inner, f: f}, nil
 }
 
@@ -221,37 +223,62 @@ func (f *Fault) Mkdir(name string, perm fs.FileMode) error {
 	if err := f.step("mkdir", name, ""); err != nil {
 		return err
 	}
-	return f.Inner.Mkdir(name, perm)
+	if err := f.Inner.Mkdir(name, perm); err != nil {
+		return err
+	}
+	f.noteEntry("mkdir", name, "")
+	return nil
 }
 func (f *Fault) Rename(o, n string) error {
 	if err := f.step("rename", o, n); err != nil {
 		return err
 	}
-	return f.Inner.Rename(o, n)
+	old, hadOld := f.snapshotTarget(n)
+	if err := f.Inner.Rename(o, n); err != nil {
+		return err
+	}
+	f.noteRename("rename", n, o, old, hadOld)
+	return nil
 }
 func (f *Fault) RenameNoReplace(o, n string) error {
 	if err := f.step("rename-noreplace", o, n); err != nil {
 		return err
 	}
-	return f.Inner.RenameNoReplace(o, n)
+	if err := f.Inner.RenameNoReplace(o, n); err != nil {
+		return err
+	}
+	f.noteEntry("rename", n, o)
+	return nil
 }
 func (f *Fault) Link(o, n string) error {
 	if err := f.step("link", o, n); err != nil {
 		return err
 	}
-	return f.Inner.Link(o, n)
+	if err := f.Inner.Link(o, n); err != nil {
+		return err
+	}
+	f.noteEntry("link", n, "")
+	return nil
 }
 func (f *Fault) Remove(name string) error {
 	if err := f.step("remove", name, ""); err != nil {
 		return err
 	}
-	return f.Inner.Remove(name)
+	if err := f.Inner.Remove(name); err != nil {
+		return err
+	}
+	f.noteRemove(name)
+	return nil
 }
 func (f *Fault) SyncDir(name string) error {
 	if err := f.step("syncdir", name, ""); err != nil {
 		return err
 	}
-	return f.Inner.SyncDir(name)
+	if err := f.Inner.SyncDir(name); err != nil {
+		return err
+	}
+	f.noteSyncDir(name)
+	return nil
 }
 func (f *Fault) Failpoint(name string) error {
 	return f.step("failpoint:"+name, "", "")
@@ -275,7 +302,11 @@ func (ff *faultFile) Sync() error {
 	if err := ff.f.step("sync", ff.Name(), ""); err != nil {
 		return err
 	}
-	return ff.File.Sync()
+	if err := ff.File.Sync(); err != nil {
+		return err
+	}
+	ff.f.noteSyncFile(ff.Name())
+	return nil
 }
 func (ff *faultFile) Close() error {
 	if err := ff.f.step("close", ff.Name(), ""); err != nil {
