@@ -23,6 +23,15 @@ import (
 // is decoded as absent and would not be written back by Encode; the other
 // optional keys refuse the empty string, as the schema does.
 func Decode(data []byte) (*Metadata, error) {
+	if m, handled, err := fastDecode(data); handled {
+		return m, err
+	}
+	return decodeSlow(data)
+}
+
+// decodeSlow is Decode through the general YAML parser; fastDecode
+// (fastdecode.go) handles the files swamp's writer produces without it.
+func decodeSlow(data []byte) (*Metadata, error) {
 	if len(bytes.Trim(data, " \t\r\n")) == 0 {
 		return nil, ErrEmpty
 	}
