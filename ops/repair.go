@@ -1,0 +1,1850 @@
+package ops
+
+// The doctor: find what an unclean shutdown left behind (issue #3955) and
+// take it out of service without deleting a byte.
+//
+// Detection (Doctor without Repair) walks the repo's data root with
+// store.Walk and store.ScanItem, reads the catalog read-only and the journal
+// (only if it exists), and changes nothing. Every finding has a stable code
+// (DoctorCode) and says what --repair --confirm would do about it.
+//
+// The repair, one journaled intent per run, follows the manual recovery of
+// #3955 step by step:
+//
+//	mkdir …            the quarantine directories that do not exist yet,
+//	                   {base}/.swampj-quarantine/{UTC stamp}/{ns or _solo}/…
+//	barrier            make them durable
+//	rename …           every unreadable version directory into quarantine
+//	                   (never replacing, never deleting), leftover staging
+//	                   directories, catalog copies left by older swamp (#3316),
+//	                   and `latest` when no readable version remains
+//	write …            a copy of each `latest` about to be rewritten, into
+//	                   quarantine beside the versions it pointed at
+//	barrier            fsync every directory the renames touched
+//	write latest = N   N is the last readable version (store's LastGood)
+//	repair-catalog     rows of quarantined versions removed; is_latest (and
+//	                   is_step_latest where the column exists) set per the
+//	                   readable versions that remain
+//
+// The quarantine is outside the data root, so swamp's walk (which descends
+// dot-directories under the data root, §2.7.3) never sees the moved
+// metadata.yaml files. Its layout mirrors the data root, so a person can put
+// a version back by hand.
+//
+// Guarantees:
+//
+//   - Nothing is deleted. Versions, staging directories and catalog copies
+//     are renamed; a rewritten `latest` keeps its old bytes in quarantine
+//     (and in the journal); removed catalog rows are in the journal.
+//   - Each changed item is changed under swamp's per-model lock (§8). An item
+//     whose lock is busy is skipped and reported (DoctorSkipped), never
+//     changed under a live writer. Under the lock an incomplete version is a
+//     crash remnant, not a write in progress.
+//   - The plan is made after the locks and the journal lock are held, from a
+//     fresh walk. A crash at any point is finished or rolled back by `swampj
+//     recover`; a failure in this process is rolled back here.
+//   - A version whose files cannot be read (permission, I/O error) proves
+//     nothing about its bytes: its item is reported and left alone. So is an
+//     item whose `latest` is a legacy symlink or not a regular file.
+//
+// Not guaranteed: swamp writers that ignore the per-model lock; swamp's
+// catalog rows for items it never indexed (use `swampj catalog rebuild`).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+)
+
+// IntentKindRepair is the journal kind of a doctor repair.
+const IntentKindRepair = "repair"
+
+// KindRepairCatalog is the catalog step of a repair: the rows of some items
+// go from Before (as found) to After (rows of quarantined versions removed,
+// latest flags per the readable versions). Its Path is the catalog file;
+// while no catalog exists the step does nothing and never creates one.
+const KindRepairCatalog = "repair-catalog"
+
+// DoctorCode names a kind of finding. Codes are stable: scripts read them.
+type DoctorCode string
+
+const (
+	// DoctorVersionUnreadable: a version directory swamp cannot read (zero-byte
+	// or unparseable metadata.yaml, missing or truncated raw, …).
+	DoctorVersionUnreadable DoctorCode = "version_unreadable"
+	// DoctorLatestUnreadable: `latest` designates an unreadable version.
+	DoctorLatestUnreadable DoctorCode = "latest_unreadable"
+	// DoctorLatestNotFound: `latest` designates a version with no directory.
+	DoctorLatestNotFound DoctorCode = "latest_not_found"
+	// DoctorLatestDamaged: `latest` is missing, empty, unparsable or not a
+	// positive number, so swamp falls back or finds nothing.
+	DoctorLatestDamaged DoctorCode = "latest_damaged"
+	// DoctorCatalogRowUnreadable: a catalog row (repo namespace) whose
+	// version is not readable on disk.
+	DoctorCatalogRowUnreadable DoctorCode = "catalog_row_unreadable"
+	// DoctorCatalogLatestWrong: the catalog's latest flags disagree with the
+	// readable latest version.
+	DoctorCatalogLatestWrong DoctorCode = "catalog_latest_wrong"
+	// DoctorCatalogUnusable: the catalog cannot be read (damaged file).
+	DoctorCatalogUnusable DoctorCode = "catalog_unusable"
+	// DoctorCatalogCopy: catalog files under {base}/{ns}/data that an older
+	// swamp moved with the data (#3316); nothing reads them.
+	DoctorCatalogCopy DoctorCode = "catalog_copy"
+	// DoctorStagingLeftover: a .swampj-stage-* directory that no open intent
+	// owns.
+	DoctorStagingLeftover DoctorCode = "staging_leftover"
+	// DoctorOpenIntent: an interrupted swampj operation; the disk is
+	// mid-change until `swampj recover` runs.
+	DoctorOpenIntent DoctorCode = "open_intent"
+	// DoctorDirectoryUnreadable: a directory of the data root that cannot be
+	// listed, so what is below it was not checked.
+	DoctorDirectoryUnreadable DoctorCode = "directory_unreadable"
+)
+
+// DoctorStatus says what happened (or would happen) to a finding.
+type DoctorStatus string
+
+const (
+	// DoctorFound: detection only; --repair can fix it.
+	DoctorFound DoctorStatus = "found"
+	// DoctorWouldRepair: --repair preview; --confirm would fix it.
+	DoctorWouldRepair DoctorStatus = "would-repair"
+	// DoctorRepaired: fixed by this run.
+	DoctorRepaired DoctorStatus = "repaired"
+	// DoctorSkipped: fixable, but swamp's per-model lock was busy (or the
+	// item appeared during the run); run the doctor again.
+	DoctorSkipped DoctorStatus = "skipped"
+	// DoctorManual: no automatic repair; Fix says what to do.
+	DoctorManual DoctorStatus = "manual"
+)
+
+// DoctorFinding is one problem. Version is 0 when the finding is not about
+// one version; Item is "" when it is not about one data item.
+type DoctorFinding struct {
+	Code    DoctorCode   `json:"code"`
+	Path    string       `json:"path"`
+	Item    string       `json:"item"` // TYPE/MODEL_ID/DATA_NAME
+	Version int64        `json:"version"`
+	Message string       `json:"message"`
+	Fix     string       `json:"fix"`
+	Status  DoctorStatus `json:"status"`
+	// Reason says why a finding was skipped.
+	Reason string `json:"reason,omitempty"`
+}
+
+// DoctorMove is one rename into quarantine.
+type DoctorMove struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// DoctorOptions configure Doctor. The zero value only detects.
+type DoctorOptions struct {
+	// Repair plans the repair; without Confirm it is a preview that changes
+	// nothing.
+	Repair bool
+	// Confirm (with Repair) executes the plan as one journaled intent.
+	Confirm bool
+	// LockTimeout bounds each wait: for the journal lock and, per model, for
+	// swamp's per-model lock — a model whose lock stays busy is skipped
+	// (0: journal.DefaultLockTimeout).
+	LockTimeout time.Duration
+	// Now is the clock of the quarantine stamp (nil: time.Now).
+	Now func() time.Time
+	// VerifyChecksum also hashes every raw and compares it with the metadata
+	// checksum (reads all data; a zero-filled raw of the right size is only
+	// found this way).
+	VerifyChecksum bool
+	// Command is recorded in the intent and as the journal lock holder.
+	Command []string
+	// Warn receives warnings (a journal moved aside, a lock not released).
+	Warn func(string)
+}
+
+func (o DoctorOptions) withDefaults() DoctorOptions {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = journal.DefaultLockTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+	return o
+}
+
+// DoctorReport is what Doctor found and did.
+type DoctorReport struct {
+	Repo      string `json:"repo"`
+	DataRoot  string `json:"dataRoot"`
+	Namespace string `json:"namespace"`
+	Catalog   string `json:"catalog"`
+	// Mode is "check", "preview" or "repair".
+	Mode     string `json:"mode"`
+	Items    int    `json:"items"`    // data items checked
+	Versions int    `json:"versions"` // version directories checked
+	// StepLatestColumn: the catalog has is_step_latest (§11).
+	StepLatestColumn bool            `json:"stepLatestColumn"`
+	Findings         []DoctorFinding `json:"findings"`
+	// Quarantine is the directory this run moves (moved) things into.
+	Quarantine string       `json:"quarantine,omitempty"`
+	Moves      []DoctorMove `json:"moves"`
+	IntentID   uint64       `json:"intentId,omitempty"`
+	Warnings   []string     `json:"warnings"`
+	// Remaining is how many findings are still there after the run (in
+	// check and preview mode: all of them).
+	Remaining int `json:"remaining"`
+}
+
+// Clean reports whether nothing is left to fix.
+func (r *DoctorReport) Clean() bool { return r.Remaining == 0 }
+
+// OnlySkipped reports whether every remaining finding was skipped because
+// a lock was busy (retrying later can fix them all).
+func (r *DoctorReport) OnlySkipped() bool {
+	if r.Remaining == 0 {
+		return false
+	}
+	for _, f := range r.Findings {
+		if f.Status != DoctorRepaired && f.Status != DoctorSkipped {
+			return false
+		}
+	}
+	return true
+}
+
+// DoctorOpenIntentsError refuses a repair while the journal holds an
+// interrupted operation: the disk is mid-change.
+type DoctorOpenIntentsError struct{ IDs []uint64 }
+
+func (e *DoctorOpenIntentsError) Code() string { return "open_intents" }
+func (e *DoctorOpenIntentsError) Error() string {
+	ids := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		ids[i] = strconv.FormatUint(id, 10)
+	}
+	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change, so nothing was repaired. "+
+		"Run 'swampj recover' first, then the doctor again", len(e.IDs), strings.Join(ids, ", "))
+}
+
+// DoctorRepairError is a repair that failed after its intent was journaled.
+// It was rolled back (RollbackErr nil) or is left open for `swampj recover`.
+type DoctorRepairError struct {
+	IntentID    uint64
+	Err         error
+	RollbackErr error
+}
+
+func (e *DoctorRepairError) Code() string { return "repair_failed" }
+func (e *DoctorRepairError) Error() string {
+	if e.RollbackErr != nil {
+		return fmt.Sprintf("the repair failed: %v; rolling it back failed too: %v. Intent %d is still open: run 'swampj recover'",
+			e.Err, e.RollbackErr, e.IntentID)
+	}
+	return fmt.Sprintf("the repair failed: %v; it was rolled back, nothing changed (intent %d)", e.Err, e.IntentID)
+}
+func (e *DoctorRepairError) Unwrap() []error {
+	if e.RollbackErr != nil {
+		return []error{e.Err, e.RollbackErr}
+	}
+	return []error{e.Err}
+}
+
+// Doctor checks the repo's data root and catalog, and with opts.Repair
+// plans (and with opts.Confirm executes) the repair. It never prints. The
+// report is returned with a *DoctorOpenIntentsError when a confirmed repair
+// is refused; a lock that cannot be had is a journal or lock timeout error.
+func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) (*DoctorReport, error) {
+	o := opts.withDefaults()
+	if o.Confirm && !o.Repair {
+		return nil, errors.New("doctor: Confirm requires Repair")
+	}
+	open, err := doctorOpenIntents(fsys, r, o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := surveyDoctor(ctx, fsys, r, o, open)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !o.Repair:
+		return s.report("check", nil, func(*doctorUnit) DoctorStatus { return DoctorFound }), nil
+	case !o.Confirm:
+		moves := s.plannedMoves(func(*doctorUnit) bool { return true })
+		return s.report("preview", moves, func(*doctorUnit) DoctorStatus { return DoctorWouldRepair }), nil
+	}
+	if len(open) > 0 {
+		return s.refused(open)
+	}
+	if !s.anyRepair() {
+		// Nothing an automatic repair can do: take no lock, create no journal.
+		return s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped }), nil
+	}
+	return doctorRepair(ctx, fsys, r, o, s)
+}
+
+// doctorOpenIntents reads the journal's open intents without creating a
+// journal that does not exist.
+func doctorOpenIntents(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.Intent, error) {
+	ok, err := journal.Exists(fsys, r.JournalPath)
+	if err != nil || !ok {
+		return nil, err
+	}
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	if err != nil {
+		return nil, err
+	}
+	open, err := j.OpenIntents()
+	if cerr := j.Close(); err == nil {
+		err = cerr
+	}
+	return open, err
+}
+
+// doctorRepair runs a confirmed repair: per-model locks first (the order
+// swampj's writers use), then the journal, a fresh survey under both, one
+// intent.
+func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, first *doctorSurvey) (rep *DoctorReport, err error) {
+	// 1. swamp's per-model locks of every model the first survey would
+	// change, in path order; busy ones are skipped.
+	held := map[string]*lock.Lock{}
+	busy := map[string]string{}
+	var order []*lock.Lock
+	defer func() {
+		for i := len(order) - 1; i >= 0; i-- {
+			if err := order[i].Release(); err != nil && !fsx.IsCrash(err) {
+				o.Warn(fmt.Sprintf("releasing %s: %v", order[i].Path(), err))
+			}
+		}
+	}()
+	for _, p := range first.lockPaths() {
+		l, err := lock.Acquire(ctx, fsys, p, lock.Options{Timeout: o.LockTimeout})
+		if err != nil {
+			if ctx.Err() != nil || fsx.IsCrash(err) {
+				return nil, err
+			}
+			busy[p] = err.Error()
+			continue
+		}
+		l.StartHeartbeat(ctx)
+		held[p] = l
+		order = append(order, l)
+	}
+	ctx, stopWatch := doctorWatchLocks(ctx, order)
+	defer stopWatch()
+
+	// 2. The journal (swampj's repo lock); nothing may be open.
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	if err != nil {
+		return nil, err
+	}
+	crashed := false
+	defer func() {
+		if crashed {
+			j.Abandon()
+			return
+		}
+		// Close commits the done mark. Losing it costs only a
+		// re-observation at the next recovery, so it is a warning — unless
+		// the process model died right there.
+		if cerr := j.Close(); fsx.IsCrash(cerr) {
+			rep, err = nil, cerr
+		} else if cerr != nil {
+			o.Warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the repair done)", cerr))
+		}
+	}()
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	if len(open) > 0 {
+		return first.refused(open)
+	}
+
+	// 3. Plan from what the disk says now, under the locks.
+	s, err := surveyDoctor(ctx, fsys, r, o, nil)
+	if err != nil {
+		crashed = fsx.IsCrash(err)
+		return nil, err
+	}
+	allowed := func(u *doctorUnit) bool { return u.lockPath == "" || held[u.lockPath] != nil }
+	in, err := s.plan(allowed, o.Command)
+	if err != nil {
+		crashed = fsx.IsCrash(err)
+		return nil, err
+	}
+	status := func(u *doctorUnit) DoctorStatus {
+		if allowed(u) {
+			return DoctorRepaired
+		}
+		return DoctorSkipped
+	}
+	if in == nil {
+		return s.reportRepair(nil, status, busy), nil
+	}
+
+	// 4. Journal and run; a failure is rolled back here and now.
+	env := &Env{FS: fsys, Catalog: RepoCatalog(fsys, r.Dir)}
+	defer env.CloseCatalog()
+	if _, err := Execute(ctx, env, j, in, nil); err != nil {
+		if fsx.IsCrash(err) {
+			crashed = true
+			return nil, err
+		}
+		if in.ID == 0 { // not journaled: nothing was touched
+			return nil, fmt.Errorf("recording the repair in the journal: %w", err)
+		}
+		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) && !errors.Is(cause, context.Canceled) {
+			err = cause // a lost model lock, not the user's interrupt
+		}
+		re := &DoctorRepairError{IntentID: in.ID, Err: err}
+		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		if fsx.IsCrash(rerr) {
+			crashed = true
+			return nil, rerr
+		}
+		re.RollbackErr = rerr
+		return nil, re
+	}
+	rep = s.reportRepair(in, status, busy)
+	rep.IntentID = in.ID
+	return rep, nil
+}
+
+// doctorWatchLocks cancels the returned context when a lock is taken over,
+// so the repair stops (and rolls back) instead of going on unprotected.
+func doctorWatchLocks(ctx context.Context, locks []*lock.Lock) (context.Context, func()) {
+	if len(locks) == 0 {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	for _, l := range locks {
+		go func(l *lock.Lock) {
+			select {
+			case <-l.Lost():
+				cancel(fmt.Errorf("swamp's model lock %s was lost: %w", l.Path(), l.LostErr()))
+			case <-done:
+			}
+		}(l)
+	}
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// ---- the survey
+
+// doctorStagePrefix starts every staging directory of a swampj version
+// write ({itemDir}/.swampj-stage-{N}-{random}).
+const doctorStagePrefix = ".swampj-stage-"
+
+// doctorSoloSegment is the quarantine segment of a solo repo; namespaces
+// cannot contain "_" (§1.5), so it never collides with one.
+const doctorSoloSegment = "_solo"
+
+// doctorStampLayout is the UTC stamp of a quarantine directory.
+const doctorStampLayout = "20060102T150405Z"
+
+// doctorUnit is what one lock protects: an item, a staging directory, the
+// catalog copies. Its findings and its share of the repair go together: a
+// unit is repaired whole or not at all.
+type doctorUnit struct {
+	// lockPath is swamp's per-model lock to hold while the unit changes;
+	// "" when there is no model directory to lock (catalog copies, rows of
+	// an item that is not on disk).
+	lockPath string
+	// blocked says why the unit is not repaired automatically.
+	blocked  string
+	findings []doctorFix
+
+	moves      []DoctorMove
+	keepLatest *journal.Step      // a copy of the old `latest`, into quarantine
+	latest     *journal.Step      // `latest` rewritten
+	catalog    *doctorCatalogItem // rows Before → After
+}
+
+// doctorFix is a finding and whether the unit's repair fixes it.
+type doctorFix struct {
+	DoctorFinding
+	auto bool
+}
+
+func (u *doctorUnit) hasRepair() bool {
+	return u.blocked == "" && (len(u.moves) > 0 || u.latest != nil || u.catalog != nil)
+}
+
+func (u *doctorUnit) add(f DoctorFinding, auto bool) {
+	u.findings = append(u.findings, doctorFix{DoctorFinding: f, auto: auto})
+}
+
+// doctorItem is one data item: found by the walk, or named by catalog rows.
+type doctorItem struct {
+	item store.Item
+	key  catalog.ItemKey
+	st   *store.ItemState // nil: no directory on disk (or it could not be scanned)
+	rows []catalog.Row    // its catalog rows (repo namespace), rowid order
+}
+
+type doctorSurvey struct {
+	fsys fsx.FS
+	r    *repo.Repo
+	o    DoctorOptions
+
+	qstamp string // {qbase}/.swampj-quarantine/{stamp}
+	qroot  string // {qstamp}/{ns or _solo}: mirrors the data root
+
+	items    int
+	versions int
+
+	catalogUsable bool
+	stepCol       bool
+	// rowPos is each catalog row's position in rowid order.
+	rowPos map[catalog.ItemKey]map[int64]int
+
+	units    []*doctorUnit
+	warnings []string
+}
+
+// surveyDoctor walks the data root, reads the catalog, and decides every
+// finding and its repair. It changes nothing.
+func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, open []*journal.Intent) (*doctorSurvey, error) {
+	s := &doctorSurvey{fsys: fsys, r: r, o: o}
+	if err := s.chooseQuarantine(); err != nil {
+		return nil, err
+	}
+	general := &doctorUnit{} // findings with no repair of their own
+	for _, in := range open {
+		general.add(DoctorFinding{Code: DoctorOpenIntent, Path: r.JournalPath,
+			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
+			Fix:     "none: run 'swampj recover' (or 'swampj recover --rollback'), then the doctor again"}, false)
+	}
+
+	// 1. Items on disk.
+	var items []*doctorItem
+	byKey := map[catalog.ItemKey]*doctorItem{}
+	itemDirs := map[string]bool{}
+	walkErr := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
+		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
+		itemDirs[it.Dir] = true
+		st, err := store.ScanItem(fsys, it, store.CheckOptions{VerifyChecksum: o.VerifyChecksum})
+		if err != nil {
+			if fsx.IsCrash(err) {
+				return err
+			}
+			general.add(doctorUnlistable(it.Dir, err), false)
+			byKey[di.key] = nil // its rows must not look orphaned
+			return nil
+		}
+		di.st = st
+		s.items++
+		s.versions += len(st.Versions)
+		items = append(items, di)
+		byKey[di.key] = di
+		return nil
+	})
+	if walkErr != nil {
+		if ctx.Err() != nil || fsx.IsCrash(walkErr) {
+			return nil, walkErr
+		}
+		for _, e := range doctorSplit(walkErr) {
+			general.add(doctorUnlistable("", e), false)
+		}
+	}
+
+	// 2. The catalog, read-only; rows of items the walk did not find are
+	// looked up on disk directly.
+	rows, err := s.readCatalog(ctx, general)
+	if err != nil {
+		return nil, err
+	}
+	var orphans []*doctorItem
+	for _, group := range rows {
+		key := group[0].Key()
+		if di, seen := byKey[key]; seen {
+			if di != nil {
+				di.rows = group
+			}
+			continue
+		}
+		di, err := s.itemOfRows(key)
+		if err != nil {
+			if fsx.IsCrash(err) {
+				return nil, err
+			}
+			general.add(doctorUnlistable(di.item.Dir, err), false)
+			continue
+		}
+		di.rows = group
+		byKey[key] = di
+		orphans = append(orphans, di)
+	}
+
+	// 3. Each item's findings and repair.
+	for _, di := range append(items, orphans...) {
+		if u := s.analyzeItem(di); len(u.findings) > 0 {
+			s.units = append(s.units, u)
+		}
+	}
+
+	// 4. Staging directories no open intent owns.
+	owned := map[string]bool{}
+	for _, in := range open {
+		for _, st := range in.Steps {
+			owned[filepath.Clean(st.Path)], owned[filepath.Clean(st.To)] = true, true
+		}
+	}
+	stages, err := s.findStages(ctx, itemDirs, owned)
+	if err != nil {
+		return nil, err
+	}
+	s.units = append(s.units, stages...)
+
+	// 5. Catalog copies left by older swamp (#3316).
+	if u, err := s.catalogCopies(); err != nil {
+		return nil, err
+	} else if u != nil {
+		s.units = append(s.units, u)
+	}
+
+	if len(general.findings) > 0 {
+		s.units = append([]*doctorUnit{general}, s.units...)
+	}
+	return s, nil
+}
+
+// chooseQuarantine picks this run's quarantine directory. It is on the
+// datastore base (the local tier when the data tree is local), so every
+// rename stays on one file system, and the stamp is made unique.
+func (s *doctorSurvey) chooseQuarantine() error {
+	base := s.r.Base
+	if s.r.DataLocal {
+		base = s.r.LocalDir
+	}
+	top := filepath.Join(base, store.QuarantineDirName)
+	stamp := s.o.Now().UTC().Format(doctorStampLayout)
+	name := stamp
+	for i := 2; ; i++ {
+		ok, err := fsx.Exists(s.fsys, filepath.Join(top, name))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		name = fmt.Sprintf("%s-%d", stamp, i)
+	}
+	s.qstamp = filepath.Join(top, name)
+	seg := s.r.Namespace
+	if seg == "" {
+		seg = doctorSoloSegment
+	}
+	s.qroot = filepath.Join(s.qstamp, seg)
+	return nil
+}
+
+// qpath is where src (a path under the data root) goes in quarantine.
+func (s *doctorSurvey) qpath(src string) string {
+	rel, err := filepath.Rel(s.r.DataRoot, src)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel = filepath.Base(src)
+	}
+	return filepath.Join(s.qroot, rel)
+}
+
+// readCatalog reads the repo namespace's rows, grouped by item in rowid
+// order of each item's first row. A missing catalog has no rows; a damaged
+// one is a finding; a foreign one a warning.
+func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([][]catalog.Row, error) {
+	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
+	var missing *catalog.MissingError
+	var corrupt *catalog.CorruptError
+	switch {
+	case errors.As(err, &missing):
+		return nil, nil
+	case errors.As(err, &corrupt):
+		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
+			Fix: "none: run 'swampj catalog rebuild --confirm' (it moves the damaged file aside, never deletes it)"}, false)
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	defer c.Close()
+	if f := c.Foreign(); f != nil {
+		s.warnings = append(s.warnings, "catalog rows not checked: "+f.Error())
+		return nil, nil
+	}
+	s.stepCol = c.HasStepLatest()
+	all, err := c.Rows(ctx, s.r.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	s.catalogUsable = true
+	s.rowPos = map[catalog.ItemKey]map[int64]int{}
+	index := map[catalog.ItemKey]int{}
+	var groups [][]catalog.Row
+	for pos, row := range all {
+		if s.rowPos[row.Key()] == nil {
+			s.rowPos[row.Key()] = map[int64]int{}
+		}
+		s.rowPos[row.Key()][row.Version] = pos
+		i, ok := index[row.Key()]
+		if !ok {
+			i = len(groups)
+			index[row.Key()] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], row)
+	}
+	return groups, nil
+}
+
+// itemOfRows finds the item catalog rows name when the walk did not (a
+// model swamp's walk does not classify, or an item gone from disk).
+func (s *doctorSurvey) itemOfRows(key catalog.ItemKey) (*doctorItem, error) {
+	di := &doctorItem{key: key, item: store.Item{Type: key.TypeNormalized, ModelID: key.ModelID, DataName: key.DataName}}
+	dir, ok := doctorItemDir(s.r.DataRoot, key)
+	if !ok {
+		return di, nil // a key that is no path under the data root: no data
+	}
+	di.item.Dir = dir
+	fi, err := s.fsys.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist), err == nil && !fi.IsDir():
+		return di, nil
+	case err != nil:
+		return di, err
+	}
+	st, err := store.ScanItem(s.fsys, di.item, store.CheckOptions{VerifyChecksum: s.o.VerifyChecksum})
+	if err != nil {
+		return di, err
+	}
+	di.st = st
+	s.items++
+	s.versions += len(st.Versions)
+	return di, nil
+}
+
+// doctorItemDir is {dataRoot}/{type}/{model}/{name} for a catalog key whose
+// segments are plain names; ok is false for anything that could leave the
+// data root.
+func doctorItemDir(dataRoot string, key catalog.ItemKey) (string, bool) {
+	segs := append(strings.Split(key.TypeNormalized, "/"), key.ModelID, key.DataName)
+	for _, seg := range segs {
+		if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, `/\`+"\x00") {
+			return "", false
+		}
+	}
+	return filepath.Join(append([]string{dataRoot}, segs...)...), true
+}
+
+// modelLockPath is swamp's per-model lock of the model holding itemDir, or
+// "" when the model directory does not exist (nothing to lock: taking the
+// lock would create directories for a model that is not there).
+func (s *doctorSurvey) modelLockPath(typ, modelID, modelDir string) string {
+	if modelDir == "" {
+		return ""
+	}
+	if fi, err := s.fsys.Stat(modelDir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return lock.ModelPath(s.r.Base, s.r.Namespace, meta.NormalizeType(typ), modelID)
+}
+
+// doctorPointerCodes maps store's item-level `latest` codes to findings.
+var doctorPointerCodes = map[store.Code]DoctorCode{
+	store.CodeLatestUnreadable: DoctorLatestUnreadable,
+	store.CodeLatestNotFound:   DoctorLatestNotFound,
+	store.CodeLatestMissing:    DoctorLatestDamaged,
+	store.CodeLatestEmpty:      DoctorLatestDamaged,
+	store.CodeLatestUnparsable: DoctorLatestDamaged,
+	store.CodeLatestInvalid:    DoctorLatestDamaged,
+}
+
+// analyzeItem decides an item's findings and repair.
+func (s *doctorSurvey) analyzeItem(di *doctorItem) *doctorUnit {
+	u := &doctorUnit{}
+	modelDir := ""
+	if di.item.Dir != "" {
+		modelDir = filepath.Dir(di.item.Dir)
+	}
+	u.lockPath = s.modelLockPath(di.item.Type, di.item.ModelID, modelDir)
+	st := di.st
+	name := di.item.Key()
+
+	// The version the repair leaves as latest: the last readable one at or
+	// below what `latest` designates, else (nothing there) the highest
+	// readable one. Versions above `latest` may be uncommitted deferred
+	// writes (G8), so they are used only when nothing else is readable.
+	var target *store.Version
+	if st != nil {
+		target = st.LastGood
+		if target == nil {
+			target = st.HighestReadable
+		}
+		for _, p := range st.Problems {
+			if p.Code == store.CodeMetadataUnreadable || p.Code == store.CodeRawUnreadable {
+				cause := p.Err
+				var pe *fs.PathError
+				if errors.As(cause, &pe) {
+					cause = pe.Err
+				}
+				u.blocked = fmt.Sprintf("%s cannot be read (%v), which says nothing about its bytes; "+
+					"fix the access problem and run the doctor again", p.Path, cause)
+				break
+			}
+		}
+		s.analyzeVersions(u, di)
+		s.analyzeLatest(u, di, target)
+	}
+	s.analyzeCatalog(u, di, target)
+
+	if u.blocked != "" {
+		for i := range u.findings {
+			u.findings[i].auto = false
+			u.findings[i].Fix = "none: " + u.blocked
+		}
+		u.moves, u.keepLatest, u.latest, u.catalog = nil, nil, nil, nil
+	}
+	for i := range u.findings {
+		u.findings[i].Item = name
+	}
+	return u
+}
+
+// analyzeVersions quarantines every unreadable version directory (and a
+// non-directory at the version path `latest` designates).
+func (s *doctorSurvey) analyzeVersions(u *doctorUnit, di *doctorItem) {
+	st := di.st
+	unreadable := append([]*store.Version(nil), st.Versions...)
+	if l := st.Latest; l != nil && l.State == store.StateDamaged && st.LatestReadable == nil && doctorHasCode(l.Problems, store.CodeVersionNotDir) {
+		unreadable = append(unreadable, l) // a file named like the version
+	}
+	for _, v := range unreadable {
+		if v.Readable() {
+			continue
+		}
+		dest := s.qpath(v.Dir)
+		u.moves = append(u.moves, DoctorMove{From: v.Dir, To: dest})
+		u.add(DoctorFinding{Code: DoctorVersionUnreadable, Path: v.Dir, Version: v.Number,
+			Message: fmt.Sprintf("version %d is %s: %s", v.Number, v.State, doctorMessages(v.Problems)),
+			Fix:     "move it to " + dest}, true)
+	}
+}
+
+// analyzeLatest rewrites a `latest` that does not designate a readable
+// version, or moves it into quarantine when no readable version remains.
+func (s *doctorSurvey) analyzeLatest(u *doctorUnit, di *doctorItem, target *store.Version) {
+	st := di.st
+	var problems []store.Problem
+	for _, p := range st.Problems {
+		if _, ok := doctorPointerCodes[p.Code]; ok {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) == 0 {
+		return
+	}
+	path := filepath.Join(di.item.Dir, "latest")
+	fi, err := s.fsys.Lstat(path)
+	exists := err == nil
+	fix, auto := "", true
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		u.blocked = "cannot inspect latest: " + err.Error()
+	case exists && fi.Mode()&fs.ModeSymlink != 0:
+		u.blocked = "latest is a legacy symlink; run 'swamp repo upgrade' (it rewrites it as a file), then the doctor again"
+	case exists && !fi.Mode().IsRegular():
+		u.blocked = "latest is not a regular file; move it away by hand, then run the doctor again"
+	case target != nil:
+		var old []byte
+		if exists {
+			if old, err = s.fsys.ReadFile(path); err != nil {
+				u.blocked = "cannot read latest: " + err.Error()
+				break
+			}
+		}
+		data := []byte(strconv.FormatInt(target.Number, 10))
+		u.latest = &journal.Step{Kind: KindWrite, Path: path, Data: data, OldData: old, OldExists: exists,
+			Note: fmt.Sprintf("point latest of %s at version %d, its last readable version", di.item.Key(), target.Number)}
+		fix = fmt.Sprintf("rewrite latest to %d", target.Number)
+		if exists {
+			keep := s.qpath(path)
+			u.keepLatest = &journal.Step{Kind: KindWrite, Path: keep, Data: old,
+				Note: fmt.Sprintf("keep the old latest of %s (%q) in quarantine", di.item.Key(), doctorShort(old))}
+			fix += fmt.Sprintf(" (its old content %q is kept at %s)", doctorShort(old), keep)
+		}
+		if st.HighestReadable != nil && st.LastGood == nil {
+			fix += "; the only readable versions are above the old latest (possibly an uncommitted deferred write)"
+		}
+	case exists:
+		dest := s.qpath(path)
+		u.moves = append(u.moves, DoctorMove{From: path, To: dest})
+		fix = "move latest to " + dest + " (no readable version remains)"
+	default:
+		fix = "nothing to rewrite: no readable version remains and there is no latest"
+		auto = len(u.moves) > 0
+	}
+	for _, p := range problems {
+		u.add(DoctorFinding{Code: doctorPointerCodes[p.Code], Path: path, Version: st.Pointer.Version,
+			Message: p.Message, Fix: fix}, auto)
+	}
+}
+
+// analyzeCatalog removes the rows of versions that are not readable and
+// sets the latest flags per the readable versions that remain.
+func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *store.Version) {
+	if !s.catalogUsable || len(di.rows) == 0 {
+		return
+	}
+	readable := map[int64]bool{}
+	onDisk := map[int64]*store.Version{}
+	if st := di.st; st != nil {
+		for _, v := range st.Versions {
+			onDisk[v.Number] = v
+			if v.Readable() {
+				readable[v.Number] = true
+			}
+		}
+		if st.LatestReadable != nil {
+			readable[st.LatestReadable.Number] = true
+		}
+	}
+	var after, removed []catalog.Row
+	for _, row := range di.rows {
+		if readable[row.Version] {
+			after = append(after, row)
+		} else {
+			removed = append(removed, row)
+		}
+	}
+	var top int64
+	if target != nil {
+		top = target.Number
+		if !doctorHasVersion(after, top) {
+			// The new latest has no row (the catalog lost it): give it the
+			// row swamp's write-through would have written.
+			if row, err := catalog.RowFromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
+				after = append(after, row)
+			}
+		}
+	}
+	doctorMark(after, top, s.stepCol)
+
+	flagsWrong := false
+	for _, a := range after {
+		i := doctorIndex(di.rows, a.Version)
+		if i < 0 || !doctorSameFlags(di.rows[i], a, s.stepCol) {
+			flagsWrong = true
+		}
+	}
+	if len(removed) == 0 && !flagsWrong {
+		return
+	}
+	u.catalog = &doctorCatalogItem{Key: di.key, Before: di.rows, After: after}
+
+	for _, row := range removed {
+		why := "that version has no directory on disk"
+		switch v := onDisk[row.Version]; {
+		case di.st == nil:
+			why = "the item has no directory on disk"
+		case v != nil:
+			why = fmt.Sprintf("that version is %s (%s)", v.State, doctorCodes(v.Problems))
+		}
+		u.add(DoctorFinding{Code: DoctorCatalogRowUnreadable, Path: s.r.CatalogPath, Version: row.Version,
+			Message: fmt.Sprintf("the catalog has a row for version %d (%s), but %s", row.Version, doctorFlagText(row, s.stepCol), why),
+			Fix:     "remove the row"}, true)
+	}
+	if flagsWrong && len(after) > 0 {
+		u.add(DoctorFinding{Code: DoctorCatalogLatestWrong, Path: s.r.CatalogPath, Version: top,
+			Message: fmt.Sprintf("the catalog marks %s as latest; the readable latest is version %d",
+				doctorFlagged(di.rows, s.stepCol), top),
+			Fix: "set the latest flags per the readable versions: " + doctorFlagged(after, s.stepCol)}, true)
+	}
+}
+
+// findStages lists staging directories under the data root that no open
+// intent owns. Version directories of known items are not entered.
+func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool) ([]*doctorUnit, error) {
+	var units []*doctorUnit
+	var walk func(dir string, segs []string) error
+	walk = func(dir string, segs []string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, err := s.fsys.ReadDir(dir)
+		if err != nil {
+			if fsx.IsCrash(err) {
+				return err
+			}
+			return nil // reported by the walk already, or gone
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			name, p := e.Name(), filepath.Join(dir, e.Name())
+			switch {
+			case strings.HasPrefix(name, doctorStagePrefix):
+				if !owned[p] {
+					units = append(units, s.stageUnit(p, append(segs[:len(segs):len(segs)], name)))
+				}
+			case strings.HasPrefix(name, ".swampj-"), itemDirs[dir] && doctorAllDigits(name):
+				// swampj's own directories; version directories hold only files
+			default:
+				if err := walk(p, append(segs[:len(segs):len(segs)], name)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(s.r.DataRoot, nil); err != nil {
+		return nil, err
+	}
+	return units, nil
+}
+
+// stageUnit is one leftover staging directory ({type}/{model}/{name}/stage).
+func (s *doctorSurvey) stageUnit(path string, segs []string) *doctorUnit {
+	u := &doctorUnit{}
+	item := ""
+	if n := len(segs); n >= 4 {
+		typ, model := strings.Join(segs[:n-3], "/"), segs[n-3]
+		item = strings.Join(segs[:n-1], "/")
+		u.lockPath = s.modelLockPath(typ, model, filepath.Dir(filepath.Dir(path)))
+	}
+	dest := s.qpath(path)
+	u.moves = []DoctorMove{{From: path, To: dest}}
+	u.add(DoctorFinding{Code: DoctorStagingLeftover, Path: path, Item: item,
+		Message: "a swampj staging directory that no open intent owns: an interrupted write whose journal record is gone; swamp never reads it",
+		Fix:     "move it to " + dest}, true)
+	return u
+}
+
+// catalogCopies finds catalog files under {base}/{ns}/data that an older
+// swamp moved with the data (#3316). The live catalog is never among them.
+func (s *doctorSurvey) catalogCopies() (*doctorUnit, error) {
+	if s.r.Namespace == "" {
+		return nil, nil
+	}
+	dir := filepath.Join(s.r.Base, s.r.Namespace, "data")
+	if doctorSameDir(s.fsys, dir, filepath.Dir(s.r.CatalogPath)) {
+		return nil, nil
+	}
+	u := &doctorUnit{}
+	var names []string
+	for _, name := range repo.CatalogFiles {
+		p := filepath.Join(dir, name)
+		ok, err := fsx.Exists(s.fsys, p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			names = append(names, name)
+			u.moves = append(u.moves, DoctorMove{From: p, To: filepath.Join(s.qroot, name)})
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	u.add(DoctorFinding{Code: DoctorCatalogCopy, Path: dir,
+		Message: fmt.Sprintf("%s holds catalog files (%s) that an older swamp moved with the data; nothing reads them (the live catalog is %s)",
+			dir, strings.Join(names, ", "), s.r.CatalogPath),
+		Fix: "move them together to " + s.qroot}, true)
+	return u, nil
+}
+
+// ---- the plan
+
+// anyRepair reports whether some unit has an automatic repair.
+func (s *doctorSurvey) anyRepair() bool {
+	for _, u := range s.units {
+		if u.hasRepair() {
+			return true
+		}
+	}
+	return false
+}
+
+// lockPaths lists the per-model locks of every unit with a repair, sorted.
+func (s *doctorSurvey) lockPaths() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, u := range s.units {
+		if u.hasRepair() && u.lockPath != "" && !seen[u.lockPath] {
+			seen[u.lockPath] = true
+			out = append(out, u.lockPath)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *doctorSurvey) plannedMoves(allowed func(*doctorUnit) bool) []DoctorMove {
+	moves := []DoctorMove{}
+	for _, u := range s.units {
+		if u.hasRepair() && allowed(u) {
+			moves = append(moves, u.moves...)
+		}
+	}
+	return moves
+}
+
+// plan builds the intent of the units allowed; nil when there is nothing
+// to do.
+func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*journal.Intent, error) {
+	var units []*doctorUnit
+	for _, u := range s.units {
+		if u.hasRepair() && allowed(u) {
+			units = append(units, u)
+		}
+	}
+	if len(units) == 0 {
+		return nil, nil
+	}
+	in := &journal.Intent{Kind: IntentKindRepair, Repo: s.r.Dir, Command: command}
+
+	// Quarantine directories that do not exist yet, outermost first.
+	planned := map[string]bool{}
+	var dests []string
+	for _, u := range units {
+		for _, m := range u.moves {
+			dests = append(dests, m.To)
+		}
+		if u.keepLatest != nil {
+			dests = append(dests, u.keepLatest.Path)
+		}
+	}
+	for _, d := range dests {
+		missing, err := doctorMissingDirs(s.fsys, filepath.Dir(d), planned)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range missing {
+			in.Steps = append(in.Steps, journal.Step{Kind: KindMkdir, Path: m, Note: "create a quarantine directory"})
+		}
+	}
+	if len(in.Steps) > 0 {
+		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the quarantine directories durable"})
+	}
+
+	moves, latests, items := 0, 0, 0
+	for _, u := range units {
+		for _, m := range u.moves {
+			in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: m.From, To: m.To, Note: "move into quarantine"})
+			moves++
+		}
+	}
+	for _, u := range units {
+		if u.keepLatest != nil {
+			in.Steps = append(in.Steps, *u.keepLatest)
+		}
+	}
+	if moves > 0 {
+		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the moves durable"})
+	}
+	for _, u := range units {
+		if u.latest != nil {
+			in.Steps = append(in.Steps, *u.latest)
+			latests++
+		}
+	}
+	ch := doctorCatalogChange{Namespace: s.r.Namespace}
+	for _, u := range units {
+		if u.catalog != nil {
+			ch.Items = append(ch.Items, *u.catalog)
+		}
+	}
+	if len(ch.Items) > 0 {
+		items = len(ch.Items)
+		for i, it := range ch.Items {
+			for _, row := range it.Before {
+				ch.Order = append(ch.Order, doctorRowRef{Item: i, Version: row.Version})
+			}
+		}
+		pos := func(ref doctorRowRef) int { return s.rowPos[ch.Items[ref.Item].Key][ref.Version] }
+		sort.SliceStable(ch.Order, func(a, b int) bool { return pos(ch.Order[a]) < pos(ch.Order[b]) })
+		b, err := json.Marshal(ch)
+		if err != nil {
+			return nil, err
+		}
+		in.Steps = append(in.Steps, journal.Step{Kind: KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
+			Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", items)})
+	}
+	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
+		moves, latests, items)
+	return in, nil
+}
+
+// doctorMissingDirs lists dir and its ancestors that neither exist nor are
+// planned already, outermost first, and marks them planned.
+func doctorMissingDirs(fsys fsx.FS, dir string, planned map[string]bool) ([]string, error) {
+	var out []string
+	for d := filepath.Clean(dir); !planned[d]; {
+		fi, err := fsys.Lstat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, fmt.Errorf("%s exists and is not a directory; move it away and run the doctor again", d)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	for _, d := range out {
+		planned[d] = true
+	}
+	return out, nil
+}
+
+// ---- reports
+
+func (s *doctorSurvey) newReport(mode string) *DoctorReport {
+	return &DoctorReport{
+		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
+		Items: s.items, Versions: s.versions, StepLatestColumn: s.stepCol,
+		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
+	}
+}
+
+// report lists every finding; status decides the status of the automatic
+// ones (manual ones stay manual).
+func (s *doctorSurvey) report(mode string, moves []DoctorMove, status func(*doctorUnit) DoctorStatus) *DoctorReport {
+	rep := s.newReport(mode)
+	if len(moves) > 0 {
+		rep.Moves, rep.Quarantine = moves, s.qstamp
+	}
+	for _, u := range s.units {
+		for _, f := range u.findings {
+			f.Status = DoctorManual
+			if f.auto && u.hasRepair() {
+				f.Status = status(u)
+			}
+			rep.Findings = append(rep.Findings, f.DoctorFinding)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Status != DoctorRepaired {
+			rep.Remaining++
+		}
+	}
+	return rep
+}
+
+// reportRepair is the report of a confirmed run: in (nil: nothing ran)
+// repaired the allowed units; busy says why the others were skipped.
+func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit) DoctorStatus, busy map[string]string) *DoctorReport {
+	var moves []DoctorMove
+	if in != nil {
+		moves = s.plannedMoves(func(u *doctorUnit) bool { return status(u) == DoctorRepaired })
+	}
+	rep := s.report("repair", moves, status)
+	i := 0
+	for _, u := range s.units {
+		for range u.findings {
+			f := &rep.Findings[i]
+			i++
+			if f.Status != DoctorSkipped {
+				continue
+			}
+			if why, ok := busy[u.lockPath]; ok {
+				f.Reason = "swamp's model lock is busy: " + why
+			} else {
+				f.Reason = "found while repairing (its model lock was not taken); run the doctor again"
+			}
+		}
+	}
+	return rep
+}
+
+// refused is the report and error of a confirmed repair refused because
+// intents are open.
+func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
+	e := &DoctorOpenIntentsError{}
+	for _, in := range open {
+		e.IDs = append(e.IDs, in.ID)
+	}
+	rep := s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
+	for i := range rep.Findings {
+		if rep.Findings[i].Status == DoctorSkipped {
+			rep.Findings[i].Reason = "an interrupted swampj operation is open; run 'swampj recover' first"
+		}
+	}
+	return rep, e
+}
+
+// ---- small helpers
+
+func doctorUnlistable(path string, err error) DoctorFinding {
+	return DoctorFinding{Code: DoctorDirectoryUnreadable, Path: path, Message: err.Error(),
+		Fix: "none: fix the access problem; nothing below it was checked"}
+}
+
+// doctorSplit unwraps an errors.Join.
+func doctorSplit(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func doctorHasCode(ps []store.Problem, c store.Code) bool {
+	for _, p := range ps {
+		if p.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+func doctorMessages(ps []store.Problem) string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = strings.TrimPrefix(p.Message, fmt.Sprintf("version %s: ", filepath.Base(filepath.Dir(p.Path))))
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func doctorCodes(ps []store.Problem) string {
+	cs := make([]string, len(ps))
+	for i, p := range ps {
+		cs[i] = string(p.Code)
+	}
+	return strings.Join(cs, ", ")
+}
+
+func doctorShort(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
+
+func doctorAllDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// doctorSameDir reports whether two paths name the same directory.
+func doctorSameDir(fsys fsx.FS, a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := fsys.EvalSymlinks(a)
+	rb, err2 := fsys.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+func doctorHasVersion(rows []catalog.Row, v int64) bool { return doctorIndex(rows, v) >= 0 }
+
+func doctorIndex(rows []catalog.Row, v int64) int {
+	for i, r := range rows {
+		if r.Version == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func doctorSameFlags(a, b catalog.Row, step bool) bool {
+	return a.IsLatest == b.IsLatest && (!step || a.IsStepLatest == b.IsStepLatest)
+}
+
+// doctorMark sets the latest flags of rows in place: catalog.MarkLatest
+// over the versions at or below top (the item's committed latest); versions
+// above it get none, as swamp's deferred writes leave them (G8).
+func doctorMark(rows []catalog.Row, top int64, step bool) {
+	var idx []int
+	var buf []catalog.Row
+	for i := range rows {
+		rows[i].IsLatest, rows[i].IsStepLatest = false, false
+		if rows[i].Version <= top {
+			idx = append(idx, i)
+			buf = append(buf, rows[i])
+		}
+	}
+	catalog.MarkLatest(buf, step)
+	for k, i := range idx {
+		rows[i].IsLatest, rows[i].IsStepLatest = buf[k].IsLatest, buf[k].IsStepLatest
+	}
+}
+
+func doctorFlagText(r catalog.Row, step bool) string {
+	s := fmt.Sprintf("is_latest=%d", doctorBit(r.IsLatest))
+	if step {
+		s += fmt.Sprintf(", is_step_latest=%d", doctorBit(r.IsStepLatest))
+	}
+	return s
+}
+
+// doctorFlagged names the rows carrying a flag: "version 5 (is_latest,
+// is_step_latest), version 4 (is_step_latest)", or "no version".
+func doctorFlagged(rows []catalog.Row, step bool) string {
+	var parts []string
+	for _, r := range rows {
+		var flags []string
+		if r.IsLatest {
+			flags = append(flags, "is_latest")
+		}
+		if step && r.IsStepLatest {
+			flags = append(flags, "is_step_latest")
+		}
+		if len(flags) > 0 {
+			parts = append(parts, fmt.Sprintf("version %d (%s)", r.Version, strings.Join(flags, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "no version"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func doctorBit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ---- repair-catalog
+
+// doctorCatalogChange is the payload of a repair-catalog step.
+type doctorCatalogChange struct {
+	Namespace string              `json:"namespace"`
+	Items     []doctorCatalogItem `json:"items"`
+	// Order is every Before row of every item in the catalog's rowid
+	// order, so an undo can restore the write order across items (G9).
+	Order []doctorRowRef `json:"order"`
+}
+
+// doctorRowRef names one Before row: an index into Items and a version.
+type doctorRowRef struct {
+	Item    int   `json:"item"`
+	Version int64 `json:"version"`
+}
+
+// doctorCatalogItem is one item's rows as found (Before, rowid order, flags
+// included) and as the repair leaves them (After).
+type doctorCatalogItem struct {
+	Key    catalog.ItemKey `json:"key"`
+	Before []catalog.Row   `json:"before"`
+	After  []catalog.Row   `json:"after"`
+}
+
+// known reports whether the plan knows version v of the item.
+func (it *doctorCatalogItem) known(v int64) bool {
+	return doctorHasVersion(it.Before, v) || doctorHasVersion(it.After, v)
+}
+
+func init() {
+	register(KindRepairCatalog, kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog})
+}
+
+func decodeDoctorChange(s *journal.Step) (*doctorCatalogChange, error) {
+	var ch doctorCatalogChange
+	if err := json.Unmarshal(s.Catalog, &ch); err != nil {
+		return nil, fmt.Errorf("repair-catalog step does not decode: %w", err)
+	}
+	return &ch, nil
+}
+
+// repairCatalogOpen opens the catalog for the step; nil when there is none
+// (a rollback or a recovery never creates one).
+func repairCatalogOpen(ctx context.Context, env *Env, s *journal.Step) (*catalog.Catalog, error) {
+	if ok, err := fsx.Exists(env.FS, s.Path); err != nil || !ok {
+		return nil, err
+	}
+	return catalogOf(ctx, env)
+}
+
+// observeRepairCatalog: done when every item's rows (of the versions the
+// plan knows) are After, not done when they are all Before, partial in
+// between. A row of a version the plan does not know is a conflict: the
+// item was written since the plan was made.
+func observeRepairCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	ch, err := decodeDoctorChange(s)
+	if err != nil {
+		return Conflict, "", err
+	}
+	c, err := repairCatalogOpen(ctx, env, s)
+	var foreign *catalog.ForeignSchemaError
+	switch {
+	case errors.As(err, &foreign):
+		return NotDone, "the catalog has a schema swampj does not write", nil
+	case err != nil:
+		return Conflict, "", err
+	case c == nil:
+		return NotDone, "no catalog", nil
+	}
+	cur, order, err := doctorReadItems(ctx, c, ch)
+	if err != nil {
+		return Conflict, "", err
+	}
+	step := c.HasStepLatest()
+	// The before-state includes the rows' write order: an undo that
+	// re-inserted some rows and stopped has every row and flag back, but
+	// not yet in their old order.
+	atBefore, atAfter := doctorSameOrder(order, ch.Order), true
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		for v := range cur[it.Key] {
+			if !it.known(v) {
+				return Conflict, fmt.Sprintf("the catalog has a row for %s/%s/%s version %d that the repair did not plan for (written since?)",
+					it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, v), nil
+			}
+		}
+		atBefore = atBefore && doctorRowsAre(cur[it.Key], it.Before, step)
+		atAfter = atAfter && doctorRowsAre(cur[it.Key], it.After, step)
+	}
+	switch {
+	case atAfter:
+		return Done, "", nil
+	case atBefore:
+		return NotDone, "", nil
+	}
+	return Partial, "some items' rows are changed, others not", nil
+}
+
+func applyRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+	ch, err := decodeDoctorChange(s)
+	if err != nil {
+		return err
+	}
+	c, err := repairCatalogOpen(ctx, env, s)
+	if err != nil || c == nil {
+		return err // no catalog: swamp rebuilds it from the repaired disk
+	}
+	return repairCatalogForward(ctx, c, ch)
+}
+
+func undoRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+	ch, err := decodeDoctorChange(s)
+	if err != nil {
+		return err
+	}
+	c, err := repairCatalogOpen(ctx, env, s)
+	var foreign *catalog.ForeignSchemaError
+	if errors.As(err, &foreign) {
+		return nil // swampj never wrote to it: nothing of the repair is there
+	}
+	if err != nil || c == nil {
+		return err
+	}
+	return repairCatalogBackward(ctx, c, ch)
+}
+
+// doctorFlagPasses bounds the flag-setting rounds of doctorEnforceFlags.
+// Two suffice for flags that follow the latest rules (one to set, one to
+// see they hold); the rest is slack.
+const doctorFlagPasses = 4
+
+// The catalog change is made of the catalog's write-through operations,
+// each its own IMMEDIATE transaction (the catalog package offers no
+// "replace an item's rows" in one). Every stage below is idempotent and the
+// step is observed item by item, so a crash between two transactions is
+// finished — or undone — by running the step again.
+
+// repairCatalogForward makes every item's rows After:
+//
+//  1. the rows of versions that are not readable are removed
+//     (RemoveVersion, which hands a removed row's flag to the highest
+//     remaining row of its group in place, keeping its rowid — for #3955
+//     that already is the answer);
+//  2. a row the new latest version lacks is inserted (UpsertDeferred);
+//  3. flags that still differ are set as write-through sets them
+//     (doctorEnforceFlags). A catalog that still disagrees is an error.
+func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) error {
+	cur, err := doctorCurrentRows(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		for _, v := range doctorSortedVersions(cur[it.Key]) {
+			if it.known(v) && !doctorHasVersion(it.After, v) {
+				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
+					return err
+				}
+			}
+		}
+		for _, row := range it.After {
+			if _, ok := cur[it.Key][row.Version]; !ok {
+				if err := c.UpsertDeferred(ctx, row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	after := func(it *doctorCatalogItem) []catalog.Row { return it.After }
+	if err := doctorEnforceFlags(ctx, c, ch, after); err != nil {
+		return err
+	}
+	cur, err = doctorCurrentRows(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	step := c.HasStepLatest()
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		if !doctorRowsAre(cur[it.Key], it.After, step) {
+			return fmt.Errorf("the catalog's latest flags of %s/%s/%s did not settle: %s",
+				it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, doctorFlagged(doctorRowList(cur[it.Key]), step))
+		}
+	}
+	return nil
+}
+
+// repairCatalogBackward puts every item's rows back as they were (Before),
+// in their old write order (G9):
+//
+//  1. rows the repair added are removed;
+//  2. from the first of the old rows (in their journaled rowid order,
+//     Order) that is missing, out of place or lacks a flag it had, every
+//     old row is written again in that order — UpsertNewVersion for a row
+//     that carried a flag, UpsertDeferred for one that did not — so each
+//     gets a new rowid behind the rows before it, and each group's flag
+//     ends on the row that had it (in a catalog write-through built, the
+//     flagged row of a group is its newest, hence written last);
+//  3. flags no write-through order produces (a catalog that had two
+//     is_latest rows in a group) are restored as far as write-through
+//     allows (doctorEnforceFlags, best effort).
+func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) error {
+	step := c.HasStepLatest()
+	cur, err := doctorCurrentRows(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		for _, v := range doctorSortedVersions(cur[it.Key]) {
+			if it.known(v) && !doctorHasVersion(it.Before, v) {
+				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	cur, order, err := doctorReadItems(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	from := len(ch.Order)
+	for k, ref := range ch.Order {
+		it := &ch.Items[ref.Item]
+		old := it.Before[doctorIndex(it.Before, ref.Version)]
+		have, ok := cur[it.Key][ref.Version]
+		if k >= len(order) || order[k] != ref || !ok ||
+			(old.IsLatest && !have.IsLatest) || (step && old.IsStepLatest && !have.IsStepLatest) {
+			from = k
+			break
+		}
+	}
+	for _, ref := range ch.Order[from:] {
+		it := &ch.Items[ref.Item]
+		old := it.Before[doctorIndex(it.Before, ref.Version)]
+		if old.IsLatest || (step && old.IsStepLatest) {
+			err = c.UpsertNewVersion(ctx, old)
+		} else {
+			err = c.UpsertDeferred(ctx, old)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	before := func(it *doctorCatalogItem) []catalog.Row { return it.Before }
+	return doctorEnforceFlags(ctx, c, ch, before)
+}
+
+// doctorEnforceFlags sets the flags of every item's target rows with
+// write-through operations: UpsertNewVersion on each row that must carry a
+// flag and does not (it clears the flag in the row's group, as swamp's
+// write-through does), step-only holders before the item's latest row so
+// the latest row takes is_latest last; UpsertDeferred on a row that must
+// carry none but still does. Rows it rewrites move to the end of the write
+// order, so it is the last resort: it does nothing when the flags are right.
+func doctorEnforceFlags(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange, target func(*doctorCatalogItem) []catalog.Row) error {
+	step := c.HasStepLatest()
+	for pass := 0; pass < doctorFlagPasses; pass++ {
+		cur, err := doctorCurrentRows(ctx, c, ch)
+		if err != nil {
+			return err
+		}
+		changed := false
+		for i := range ch.Items {
+			it := &ch.Items[i]
+			for _, row := range doctorSetters(cur[it.Key], target(it), step) {
+				if err := c.UpsertNewVersion(ctx, row); err != nil {
+					return err
+				}
+				changed = true
+			}
+		}
+		if changed {
+			if cur, err = doctorCurrentRows(ctx, c, ch); err != nil {
+				return err
+			}
+		}
+		for i := range ch.Items {
+			it := &ch.Items[i]
+			for _, row := range target(it) {
+				have, ok := cur[it.Key][row.Version]
+				if ok && !row.IsLatest && !(step && row.IsStepLatest) && !doctorSameFlags(have, row, step) {
+					if err := c.UpsertDeferred(ctx, row); err != nil {
+						return err
+					}
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			return nil
+		}
+	}
+	return nil
+}
+
+// doctorSetters lists the target rows that must carry a flag and do not:
+// rows that are only is_step_latest first (each also takes is_latest for a
+// moment), then the item's is_latest row(s), which take it back.
+func doctorSetters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catalog.Row {
+	var stepOnly, latest []catalog.Row
+	for _, row := range target {
+		if !row.IsLatest && !(step && row.IsStepLatest) {
+			continue
+		}
+		have, ok := cur[row.Version]
+		if ok && doctorSameFlags(have, row, step) {
+			continue
+		}
+		if row.IsLatest {
+			latest = append(latest, row)
+		} else {
+			stepOnly = append(stepOnly, row)
+		}
+	}
+	if len(stepOnly) > 0 {
+		for _, row := range target {
+			if row.IsLatest && !doctorHasVersion(latest, row.Version) {
+				latest = append(latest, row)
+			}
+		}
+	}
+	byVersion := func(rs []catalog.Row) {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Version < rs[j].Version })
+	}
+	byVersion(stepOnly)
+	byVersion(latest)
+	return append(stepOnly, latest...)
+}
+
+// doctorReadItems reads the rows of the change's items in one statement:
+// by item and version, and — for the versions the plan knows — in rowid
+// order.
+func doctorReadItems(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, []doctorRowRef, error) {
+	index := map[catalog.ItemKey]int{}
+	byVersion := map[catalog.ItemKey]map[int64]catalog.Row{}
+	for i, it := range ch.Items {
+		index[it.Key] = i
+		byVersion[it.Key] = map[int64]catalog.Row{}
+	}
+	rows, err := c.Rows(ctx, ch.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	var order []doctorRowRef
+	for _, r := range rows {
+		i, ok := index[r.Key()]
+		if !ok {
+			continue
+		}
+		byVersion[r.Key()][r.Version] = r
+		if ch.Items[i].known(r.Version) {
+			order = append(order, doctorRowRef{Item: i, Version: r.Version})
+		}
+	}
+	return byVersion, order, nil
+}
+
+// doctorCurrentRows reads the rows of the change's items, by version.
+func doctorCurrentRows(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, error) {
+	m, _, err := doctorReadItems(ctx, c, ch)
+	return m, err
+}
+
+func doctorSameOrder(a, b []doctorRowRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// doctorRowsAre reports whether cur holds exactly want's versions with
+// want's flags.
+func doctorRowsAre(cur map[int64]catalog.Row, want []catalog.Row, step bool) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		have, ok := cur[w.Version]
+		if !ok || !doctorSameFlags(have, w, step) {
+			return false
+		}
+	}
+	return true
+}
+
+func doctorSortedVersions(m map[int64]catalog.Row) []int64 {
+	vs := make([]int64, 0, len(m))
+	for v := range m {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
+	return vs
+}
+
+func doctorRowList(m map[int64]catalog.Row) []catalog.Row {
+	out := make([]catalog.Row, 0, len(m))
+	for _, v := range doctorSortedVersions(m) {
+		out = append(out, m[v])
+	}
+	return out
+}

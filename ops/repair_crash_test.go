@@ -1,0 +1,208 @@
+package ops_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/recover"
+)
+
+// TestDoctorRepairCrashAtEveryCutPoint cuts a confirmed repair after every
+// operation it issues — lock files, journal commits, mkdirs, renames,
+// fsyncs, the writes of `latest`, every catalog transaction — then runs
+// `swampj recover` forward on it and, on a fresh copy cut at the same
+// point, backward, twice each. Forward must end in the repaired tree,
+// backward in the starting one (whole tree, plus the catalog row by row),
+// and at no cut may a byte that was there before be gone afterwards.
+func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
+	cases := []struct {
+		name    string
+		spec    drSpec
+		staging bool
+		kinds   []string // operations the uncut repair must issue
+	}{
+		{"3955 plus an item with nothing readable and a staging leftover", drSpec{items: []drItem{
+			dr3955(), {name: "state", latest: "1", versions: []drVer{{n: 1, empty: true}}},
+		}}, true, []string{"rename-noreplace", "failpoint:catalog.remove.commit", "syncdir"}},
+		{"workflow step groups with is_step_latest, and flags a backfill got wrong", drSpec{stepCol: true, items: []drItem{
+			drWorkflowItem(), {name: "result", latest: "2", versions: []drVer{{n: 1}, {n: 2}, {n: 3}}},
+		}}, false, []string{"rename-noreplace", "failpoint:catalog.remove.commit", "failpoint:catalog.upsert.commit", "syncdir"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fixture := func() *repo.Repo {
+				r := drBuild(t, t.TempDir(), tc.spec)
+				if tc.staging {
+					drWrite(t, filepath.Join(drItemDir(r, "result"), ".swampj-stage-6-0a1b2c", "raw"), []byte(`{"torn":`))
+				}
+				return r
+			}
+			drCrashEveryCut(t, fixture, tc.kinds)
+		})
+	}
+}
+
+func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
+	ctx := context.Background()
+	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}
+
+	// An uncut run gives the repaired tree and the number of cut points.
+	start := fixture()
+	skip := drSkip(start)
+	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
+	clean := fsx.NewFault(fsx.Real())
+	rep, err := ops.Doctor(ctx, clean, start, opts)
+	if err != nil || !rep.Clean() {
+		t.Fatalf("uncut repair: %+v %v", rep, err)
+	}
+	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
+	cuts := clean.Ops()
+	beginAt, flushAt := drOpIndex(clean, "failpoint:journal.begin"), drOpIndex(clean, "failpoint:journal.flush")
+	for _, kind := range kinds {
+		if clean.Count(kind) == 0 {
+			t.Fatalf("the repair never issued %s (%d ops)", kind, clean.Ops())
+		}
+	}
+	if beginAt > flushAt || flushAt > cuts {
+		t.Fatalf("journal commits out of order (begin %d, flush %d of %d)", beginAt, flushAt, cuts)
+	}
+
+	check := func(k int, what string, r *repo.Repo, want fsxtest.Tree, wantRows []string) {
+		t.Helper()
+		if d := fsxtest.Diff(want, fsxtest.Snapshot(t, r.Dir, drSkip(r))); len(d) > 0 {
+			t.Fatalf("cut %d: %s: tree differs:\n%s", k, what, strings.Join(d, "\n"))
+		}
+		drWant(t, "cut "+strconv.Itoa(k)+": "+what+": catalog rows", drRowsFull(t, r), wantRows)
+		drNothingLost(t, initial, fsxtest.Snapshot(t, r.Dir, drSkip(r)))
+	}
+
+	for k := 0; k <= cuts; k++ {
+		// The journal holds absolute paths, so the rollback gets its own
+		// tree, cut at the same point (the cut is deterministic).
+		crashed, rolled := fixture(), fixture()
+		for _, r := range []*repo.Repo{crashed, rolled} {
+			f := fsx.NewFault(fsx.Real()).CrashAfter(k)
+			if _, err := ops.Doctor(ctx, f, r, opts); err != nil && !fsx.IsCrash(err) {
+				t.Fatalf("cut %d (after %s): want a crash, got %v", k, drLastOp(f), err)
+			}
+		}
+		for round := 1; round <= 2; round++ {
+			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{LockTimeout: time.Second}); err != nil {
+				t.Fatalf("cut %d: forward recovery round %d: %v", k, round, err)
+			}
+			want, wantRows := final, finalRows
+			if k < beginAt {
+				want, wantRows = initial, initialRows // nothing was journaled, nothing was done
+			}
+			check(k, "forward recovery round "+strconv.Itoa(round), crashed, want, wantRows)
+
+			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
+				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
+			}
+			want, wantRows = initial, initialRows
+			if k >= flushAt {
+				want, wantRows = final, finalRows // already marked done: nothing to roll back
+			}
+			check(k, "rollback round "+strconv.Itoa(round), rolled, want, wantRows)
+		}
+	}
+	t.Logf("%d of %d cut points recovered forward and rolled back, twice each (intent journaled at op %d, marked done at op %d)",
+		cuts+1, cuts+1, beginAt, flushAt)
+}
+
+// drOpIndex is the 1-based position of the first operation of a kind.
+func drOpIndex(f *fsx.Fault, kind string) int {
+	for _, op := range f.Trace() {
+		if op.Kind == kind {
+			return op.N
+		}
+	}
+	return 1 << 30
+}
+
+func drLastOp(f *fsx.Fault) string {
+	tr := f.Trace()
+	switch {
+	case len(tr) == 0:
+		return "nothing"
+	case f.Crashed() && len(tr) > 1:
+		return tr[len(tr)-2].String()
+	}
+	return tr[len(tr)-1].String()
+}
+
+// TestDoctorRepairRecoveryCrashConverges cuts the repair where recovery has
+// the most to do — every step applied, the intent not yet marked done, and
+// half-way through the catalog step — then cuts that recovery (forward and
+// backward) at every one of its own operations, and recovers again: the
+// repaired tree or the starting tree must come out however often recovery
+// itself is interrupted. The catalog's undo is several transactions (the
+// rows re-inserted in their old order, then the flags); this is where its
+// idempotence is proven.
+func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash-in-recovery combinations are slow; run without -short")
+	}
+	ctx := context.Background()
+	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}
+	fixture := func() *repo.Repo {
+		return drBuild(t, t.TempDir(), drSpec{stepCol: true, items: []drItem{drWorkflowItem(), dr3955()}})
+	}
+	start := fixture()
+	skip := drSkip(start)
+	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
+	clean := fsx.NewFault(fsx.Real())
+	if rep, err := ops.Doctor(ctx, clean, start, opts); err != nil || !rep.Clean() {
+		t.Fatalf("uncut repair: %+v %v", rep, err)
+	}
+	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
+	firstRemove := drOpIndex(clean, "failpoint:catalog.remove.commit")
+	flushAt := drOpIndex(clean, "failpoint:journal.flush")
+
+	runs := 0
+	for _, k := range []int{firstRemove + 1, flushAt - 1} {
+		for _, rollback := range []bool{false, true} {
+			crashAt := func() *repo.Repo {
+				r := fixture()
+				if _, err := ops.Doctor(ctx, fsx.NewFault(fsx.Real()).CrashAfter(k), r, opts); !fsx.IsCrash(err) {
+					t.Fatalf("cut %d: want a crash, got %v", k, err)
+				}
+				return r
+			}
+			probe := crashAt()
+			counter := fsx.NewFault(fsx.Real())
+			if _, err := recover.Run(ctx, probe.Dir, recover.Options{FS: counter, Rollback: rollback, LockTimeout: time.Second}); err != nil {
+				t.Fatal(err)
+			}
+			want, wantRows := final, finalRows
+			if rollback {
+				want, wantRows = initial, initialRows
+			}
+			for m := 0; m < counter.Ops(); m++ {
+				r := crashAt()
+				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second})
+				if err != nil && !fsx.IsCrash(err) {
+					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
+				}
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+					t.Fatalf("cut %d, recovery cut %d, second recovery: %v", k, m, err)
+				}
+				if d := fsxtest.Diff(want, fsxtest.Snapshot(t, r.Dir, drSkip(r))); len(d) > 0 {
+					t.Fatalf("cut %d, recovery cut %d (rollback=%v):\n%s", k, m, rollback, strings.Join(d, "\n"))
+				}
+				drWant(t, fmt.Sprintf("cut %d, recovery cut %d (rollback=%v): rows", k, m, rollback), drRowsFull(t, r), wantRows)
+				runs++
+			}
+		}
+	}
+	t.Logf("%d crash-in-recovery combinations converged", runs)
+}
