@@ -1,0 +1,248 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/ops"
+)
+
+// shownDifferences is how many differences the text output lists; --json
+// lists every one.
+const shownDifferences = 10
+
+func init() {
+	checksums := &cli.BoolFlag{Name: "verify-checksums",
+		Usage: "also read every raw file and compare its SHA-256 with metadata.yaml; a version that does not match " +
+			"counts as unreadable and gets no row (reads all data; slow)"}
+	register(&cli.Command{
+		Name:  "catalog",
+		Usage: "verify or rebuild swamp's catalog (.swamp/data/_catalog.db) from the data on disk",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "verify",
+				Usage: "compare the catalog with the data on disk; change nothing",
+				Description: "Walks the data root, builds the row every readable version should have (unreadable versions,\n" +
+					"such as the zero-byte ones of swamp issue #3955, get none) and compares the catalog's rows for the\n" +
+					"repo's namespace — and its own old namespace stamps — with them. Rows of other namespaces pulled\n" +
+					"from other repos are foreign and not compared. The catalog is opened read-only.\n\n" +
+					"EXIT STATUS: 0 when the catalog agrees with the disk; 1 otherwise (error code catalog_drift),\n" +
+					"with every difference listed under --json.",
+				Flags:  []cli.Flag{checksums},
+				Action: runCatalogVerify,
+			},
+			{
+				Name:  "rebuild",
+				Usage: "make the catalog agree with the data on disk (preview unless --confirm)",
+				Description: "Without --confirm it prints what it would change and changes nothing. With --confirm it applies\n" +
+					"every change in ONE SQLite transaction: missing rows are inserted, rows of deleted or unreadable\n" +
+					"versions are deleted, latest flags and wrong fields are fixed, and rows stamped with this repo's\n" +
+					"old namespace are re-stamped. A crash or error before the commit leaves the previous catalog intact.\n" +
+					"Foreign rows (other repos' namespaces) are kept. A damaged catalog is moved aside with its -wal\n" +
+					"and -shm files (never deleted) and rebuilt. Refuses while 'swampj recover' has work to do.",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "confirm", Usage: "apply the changes (default: preview only)"},
+					checksums,
+				},
+				Action: runCatalogRebuild,
+			},
+		},
+	})
+}
+
+func catalogOptions(e *env, c *cli.Context) ops.CatalogOptions {
+	return ops.CatalogOptions{
+		Confirm:        c.Bool("confirm"),
+		LockTimeout:    e.lockTO,
+		Command:        e.command(),
+		VerifyChecksum: c.Bool("verify-checksums"),
+		Warn:           e.out.warn,
+	}
+}
+
+func runCatalogVerify(c *cli.Context) error {
+	e := newEnv(c)
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	rep, err := ops.VerifyCatalog(c.Context, e.fs, r, catalogOptions(e, c))
+	if err != nil {
+		return err
+	}
+	if rep.OpenIntents > 0 {
+		e.out.warn(fmt.Sprintf("the journal holds %d interrupted operation(s); differences may be theirs — run 'swampj recover' first", rep.OpenIntents))
+	}
+	if err := e.out.result(rep, func(w io.Writer) { printCatalogReport(w, rep) }); err != nil {
+		return err
+	}
+	if !rep.InSync {
+		return withCode("catalog_drift", exitFailure, fmt.Errorf("the catalog does not agree with the data on disk (%s); run 'swampj catalog rebuild --confirm'",
+			driftSummary(rep)))
+	}
+	return nil
+}
+
+func runCatalogRebuild(c *cli.Context) error {
+	e := newEnv(c)
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	rep, err := ops.RebuildCatalog(c.Context, e.fs, r, catalogOptions(e, c))
+	if err != nil {
+		return err
+	}
+	return e.out.result(rep, func(w io.Writer) { printCatalogReport(w, rep) })
+}
+
+// printCatalogReport renders a verify or rebuild report as text.
+func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
+	ns := fmt.Sprintf("namespace %q", rep.Namespace)
+	if rep.Namespace == "" {
+		ns = "solo, no namespace"
+	}
+	fmt.Fprintf(w, "Catalog %s (%s)\n", rep.Catalog, ns)
+	k := rep.Counts
+	fmt.Fprintf(w, "  data on disk:   %d items, %d versions: %d readable, %d unreadable", k.Items, k.VersionsOnDisk, k.Readable, k.Unreadable)
+	if k.RenamedVersions > 0 {
+		fmt.Fprintf(w, ", %d of renamed items (no rows, as swamp's rename leaves them)", k.RenamedVersions)
+	}
+	fmt.Fprintf(w, "\n  expected rows:  %d\n", k.ExpectedRows)
+
+	switch {
+	case rep.MovedAside != nil:
+		fmt.Fprintf(w, "  moved aside:    the damaged catalog (%s):\n", rep.MovedAside.Reason)
+		for _, f := range rep.MovedAside.Files {
+			fmt.Fprintf(w, "                  %s -> %s\n", f.From, f.To)
+		}
+	case rep.CatalogDamaged != "":
+		fmt.Fprintf(w, "  catalog:        damaged (%s); 'rebuild --confirm' moves it aside with its sidecars and builds a new one\n", rep.CatalogDamaged)
+	case rep.CatalogMissing:
+		fmt.Fprintln(w, "  catalog:        does not exist")
+	}
+	for _, s := range rep.StaleNamespaces {
+		fmt.Fprintf(w, "  old stamp:      namespace %q, %d rows — %s\n", s.Namespace, s.Rows, s.Reason)
+	}
+	for _, f := range rep.ForeignNamespaces {
+		fmt.Fprintf(w, "  foreign, kept:  namespace %q, %d rows — %s\n", f.Namespace, f.Rows, f.Reason)
+	}
+
+	if rep.InSync {
+		if rep.Command == "rebuild" && rep.Applied {
+			fmt.Fprintln(w, "The catalog already agreed with the disk; marked it populated.")
+		} else {
+			fmt.Fprintln(w, "The catalog agrees with the data on disk.")
+		}
+		if !rep.Populated && !rep.CatalogMissing && rep.Command == "verify" {
+			fmt.Fprintln(w, "  (catalog_meta.populated is not set: swamp re-runs its additive backfill on its next query)")
+		}
+	} else {
+		fmt.Fprintf(w, "  differences:    %s\n", driftSummary(rep))
+		printDifferences(w, rep)
+		switch {
+		case rep.Command == "rebuild" && rep.Applied:
+			fmt.Fprintln(w, "Rebuilt: every difference above was fixed in one transaction.")
+		case rep.Command == "rebuild":
+			fmt.Fprintln(w, "Nothing was changed. Run 'swampj catalog rebuild --confirm' to apply.")
+		default:
+			fmt.Fprintln(w, "Run 'swampj catalog rebuild --confirm' to make the catalog agree with the disk.")
+		}
+	}
+	printUnreadable(w, rep)
+}
+
+func driftSummary(rep *ops.CatalogReport) string {
+	k := rep.Counts
+	return fmt.Sprintf("%d rows missing, %d stale, %d with wrong latest flags, %d with wrong fields, %d with an old namespace stamp",
+		k.RowsMissing, k.RowsStale, k.FlagsWrong, k.FieldsWrong, k.WrongNamespace)
+}
+
+func rowName(r catalog.Row) string {
+	return fmt.Sprintf("%s/%s/%s v%d", r.TypeNormalized, r.ModelID, r.DataName, r.Version)
+}
+
+func flagText(r catalog.Row, step bool) string {
+	s := fmt.Sprintf("is_latest=%d", b2i(r.IsLatest))
+	if step {
+		s += fmt.Sprintf(" is_step_latest=%d", b2i(r.IsStepLatest))
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// printDifferences lists the first shownDifferences differences.
+func printDifferences(w io.Writer, rep *ops.CatalogReport) {
+	d := rep.Diff
+	if d == nil {
+		return
+	}
+	var lines []string
+	for _, r := range d.Missing {
+		lines = append(lines, "missing          "+rowName(r))
+	}
+	for _, r := range d.Stale {
+		line := "stale            " + rowName(r)
+		if r.Namespace != rep.Namespace {
+			line += fmt.Sprintf(" (stamped %q)", r.Namespace)
+		}
+		lines = append(lines, line+": no readable version on disk")
+	}
+	for _, f := range d.FlagsWrong {
+		lines = append(lines, fmt.Sprintf("flags wrong      %s: %s, should be %s",
+			rowName(f.Expected), flagText(f.Catalog, d.StepLatestColumn), flagText(f.Expected, d.StepLatestColumn)))
+	}
+	for _, f := range d.FieldsWrong {
+		lines = append(lines, fmt.Sprintf("fields wrong     %s: %s", rowName(f.Expected), strings.Join(f.Columns, ", ")))
+	}
+	for _, r := range d.WrongNamespace {
+		lines = append(lines, fmt.Sprintf("old stamp        %s: stamped %q, should be %q", rowName(r), r.Namespace, rep.Namespace))
+	}
+	for i, l := range lines {
+		if i == shownDifferences {
+			fmt.Fprintf(w, "    … and %d more (--json lists every one)\n", len(lines)-shownDifferences)
+			break
+		}
+		fmt.Fprintln(w, "    "+l)
+	}
+}
+
+// printUnreadable lists versions that got no row, and item findings.
+func printUnreadable(w io.Writer, rep *ops.CatalogReport) {
+	if len(rep.Unreadable) == 0 && len(rep.ItemProblems) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Found on disk (unreadable versions get no row):")
+	n := 0
+	for _, u := range rep.Unreadable {
+		if n == shownDifferences {
+			break
+		}
+		n++
+		codes := make([]string, len(u.Problems))
+		for i, p := range u.Problems {
+			codes[i] = string(p.Code)
+		}
+		fmt.Fprintf(w, "    %s/%s/%s v%d: %s (%s)\n", u.Type, u.ModelID, u.DataName, u.Version, u.State, strings.Join(codes, ", "))
+	}
+	for _, p := range rep.ItemProblems {
+		if n == shownDifferences {
+			break
+		}
+		n++
+		fmt.Fprintf(w, "    %s/%s/%s: %s\n", p.Type, p.ModelID, p.DataName, p.Problem.Message)
+	}
+	if total := len(rep.Unreadable) + len(rep.ItemProblems); total > n {
+		fmt.Fprintf(w, "    … and %d more (--json lists every one)\n", total-n)
+	}
+}

@@ -1,0 +1,776 @@
+package ops
+
+// Catalog rebuild and verify: the catalog made true to the disk again.
+//
+// swamp's own rebuild is additive (§3.7): it never removes the rows of
+// versions that vanished or were emptied (issue #3955), never fixes old
+// namespace stamps (G18), and its only full repair deletes the file, which
+// loses foreign rows (§3.9). Here the disk is walked, the rows the catalog
+// should hold for the repo's namespace are built (ExpectedRows), and the
+// catalog package compares (catalog.Diff, for verify) or reconciles
+// (catalog.Rebuild: Diff and Apply in one transaction) exactly that
+// namespace plus the repo's own old stamps.
+//
+// Guarantees:
+//
+//   - Both commands hold the journal lock, so no other swampj runs meanwhile,
+//     and refuse (rebuild) or report (verify) an interrupted swampj operation
+//     still open in the journal: the disk is mid-change until `swampj
+//     recover` has run.
+//   - verify writes nothing to the catalog: it is opened query-only.
+//   - rebuild without Confirm writes nothing either (it opens query-only,
+//     and only says what it would create or move aside).
+//   - rebuild with Confirm changes the catalog in ONE transaction. A crash or
+//     error before the commit leaves the previous catalog as it was. A
+//     damaged catalog is moved aside with its sidecars (never deleted) by
+//     catalog.Open and rebuilt.
+//   - Rows of foreign namespaces (§3.9) are never touched (classifyNamespaces
+//     says which namespaces are the repo's old stamps and which are foreign).
+//
+// Not guaranteed: swamp takes no swampj lock, so a swamp process writing
+// between the walk and the commit can leave its new row out (or its old row
+// in); a second verify shows it and a second rebuild fixes it.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+)
+
+// CodeTypeNotNormalized is an item problem found by ExpectedRows (beside the
+// store package's codes): the type directory is not in normalised form, so
+// swamp re-normalises it, looks under another path and never reads the item
+// (§2.7.3). It gets no rows.
+const CodeTypeNotNormalized store.Code = "type_not_normalized"
+
+// CodeRowInvalid: a readable version whose metadata cannot become a row
+// (catalog.RowFromMeta refused it). It is counted as unreadable.
+const CodeRowInvalid store.Code = "row_invalid"
+
+// ExpectedOptions configure ExpectedRows.
+type ExpectedOptions struct {
+	// StepLatestColumn selects the latest-flag rule of a catalog with the
+	// §11 is_step_latest column (catalog.Catalog.HasStepLatest). Rebuild and
+	// verify set it from the catalog; Expected.Mark changes it afterwards.
+	StepLatestColumn bool
+	// VerifyChecksum also reads every raw and compares its SHA-256 with the
+	// metadata checksum. Off by default: it reads every byte of the datastore.
+	VerifyChecksum bool
+	// Workers is how many items are scanned at once (0: GOMAXPROCS, at
+	// least 2, at most 8). The result does not depend on it.
+	Workers int
+	// Progress, if set, is called with the number of items scanned so far.
+	// It is called from one goroutine at a time and must not block.
+	Progress func(items int)
+}
+
+// Problem is a store.Problem as reports carry it.
+type Problem struct {
+	Code    store.Code `json:"code"`
+	Path    string     `json:"path"`
+	Message string     `json:"message"`
+}
+
+// UnreadableVersion is a version directory that gets no row: swamp cannot
+// read it (or its metadata cannot become a row).
+type UnreadableVersion struct {
+	Type     string    `json:"type"`
+	ModelID  string    `json:"modelId"`
+	DataName string    `json:"dataName"`
+	Version  int64     `json:"version"`
+	State    string    `json:"state"` // incomplete, damaged, missing
+	Problems []Problem `json:"problems"`
+}
+
+// ItemProblem is a finding about a data item as a whole: its `latest`
+// pointer, a non-canonical version directory, a type directory swamp never
+// reads.
+type ItemProblem struct {
+	Type     string  `json:"type"`
+	ModelID  string  `json:"modelId"`
+	DataName string  `json:"dataName"`
+	Problem  Problem `json:"problem"`
+}
+
+// itemID names an item on disk, type normalised (the catalog's three key
+// columns after the namespace).
+type itemID struct{ typ, model, name string }
+
+// Expected is what the catalog should hold for one repo's namespace.
+type Expected struct {
+	Namespace string `json:"namespace"`
+	DataRoot  string `json:"dataRoot"`
+	// StepLatestColumn is the rule the flags of Rows follow (Mark).
+	StepLatestColumn bool `json:"stepLatestColumn"`
+	// Rows is one row per readable version of every item, stamped
+	// Namespace, flags set (see Mark), in key order (type, model id, data
+	// name, version), the order the diff lists them in. The catalog inserts
+	// missing rows in write order, (created_at, version), so that rowid
+	// order approximates the order swamp wrote them (G9).
+	Rows []catalog.Row `json:"rows"`
+
+	Items    int `json:"items"`    // data items found by the walk
+	Versions int `json:"versions"` // canonical version directories on disk
+	Readable int `json:"readable"` // versions with a row, plus renamed ones below
+	// RenamedItems / RenamedVersions: items whose latest version is a
+	// rename tombstone (lifecycle deleted + renamedTo). swamp's rename
+	// removes every row of the old item (§2.6.6, §3.6) and its backfill
+	// skips it (§3.7), so they get no rows; their readable versions are
+	// counted here, not as unreadable.
+	RenamedItems    int                 `json:"renamedItems"`
+	RenamedVersions int                 `json:"renamedVersions"`
+	Unreadable      []UnreadableVersion `json:"unreadable"`
+	ItemProblems    []ItemProblem       `json:"itemProblems"`
+
+	items map[itemID]bool  // every item found on disk, rows or not
+	caps  map[itemID]int64 // per item: the version the flags may not pass
+}
+
+// HasItem reports whether the walk found the item (type normalised), with
+// or without readable versions.
+func (e *Expected) HasItem(typeNorm, modelID, dataName string) bool {
+	return e.items[itemID{typeNorm, modelID, dataName}]
+}
+
+// Mark sets IsLatest and IsStepLatest on Rows by the rule of a catalog with
+// (stepLatestColumn) or without the §11 column:
+//
+//   - Only versions at or below the item's committed latest take part. That
+//     is the version `latest` designates when it is readable; when `latest`
+//     is missing or unparsable, swamp's fallback, the highest version — but
+//     never an unreadable one: then the highest readable version not above
+//     the designated one, or failing that the highest readable version.
+//     Versions above it are uncommitted deferred writes or crash remnants
+//     (G8); swamp's saveDeferred leaves their flags 0 (§2.6.4), and so does
+//     this. They still get rows.
+//   - Among those, catalog.MarkLatest decides: the highest version of each
+//     is_latest group (the item with the column; the item and step_name
+//     without it, §3.5) and of each (workflow, job, step) group (§11).
+//
+// When no version is above the cap (the normal case) this is exactly
+// catalog.MarkLatest over the item's rows.
+func (e *Expected) Mark(stepLatestColumn bool) {
+	e.StepLatestColumn = stepLatestColumn
+	byItem := map[itemID][]int{}
+	for i := range e.Rows {
+		r := &e.Rows[i]
+		r.IsLatest, r.IsStepLatest = false, false
+		id := itemID{r.TypeNormalized, r.ModelID, r.DataName}
+		if r.Version <= e.caps[id] {
+			byItem[id] = append(byItem[id], i)
+		}
+	}
+	var buf []catalog.Row
+	for _, idx := range byItem {
+		buf = buf[:0]
+		for _, i := range idx {
+			buf = append(buf, e.Rows[i])
+		}
+		catalog.MarkLatest(buf, stepLatestColumn)
+		for k, i := range idx {
+			e.Rows[i].IsLatest, e.Rows[i].IsStepLatest = buf[k].IsLatest, buf[k].IsStepLatest
+		}
+	}
+}
+
+// scanned is one item's contribution, built by a worker.
+type scanned struct {
+	id         itemID
+	unread     bool // swamp never reads the item (type not normalised)
+	rows       []catalog.Row
+	cap        int64
+	versions   int
+	readable   int
+	renamed    bool
+	unreadable []UnreadableVersion
+	problems   []ItemProblem
+	err        error
+}
+
+// ExpectedRows walks the repo's data root (store.Walk, store.ScanItem) and
+// builds the rows the catalog should hold for r.Namespace: one row per
+// readable version (catalog.RowFromMeta, stamped with the repo's namespace,
+// G18), flags by Expected.Mark. Unreadable versions are skipped and listed
+// with their problems; they are not an error. The error is non-nil only when
+// the walk itself fails (a directory that cannot be listed, ctx).
+//
+// Cost: the walk's ReadDirs, and per version one read of metadata.yaml and
+// one stat of raw (content only with VerifyChecksum).
+func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedOptions) (*Expected, error) {
+	e := &Expected{
+		Namespace:    r.Namespace,
+		DataRoot:     r.DataRoot,
+		Rows:         []catalog.Row{},
+		Unreadable:   []UnreadableVersion{},
+		ItemProblems: []ItemProblem{},
+		items:        map[itemID]bool{},
+		caps:         map[itemID]int64{},
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = min(max(runtime.GOMAXPROCS(0), 2), 8)
+	}
+	check := store.CheckOptions{VerifyChecksum: opts.VerifyChecksum}
+
+	// The walk feeds items in order; workers scan them; results are merged
+	// in walk order, so the outcome does not depend on scheduling.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		item store.Item
+		out  chan scanned
+	}
+	jobs := make(chan job, workers*4)
+	order := make(chan chan scanned, workers*16)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.out <- scanItem(fsys, r.Namespace, j.item, check)
+			}
+		}()
+	}
+	walkErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		walkErr <- store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
+			out := make(chan scanned, 1)
+			select {
+			case jobs <- job{it, out}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
+		})
+	}()
+
+	var firstErr error
+	var perItem [][]catalog.Row
+	total := 0
+	for out := range order {
+		s := <-out
+		if s.err != nil {
+			if firstErr == nil {
+				firstErr = s.err
+				cancel()
+			}
+			continue
+		}
+		e.merge(s)
+		perItem = append(perItem, s.rows)
+		total += len(s.rows)
+		if opts.Progress != nil {
+			opts.Progress(e.Items)
+		}
+	}
+	wg.Wait()
+	if err := <-walkErr; err != nil && firstErr == nil {
+		firstErr = err
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+
+	// Walk order is key order but for type names that sort differently
+	// as paths and as strings ("a/b" walks before "a-c"); sort by key,
+	// moving each ~400-byte row once.
+	sort.SliceStable(perItem, func(i, j int) bool { return lessItem(perItem[i], perItem[j]) })
+	e.Rows = make([]catalog.Row, 0, total)
+	for _, rows := range perItem {
+		e.Rows = append(e.Rows, rows...)
+	}
+	e.Mark(opts.StepLatestColumn)
+	return e, nil
+}
+
+// lessItem orders two items' row lists (versions ascending within each) by
+// the key of their first row; items without rows come first.
+func lessItem(a, b []catalog.Row) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == 0 && len(b) != 0
+	}
+	x, y := a[0], b[0]
+	switch {
+	case x.TypeNormalized != y.TypeNormalized:
+		return x.TypeNormalized < y.TypeNormalized
+	case x.ModelID != y.ModelID:
+		return x.ModelID < y.ModelID
+	}
+	return x.DataName < y.DataName
+}
+
+func (e *Expected) merge(s scanned) {
+	e.Items++
+	e.ItemProblems = append(e.ItemProblems, s.problems...)
+	if s.unread {
+		// Not registered: its normalised key may be another, real item's.
+		return
+	}
+	e.items[s.id] = true
+	e.Versions += s.versions
+	e.Readable += s.readable
+	if s.renamed {
+		e.RenamedItems++
+		e.RenamedVersions += s.readable
+	}
+	e.caps[s.id] = s.cap
+	e.Unreadable = append(e.Unreadable, s.unreadable...)
+}
+
+// itemLevel are the store codes about an item rather than one version.
+var itemLevel = map[store.Code]bool{
+	store.CodeLatestMissing:          true,
+	store.CodeLatestEmpty:            true,
+	store.CodeLatestUnparsable:       true,
+	store.CodeLatestInvalid:          true,
+	store.CodeLatestNotFound:         true,
+	store.CodeLatestUnreadable:       true,
+	store.CodeNonCanonicalVersionDir: true,
+	store.CodeNoVersions:             true,
+}
+
+// scanItem builds one item's rows and findings.
+func scanItem(fsys fsx.FS, ns string, it store.Item, check store.CheckOptions) scanned {
+	s := scanned{id: itemID{it.Type, it.ModelID, it.DataName}}
+	if norm := meta.NormalizeType(it.Type); norm != it.Type {
+		// swamp looks this item up under norm and finds nothing (§2.7.3).
+		s.unread = true
+		s.problems = append(s.problems, ItemProblem{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName,
+			Problem: Problem{Code: CodeTypeNotNormalized, Path: it.Dir,
+				Message: fmt.Sprintf("type directory %q is not normalised (%q); swamp never reads this item", it.Type, norm)}})
+		return s
+	}
+	st, err := store.ScanItem(fsys, it, check)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	for _, p := range st.Problems {
+		if itemLevel[p.Code] {
+			s.problems = append(s.problems, ItemProblem{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName,
+				Problem: Problem{Code: p.Code, Path: p.Path, Message: p.Message}})
+		}
+	}
+
+	// The committed latest: what `latest` designates if readable, else the
+	// last good version at or below it, else the highest readable (G8).
+	top := st.LatestReadable
+	if top == nil {
+		top = st.LastGood
+	}
+	if top == nil {
+		top = st.HighestReadable
+	}
+	if top != nil {
+		s.cap = top.Number
+		s.renamed = top.Metadata.Lifecycle == "deleted" && top.Metadata.RenamedTo != ""
+	}
+
+	s.versions = len(st.Versions)
+	for _, v := range st.Versions {
+		if !v.Readable() {
+			s.unreadable = append(s.unreadable, unreadableOf(it, v.Number, v.State.String(), v.Problems))
+			continue
+		}
+		row, err := catalog.RowFromMeta(ns, it.Type, it.ModelID, v.Metadata)
+		if err != nil {
+			s.unreadable = append(s.unreadable, unreadableOf(it, v.Number, "damaged",
+				[]store.Problem{{Code: CodeRowInvalid, Path: v.MetadataPath, Message: err.Error()}}))
+			continue
+		}
+		s.readable++
+		if !s.renamed {
+			s.rows = append(s.rows, row)
+		}
+	}
+	return s
+}
+
+func unreadableOf(it store.Item, v int64, state string, ps []store.Problem) UnreadableVersion {
+	u := UnreadableVersion{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName, Version: v, State: state, Problems: []Problem{}}
+	for _, p := range ps {
+		u.Problems = append(u.Problems, Problem{Code: p.Code, Path: p.Path, Message: p.Message})
+	}
+	return u
+}
+
+// CatalogOptions configure RebuildCatalog and VerifyCatalog.
+type CatalogOptions struct {
+	// Confirm makes RebuildCatalog change the catalog; without it the
+	// rebuild only reports what it would change. VerifyCatalog ignores it.
+	Confirm bool
+	// LockTimeout bounds the wait for another swampj (0: journal default).
+	LockTimeout time.Duration
+	// Command is recorded as the journal lock holder.
+	Command []string
+	// VerifyChecksum, Workers and Progress are passed to ExpectedRows.
+	VerifyChecksum bool
+	Workers        int
+	Progress       func(items int)
+	// Warn receives warnings (a journal moved aside).
+	Warn func(string)
+}
+
+// StaleNamespace is another namespace's rows that rebuild treats as this
+// repo's old stamps (staleNamespaces) and reconciles.
+type StaleNamespace struct {
+	Namespace string `json:"namespace"`
+	Rows      int    `json:"rows"`
+	Reason    string `json:"reason"`
+}
+
+// ForeignNamespace is another namespace's rows that are kept untouched.
+type ForeignNamespace struct {
+	Namespace string `json:"namespace"`
+	Rows      int    `json:"rows"`
+	Reason    string `json:"reason"`
+}
+
+// CatalogCounts sums up a report.
+type CatalogCounts struct {
+	Items           int `json:"items"`
+	VersionsOnDisk  int `json:"versionsOnDisk"`
+	Readable        int `json:"readable"`
+	Unreadable      int `json:"unreadable"`
+	RenamedVersions int `json:"renamedVersions"`
+	ExpectedRows    int `json:"expectedRows"`
+	RowsMissing     int `json:"rowsMissing"`
+	RowsStale       int `json:"rowsStale"`
+	FlagsWrong      int `json:"flagsWrong"`
+	FieldsWrong     int `json:"fieldsWrong"`
+	WrongNamespace  int `json:"wrongNamespace"`
+	ForeignKept     int `json:"foreignKept"`
+}
+
+// CatalogReport is what RebuildCatalog and VerifyCatalog found and did.
+type CatalogReport struct {
+	Command   string `json:"command"` // "verify" or "rebuild"
+	Repo      string `json:"repo"`
+	Catalog   string `json:"catalog"`
+	DataRoot  string `json:"dataRoot"`
+	Namespace string `json:"namespace"`
+	// Confirmed: a rebuild run with Confirm. Applied: it committed a change.
+	Confirmed bool `json:"confirmed"`
+	Applied   bool `json:"applied"`
+	// InSync: the catalog agreed with the disk before anything was done.
+	InSync bool `json:"inSync"`
+	// CatalogMissing: there was no catalog (verify, preview); a confirmed
+	// rebuild creates it (CatalogCreated).
+	CatalogMissing bool `json:"catalogMissing"`
+	CatalogCreated bool `json:"catalogCreated"`
+	// CatalogDamaged is why the catalog is unusable (verify, preview: a
+	// confirmed rebuild would move it aside); MovedAside is what a confirmed
+	// rebuild moved.
+	CatalogDamaged   string             `json:"catalogDamaged,omitempty"`
+	MovedAside       *catalog.MoveAside `json:"movedAside,omitempty"`
+	StepLatestColumn bool               `json:"stepLatestColumn"`
+	// Populated is catalog_meta.populated as found (§3.7).
+	Populated bool `json:"populated"`
+	// OpenIntents is how many interrupted swampj operations the journal
+	// holds (verify reports them; rebuild refuses to run while there are).
+	OpenIntents       int                 `json:"openIntents"`
+	Counts            CatalogCounts       `json:"counts"`
+	StaleNamespaces   []StaleNamespace    `json:"staleNamespaces"`
+	ForeignNamespaces []ForeignNamespace  `json:"foreignNamespaces"`
+	Unreadable        []UnreadableVersion `json:"unreadable"`
+	ItemProblems      []ItemProblem       `json:"itemProblems"`
+	Diff              *catalog.Diff       `json:"diff"`
+}
+
+// OpenIntentsError is returned by RebuildCatalog when the journal holds an
+// interrupted swampj operation: the disk is mid-change, and rebuilding from
+// it would record the half-done state.
+type OpenIntentsError struct {
+	IDs []uint64
+}
+
+func (e *OpenIntentsError) Code() string { return "open_intents" }
+func (e *OpenIntentsError) Error() string {
+	ids := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		ids[i] = fmt.Sprint(id)
+	}
+	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change. "+
+		"Run 'swampj recover' first, then rebuild the catalog", len(e.IDs), strings.Join(ids, ", "))
+}
+
+// RebuildCatalog makes the catalog's rows for the repo's namespace equal to
+// the data on disk (see the file comment for the guarantees). Without
+// opts.Confirm it only reports. It holds the journal lock throughout and
+// refuses while the journal holds an open intent (*OpenIntentsError).
+func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
+	rep := newReport("rebuild", r)
+	rep.Confirmed = opts.Confirm
+	j, err := lockJournal(fsys, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	if len(open) > 0 {
+		e := &OpenIntentsError{}
+		for _, in := range open {
+			e.IDs = append(e.IDs, in.ID)
+		}
+		return nil, e
+	}
+	if !opts.Confirm {
+		return verifyLocked(ctx, fsys, r, opts, rep)
+	}
+
+	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	rep.MovedAside = c.MovedAside()
+	rep.CatalogCreated = c.Created()
+	if rep.Populated, err = c.Populated(ctx); err != nil {
+		return nil, err
+	}
+	exp, stale, err := expect(ctx, fsys, r, c, opts, rep)
+	if err != nil {
+		return nil, err
+	}
+	// One transaction: read the rows, diff, apply, commit (catalog/bulk.go).
+	d, applied, err := c.Rebuild(ctx, r.Namespace, exp.Rows, stale)
+	if err != nil {
+		return nil, err
+	}
+	rep.fill(exp, d)
+	rep.InSync, rep.Applied = d.Empty(), applied
+	return rep, nil
+}
+
+// VerifyCatalog compares the catalog with the data on disk and changes
+// nothing: the catalog is opened query-only. rep.InSync says whether they
+// agree. A missing catalog is reported (every expected row missing); a
+// damaged one or one with a foreign schema is returned as the catalog
+// package's error.
+func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
+	rep := newReport("verify", r)
+	j, err := lockJournal(fsys, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	rep.OpenIntents = len(open)
+	return verifyLocked(ctx, fsys, r, opts, rep)
+}
+
+// verifyLocked is verify (and the rebuild preview) once the lock is held.
+func verifyLocked(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions, rep *CatalogReport) (*CatalogReport, error) {
+	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
+	var missing *catalog.MissingError
+	var corrupt *catalog.CorruptError
+	switch {
+	case errors.As(err, &missing):
+		rep.CatalogMissing = true
+		return noCatalog(ctx, fsys, r, opts, rep)
+	case errors.As(err, &corrupt) && rep.Command == "rebuild":
+		// The confirmed rebuild moves it aside; the preview says so.
+		rep.CatalogDamaged = corrupt.Reason
+		return noCatalog(ctx, fsys, r, opts, rep)
+	case err != nil:
+		return nil, err
+	}
+	defer c.Close()
+	if f := c.Foreign(); f != nil {
+		return nil, f
+	}
+	if err := compare(ctx, fsys, r, c, opts, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// noCatalog reports a catalog that is not there (or will be replaced): every
+// expected row is missing. A repo without data and without a catalog is in
+// sync — swamp creates the file empty when it first needs it.
+func noCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions, rep *CatalogReport) (*CatalogReport, error) {
+	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, false))
+	if err != nil {
+		return nil, err
+	}
+	d := &catalog.Diff{
+		Namespace: r.Namespace, StaleNamespaces: []string{}, Missing: exp.Rows,
+		Stale: []catalog.Row{}, FlagsWrong: []catalog.RowDrift{}, FieldsWrong: []catalog.RowDrift{}, WrongNamespace: []catalog.Row{},
+	}
+	rep.fill(exp, d)
+	rep.InSync = rep.CatalogDamaged == "" && len(exp.Rows) == 0
+	return rep, nil
+}
+
+// compare walks the disk and diffs it against an open catalog, filling rep.
+func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts CatalogOptions, rep *CatalogReport) error {
+	var err error
+	if rep.Populated, err = c.Populated(ctx); err != nil {
+		return err
+	}
+	exp, stale, err := expect(ctx, fsys, r, c, opts, rep)
+	if err != nil {
+		return err
+	}
+	d, err := c.Diff(ctx, r.Namespace, exp.Rows, stale)
+	if err != nil {
+		return err
+	}
+	rep.fill(exp, d)
+	rep.InSync = d.Empty()
+	return nil
+}
+
+// expect walks the disk with the catalog's flag rule and sorts the other
+// namespaces of the catalog into the repo's old stamps and foreign ones.
+func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts CatalogOptions, rep *CatalogReport) (*Expected, []string, error) {
+	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c.HasStepLatest()))
+	if err != nil {
+		return nil, nil, err
+	}
+	stale, foreign, err := classifyNamespaces(ctx, fsys, r, c, exp)
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make([]string, len(stale))
+	for i, s := range stale {
+		names[i] = s.Namespace
+	}
+	rep.StaleNamespaces, rep.ForeignNamespaces = stale, foreign
+	for _, f := range foreign {
+		rep.Counts.ForeignKept += f.Rows
+	}
+	return exp, names, nil
+}
+
+func expectedOpts(opts CatalogOptions, step bool) ExpectedOptions {
+	return ExpectedOptions{StepLatestColumn: step, VerifyChecksum: opts.VerifyChecksum, Workers: opts.Workers, Progress: opts.Progress}
+}
+
+// classifyNamespaces decides, for every namespace stamp in the catalog other
+// than the repo's own, whether its rows are this repo's old stamps (stale:
+// reconciled like the own namespace — re-stamped when their version is on
+// disk, deleted otherwise) or foreign rows (kept untouched, §3.9).
+//
+// The rule. A namespace N is an old stamp of this repo when either
+//
+//   - N is "" (solo) and the repo is namespaced: only this repo ever writes
+//     solo rows into its repo-local catalog; foreign rows come from `swamp
+//     datastore catalog pull`, which always names a namespace; or
+//   - N is not "", catalog_meta has no foreign_synced:N key (its rows were
+//     never pulled as another repo's catalog, §3.9), no namespace manifest
+//     {base}/N/.namespace.json names another repo (a non-empty repoId
+//     different from this repo's), and at least one of its rows is for an
+//     item (type, model id, data name) the walk found in this repo's data
+//     root — model ids are definition UUIDs, so those are this repo's data
+//     written under an earlier namespace (A8, G18).
+//
+// Everything else is foreign and never touched, even rows that look like
+// this repo's items: a namespace pulled as foreign stays foreign.
+func classifyNamespaces(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, exp *Expected) ([]StaleNamespace, []ForeignNamespace, error) {
+	stale, foreign := []StaleNamespace{}, []ForeignNamespace{}
+	names, err := c.Namespaces(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, err := c.Meta(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ns := range names {
+		if ns == r.Namespace {
+			continue
+		}
+		rows, err := c.Rows(ctx, ns)
+		if err != nil {
+			return nil, nil, err
+		}
+		reason, isStale := staleReason(fsys, r, exp, ns, rows, md)
+		if isStale {
+			stale = append(stale, StaleNamespace{Namespace: ns, Rows: len(rows), Reason: reason})
+		} else {
+			foreign = append(foreign, ForeignNamespace{Namespace: ns, Rows: len(rows), Reason: reason})
+		}
+	}
+	return stale, foreign, nil
+}
+
+func staleReason(fsys fsx.FS, r *repo.Repo, exp *Expected, ns string, rows []catalog.Row, md map[string]string) (string, bool) {
+	if ns == "" {
+		return "solo rows in a namespaced repo: written by this repo before its namespace was set", true
+	}
+	if _, ok := md["foreign_synced:"+ns]; ok {
+		return "pulled as a foreign catalog (foreign_synced:" + ns + ")", false
+	}
+	if repo.ValidateNamespace(ns) == nil {
+		m, found, err := repo.ReadManifest(fsys, r.Base, ns)
+		switch {
+		case err != nil:
+			return "its namespace manifest cannot be read (" + err.Error() + "); kept to be safe", false
+		case found && m.RepoID != "" && m.RepoID != r.RepoID:
+			return "registered in this datastore by repo " + m.RepoID, false
+		}
+	}
+	for _, row := range rows {
+		if exp.HasItem(row.TypeNormalized, row.ModelID, row.DataName) {
+			return fmt.Sprintf("rows for this repo's items (e.g. %s/%s/%s): written before a namespace change",
+				row.TypeNormalized, row.ModelID, row.DataName), true
+		}
+	}
+	return "no row is for an item of this repo", false
+}
+
+func newReport(cmd string, r *repo.Repo) *CatalogReport {
+	return &CatalogReport{
+		Command: cmd, Repo: r.Dir, Catalog: r.CatalogPath, DataRoot: r.DataRoot, Namespace: r.Namespace,
+		StaleNamespaces: []StaleNamespace{}, ForeignNamespaces: []ForeignNamespace{},
+		Unreadable: []UnreadableVersion{}, ItemProblems: []ItemProblem{},
+	}
+}
+
+func (rep *CatalogReport) fill(exp *Expected, d *catalog.Diff) {
+	rep.StepLatestColumn = exp.StepLatestColumn
+	rep.Unreadable, rep.ItemProblems = exp.Unreadable, exp.ItemProblems
+	rep.Diff = d
+	rep.Counts.Items = exp.Items
+	rep.Counts.VersionsOnDisk = exp.Versions
+	rep.Counts.Readable = exp.Readable
+	rep.Counts.Unreadable = len(exp.Unreadable)
+	rep.Counts.RenamedVersions = exp.RenamedVersions
+	rep.Counts.ExpectedRows = len(exp.Rows)
+	rep.Counts.RowsMissing = len(d.Missing)
+	rep.Counts.RowsStale = len(d.Stale)
+	rep.Counts.FlagsWrong = len(d.FlagsWrong)
+	rep.Counts.FieldsWrong = len(d.FieldsWrong)
+	rep.Counts.WrongNamespace = len(d.WrongNamespace)
+}
+
+func lockJournal(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, error) {
+	return journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: opts.Warn})
+}

@@ -1,0 +1,134 @@
+package ops_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+)
+
+// benchSize is 10,000 items × 10 versions = 100,000 versions, or
+// SWAMPJ_BENCH_ITEMS × SWAMPJ_BENCH_VERSIONS for a quick run.
+func csBenchSize() (items, versions int) {
+	items, versions = 10000, 10
+	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_BENCH_ITEMS")); err == nil && n > 0 {
+		items = n
+	}
+	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_BENCH_VERSIONS")); err == nil && n > 0 {
+		versions = n
+	}
+	return items, versions
+}
+
+// bareWalk is the baseline: the same walk, and one read of every
+// metadata.yaml — the I/O any rebuild must do, with no parsing, no checks
+// and no SQLite. It returns the number of files read.
+func csBareWalk(b *testing.B, fsys fsx.FS, dataRoot string) int {
+	n := 0
+	err := store.Walk(csCtx, fsys, dataRoot, func(it store.Item) error {
+		ents, err := fsys.ReadDir(it.Dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			if _, err := fsys.ReadFile(filepath.Join(it.Dir, e.Name(), "metadata.yaml")); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+func csRemoveCatalog(b *testing.B, r *repo.Repo) {
+	for _, suf := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(r.CatalogPath + suf); err != nil && !os.IsNotExist(err) {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCatalogRebuild measures, in the same run and alternating so that
+// machine noise hits all alike, over one generated tree:
+//
+//   - walk:     bareWalk (every metadata.yaml read once);
+//   - rebuild:  `catalog rebuild --confirm` through the Go API into an empty
+//     catalog (the file is removed before each round, untimed): walk, scan,
+//     rows, diff, and every row inserted in one transaction;
+//   - rebuild1: the same with one scanning worker (as sequential as the
+//     baseline);
+//   - verify:   `catalog verify` of the catalog the rebuild left.
+//
+// Targets: rebuild/walk ≤ 2, verify/rebuild ≤ 1.
+func BenchmarkCatalogRebuild(b *testing.B) {
+	items, versions := csBenchSize()
+	dir := filepath.Join(b.TempDir(), "repo")
+	b.StopTimer()
+	st, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := repo.Load(fsx.Real(), dir, func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	fsys := fsx.Real()
+	csBareWalk(b, fsys, r.DataRoot) // warm the page cache for every contender
+
+	var walk, rebuild, rebuild1, verify time.Duration
+	timed := func(d *time.Duration, fn func()) {
+		b.StartTimer()
+		start := time.Now()
+		fn()
+		*d += time.Since(start)
+		b.StopTimer()
+	}
+	for i := 0; i < b.N; i++ {
+		timed(&walk, func() {
+			if n := csBareWalk(b, fsys, r.DataRoot); n != st.Versions {
+				b.Fatalf("walk read %d files, want %d", n, st.Versions)
+			}
+		})
+		for _, c := range []struct {
+			d       *time.Duration
+			workers int
+		}{{&rebuild1, 1}, {&rebuild, 0}} {
+			csRemoveCatalog(b, r)
+			timed(c.d, func() {
+				rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true, Workers: c.workers})
+				if err != nil || !rep.Applied || rep.Counts.RowsMissing != st.Versions {
+					b.Fatalf("rebuild: %v %+v", err, rep)
+				}
+			})
+		}
+		timed(&verify, func() {
+			rep, err := ops.VerifyCatalog(csCtx, fsys, r, ops.CatalogOptions{})
+			if err != nil || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
+				b.Fatalf("verify: %v %+v", err, rep)
+			}
+		})
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+	b.ReportMetric(float64(st.Versions), "versions")
+	b.ReportMetric(ms(walk), "walk-ms")
+	b.ReportMetric(ms(rebuild), "rebuild-ms")
+	b.ReportMetric(ms(rebuild1), "rebuild-1worker-ms")
+	b.ReportMetric(ms(verify), "verify-ms")
+	b.ReportMetric(float64(rebuild)/float64(walk), "rebuild/walk")
+	b.ReportMetric(float64(rebuild1)/float64(walk), "rebuild-1worker/walk")
+	b.ReportMetric(float64(verify)/float64(rebuild), "verify/rebuild")
+}
