@@ -1,0 +1,425 @@
+package ops
+
+// The repair-catalog step kind: the catalog half of a doctor repair
+// (repair.go). It records every affected row before and after, so it can
+// be redone and undone, restoring write order (G9) on undo.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+)
+
+// doctorCatalogChange is the payload of a repair-catalog step.
+type doctorCatalogChange struct {
+	Namespace string              `json:"namespace"`
+	Items     []doctorCatalogItem `json:"items"`
+	// Order is every Before row of every item in the catalog's rowid
+	// order, so an undo can restore the write order across items (G9).
+	Order []doctorRowRef `json:"order"`
+}
+
+// doctorRowRef names one Before row: an index into Items and a version.
+type doctorRowRef struct {
+	Item    int   `json:"item"`
+	Version int64 `json:"version"`
+}
+
+// doctorCatalogItem is one item's rows as found (Before, rowid order, flags
+// included) and as the repair leaves them (After).
+type doctorCatalogItem struct {
+	Key    catalog.ItemKey `json:"key"`
+	Before []catalog.Row   `json:"before"`
+	After  []catalog.Row   `json:"after"`
+}
+
+// known reports whether the plan knows version v of the item.
+func (it *doctorCatalogItem) known(v int64) bool {
+	return doctorHasVersion(it.Before, v) || doctorHasVersion(it.After, v)
+}
+
+func init() {
+	register(KindRepairCatalog, kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog})
+}
+
+func decodeDoctorChange(s *journal.Step) (*doctorCatalogChange, error) {
+	var ch doctorCatalogChange
+	if err := json.Unmarshal(s.Catalog, &ch); err != nil {
+		return nil, fmt.Errorf("repair-catalog step does not decode: %w", err)
+	}
+	return &ch, nil
+}
+
+// repairCatalogOpen opens the catalog for the step; nil when there is none
+// (a rollback or a recovery never creates one).
+func repairCatalogOpen(ctx context.Context, env *Env, s *journal.Step) (*catalog.Catalog, error) {
+	if ok, err := fsx.Exists(env.FS, s.Path); err != nil || !ok {
+		return nil, err
+	}
+	return catalogOf(ctx, env)
+}
+
+// observeRepairCatalog: done when every item's rows (of the versions the
+// plan knows) are After, not done when they are all Before, partial in
+// between. A row of a version the plan does not know is a conflict: the
+// item was written since the plan was made.
+func observeRepairCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	ch, err := decodeDoctorChange(s)
+	if err != nil {
+		return Conflict, "", err
+	}
+	c, err := repairCatalogOpen(ctx, env, s)
+	var foreign *catalog.ForeignSchemaError
+	switch {
+	case errors.As(err, &foreign):
+		return NotDone, "the catalog has a schema swampj does not write", nil
+	case err != nil:
+		return Conflict, "", err
+	case c == nil:
+		return NotDone, "no catalog", nil
+	}
+	cur, order, err := doctorReadItems(ctx, c, ch)
+	if err != nil {
+		return Conflict, "", err
+	}
+	step := c.HasStepLatest()
+	// The before-state includes the rows' write order: an undo that
+	// re-inserted some rows and stopped has every row and flag back, but
+	// not yet in their old order.
+	atBefore, atAfter := doctorSameOrder(order, ch.Order), true
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		for v := range cur[it.Key] {
+			if !it.known(v) {
+				return Conflict, fmt.Sprintf("the catalog has a row for %s/%s/%s version %d that the repair did not plan for (written since?)",
+					it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, v), nil
+			}
+		}
+		atBefore = atBefore && doctorRowsAre(cur[it.Key], it.Before, step)
+		atAfter = atAfter && doctorRowsAre(cur[it.Key], it.After, step)
+	}
+	switch {
+	case atAfter:
+		return Done, "", nil
+	case atBefore:
+		return NotDone, "", nil
+	}
+	return Partial, "some items' rows are changed, others not", nil
+}
+
+func applyRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+	ch, err := decodeDoctorChange(s)
+	if err != nil {
+		return err
+	}
+	c, err := repairCatalogOpen(ctx, env, s)
+	if err != nil || c == nil {
+		return err // no catalog: swamp rebuilds it from the repaired disk
+	}
+	return repairCatalogForward(ctx, c, ch)
+}
+
+func undoRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+	ch, err := decodeDoctorChange(s)
+	if err != nil {
+		return err
+	}
+	c, err := repairCatalogOpen(ctx, env, s)
+	var foreign *catalog.ForeignSchemaError
+	if errors.As(err, &foreign) {
+		return nil // swampj never wrote to it: nothing of the repair is there
+	}
+	if err != nil || c == nil {
+		return err
+	}
+	return repairCatalogBackward(ctx, c, ch)
+}
+
+// doctorFlagPasses bounds the flag-setting rounds of doctorEnforceFlags.
+// Two suffice for flags that follow the latest rules (one to set, one to
+// see they hold); the rest is slack.
+const doctorFlagPasses = 4
+
+// The catalog change is made of the catalog's write-through operations,
+// each its own IMMEDIATE transaction (the catalog package offers no
+// "replace an item's rows" in one). Every stage below is idempotent and the
+// step is observed item by item, so a crash between two transactions is
+// finished — or undone — by running the step again.
+
+// repairCatalogForward makes every item's rows After:
+//
+//  1. the rows of versions that are not readable are removed
+//     (RemoveVersion, which hands a removed row's flag to the highest
+//     remaining row of its group in place, keeping its rowid — for #3955
+//     that already is the answer);
+//  2. a row the new latest version lacks is inserted (UpsertDeferred);
+//  3. flags that still differ are set as write-through sets them
+//     (doctorEnforceFlags). A catalog that still disagrees is an error.
+func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) error {
+	cur, err := doctorCurrentRows(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		for _, v := range doctorSortedVersions(cur[it.Key]) {
+			if it.known(v) && !doctorHasVersion(it.After, v) {
+				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
+					return err
+				}
+			}
+		}
+		for _, row := range it.After {
+			if _, ok := cur[it.Key][row.Version]; !ok {
+				if err := c.UpsertDeferred(ctx, row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	after := func(it *doctorCatalogItem) []catalog.Row { return it.After }
+	if err := doctorEnforceFlags(ctx, c, ch, after); err != nil {
+		return err
+	}
+	cur, err = doctorCurrentRows(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	step := c.HasStepLatest()
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		if !doctorRowsAre(cur[it.Key], it.After, step) {
+			return fmt.Errorf("the catalog's latest flags of %s/%s/%s did not settle: %s",
+				it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, doctorFlagged(doctorRowList(cur[it.Key]), step))
+		}
+	}
+	return nil
+}
+
+// repairCatalogBackward puts every item's rows back as they were (Before),
+// in their old write order (G9):
+//
+//  1. rows the repair added are removed;
+//  2. from the first of the old rows (in their journaled rowid order,
+//     Order) that is missing, out of place or lacks a flag it had, every
+//     old row is written again in that order — UpsertNewVersion for a row
+//     that carried a flag, UpsertDeferred for one that did not — so each
+//     gets a new rowid behind the rows before it, and each group's flag
+//     ends on the row that had it (in a catalog write-through built, the
+//     flagged row of a group is its newest, hence written last);
+//  3. flags no write-through order produces (a catalog that had two
+//     is_latest rows in a group) are restored as far as write-through
+//     allows (doctorEnforceFlags, best effort).
+func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) error {
+	step := c.HasStepLatest()
+	cur, err := doctorCurrentRows(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	for i := range ch.Items {
+		it := &ch.Items[i]
+		for _, v := range doctorSortedVersions(cur[it.Key]) {
+			if it.known(v) && !doctorHasVersion(it.Before, v) {
+				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	cur, order, err := doctorReadItems(ctx, c, ch)
+	if err != nil {
+		return err
+	}
+	from := len(ch.Order)
+	for k, ref := range ch.Order {
+		it := &ch.Items[ref.Item]
+		old := it.Before[doctorIndex(it.Before, ref.Version)]
+		have, ok := cur[it.Key][ref.Version]
+		if k >= len(order) || order[k] != ref || !ok ||
+			(old.IsLatest && !have.IsLatest) || (step && old.IsStepLatest && !have.IsStepLatest) {
+			from = k
+			break
+		}
+	}
+	for _, ref := range ch.Order[from:] {
+		it := &ch.Items[ref.Item]
+		old := it.Before[doctorIndex(it.Before, ref.Version)]
+		if old.IsLatest || (step && old.IsStepLatest) {
+			err = c.UpsertNewVersion(ctx, old)
+		} else {
+			err = c.UpsertDeferred(ctx, old)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	before := func(it *doctorCatalogItem) []catalog.Row { return it.Before }
+	return doctorEnforceFlags(ctx, c, ch, before)
+}
+
+// doctorEnforceFlags sets the flags of every item's target rows with
+// write-through operations: UpsertNewVersion on each row that must carry a
+// flag and does not (it clears the flag in the row's group, as swamp's
+// write-through does), step-only holders before the item's latest row so
+// the latest row takes is_latest last; UpsertDeferred on a row that must
+// carry none but still does. Rows it rewrites move to the end of the write
+// order, so it is the last resort: it does nothing when the flags are right.
+func doctorEnforceFlags(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange, target func(*doctorCatalogItem) []catalog.Row) error {
+	step := c.HasStepLatest()
+	for pass := 0; pass < doctorFlagPasses; pass++ {
+		cur, err := doctorCurrentRows(ctx, c, ch)
+		if err != nil {
+			return err
+		}
+		changed := false
+		for i := range ch.Items {
+			it := &ch.Items[i]
+			for _, row := range doctorSetters(cur[it.Key], target(it), step) {
+				if err := c.UpsertNewVersion(ctx, row); err != nil {
+					return err
+				}
+				changed = true
+			}
+		}
+		if changed {
+			if cur, err = doctorCurrentRows(ctx, c, ch); err != nil {
+				return err
+			}
+		}
+		for i := range ch.Items {
+			it := &ch.Items[i]
+			for _, row := range target(it) {
+				have, ok := cur[it.Key][row.Version]
+				if ok && !row.IsLatest && !(step && row.IsStepLatest) && !doctorSameFlags(have, row, step) {
+					if err := c.UpsertDeferred(ctx, row); err != nil {
+						return err
+					}
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			return nil
+		}
+	}
+	return nil
+}
+
+// doctorSetters lists the target rows that must carry a flag and do not:
+// rows that are only is_step_latest first (each also takes is_latest for a
+// moment), then the item's is_latest row(s), which take it back.
+func doctorSetters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catalog.Row {
+	var stepOnly, latest []catalog.Row
+	for _, row := range target {
+		if !row.IsLatest && !(step && row.IsStepLatest) {
+			continue
+		}
+		have, ok := cur[row.Version]
+		if ok && doctorSameFlags(have, row, step) {
+			continue
+		}
+		if row.IsLatest {
+			latest = append(latest, row)
+		} else {
+			stepOnly = append(stepOnly, row)
+		}
+	}
+	if len(stepOnly) > 0 {
+		for _, row := range target {
+			if row.IsLatest && !doctorHasVersion(latest, row.Version) {
+				latest = append(latest, row)
+			}
+		}
+	}
+	byVersion := func(rs []catalog.Row) {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Version < rs[j].Version })
+	}
+	byVersion(stepOnly)
+	byVersion(latest)
+	return append(stepOnly, latest...)
+}
+
+// doctorReadItems reads the rows of the change's items in one statement:
+// by item and version, and — for the versions the plan knows — in rowid
+// order.
+func doctorReadItems(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, []doctorRowRef, error) {
+	index := map[catalog.ItemKey]int{}
+	byVersion := map[catalog.ItemKey]map[int64]catalog.Row{}
+	for i, it := range ch.Items {
+		index[it.Key] = i
+		byVersion[it.Key] = map[int64]catalog.Row{}
+	}
+	rows, err := c.Rows(ctx, ch.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	var order []doctorRowRef
+	for _, r := range rows {
+		i, ok := index[r.Key()]
+		if !ok {
+			continue
+		}
+		byVersion[r.Key()][r.Version] = r
+		if ch.Items[i].known(r.Version) {
+			order = append(order, doctorRowRef{Item: i, Version: r.Version})
+		}
+	}
+	return byVersion, order, nil
+}
+
+// doctorCurrentRows reads the rows of the change's items, by version.
+func doctorCurrentRows(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, error) {
+	m, _, err := doctorReadItems(ctx, c, ch)
+	return m, err
+}
+
+func doctorSameOrder(a, b []doctorRowRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// doctorRowsAre reports whether cur holds exactly want's versions with
+// want's flags.
+func doctorRowsAre(cur map[int64]catalog.Row, want []catalog.Row, step bool) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		have, ok := cur[w.Version]
+		if !ok || !doctorSameFlags(have, w, step) {
+			return false
+		}
+	}
+	return true
+}
+
+func doctorSortedVersions(m map[int64]catalog.Row) []int64 {
+	vs := make([]int64, 0, len(m))
+	for v := range m {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
+	return vs
+}
+
+func doctorRowList(m map[int64]catalog.Row) []catalog.Row {
+	out := make([]catalog.Row, 0, len(m))
+	for _, v := range doctorSortedVersions(m) {
+		out = append(out, m[v])
+	}
+	return out
+}
