@@ -1,0 +1,306 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swampj/swampj/ops"
+)
+
+// `swampj datastore namespace set|unset|migrate|list`. This file parses
+// flags, calls package ops and renders; the behaviour lives in
+// ops/namespace.go and ops/migrate.go.
+
+func init() {
+	g := datastoreGroup()
+	g.Subcommands = append(g.Subcommands, &cli.Command{
+		Name:  "namespace",
+		Usage: "set, unset, list namespaces and migrate data into or out of one",
+		Description: "Every change is one journaled intent: after a crash, 'swampj recover' finishes it,\n" +
+			"'swampj recover --rollback' undoes it, and running the command again finishes it too.\n\n" +
+			"Locks: --lock-timeout bounds the wait for another swampj process (the journal). migrate and\n" +
+			"unset --migrate also take swamp's global datastore lock and wait for live per-model locks;\n" +
+			"that wait is bounded by SWAMP_LOCK_TIMEOUT_MS (default 60000), as in swamp. A lock timeout\n" +
+			"exits 75.",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "set",
+				Usage:     "configure a namespace in .swamp.yaml and register its manifest (moves no data)",
+				ArgsUsage: "SLUG",
+				Action:    runNamespaceSet,
+			},
+			{
+				Name:  "unset",
+				Usage: "remove the namespace from .swamp.yaml (with --migrate, move the data back first)",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "migrate", Usage: "move the namespace's data back to the un-namespaced layout and remove its manifest, in one intent"},
+					confirmFlag(),
+				},
+				Action: runNamespaceUnset,
+			},
+			{
+				Name:  "migrate",
+				Usage: "move the data into the configured namespace (or back with --reverse); previews without --confirm",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "reverse", Usage: "move {base}/{ns}/... back to {base}/..."},
+					confirmFlag(),
+				},
+				Action: runNamespaceMigrate,
+			},
+			{
+				Name:   "list",
+				Usage:  "list the namespaces registered under the datastore base",
+				Action: runNamespaceList,
+			},
+		},
+	})
+}
+
+// datastoreGroup returns the `datastore` command, registering it the first
+// time a command file asks for it, so several files can add subcommands.
+func datastoreGroup() *cli.Command {
+	for _, c := range commands {
+		if c.Name == "datastore" {
+			return c
+		}
+	}
+	c := &cli.Command{Name: "datastore", Usage: "operations on the whole datastore"}
+	register(c)
+	return c
+}
+
+func confirmFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "confirm", Aliases: []string{"y", "yes"}, Usage: "execute; without it only a preview is shown"}
+}
+
+func namespaceOptions(e *env) ops.NamespaceOptions {
+	return ops.NamespaceOptions{FS: e.fs, LockTimeout: e.lockTO, Command: e.command()}
+}
+
+func runNamespaceSet(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErr(fmt.Errorf("namespace set takes one SLUG"))
+	}
+	e := newEnv(c)
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	res, err := ops.SetNamespace(c.Context, r, c.Args().First(), namespaceOptions(e))
+	if err != nil {
+		return err
+	}
+	return e.out.result(res, func(w io.Writer) {
+		printRecovered(w, res.Recovered)
+		if res.IntentID == 0 {
+			fmt.Fprintf(w, "Namespace %q is set.\n", res.Namespace)
+			return
+		}
+		fmt.Fprintf(w, "Namespace set to %q (datastore: %s).\n%s\n", res.Namespace, res.DatastorePath, res.Warning)
+	})
+}
+
+func runNamespaceUnset(c *cli.Context) error {
+	if c.Bool("migrate") {
+		return runMigration(c, ops.MigrateOptions{Unset: true, Confirm: c.Bool("confirm")})
+	}
+	e := newEnv(c)
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	res, err := ops.UnsetNamespace(c.Context, r, namespaceOptions(e))
+	if err != nil {
+		return err
+	}
+	return e.out.result(res, func(w io.Writer) {
+		printRecovered(w, res.Recovered)
+		if res.PreviousNamespace != "" {
+			fmt.Fprintf(w, "Namespace %q removed from .swamp.yaml. Data and manifest were not moved "+
+				"(use 'swampj datastore namespace unset --migrate' to move the data back).\n", res.PreviousNamespace)
+		}
+	})
+}
+
+func runNamespaceMigrate(c *cli.Context) error {
+	return runMigration(c, ops.MigrateOptions{Reverse: c.Bool("reverse"), Confirm: c.Bool("confirm")})
+}
+
+func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
+	e := newEnv(c)
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	opts.FS, opts.LockTimeout, opts.Command = e.fs, e.lockTO, e.command()
+	opts.Progress = e.out.progress("migrating")
+	res, err := ops.Migrate(c.Context, r, opts)
+	var failed *ops.MigrateFailedError
+	var unfinished *ops.UnfinishedIntentError
+	if errors.As(err, &unfinished) {
+		if _, code := classify(unfinished.Err); code == "conflict" || code == "step_failed" || code == "failed" {
+			return withCode("partial_migration", exitFailure, err)
+		}
+		return err
+	}
+	if errors.As(err, &failed) {
+		partial := struct {
+			*ops.MigrateFailedError
+			Error string `json:"error"`
+		}{failed, err.Error()}
+		_ = e.out.result(partial, func(w io.Writer) {
+			fmt.Fprintf(w, "Partially migrated: %d directory(s) moved before failure.\n", len(failed.Succeeded))
+			fmt.Fprintf(w, "  Succeeded: %s\n", listOrNone(failed.Succeeded))
+			fmt.Fprintf(w, "  Failed: %s\n", orDash(failed.Failed))
+		})
+		// A failed rename for a plain reason (an obstacle, a conflict) gets
+		// its own code; EXDEV, ENOSPC and EIO keep theirs.
+		if _, code := classify(failed.Err); code == "conflict" || code == "step_failed" || code == "failed" {
+			return withCode("partial_migration", exitFailure, err)
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if res.Completed == nil {
+		return renderMigratePreview(e, res.Preview)
+	}
+	return renderMigrateCompleted(e, res)
+}
+
+func renderMigratePreview(e *env, p *ops.MigratePreview) error {
+	if !e.json {
+		for _, w := range p.Warnings {
+			e.out.warn(w.Message)
+		}
+		if p.OpenIntents > 0 {
+			e.out.warn(fmt.Sprintf("%d interrupted operation(s) are open in the journal; --confirm finishes them before it migrates "+
+				"(or undo them with 'swampj recover --rollback'). This preview shows the disk as it is now.", p.OpenIntents))
+		}
+	}
+	return e.out.result(p, func(w io.Writer) {
+		if p.NothingToDo {
+			fmt.Fprintln(w, nothingToMigrate(p.Reverse))
+			return
+		}
+		title := "Migration preview"
+		if p.Reverse {
+			title = "Reverse migration preview"
+		}
+		fmt.Fprintf(w, "%s (namespace: %q)\n", title, p.Namespace)
+		for _, d := range p.Directories {
+			fmt.Fprintf(w, "  %s\n    %s\n    → %s\n    %d file(s), %s\n", d.Subdir, d.Source, d.Destination, d.FileCount, humanSize(d.TotalBytes))
+		}
+		fmt.Fprintf(w, "Total: %d directory(s), %d file(s), %s — %d steps, %d directory fsyncs\n",
+			len(p.Directories), p.TotalFiles, humanSize(p.TotalBytes), p.Steps, p.Fsyncs)
+		fmt.Fprintln(w, "Add --confirm to execute this migration.")
+	})
+}
+
+func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
+	d := res.Completed
+	if !e.json {
+		for _, w := range d.Warnings {
+			e.out.warn(w.Message)
+		}
+	}
+	return e.out.result(d, func(w io.Writer) {
+		printRecovered(w, d.Recovered)
+		if d.NothingToDo {
+			fmt.Fprintln(w, nothingToMigrate(d.Reverse))
+			return
+		}
+		if d.IntentID == 0 {
+			fmt.Fprintln(w, "Nothing more to migrate.")
+			return
+		}
+		for _, m := range d.MigratedDirectories {
+			fmt.Fprintf(w, "  ✓ %s\n", m)
+		}
+		what := "Migration"
+		if d.Reverse {
+			what = "Reverse migration"
+		}
+		fmt.Fprintf(w, "%s complete: %d directory(s) moved, %d file(s), %s (intent %d: %d steps, %d directory fsyncs).\n",
+			what, len(d.MigratedDirectories), d.TotalFiles, humanSize(d.TotalBytes), d.IntentID, d.Steps, d.DirFsyncs)
+		if d.CatalogRestamped {
+			fmt.Fprintln(w, "Catalog rows now carry the namespace their data lives in.")
+		}
+		if d.NamespaceUnset {
+			fmt.Fprintf(w, "Namespace %q removed from .swamp.yaml and its manifest deleted.\n", d.Namespace)
+		}
+	})
+}
+
+func nothingToMigrate(reverse bool) string {
+	if reverse {
+		return "Nothing to migrate — no data is left in the namespace directory."
+	}
+	return "Nothing to migrate — data is already in the namespace directory."
+}
+
+func printRecovered(w io.Writer, outs []ops.IntentOutcome) {
+	for _, o := range outs {
+		fmt.Fprintf(w, "Finished interrupted operation %d (%s): %s.\n", o.ID, o.Summary, o.Status)
+	}
+}
+
+func runNamespaceList(c *cli.Context) error {
+	e := newEnv(c)
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	l, err := ops.ListNamespaceManifests(e.fs, r)
+	if err != nil {
+		return err
+	}
+	return e.out.result(l, func(w io.Writer) {
+		if len(l.Namespaces) == 0 {
+			fmt.Fprintln(w, "No namespaces registered in this datastore.")
+			return
+		}
+		fmt.Fprintf(w, "%-24s %-38s %-12s %s\n", "NAMESPACE", "REPO ID", "REGISTERED", "CURRENT")
+		for _, n := range l.Namespaces {
+			cur := ""
+			if n.IsCurrent {
+				cur = "*"
+			}
+			reg := n.RegisteredAt
+			if len(reg) > 10 {
+				reg = reg[:10]
+			}
+			fmt.Fprintf(w, "%-24s %-38s %-12s %s\n", n.Namespace, n.RepoID, reg, cur)
+		}
+	})
+}
+
+// humanSize is swamp's B / KB / MB with one decimal.
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "(none)"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(the steps after the moves)"
+	}
+	return s
+}

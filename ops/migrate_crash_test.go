@@ -1,0 +1,269 @@
+package ops_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/recover"
+)
+
+// The crash suite of namespace migration: a forward, a reverse and an
+// unset --migrate run are cut after every operation they issue — file ops,
+// directory fsyncs, lock files, journal and catalog commits (fsx.Fault
+// failpoints) — and each cut is then
+//
+//   - recovered forward (`swampj recover`, twice): the tree must be the one
+//     an uncut run leaves, or the start when the cut came before the intent
+//     was journaled;
+//   - on a fresh copy cut at the same point (journal steps hold absolute
+//     paths), rolled back (`swampj recover --rollback`, twice): the tree
+//     must be the start, or the finished tree when the intent was already
+//     marked done;
+//   - on a third copy, finished by re-running the command itself.
+//
+// Trees are compared whole, every file by size and SHA-256, so a file lost,
+// duplicated or changed shows up; the catalog is compared row by row.
+
+type migCrashScenario struct {
+	name string
+	fix  migFixture
+	opts ops.MigrateOptions
+}
+
+func migCrashScenarios() []migCrashScenario {
+	ns := ".swamp/" + migNS + "/"
+	return []migCrashScenario{
+		{
+			// data is emptied around the live catalog, outputs is merged
+			// (an identical file dropped, a new entry renamed, the emptied
+			// source removed), workflow-runs and audit move whole, secrets
+			// stay.
+			name: "forward",
+			fix: migFixture{catalogStamp: "", secrets: true, manifest: true, extra: map[string]string{
+				ns + "outputs/run-1/extra/notes.txt": "notes",
+				ns + "outputs/run-0/old.json":        "older run",
+			}},
+			opts: ops.MigrateOptions{Confirm: true},
+		},
+		{
+			// Older swamp's layout: secrets and catalog copies inside the
+			// namespace; a bundle already at the solo path is merged.
+			name: "reverse",
+			fix: migFixture{nsLayout: true, catalogStamp: migNS, secrets: true, oldCopies: true, manifest: true, extra: map[string]string{
+				ns + "vault-bundles/b.js":   "bundle",
+				".swamp/vault-bundles/b.js": "bundle",
+			}},
+			opts: ops.MigrateOptions{Reverse: true, Confirm: true},
+		},
+		{
+			// Adds the .swamp.yaml edit, the manifest removal and the rmdir of
+			// the emptied namespace directory to the same intent.
+			name: "unset --migrate",
+			fix:  migFixture{nsLayout: true, catalogStamp: migNS, manifest: true},
+			opts: ops.MigrateOptions{Unset: true, Confirm: true},
+		},
+	}
+}
+
+func TestMigrateCrashAtEveryCutPoint(t *testing.T) {
+	for _, sc := range migCrashScenarios() {
+		t.Run(strings.ReplaceAll(sc.name, " ", "_"), func(t *testing.T) { migCrashMatrix(t, sc) })
+	}
+}
+
+// migState is a whole tree plus the catalog's rows.
+type migState struct {
+	tree fsxtest.Tree
+	rows string
+}
+
+// migSnapshot records the tree (infrastructure left out, see migSkipInfra)
+// with .swamp.yaml recorded by content with the repo path made neutral, and
+// the catalog by rows.
+func migSnapshot(t *testing.T, dir string) migState {
+	t.Helper()
+	tree := fsxtest.Snapshot(t, dir, func(rel string) bool { return migSkipInfra(rel) || rel == ".swamp.yaml" })
+	cfg, err := os.ReadFile(filepath.Join(dir, ".swamp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree[".swamp.yaml"] = fsxtest.Entry{Kind: "file", Content: strings.ReplaceAll(string(cfg), dir, "{repo}")}
+	return migState{tree: tree, rows: strings.Join(migCatalogRows(t, dir), "\n")}
+}
+
+func (s migState) diff(want migState) []string {
+	d := fsxtest.Diff(want.tree, s.tree)
+	if s.rows != want.rows {
+		d = append(d, "catalog rows differ:\n  got  "+strings.ReplaceAll(s.rows, "\n", "\n       ")+"\n  want "+strings.ReplaceAll(want.rows, "\n", "\n       "))
+	}
+	return d
+}
+
+// migCrashRun runs the scenario's command on fsys; a crash is expected.
+func migCrashRun(t *testing.T, sc migCrashScenario, dir string, fsys fsx.FS) {
+	t.Helper()
+	o := sc.opts
+	o.FS = fsys
+	if _, err := runMigrate(t, dir, o); err != nil && !fsx.IsCrash(err) {
+		t.Fatalf("want a crash or success, got %v", err)
+	}
+}
+
+// migCrashDir is a fresh directory for one crashed tree. The cut points are
+// process crashes (fsx.Fault), which do not depend on what fsync costs, so
+// the trees live in memory (/dev/shm) when it exists: the matrix then takes
+// seconds instead of being bound by hundreds of real fsyncs.
+func migCrashDir(t *testing.T) string {
+	t.Helper()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if dir, err := os.MkdirTemp("/dev/shm", "swampj-migrate-crash-"); err == nil {
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return t.TempDir()
+}
+
+func (sc migCrashScenario) build(t *testing.T) string {
+	dir := migCrashDir(t)
+	sc.fix.buildAt(t, dir)
+	return dir
+}
+
+func migCrashMatrix(t *testing.T, sc migCrashScenario) {
+	start := sc.build(t)
+	initial := migSnapshot(t, start)
+	clean := fsx.NewFault(fsx.Real())
+	o := sc.opts
+	o.FS = clean
+	res, err := runMigrate(t, start, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := res.Completed; done.Steps != res.Preview.Steps || done.DirFsyncs != res.Preview.Fsyncs {
+		t.Fatalf("the plan promised %d steps and %d directory fsyncs; the run made %d and %d",
+			res.Preview.Steps, res.Preview.Fsyncs, done.Steps, done.DirFsyncs)
+	}
+	final := migSnapshot(t, start)
+	cuts := clean.Ops()
+	beginAt, finishAt := migOpIndex(clean, "failpoint:journal.begin"), migOpIndex(clean, "failpoint:journal.flush")
+	for _, kind := range []string{"failpoint:journal.begin", "failpoint:journal.flush", "syncdir", "rename-noreplace"} {
+		if migOpIndex(clean, kind) > cuts {
+			t.Fatalf("the uncut run never issued %s: %v", kind, clean.Trace())
+		}
+	}
+	if sc.opts.Confirm && !strings.Contains(migTraceKinds(clean), "failpoint:catalog.restamp.commit") {
+		t.Fatalf("the uncut run never committed the catalog restamp: %s", migTraceKinds(clean))
+	}
+	if d := final.diff(initial); len(d) == 0 {
+		t.Fatal("the uncut run changed nothing")
+	}
+
+	for k := 0; k <= cuts; k++ {
+		crashedAt := func(dir string) *fsx.Fault {
+			f := fsx.NewFault(fsx.Real()).CrashAfter(k)
+			migCrashRun(t, sc, dir, f)
+			return f
+		}
+
+		// Recover forward, twice.
+		dir := sc.build(t)
+		f := crashedAt(dir)
+		want := final
+		if k < beginAt {
+			want = initial // cut before the intent was journaled: nothing was done
+		}
+		for round := 1; round <= 2; round++ {
+			if _, err := recover.Run(migCtx, dir, recover.Options{LockTimeout: time.Second}); err != nil {
+				t.Fatalf("cut %d (after %s): recover round %d: %v", k, migLastOp(f), round, err)
+			}
+			if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
+				t.Fatalf("cut %d (after %s): forward recovery round %d:\n%s", k, migLastOp(f), round, strings.Join(d, "\n"))
+			}
+		}
+
+		// Roll back, twice, on a fresh tree cut at the same point.
+		dir = sc.build(t)
+		crashedAt(dir)
+		want = initial
+		if k >= finishAt {
+			want = final // the intent was already marked done: nothing to roll back
+		}
+		for round := 1; round <= 2; round++ {
+			if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
+				t.Fatalf("cut %d (after %s): rollback round %d: %v", k, migLastOp(f), round, err)
+			}
+			if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
+				t.Fatalf("cut %d (after %s): rollback round %d:\n%s", k, migLastOp(f), round, strings.Join(d, "\n"))
+			}
+		}
+
+		// Re-run the command on a third copy: it finishes what was cut.
+		dir = sc.build(t)
+		crashedAt(dir)
+		migRemoveDeadLocks(t, dir)
+		o := sc.opts
+		_, err := runMigrate(t, dir, o)
+		var ne *ops.NoNamespaceError
+		if err != nil && !(sc.opts.Unset && errors.As(err, &ne)) {
+			// (An unset whose intent was already marked done leaves no
+			// namespace to unset: swamp's error, with the work complete.)
+			t.Fatalf("cut %d (after %s): re-run: %v", k, migLastOp(f), err)
+		}
+		if d := migSnapshot(t, dir).diff(final); len(d) > 0 {
+			t.Fatalf("cut %d (after %s): re-run:\n%s", k, migLastOp(f), strings.Join(d, "\n"))
+		}
+	}
+	t.Logf("%s: %d of %d cut points recovered forward, rolled back and re-run (intent journaled at op %d, marked done at op %d)",
+		sc.name, cuts+1, cuts+1, beginAt, finishAt)
+}
+
+// migRemoveDeadLocks removes the lock files a crashed run left. In a real
+// crash their pid is dead and the next acquirer removes them as stale; here
+// the "dead" process is this test, whose pid lives on.
+func migRemoveDeadLocks(t *testing.T, dir string) {
+	t.Helper()
+	locks, _ := filepath.Glob(filepath.Join(dir, ".swamp", ".locks", "*"))
+	for _, l := range locks {
+		if err := os.Remove(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func migOpIndex(f *fsx.Fault, kind string) int {
+	for _, op := range f.Trace() {
+		if op.Kind == kind {
+			return op.N
+		}
+	}
+	return 1 << 30
+}
+
+func migTraceKinds(f *fsx.Fault) string {
+	var kinds []string
+	for _, op := range f.Trace() {
+		kinds = append(kinds, op.Kind)
+	}
+	return strings.Join(kinds, " ")
+}
+
+func migLastOp(f *fsx.Fault) string {
+	tr := f.Trace()
+	switch {
+	case len(tr) == 0:
+		return "nothing"
+	case f.Crashed() && len(tr) > 1:
+		return tr[len(tr)-2].String()
+	case f.Crashed():
+		return "nothing"
+	}
+	return tr[len(tr)-1].String()
+}

@@ -1,0 +1,625 @@
+package ops
+
+// Namespace set, unset and list (swamp-format §1.5.2–§1.5.4), and the pieces
+// every mutating namespace command shares with Migrate (migrate.go): the
+// journal held for the whole run, open intents finished first, and the
+// remove-file step that lets `unset --migrate` drop the manifest inside the
+// same intent as the moves.
+//
+// Like swamp, set and unset move no data and take no swamp lock; unlike
+// swamp, each is one journaled intent, so .swamp.yaml and the manifest
+// change together or not at all, and durably.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/swampyaml"
+)
+
+// KindRemoveFile removes the small file Path whose whole content is OldData
+// (a namespace manifest). Done when the file is absent; not done while it
+// still holds OldData; anything else is a conflict, because the file changed
+// since the plan was made. Undo writes OldData back durably through the
+// temp name Temp fixed at plan time.
+const KindRemoveFile = "remove-file"
+
+func init() {
+	register(KindRemoveFile, kind{Observe: observeRemoveFile, Apply: applyRemoveFile, Undo: undoRemoveFile})
+}
+
+// RemoveFileStep builds a remove-file step for path, which holds old now.
+func RemoveFileStep(path string, old []byte, note string) journal.Step {
+	return journal.Step{Kind: KindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
+}
+
+func observeRemoveFile(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	tempLeft := false
+	if s.Temp != "" {
+		if ok, _ := fsx.Exists(env.FS, s.Temp); ok {
+			tempLeft = true
+		}
+	}
+	cur, err := env.FS.ReadFile(s.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if tempLeft {
+			// An undo that crashed before its rename: forward removes the
+			// temp, backward writes the file again.
+			return Partial, "temp file " + s.Temp + " left behind", nil
+		}
+		return Done, "", nil
+	case err != nil:
+		return Conflict, "", err
+	case bytes.Equal(cur, s.OldData):
+		if tempLeft {
+			return Partial, "temp file " + s.Temp + " left behind", nil
+		}
+		return NotDone, "", nil
+	default:
+		return Conflict, fmt.Sprintf("%s holds %d bytes that are not the content the plan removes", s.Path, len(cur)), nil
+	}
+}
+
+func applyRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := env.FS.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return cleanTemp(env, s, d)
+}
+
+func undoRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.OldData, 0o644); err != nil {
+		return err
+	}
+	d.Synced(filepath.Dir(s.Path))
+	return nil
+}
+
+// NamespaceOptions configure SetNamespace and UnsetNamespace.
+type NamespaceOptions struct {
+	// FS is the disk (nil: the real one).
+	FS fsx.FS
+	// LockTimeout bounds the wait for swampj's journal lock (0: 10 s).
+	LockTimeout time.Duration
+	// Command is recorded as the journal lock holder and in the intent.
+	Command []string
+	// Catalog serves catalog steps of open intents finished first (nil: the
+	// repo's own catalog).
+	Catalog CatalogOpener
+	// Getenv looks up SWAMP_DATASTORE when the configuration is reloaded
+	// after open intents were finished (nil: the process environment).
+	Getenv func(string) string
+	// Now is the clock for the manifest's registeredAt (nil: time.Now).
+	Now func() time.Time
+}
+
+// SetResult is what `namespace set` did. The first four fields are swamp's
+// JSON (datastore_namespace_set.ts:46-57).
+type SetResult struct {
+	Namespace           string          `json:"namespace"`
+	DatastorePath       string          `json:"datastorePath"`
+	Warning             string          `json:"warning"`
+	RegistrationSkipped bool            `json:"registrationSkipped"`
+	PreviousNamespace   string          `json:"previousNamespace,omitempty"`
+	IntentID            uint64          `json:"intentId"`
+	Recovered           []IntentOutcome `json:"recovered,omitempty"`
+}
+
+// UnsetResult is what `namespace unset` (without --migrate) did.
+type UnsetResult struct {
+	PreviousNamespace string          `json:"previousNamespace"`
+	IntentID          uint64          `json:"intentId"`
+	Recovered         []IntentOutcome `json:"recovered,omitempty"`
+}
+
+// NamespaceEntry is one registered namespace (swamp's list JSON).
+type NamespaceEntry struct {
+	Namespace    string `json:"namespace"`
+	RepoID       string `json:"repoId"`
+	RegisteredAt string `json:"registeredAt"`
+	IsCurrent    bool   `json:"isCurrent"`
+}
+
+// NamespaceListing is `namespace list` (§1.5.4); CurrentNamespace is
+// omitted when none is configured, as swamp omits it.
+type NamespaceListing struct {
+	Namespaces       []NamespaceEntry `json:"namespaces"`
+	CurrentNamespace string           `json:"currentNamespace,omitempty"`
+}
+
+// ListNamespaceManifests lists the manifests under the datastore base and
+// marks the configured namespace. Read-only.
+func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error) {
+	if fsys == nil {
+		fsys = fsx.Real()
+	}
+	ms, err := repo.ListNamespaces(fsys, r.Base)
+	if err != nil {
+		return nil, err
+	}
+	out := &NamespaceListing{Namespaces: []NamespaceEntry{}, CurrentNamespace: r.Namespace}
+	for _, m := range ms {
+		out.Namespaces = append(out.Namespaces, NamespaceEntry{Namespace: m.Namespace, RepoID: m.RepoID,
+			RegisteredAt: m.RegisteredAt, IsCurrent: r.Namespace != "" && m.Namespace == r.Namespace})
+	}
+	return out, nil
+}
+
+// SetNamespace is `namespace set SLUG`: one intent that creates {base}/{slug}
+// if missing, rewrites .swamp.yaml (swampyaml.EditNamespace) and writes the
+// manifest {base}/{slug}/.namespace.json. It moves no data.
+func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts NamespaceOptions) (*SetResult, error) {
+	fsys := orReal(opts.FS)
+	if err := repo.ValidateNamespace(slug); err != nil {
+		return nil, err
+	}
+	if repo.IsReservedNamespace(slug) {
+		return nil, &ReservedNamespaceError{Slug: slug}
+	}
+	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
+		return nil, err
+	}
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog, opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer run.close()
+	r = run.repo
+	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
+		return nil, err
+	}
+	if r.Namespace == slug {
+		if len(run.recovered) > 0 {
+			// Re-running an interrupted set: finishing it was the whole job.
+			return &SetResult{Namespace: slug, DatastorePath: r.Base, Recovered: run.recovered}, run.finish()
+		}
+		return nil, &AlreadySetError{Slug: slug}
+	}
+	repoID := r.RepoID
+	if repoID == "" {
+		repoID = newRepoID() // swamp generates one and does not persist it either
+	}
+	m, found, err := repo.ReadManifest(fsys, r.Base, slug)
+	if err != nil {
+		return nil, err
+	}
+	if found && m.RepoID != "" && m.RepoID != repoID {
+		return nil, &NamespaceTakenError{Slug: slug, RepoID: m.RepoID}
+	}
+
+	nsDir := filepath.Join(r.Base, slug)
+	var steps []journal.Step
+	exists, err := topLevelDir(fsys, r.Base, nsDir)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		steps = append(steps, journal.Step{Kind: KindMkdir, Path: nsDir, Note: "namespace directory"})
+	}
+	yamlStep, err := configEditStep(fsys, r, slug)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, yamlStep)
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	manifest := repo.ManifestPath(r.Base, slug)
+	old, oldExists, err := readIfExists(fsys, manifest)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, journal.Step{Kind: KindWrite, Path: manifest, Data: repo.WriteManifestBytes(slug, repoID, now()),
+		OldData: old, OldExists: oldExists, Note: "namespace manifest"})
+
+	in := &journal.Intent{Kind: "namespace-set", Summary: fmt.Sprintf("set namespace %q", slug), Repo: r.Dir, Steps: steps}
+	if _, err := run.execute(ctx, in, nil); err != nil {
+		return nil, err
+	}
+	res := &SetResult{Namespace: slug, DatastorePath: r.Base, PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered,
+		Warning: fmt.Sprintf("Existing data was not moved: it stays at the un-namespaced paths under %s. "+
+			"Run 'swampj datastore namespace migrate --confirm' to move it into %s.", r.Base, nsDir)}
+	if r.Namespace != "" {
+		res.Warning += fmt.Sprintf(" The manifest of the previous namespace %q is left in place.", r.Namespace)
+	}
+	return res, run.finish()
+}
+
+// UnsetNamespace is `namespace unset` without --migrate (§1.5.3): only the
+// namespace key leaves .swamp.yaml; data and manifest stay where they are.
+func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
+	fsys := orReal(opts.FS)
+	if r.EnvOverride {
+		return nil, &EnvOverrideError{}
+	}
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog, opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer run.close()
+	r = run.repo
+	if r.Namespace == "" {
+		if len(run.recovered) > 0 {
+			// Re-running an interrupted unset: finishing it was the whole job.
+			return &UnsetResult{Recovered: run.recovered}, run.finish()
+		}
+		return nil, &NoNamespaceError{Msg: "No namespace is currently configured. Nothing to unset."}
+	}
+	if err := refuseSeveralNamespaces(fsys, r); err != nil {
+		return nil, err
+	}
+	yamlStep, err := configEditStep(fsys, r, "")
+	if err != nil {
+		return nil, err
+	}
+	in := &journal.Intent{Kind: "namespace-unset", Summary: fmt.Sprintf("unset namespace %q", r.Namespace), Repo: r.Dir,
+		Steps: []journal.Step{yamlStep}}
+	if _, err := run.execute(ctx, in, nil); err != nil {
+		return nil, err
+	}
+	return &UnsetResult{PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered}, run.finish()
+}
+
+// refuseSeveralNamespaces is swamp's guard for unset: a datastore that holds
+// more than one registered namespace must not fall back to the solo layout.
+func refuseSeveralNamespaces(fsys fsx.FS, r *repo.Repo) error {
+	ms, err := repo.ListNamespaces(fsys, r.Base)
+	if err != nil {
+		return err
+	}
+	if len(ms) > 1 {
+		names := make([]string, len(ms))
+		for i, m := range ms {
+			names[i] = m.Namespace
+		}
+		return &MultipleNamespacesError{Namespaces: names}
+	}
+	return nil
+}
+
+// configEditStep is the journaled rewrite of .swamp.yaml that sets ns (or
+// removes the namespace key when ns is ""), keeping the old bytes for undo.
+func configEditStep(fsys fsx.FS, r *repo.Repo, ns string) (journal.Step, error) {
+	src, err := fsys.ReadFile(r.ConfigPath)
+	if err != nil {
+		return journal.Step{}, fmt.Errorf("reading %s: %w", r.ConfigPath, err)
+	}
+	edited, err := swampyaml.EditNamespace(src, r.Dir, ns)
+	if err != nil {
+		if errors.Is(err, swampyaml.ErrNoNamespace) {
+			return journal.Step{}, &NoNamespaceError{Msg: "No namespace is currently configured. Nothing to unset."}
+		}
+		return journal.Step{}, &repo.ConfigError{Path: r.ConfigPath, Msg: "cannot be rewritten", Err: err}
+	}
+	note := "set datastore.namespace"
+	if ns == "" {
+		note = "remove datastore.namespace"
+	}
+	return journal.Step{Kind: KindWrite, Path: r.ConfigPath, Data: edited, OldData: src, OldExists: true, Note: note}, nil
+}
+
+// checkNamespaceCommandAllowed refuses what no namespace command can work
+// on: a SWAMP_DATASTORE override (it hides the namespace, G14) and a
+// datastore base that does not exist.
+func checkNamespaceCommandAllowed(fsys fsx.FS, r *repo.Repo) error {
+	if r.EnvOverride {
+		return &EnvOverrideError{}
+	}
+	fi, err := fsys.Stat(r.Base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &BaseMissingError{Base: r.Base}
+	case err != nil:
+		return fmt.Errorf("datastore base %s: %w", r.Base, err)
+	case !fi.IsDir():
+		return &BaseMissingError{Base: r.Base, NotDir: true}
+	}
+	return nil
+}
+
+// nsMutation is one run of a mutating namespace command: swampj's journal
+// held from start to end, and every intent a crash or failure left open
+// finished first, so that the plan made afterwards starts from a settled
+// disk. repo is the configuration as it reads after that.
+type nsMutation struct {
+	fsys      fsx.FS
+	j         *journal.Journal
+	env       *Env
+	repo      *repo.Repo
+	recovered []IntentOutcome
+	crashed   bool
+}
+
+func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
+	cat CatalogOpener, getenv func(string) string) (*nsMutation, error) {
+	j, err := openJournal(fsys, r.JournalPath, lockTimeout, command)
+	if err != nil {
+		return nil, err
+	}
+	if cat == nil {
+		cat = RepoCatalog(fsys, r.Dir)
+	}
+	m := &nsMutation{fsys: fsys, j: j, env: &Env{FS: fsys, Catalog: cat}, repo: r}
+	if err := m.finishOpen(ctx, getenv); err != nil {
+		m.close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// openJournal opens (creating if needed) the journal and takes its lock.
+// When there is no journal yet, temp files of a creation that crashed
+// before its rename are removed first, as `swampj recover` does: they never
+// held an intent.
+func openJournal(fsys fsx.FS, path string, lockTimeout time.Duration, command []string) (*journal.Journal, error) {
+	if ok, err := journal.Exists(fsys, path); err != nil {
+		return nil, err
+	} else if !ok {
+		if err := journal.CleanCreationLeftovers(fsys, path); err != nil {
+			return nil, err
+		}
+	}
+	return journal.Open(fsys, path, journal.Options{LockTimeout: lockTimeout, Command: command})
+}
+
+// finishOpen drives open intents forward and reloads the configuration they
+// may have changed (an interrupted unset --migrate rewrites .swamp.yaml).
+func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string) error {
+	open, err := m.j.OpenIntents()
+	if err != nil || len(open) == 0 {
+		return err
+	}
+	outs, err := RecoverOpen(ctx, m.env, m.j, false)
+	m.recovered = outs
+	if err != nil {
+		m.crashed = fsx.IsCrash(err)
+		if m.crashed {
+			return err
+		}
+		return &UnfinishedIntentError{Outcomes: outs, Err: err}
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	r, err := repo.Load(m.fsys, m.repo.Dir, getenv)
+	if err != nil {
+		return err
+	}
+	m.repo = r
+	return nil
+}
+
+// execute journals and runs one intent.
+func (m *nsMutation) execute(ctx context.Context, in *journal.Intent, progress func(int, int)) (*Result, error) {
+	m.env.Progress = progress
+	res, err := Execute(ctx, m.env, m.j, in, nil)
+	if err != nil && fsx.IsCrash(err) {
+		m.crashed = true
+	}
+	return res, err
+}
+
+// finish commits the journal's pending marks (the intent's done mark) and
+// releases it; close then has nothing left to do.
+func (m *nsMutation) finish() error {
+	m.env.CloseCatalog()
+	if m.j == nil {
+		return nil
+	}
+	err := m.j.Close()
+	m.j = nil
+	if fsx.IsCrash(err) {
+		m.crashed = true
+	}
+	return err
+}
+
+// close releases everything; after a simulated crash the journal is
+// abandoned without committing anything, as a dead process would leave it.
+func (m *nsMutation) close() {
+	m.env.CloseCatalog()
+	if m.j == nil {
+		return
+	}
+	if m.crashed {
+		m.j.Abandon()
+	} else {
+		_ = m.j.Close()
+	}
+	m.j = nil
+}
+
+// topLevelDir reports whether path exists as a directory. A symlink there
+// is refused: a namespace or subdirectory position must be a real directory
+// inside the base, or swampj would move a link while the data stays put.
+func topLevelDir(fsys fsx.FS, base, path string) (bool, error) {
+	fi, err := fsys.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return false, symlinkError(fsys, base, path)
+	case !fi.IsDir():
+		return false, &NotADirectoryError{Path: path}
+	}
+	return true, nil
+}
+
+func symlinkError(fsys fsx.FS, base, path string) error {
+	target, err := fsys.EvalSymlinks(path)
+	if err != nil {
+		return &SymlinkedPathError{Path: path, Dangling: true}
+	}
+	resolvedBase, err := fsys.EvalSymlinks(base)
+	if err != nil {
+		resolvedBase = base
+	}
+	return &SymlinkedPathError{Path: path, Target: target, Outside: !pathWithin(resolvedBase, target)}
+}
+
+// pathWithin reports whether p is root or below it (both cleaned, absolute).
+func pathWithin(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func readIfExists(fsys fsx.FS, path string) ([]byte, bool, error) {
+	b, err := fsys.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+func orReal(fsys fsx.FS) fsx.FS {
+	if fsys == nil {
+		return fsx.Real()
+	}
+	return fsys
+}
+
+// newRepoID is a random (version 4) UUID, as swamp's crypto.randomUUID().
+func newRepoID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ---- errors of the namespace commands. Each has a stable Code() that the
+// CLI prints under --json; all of them exit 1.
+
+// NoNamespaceError: the command needs a configured namespace.
+type NoNamespaceError struct{ Msg string }
+
+func (e *NoNamespaceError) Error() string { return e.Msg }
+func (e *NoNamespaceError) Code() string  { return "no_namespace" }
+
+// AlreadySetError: `set` to the namespace already configured.
+type AlreadySetError struct{ Slug string }
+
+func (e *AlreadySetError) Error() string {
+	return fmt.Sprintf("Namespace is already set to %q.", e.Slug)
+}
+func (e *AlreadySetError) Code() string { return "already_set" }
+
+// NamespaceTakenError: another repo registered the slug in this datastore.
+type NamespaceTakenError struct{ Slug, RepoID string }
+
+func (e *NamespaceTakenError) Error() string {
+	return fmt.Sprintf("Namespace %q is already registered in this datastore by repo %s. Choose another slug "+
+		"(or, if that repo is gone, remove its manifest first).", e.Slug, e.RepoID)
+}
+func (e *NamespaceTakenError) Code() string { return "namespace_taken" }
+
+// ReservedNamespaceError: the slug is the name of a datastore subdirectory,
+// so {base}/{slug} would share a directory with the solo layout.
+type ReservedNamespaceError struct{ Slug string }
+
+func (e *ReservedNamespaceError) Error() string {
+	return fmt.Sprintf("namespace %q is the name of a datastore subdirectory; {base}/%s would mix namespaced and solo data. Choose another slug", e.Slug, e.Slug)
+}
+func (e *ReservedNamespaceError) Unwrap() error { return repo.ErrInvalidNamespace }
+
+// MultipleNamespacesError: unset is allowed only with a single namespace.
+type MultipleNamespacesError struct{ Namespaces []string }
+
+func (e *MultipleNamespacesError) Error() string {
+	return fmt.Sprintf("Cannot unset namespace: datastore contains %d namespaces (%s). Unsetting is only allowed when a single namespace exists.",
+		len(e.Namespaces), strings.Join(e.Namespaces, ", "))
+}
+func (e *MultipleNamespacesError) Code() string { return "multiple_namespaces" }
+
+// EnvOverrideError: SWAMP_DATASTORE replaces the datastore block, namespace
+// included (G14), so namespace commands would act on the wrong layout.
+type EnvOverrideError struct{}
+
+func (e *EnvOverrideError) Error() string {
+	return "SWAMP_DATASTORE is set: it overrides the datastore block of .swamp.yaml, namespace included, " +
+		"so namespace commands cannot act on it. Unset SWAMP_DATASTORE and run the command again"
+}
+func (e *EnvOverrideError) Code() string { return "env_override" }
+
+// BaseMissingError: the datastore base directory does not exist.
+type BaseMissingError struct {
+	Base   string
+	NotDir bool
+}
+
+func (e *BaseMissingError) Error() string {
+	if e.NotDir {
+		return fmt.Sprintf("the datastore base %s is not a directory; fix datastore.path in .swamp.yaml", e.Base)
+	}
+	return fmt.Sprintf("the datastore base %s does not exist; fix datastore.path in .swamp.yaml or create the directory", e.Base)
+}
+func (e *BaseMissingError) Code() string { return "base_missing" }
+
+// NotADirectoryError: a namespace directory position holds something else.
+type NotADirectoryError struct{ Path string }
+
+func (e *NotADirectoryError) Error() string {
+	return fmt.Sprintf("%s exists and is not a directory; move it away and run the command again", e.Path)
+}
+func (e *NotADirectoryError) Code() string { return "not_a_directory" }
+
+// SymlinkedPathError: a namespace or subdirectory position is a symlink.
+type SymlinkedPathError struct {
+	Path, Target string
+	Outside      bool // the link leaves the datastore base
+	Dangling     bool
+}
+
+func (e *SymlinkedPathError) Error() string {
+	switch {
+	case e.Dangling:
+		return fmt.Sprintf("%s is a symlink that points nowhere; remove it and run the command again", e.Path)
+	case e.Outside:
+		return fmt.Sprintf("%s is a symlink to %s, outside the datastore base; swampj moves directories, not links to them. "+
+			"Move the data into the base (or point datastore.path at it) and run the command again", e.Path, e.Target)
+	}
+	return fmt.Sprintf("%s is a symlink to %s; swampj moves directories, not links to them. Replace the link by the directory and run the command again",
+		e.Path, e.Target)
+}
+func (e *SymlinkedPathError) Code() string {
+	if e.Outside {
+		return "outside_base"
+	}
+	return "symlink"
+}
+
+// UnfinishedIntentError: an open intent found at the start of a mutating
+// command could not be finished, so the command did not plan anything.
+type UnfinishedIntentError struct {
+	Outcomes []IntentOutcome
+	Err      error
+}
+
+func (e *UnfinishedIntentError) Error() string {
+	which := "an interrupted operation"
+	if n := len(e.Outcomes); n > 0 {
+		o := e.Outcomes[n-1]
+		which = fmt.Sprintf("interrupted operation %d (%s)", o.ID, o.Summary)
+	}
+	return fmt.Sprintf("%s must be finished before anything else, and it could not be: %v. "+
+		"Fix the cause and run the command again (it finishes the operation first), or undo it with 'swampj recover --rollback'", which, e.Err)
+}
+func (e *UnfinishedIntentError) Unwrap() error { return e.Err }
