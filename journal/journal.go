@@ -84,6 +84,9 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 	fi, err := fsys.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		if err := CleanCreationLeftovers(fsys, path); err != nil {
+			return nil, fmt.Errorf("journal: %w", err)
+		}
 		if err := create(fsys, path, opts); err != nil {
 			return nil, err
 		}

@@ -79,6 +79,9 @@ type CatalogChange struct {
 	Rows []catalog.Row `json:"rows,omitempty"`
 	From string        `json:"from,omitempty"`
 	To   string        `json:"to,omitempty"`
+	// Keys are the items a restamp moves (their Namespace is From). Undo
+	// moves back exactly these; rows that carried To before are left alone.
+	Keys []catalog.ItemKey `json:"keys,omitempty"`
 }
 
 // CatalogStep builds a catalog step.
@@ -136,14 +139,14 @@ func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation
 			return Partial, fmt.Sprintf("%d of %d rows present", present, len(ch.Rows)), nil
 		}
 	case "restamp":
-		keys, err := itemKeys(ctx, c, ch.From)
+		left, err := stampedKeys(ctx, c, ch.From, ch.Keys)
 		if err != nil {
 			return Conflict, "", err
 		}
-		if len(keys) == 0 {
+		if len(left) == 0 {
 			return Done, "", nil
 		}
-		return NotDone, fmt.Sprintf("%d items still stamped %q", len(keys), ch.From), nil
+		return NotDone, fmt.Sprintf("%d items still stamped %q", len(left), ch.From), nil
 	}
 	return Conflict, "", fmt.Errorf("unknown catalog op %q", ch.Op)
 }
@@ -161,7 +164,7 @@ func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) erro
 	case "upsert-versions":
 		return c.UpsertVersions(ctx, ch.Rows)
 	case "restamp":
-		return restamp(ctx, c, ch.From, ch.To)
+		return restamp(ctx, c, ch.From, ch.To, ch.Keys)
 	}
 	return fmt.Errorf("unknown catalog op %q", ch.Op)
 }
@@ -185,17 +188,40 @@ func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error
 		}
 		return nil
 	case "restamp":
-		return restamp(ctx, c, ch.To, ch.From)
+		return restamp(ctx, c, ch.To, ch.From, ch.Keys)
 	}
 	return fmt.Errorf("unknown catalog op %q", ch.Op)
 }
 
-func restamp(ctx context.Context, c *catalog.Catalog, from, to string) error {
-	keys, err := itemKeys(ctx, c, from)
+// restamp moves the rows of the given items (all items, for a step
+// journaled without keys) from one namespace stamp to another.
+func restamp(ctx context.Context, c *catalog.Catalog, from, to string, only []catalog.ItemKey) error {
+	keys, err := stampedKeys(ctx, c, from, only)
 	if err != nil || len(keys) == 0 {
 		return err
 	}
 	return c.Restamp(ctx, from, to, keys)
+}
+
+// stampedKeys lists the items with rows stamped ns, limited to only (by
+// type, model and data name) when only is not nil.
+func stampedKeys(ctx context.Context, c *catalog.Catalog, ns string, only []catalog.ItemKey) ([]catalog.ItemKey, error) {
+	keys, err := itemKeys(ctx, c, ns)
+	if err != nil || only == nil {
+		return keys, err
+	}
+	want := map[catalog.ItemKey]bool{}
+	for _, k := range only {
+		k.Namespace = ns
+		want[k] = true
+	}
+	var out []catalog.ItemKey
+	for _, k := range keys {
+		if want[k] {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // itemKeys lists the distinct items that have rows stamped ns.

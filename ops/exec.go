@@ -274,10 +274,12 @@ func (d *Dirty) Synced(dir string) {
 // its entries' fate is carried by the directory it moved into.
 func (d *Dirty) Flush() error {
 	for _, dir := range d.order {
+		if ok, err := fsx.Exists(d.fs, dir); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
 		if err := d.fs.SyncDir(dir); err != nil {
-			if ok, _ := fsx.Exists(d.fs, dir); !ok && !fsx.IsCrash(err) {
-				continue
-			}
 			return err
 		}
 		d.syncs++

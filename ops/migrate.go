@@ -235,7 +235,7 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planMigration(ctx, r, opts, func(ns string) bool { return catalogHasRows(ctx, opts.FS, r.CatalogPath, ns) })
+	plan, err := planMigration(ctx, r, opts, func(ns string) []catalog.ItemKey { return catalogKeys(ctx, opts.FS, r.CatalogPath, ns) })
 	if err != nil {
 		return nil, err
 	}
@@ -337,8 +337,10 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		}
 	}
 
-	hasRows := func(ns string) bool { return catalogHasRowsIn(ctx, opts.FS, run.env.Catalog, r.CatalogPath, ns) }
-	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, hasRows)
+	rowKeys := func(ns string) []catalog.ItemKey {
+		return catalogKeysIn(ctx, opts.FS, run.env.Catalog, r.CatalogPath, ns)
+	}
+	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rowKeys)
 	if err != nil {
 		run.crashed = fsx.IsCrash(err)
 		return nil, err
@@ -378,7 +380,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 // runs only when a lock file was seen, or the plan did not walk the source
 // data. If a lock is live, wait until none is — a writer was active while
 // the plan looked — and plan again.
-func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, timeout time.Duration, selfPid int, hasRows func(string) bool) (*migrationPlan, error) {
+func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, timeout time.Duration, selfPid int, rowKeys func(string) []catalog.ItemKey) (*migrationPlan, error) {
 	otherSide := filepath.Join(r.Base, r.Namespace) // holds the destination data root…
 	if opts.Reverse {
 		otherSide = r.Base // …{base}/{ns}/data forward, {base}/data in reverse
@@ -390,7 +392,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 		defer close(scanned)
 		otherLive, otherErr = lock.LiveModelLocks(opts.FS, otherSide, "", time.Now(), selfPid)
 	}()
-	plan, err := planMigration(ctx, r, opts, hasRows)
+	plan, err := planMigration(ctx, r, opts, rowKeys)
 	<-scanned
 	if otherErr != nil {
 		return nil, otherErr
@@ -408,7 +410,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 	if err := lock.WaitNoLiveModelLocks(ctx, opts.FS, r.Base, r.Namespace, selfPid, timeout, 0); err != nil {
 		return nil, err
 	}
-	return planMigration(ctx, r, opts, hasRows)
+	return planMigration(ctx, r, opts, rowKeys)
 }
 
 // ---- the plan
@@ -526,7 +528,7 @@ type migrationPlanner struct {
 	r           *repo.Repo
 	plan        *migrationPlan
 	liveCatalog string // the directory holding the repo's own catalog
-	hasRows     func(ns string) bool
+	rowKeys     func(ns string) []catalog.ItemKey
 
 	subdir     string   // the subdirectory being planned
 	collisions []string // "subdir/rel" of every non-identical clash
@@ -545,9 +547,9 @@ type countedTree struct {
 // planMigration reads the disk and returns the plan. hasRows says whether
 // the catalog has rows of a namespace (read-only for a preview; the run's
 // own catalog handle for a confirmed run, which the restamp step reuses).
-func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, hasRows func(ns string) bool) (*migrationPlan, error) {
+func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKeys func(ns string) []catalog.ItemKey) (*migrationPlan, error) {
 	fsys := opts.FS
-	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, hasRows: hasRows,
+	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rowKeys: rowKeys,
 		plan: &migrationPlan{ns: r.Namespace, base: r.Base, reverse: opts.Reverse, unset: opts.Unset}}
 	nsDir := filepath.Join(r.Base, r.Namespace)
 	nsExists, err := topLevelDir(fsys, r.Base, nsDir)
@@ -833,12 +835,12 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		if opts.Reverse {
 			from, to = to, from
 		}
-		// Only when rows carry the old stamp: undoing a restamp moves every
-		// row of the new stamp back, so it must not run on a catalog whose
-		// rows already had it.
-		if p.hasRows(from) {
-			tail = append(tail, CatalogStep(fmt.Sprintf("restamp rows %q -> %q", from, to),
-				CatalogChange{Op: "restamp", From: from, To: to}))
+		// The step names the items it restamps, as the catalog holds them
+		// now, so an undo moves back exactly those and never rows that
+		// carried the new stamp before the run.
+		if keys := p.rowKeys(from); len(keys) > 0 {
+			tail = append(tail, CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
+				CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
 			p.plan.restamps = true
 		}
 	}
@@ -1094,36 +1096,34 @@ func sameContent(fsys fsx.FS, a, b string) (bool, string, error) {
 	return sa == sb, sa, nil
 }
 
-// catalogHasRows reports whether the catalog exists and has rows stamped
-// ns, opening it read-only. A catalog that cannot be read counts as having
-// none: its rows are derived state, and `swampj catalog verify` repairs
-// them.
-func catalogHasRows(ctx context.Context, fsys fsx.FS, path, ns string) bool {
+// catalogKeys lists the items that have rows stamped ns, if the catalog
+// exists (it is opened read-only: a preview changes nothing).
+func catalogKeys(ctx context.Context, fsys fsx.FS, path, ns string) []catalog.ItemKey {
 	if ok, err := fsx.Exists(fsys, path); err != nil || !ok {
-		return false
+		return nil
 	}
 	c, err := catalog.Open(ctx, fsys, path, catalog.Options{Mode: catalog.ModeReport})
 	if err != nil {
-		return false
+		return nil
 	}
 	defer c.Close()
-	rows, err := c.Rows(ctx, ns)
-	return err == nil && len(rows) > 0
+	keys, _ := itemKeys(ctx, c, ns)
+	return keys
 }
 
-// catalogHasRowsIn is catalogHasRows through the run's own catalog handle,
-// so a confirmed run opens the catalog once. A missing catalog is not
-// created: without rows there is no restamp step to open it for.
-func catalogHasRowsIn(ctx context.Context, fsys fsx.FS, cat CatalogOpener, path, ns string) bool {
+// catalogKeysIn is catalogKeys through the run's own catalog handle, so a
+// confirmed run opens the catalog once. A missing catalog is not created:
+// without rows there is no restamp step to open it for.
+func catalogKeysIn(ctx context.Context, fsys fsx.FS, cat CatalogOpener, path, ns string) []catalog.ItemKey {
 	if ok, err := fsx.Exists(fsys, path); err != nil || !ok {
-		return false
+		return nil
 	}
 	c, err := cat.Get(ctx)
 	if err != nil {
-		return false
+		return nil
 	}
-	rows, err := c.Rows(ctx, ns)
-	return err == nil && len(rows) > 0
+	keys, _ := itemKeys(ctx, c, ns)
+	return keys
 }
 
 func isMergeableOnReverse(subdir string) bool {

@@ -361,17 +361,9 @@ func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout t
 }
 
 // openJournal opens (creating if needed) the journal and takes its lock.
-// When there is no journal yet, temp files of a creation that crashed
-// before its rename are removed first, as `swampj recover` does: they never
-// held an intent.
+// (journal.Open removes temp files of a creation that crashed before its
+// rename: they never held an intent.)
 func openJournal(fsys fsx.FS, path string, lockTimeout time.Duration, command []string) (*journal.Journal, error) {
-	if ok, err := journal.Exists(fsys, path); err != nil {
-		return nil, err
-	} else if !ok {
-		if err := journal.CleanCreationLeftovers(fsys, path); err != nil {
-			return nil, err
-		}
-	}
 	return journal.Open(fsys, path, journal.Options{LockTimeout: lockTimeout, Command: command})
 }
 
