@@ -13,6 +13,8 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/store"
 )
 
 // Step kinds. Each is a value in the journal; its behaviour lives here.
@@ -318,8 +320,9 @@ func undoDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 // ---- stage (a version's files in a hidden staging directory)
 
 // observeStage: done when the published directory (To) or the staging
-// directory holds every expected file complete; partial when a staging
-// directory exists but is incomplete; not done when neither exists.
+// directory holds every expected file complete (for a self-verifying stage:
+// a version consistent with its own metadata, see dirHolds); partial when a
+// staging directory exists but is incomplete; not done when neither exists.
 func observeStage(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
 	if ok, err := dirHolds(env.FS, s.To, s.Files); err != nil {
 		return Conflict, "", err
@@ -356,14 +359,56 @@ func undoStage(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	return nil
 }
 
+// dirHolds reports whether dir holds every expected file. A file expected
+// with a negative Size is self-verifying (a stream whose size and hash were
+// unknown when the step was journaled): the directory then also has to be a
+// self-consistent version (versionComplete). Files with a known size are
+// checked exactly, as before.
 func dirHolds(fsys fsx.FS, dir string, files []journal.FileExpect) (bool, error) {
+	selfVerifying := false
 	for _, f := range files {
+		if f.Size < 0 {
+			selfVerifying = true
+			continue
+		}
 		ok, err := fileMatches(fsys, filepath.Join(dir, f.Name), f)
 		if err != nil || !ok {
 			return false, err
 		}
 	}
+	if selfVerifying {
+		return versionComplete(fsys, dir)
+	}
 	return true, nil
+}
+
+// versionComplete reports whether dir is a complete version as the writer
+// leaves it: metadata.yaml (written only after raw was complete and
+// fsynced) decodes and passes swamp's schema, records a size and a
+// checksum, and raw is a regular file of exactly that size and SHA-256.
+// Anything less — no metadata yet, a torn or empty one, a raw that does not
+// match — is incomplete, never an error.
+func versionComplete(fsys fsx.FS, dir string) (bool, error) {
+	mdPath := filepath.Join(dir, store.MetadataFileName)
+	fi, err := fsys.Lstat(mdPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return false, nil
+	}
+	data, err := fsys.ReadFile(mdPath)
+	if err != nil {
+		return false, err
+	}
+	md, err := meta.Decode(data)
+	if err != nil || md.Size == nil || md.Checksum == "" {
+		return false, nil
+	}
+	return fileMatches(fsys, filepath.Join(dir, store.RawFileName), journal.FileExpect{Name: store.RawFileName, Size: *md.Size, SHA256: md.Checksum})
 }
 
 // fileMatches reports whether path is a regular file of the expected size

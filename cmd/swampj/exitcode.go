@@ -8,11 +8,13 @@ import (
 	"io"
 	"syscall"
 
+	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
 )
 
 // Exit codes. Scripts should treat any other non-zero code as failure.
@@ -49,6 +51,11 @@ func classify(err error) (exit int, code string) {
 	var step *ops.StepError
 	var src *fsx.SourceError
 	var notFound *journal.NotFoundError
+	var openIntents *ops.OpenIntentsError
+	var unreadable *store.UnreadableError
+	var dataNotFound *ops.DataNotFoundError
+	var invalidWrite *ops.InvalidWriteError
+	var inputChanged *ops.InputChangedError
 	switch {
 	case errors.As(err, &ce):
 		return ce.exit, ce.code
@@ -58,8 +65,12 @@ func classify(err error) (exit int, code string) {
 		return exitInterrupted, "interrupted"
 	case errors.Is(err, journal.ErrCorrupt):
 		return exitFailure, "journal_corrupt"
-	case errors.As(err, &notFound):
+	case errors.As(err, &notFound), errors.As(err, &dataNotFound):
 		return exitFailure, "not_found"
+	case errors.As(err, &unreadable):
+		return exitFailure, "unreadable_version"
+	case errors.As(err, &inputChanged):
+		return exitFailure, "input_changed"
 	case errors.As(err, &conflict):
 		return exitFailure, "conflict"
 	case errors.Is(err, repo.ErrNotARepo):
@@ -74,6 +85,8 @@ func classify(err error) (exit int, code string) {
 		return exitFailure, "unsupported_datastore"
 	case errors.Is(err, repo.ErrConfig):
 		return exitFailure, "config_invalid"
+	case errors.As(err, &invalidWrite):
+		return exitFailure, "invalid_input"
 	case errors.As(err, &src):
 		return exitFailure, "input_unreadable"
 	case errors.Is(err, syscall.ENOSPC):
@@ -84,6 +97,13 @@ func classify(err error) (exit int, code string) {
 		return exitFailure, "io_error"
 	case errors.As(err, &step):
 		return exitFailure, "step_failed"
+	case errors.As(err, &openIntents):
+		return exitFailure, openIntents.Code()
+	case catalog.ErrorCode(err) == catalog.CodeBusy:
+		// Another process held the catalog past busy_timeout: retry later.
+		return exitLockTimeout, catalog.CodeBusy
+	case catalog.ErrorCode(err) != "":
+		return exitFailure, catalog.ErrorCode(err)
 	}
 	if c, ok := err.(interface{ Code() string }); ok {
 		return exitFailure, c.Code()

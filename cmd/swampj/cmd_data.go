@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "data",
+		Usage: "write and read versioned data items",
+		Description: "ADDR is TYPE/MODEL_ID/DATA_NAME, e.g. command/shell/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result\n" +
+			"(TYPE may itself contain '/').",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "write",
+				Usage:     "write a new version of a data item, crash-safe (never a partial version, latest moves only to a complete one)",
+				ArgsUsage: "ADDR [--file PATH | -]",
+				Description: "Reads the content from --file PATH, or from stdin when no file (or '-') is given. Takes swamp's\n" +
+					"per-model lock (SWAMP_LOCK_TIMEOUT_MS, exit 75 on timeout), stages the version in a hidden\n" +
+					"directory, publishes it with one rename, then moves latest and the catalog row to it.\n" +
+					"If anything fails, the item is left exactly as it was.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "file", Usage: "read the content from `PATH` ('-': stdin)"},
+					&cli.StringFlag{Name: "content-type", Value: ops.DefaultContentType, Usage: "MIME type of the content"},
+					&cli.GenericFlag{Name: "tag", Value: &tagFlag{}, Usage: "tag `KEY=VALUE` (repeatable; type defaults to resource)"},
+					&cli.StringFlag{Name: "lifetime", Value: ops.DefaultLifetime, Usage: "infinite, ephemeral, job, workflow, or a duration like 30d"},
+					&cli.StringFlag{Name: "garbage-collection", Value: strconv.Itoa(ops.DefaultGC), Usage: "versions to keep, or a duration like 30d"},
+					&cli.StringFlag{Name: "owner-type", Value: ops.DefaultOwnerType, Usage: "model-method, workflow-step or manual"},
+					&cli.StringFlag{Name: "owner-ref", Value: ops.DefaultOwnerRef, Usage: "owner reference (for model-method: the model definition id)"},
+					&cli.StringFlag{Name: "model-name", Usage: "model name (tag modelName)"},
+					&cli.StringFlag{Name: "spec-name", Usage: "output spec name (tag specName)"},
+					&cli.StringFlag{Name: "workflow-id", Usage: "workflow id (UUID; tag workflowId)"},
+					&cli.StringFlag{Name: "workflow-run-id", Usage: "workflow run id (UUID; tag workflowRunId)"},
+					&cli.StringFlag{Name: "workflow-name", Usage: "workflow name (tag workflow)"},
+					&cli.StringFlag{Name: "job-name", Usage: "job name (tag job)"},
+					&cli.StringFlag{Name: "step-name", Usage: "step name (tag step)"},
+					&cli.StringFlag{Name: "source", Usage: "source (tag source; swamp writes step-output)"},
+				},
+				Action: runDataWrite,
+			},
+			{
+				Name:      "get",
+				Usage:     "print a version's content (the one latest designates by default)",
+				ArgsUsage: "ADDR",
+				Description: "Follows latest as swamp does (a text file, a legacy symlink, else the highest version).\n" +
+					"An unreadable version is an error naming each bad file (exit 1, code unreadable_version).\n" +
+					"With --json: the metadata and where the content is (the content is read to check it).",
+				Flags:  []cli.Flag{&cli.Int64Flag{Name: "version", Usage: "read version `N` instead of the latest"}},
+				Action: runDataGet,
+			},
+			{
+				Name:      "versions",
+				Usage:     "list the versions of a data item on disk, marking the one latest designates and unreadable ones",
+				ArgsUsage: "ADDR",
+				Action:    runDataVersions,
+			},
+			{
+				Name:      "list",
+				Usage:     "list data items (whose TYPE/MODEL_ID/DATA_NAME starts with PREFIX)",
+				ArgsUsage: "[PREFIX]",
+				Action:    runDataList,
+			},
+		},
+	})
+}
+
+// tagFlag collects repeated --tag KEY=VALUE in order.
+type tagFlag struct{ tags meta.Tags }
+
+func (t *tagFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("--tag wants KEY=VALUE, got %q", s)
+	}
+	t.tags = append(t.tags, meta.Tag{Key: k, Value: v})
+	return nil
+}
+
+func (t *tagFlag) String() string {
+	parts := make([]string, len(t.tags))
+	for i, tag := range t.tags {
+		parts[i] = tag.Key + "=" + tag.Value
+	}
+	return strings.Join(parts, ",")
+}
+
+func dataAddress(c *cli.Context, min, max int, usage string) (repo.Address, []string, error) {
+	args := c.Args().Slice()
+	if len(args) < min || len(args) > max {
+		return repo.Address{}, nil, usageErr(fmt.Errorf("usage: swampj data %s %s", c.Command.Name, usage))
+	}
+	if len(args) == 0 {
+		return repo.Address{}, args, nil
+	}
+	a, err := repo.ParseAddress(args[0])
+	return a, args, err
+}
+
+func runDataWrite(c *cli.Context) error {
+	e := newEnv(c)
+	a, args, err := dataAddress(c, 1, 2, "ADDR [--file PATH | -]")
+	if err != nil {
+		return err
+	}
+	file := c.String("file")
+	if len(args) == 2 {
+		if args[1] != "-" || (file != "" && file != "-") {
+			return usageErr(fmt.Errorf("usage: swampj data write ADDR [--file PATH | -] (got %q)", strings.Join(args[1:], " ")))
+		}
+		file = "-"
+	}
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+
+	content := c.App.Reader
+	if file != "" && file != "-" {
+		f, err := e.fs.Open(file)
+		if err != nil {
+			return &fsx.SourceError{Err: err}
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err != nil {
+			return &fsx.SourceError{Err: err}
+		} else if fi.IsDir() {
+			return &fsx.SourceError{Err: fmt.Errorf("%s is a directory", file)}
+		}
+		content = f
+	}
+
+	w := ops.VersionWrite{
+		Address:     a,
+		Content:     content,
+		ContentType: c.String("content-type"),
+		Lifetime:    c.String("lifetime"),
+		OwnerType:   c.String("owner-type"),
+		OwnerRef:    c.String("owner-ref"),
+		ModelName:   c.String("model-name"),
+		SpecName:    c.String("spec-name"),
+		Workflow: ops.Workflow{
+			ID: c.String("workflow-id"), RunID: c.String("workflow-run-id"), Name: c.String("workflow-name"),
+			Job: c.String("job-name"), Step: c.String("step-name"), Source: c.String("source"),
+		},
+	}
+	if tf, ok := c.Generic("tag").(*tagFlag); ok && tf != nil {
+		// The flag value lives as long as the command definition; empty it
+		// so a second run in the same process starts without these tags.
+		w.Tags, tf.tags = tf.tags, nil
+	}
+	gc := c.String("garbage-collection")
+	if n, err := strconv.ParseInt(gc, 10, 64); err == nil {
+		if n <= 0 {
+			return usageErr(fmt.Errorf("--garbage-collection must be a positive number of versions or a duration like 30d, got %q", gc))
+		}
+		w.GarbageCollection.N = n
+	} else {
+		w.GarbageCollection.Duration = gc
+	}
+
+	res, err := ops.WriteVersions(c.Context, r, []ops.VersionWrite{w}, ops.WriteOptions{
+		FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Warn: e.out.warn,
+	})
+	if err != nil {
+		return err
+	}
+	v := res[0]
+	return e.out.result(writeJSON{
+		Address: v.Address.String(), Version: v.Version, Path: v.Dir, IntentID: v.IntentID,
+		PreviousLatest: nullable(v.PreviousLatest), Metadata: metadataJSON(v.Metadata),
+	}, func(w io.Writer) {
+		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", v.Address, v.Version, *v.Metadata.Size, v.Metadata.Checksum)
+	})
+}
+
+type writeJSON struct {
+	Address        string          `json:"address"`
+	Version        int64           `json:"version"`
+	Path           string          `json:"path"`
+	IntentID       uint64          `json:"intentId"`
+	PreviousLatest *int64          `json:"previousLatest"`
+	Metadata       json.RawMessage `json:"metadata"`
+}
+
+func nullable(v int64) *int64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+func runDataGet(c *cli.Context) error {
+	e := newEnv(c)
+	a, _, err := dataAddress(c, 1, 1, "ADDR [--version N]")
+	if err != nil {
+		return err
+	}
+	version := c.Int64("version")
+	if c.IsSet("version") && version <= 0 {
+		return usageErr(fmt.Errorf("--version must be a positive version number, got %d", version))
+	}
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	dc, err := ops.OpenData(c.Context, e.fs, r, a, version)
+	if err != nil {
+		return err
+	}
+	defer dc.Reader.Close()
+	if !e.json {
+		_, err := io.Copy(c.App.Writer, dc.Reader)
+		return err
+	}
+	// Read the content through (it is checked against its checksum at EOF)
+	// so that --json never vouches for bytes that do not match.
+	if _, err := io.Copy(io.Discard, dc.Reader); err != nil {
+		return err
+	}
+	return e.out.result(getJSON{
+		Address: dc.Address.String(), Version: dc.Version, Rule: dc.Rule, Path: dc.Dir,
+		ContentPath: dc.RawPath, MetadataPath: dc.MetadataPath, RenamedFrom: append([]string{}, dc.RenamedFrom...),
+		Metadata: metadataJSON(dc.Metadata),
+	}, func(io.Writer) {})
+}
+
+type getJSON struct {
+	Address      string          `json:"address"`
+	Version      int64           `json:"version"`
+	Rule         string          `json:"rule"`
+	Path         string          `json:"path"`
+	ContentPath  string          `json:"contentPath"`
+	MetadataPath string          `json:"metadataPath"`
+	RenamedFrom  []string        `json:"renamedFrom"`
+	Metadata     json.RawMessage `json:"metadata"`
+}
+
+func runDataVersions(c *cli.Context) error {
+	e := newEnv(c)
+	a, _, err := dataAddress(c, 1, 1, "ADDR")
+	if err != nil {
+		return err
+	}
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	item, vs, err := ops.DataVersions(c.Context, e.fs, r, a)
+	if err != nil {
+		return err
+	}
+	return e.out.result(vs, func(w io.Writer) {
+		fmt.Fprintf(w, "%s (latest: %s)\n", item.Address, latestText(item))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "VERSION\tSTATE\tSIZE\tCREATED\t")
+		for _, v := range vs {
+			mark := ""
+			if v.Latest {
+				mark = " *"
+			}
+			size, created := "-", "-"
+			if v.Size != nil {
+				size = strconv.FormatInt(*v.Size, 10)
+			}
+			if v.CreatedAt != "" {
+				created = v.CreatedAt
+			}
+			state := v.State
+			if !v.Readable {
+				state = "UNREADABLE (" + v.State + ")"
+			}
+			fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\n", v.Version, mark, state, size, created, problemText(v.Problems))
+		}
+		tw.Flush()
+	})
+}
+
+func runDataList(c *cli.Context) error {
+	e := newEnv(c)
+	args := c.Args().Slice()
+	if len(args) > 1 {
+		return usageErr(errors.New("usage: swampj data list [PREFIX]"))
+	}
+	prefix := ""
+	if len(args) == 1 {
+		prefix = args[0]
+	}
+	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	items, err := ops.ListData(c.Context, e.fs, r, prefix)
+	if err != nil {
+		if len(items) == 0 {
+			return err
+		}
+		e.out.warn(err.Error())
+	}
+	return e.out.result(items, func(w io.Writer) {
+		if len(items) == 0 {
+			fmt.Fprintln(w, "No data items.")
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ADDRESS\tLATEST\tVERSIONS\tSTATE\t")
+		for _, it := range items {
+			state := "ok"
+			switch {
+			case !it.LatestReadable:
+				state = "UNREADABLE latest"
+				if it.LastReadable != nil {
+					state += fmt.Sprintf(" (last readable: %d)", *it.LastReadable)
+				}
+			case len(it.Unreadable) > 0:
+				state = fmt.Sprintf("ok; unreadable versions %s", joinInts(it.Unreadable))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\n", it.Address, latestText(&it), it.Versions, state)
+		}
+		tw.Flush()
+	})
+}
+
+func latestText(it *ops.DataItem) string {
+	if it.Latest == nil {
+		return "none"
+	}
+	s := strconv.FormatInt(*it.Latest, 10)
+	if it.LatestRule != "file" {
+		s += " (" + it.LatestRule + ")"
+	}
+	return s
+}
+
+func problemText(ps []ops.DataProblem) string {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Message
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func joinInts(ns []int64) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// metadataJSON renders metadata.yaml as a JSON object with swamp's keys in
+// swamp's order (§2.4): tags in their own order, absent optional keys left
+// out.
+func metadataJSON(m *meta.Metadata) json.RawMessage {
+	if m == nil {
+		return json.RawMessage("null")
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	field := func(k string, v any) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.Write(jsonValue(k))
+		b.WriteByte(':')
+		if raw, ok := v.(json.RawMessage); ok {
+			b.Write(raw)
+			return
+		}
+		b.Write(jsonValue(v))
+	}
+	field("id", m.ID)
+	field("name", m.Name)
+	field("version", m.Version)
+	field("contentType", m.ContentType)
+	field("lifetime", m.Lifetime)
+	if m.GarbageCollection.Duration != "" {
+		field("garbageCollection", m.GarbageCollection.Duration)
+	} else {
+		field("garbageCollection", m.GarbageCollection.N)
+	}
+	field("streaming", m.Streaming)
+	field("tags", json.RawMessage(meta.TagsJSON(m.Tags)))
+	var owner strings.Builder
+	owner.WriteByte('{')
+	for _, kv := range [][2]string{
+		{"definitionHash", m.Owner.DefinitionHash}, {"ownerType", m.Owner.OwnerType}, {"ownerRef", m.Owner.OwnerRef},
+		{"workflowId", m.Owner.WorkflowID}, {"workflowRunId", m.Owner.WorkflowRunID}, {"workflowName", m.Owner.WorkflowName},
+		{"jobName", m.Owner.JobName}, {"stepName", m.Owner.StepName}, {"source", m.Owner.Source},
+	} {
+		if kv[1] == "" {
+			continue
+		}
+		if owner.Len() > 1 {
+			owner.WriteByte(',')
+		}
+		owner.Write(jsonValue(kv[0]))
+		owner.WriteByte(':')
+		owner.Write(jsonValue(kv[1]))
+	}
+	owner.WriteByte('}')
+	field("ownerDefinition", json.RawMessage(owner.String()))
+	field("createdAt", m.CreatedAt)
+	if m.Size != nil {
+		field("size", *m.Size)
+	}
+	for _, kv := range [][2]string{{"checksum", m.Checksum}, {"lifecycle", m.Lifecycle}, {"renamedTo", m.RenamedTo}} {
+		if kv[1] != "" {
+			field(kv[0], kv[1])
+		}
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
+}
+
+// jsonValue encodes v without HTML escaping and without the newline an
+// Encoder adds.
+func jsonValue(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}

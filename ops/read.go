@@ -1,0 +1,339 @@
+package ops
+
+// Reading data items (`swampj data get / versions / list`): a thin layer over
+// package store that resolves versions the way swamp does — `latest` read as
+// text, a legacy symlink, or the highest version directory; rename
+// tombstones followed for latest-lookups (§2.5, §2.7) — and, unlike swamp,
+// says what is wrong with an unreadable version instead of answering
+// "no data" or an empty record (#3955).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+)
+
+// maxRenameDepth is how many rename tombstones a latest-lookup follows
+// before giving up, as swamp's findByName does (§2.6.6).
+const maxRenameDepth = 5
+
+// DataNotFoundError: the item, or the version asked for, does not exist.
+type DataNotFoundError struct {
+	Address string
+	Version int64 // 0: the latest version was asked for
+	Reason  string
+}
+
+func (e *DataNotFoundError) Error() string {
+	if e.Version > 0 {
+		return fmt.Sprintf("%s has no version %d: %s", e.Address, e.Version, e.Reason)
+	}
+	return fmt.Sprintf("no data at %s: %s", e.Address, e.Reason)
+}
+func (e *DataNotFoundError) Code() string { return "not_found" }
+
+// UnreadableDataError: the version exists but cannot be served — the files
+// are missing, empty, invalid or do not match each other. Err lists every
+// problem with its file.
+type UnreadableDataError struct {
+	Address string
+	Version int64
+	// ViaLatest is true when the version is the one `latest` designates.
+	ViaLatest bool
+	// LastReadable is the highest readable version not above it (0: none),
+	// what a reader can ask for instead.
+	LastReadable int64
+	Err          *store.UnreadableError
+}
+
+func (e *UnreadableDataError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s version %d", e.Address, e.Version)
+	if e.ViaLatest {
+		b.WriteString(" (the version latest designates)")
+	}
+	b.WriteString(" is unreadable: ")
+	for i, p := range e.Err.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s [%s]", p.Message, p.Path)
+	}
+	switch {
+	case e.LastReadable > 0:
+		fmt.Fprintf(&b, ". The last readable version is %d (swampj data get %s --version %d)", e.LastReadable, e.Address, e.LastReadable)
+	default:
+		b.WriteString(". No earlier version is readable")
+	}
+	return b.String()
+}
+func (e *UnreadableDataError) Unwrap() error { return e.Err }
+func (e *UnreadableDataError) Code() string  { return "unreadable_version" }
+
+// DataContent is one readable version, open for reading.
+type DataContent struct {
+	Address repo.Address // after following renames
+	Version int64
+	// Rule says how the version was chosen: "file", "symlink" or "fallback"
+	// (how `latest` was read), or "explicit" (a version was asked for).
+	Rule         string
+	Dir          string
+	RawPath      string
+	MetadataPath string
+	Metadata     *meta.Metadata
+	// RenamedFrom lists the data names whose rename tombstones were followed.
+	RenamedFrom []string
+	// Reader streams raw. When the metadata has a checksum, a mismatch is
+	// reported (as *store.UnreadableError) by the Read that reaches EOF.
+	// The caller closes it.
+	Reader fsx.File
+}
+
+// OpenData opens version of the item at a (0: the version `latest`
+// designates). A version that exists but is unreadable is an
+// *UnreadableDataError naming each bad file; one that does not exist is a
+// *DataNotFoundError. It never returns an empty reader for a damaged
+// version.
+func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
+	itemDir, err := r.ItemDir(fsys, a)
+	if err != nil {
+		return nil, err
+	}
+	if version > 0 {
+		return openVersion(fsys, a, itemDir, version, "explicit", false)
+	}
+	var renamed []string
+	for depth := 0; ; depth++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := store.ReadLatest(fsys, itemDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &DataNotFoundError{Address: a.String(), Reason: "the item does not exist"}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p.Rule == store.PointerNone {
+			return nil, &DataNotFoundError{Address: a.String(), Reason: "the item has no versions"}
+		}
+		if p.Version <= 0 {
+			path := filepath.Join(itemDir, "latest")
+			return nil, &UnreadableDataError{Address: a.String(), Version: p.Version, ViaLatest: true,
+				LastReadable: lastReadable(fsys, a, itemDir, 0),
+				Err: &store.UnreadableError{Path: itemDir, Problems: []store.Problem{{Code: store.CodeLatestInvalid, Path: path,
+					Message: fmt.Sprintf("latest designates version %d, which cannot exist", p.Version)}}}}
+		}
+		c, err := openVersion(fsys, a, itemDir, p.Version, p.Rule.String(), true)
+		if err != nil {
+			return nil, err
+		}
+		c.RenamedFrom = renamed
+		md := c.Metadata
+		if md.Lifecycle != "deleted" || md.RenamedTo == "" {
+			return c, nil
+		}
+		// A rename tombstone: swamp's latest-lookup continues at the new name.
+		c.Reader.Close()
+		if depth+1 >= maxRenameDepth {
+			return nil, &DataNotFoundError{Address: a.String(), Reason: fmt.Sprintf("more than %d renames to follow (%s)", maxRenameDepth, strings.Join(append(renamed, a.DataName), " -> "))}
+		}
+		if err := meta.ValidateDataName(md.RenamedTo); err != nil {
+			return nil, &DataNotFoundError{Address: a.String(), Reason: fmt.Sprintf("renamed to %q, which is not a valid data name", md.RenamedTo)}
+		}
+		renamed = append(renamed, a.DataName)
+		a.DataName = md.RenamedTo
+		if itemDir, err = r.ItemDir(fsys, a); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func openVersion(fsys fsx.FS, a repo.Address, itemDir string, v int64, rule string, viaLatest bool) (*DataContent, error) {
+	f, ver, err := store.ReadContent(fsys, itemDir, v)
+	var ue *store.UnreadableError
+	switch {
+	case errors.As(err, &ue) && ue.Has(store.CodeVersionMissing) && !viaLatest:
+		return nil, &DataNotFoundError{Address: a.String(), Version: v, Reason: "there is no directory " + filepath.Join(itemDir, strconv.FormatInt(v, 10))}
+	case errors.As(err, &ue):
+		return nil, &UnreadableDataError{Address: a.String(), Version: v, ViaLatest: viaLatest,
+			LastReadable: lastReadable(fsys, a, itemDir, v), Err: ue}
+	case err != nil:
+		return nil, err
+	}
+	return &DataContent{Address: a, Version: v, Rule: rule, Dir: ver.Dir, RawPath: ver.RawPath,
+		MetadataPath: ver.MetadataPath, Metadata: ver.Metadata, Reader: f}, nil
+}
+
+// lastReadable is the highest readable version below the given one (0: of all).
+func lastReadable(fsys fsx.FS, a repo.Address, itemDir string, below int64) int64 {
+	st, err := store.ScanItem(fsys, store.Item{Type: a.Type, ModelID: a.ModelID, DataName: a.DataName, Dir: itemDir}, store.CheckOptions{})
+	if err != nil {
+		return 0
+	}
+	var best int64
+	for _, v := range st.Versions {
+		if v.Readable() && (below <= 0 || v.Number < below) {
+			best = v.Number
+		}
+	}
+	return best
+}
+
+// DataProblem is one finding about one file, with store's stable code.
+type DataProblem struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// DataVersion is one version of an item as `data versions` shows it. Every
+// field is always present in JSON.
+type DataVersion struct {
+	Version int64 `json:"version"`
+	// Latest: this is the version `latest` designates.
+	Latest bool `json:"latest"`
+	// State is readable, incomplete (a write that stopped part-way, or a
+	// streaming write in progress), damaged, or missing.
+	State    string `json:"state"`
+	Readable bool   `json:"readable"`
+	Path     string `json:"path"`
+	// From metadata.yaml, when it could be read.
+	Size        *int64 `json:"size"`
+	ContentType string `json:"contentType"`
+	CreatedAt   string `json:"createdAt"`
+	Checksum    string `json:"checksum"`
+	Lifecycle   string `json:"lifecycle"`
+	// RawSize is raw's size on disk (-1: no regular raw file).
+	RawSize  int64         `json:"rawSize"`
+	Problems []DataProblem `json:"problems"`
+}
+
+// DataItem is one item as `data list` shows it. Every field is always
+// present in JSON.
+type DataItem struct {
+	Address  string `json:"address"`
+	Type     string `json:"type"`
+	ModelID  string `json:"modelId"`
+	DataName string `json:"dataName"`
+	Path     string `json:"path"`
+	// Latest is the version `latest` designates (null: none), and
+	// LatestRule how it was read: file, symlink, fallback (no usable
+	// `latest`: the highest version directory) or none.
+	Latest         *int64 `json:"latest"`
+	LatestRule     string `json:"latestRule"`
+	LatestReadable bool   `json:"latestReadable"`
+	// LastReadable is the highest readable version not above Latest: what a
+	// repair would roll `latest` back to (null: none).
+	LastReadable *int64 `json:"lastReadable"`
+	// Versions counts the version directories; Unreadable lists those that
+	// cannot be read.
+	Versions   int           `json:"versions"`
+	Unreadable []int64       `json:"unreadableVersions"`
+	Problems   []DataProblem `json:"problems"`
+}
+
+// DataVersions lists the versions of one item: every canonical version
+// directory, checked, plus the one `latest` designates if it has no
+// directory.
+func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address) (*DataItem, []DataVersion, error) {
+	itemDir, err := r.ItemDir(fsys, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	st, err := store.ScanItem(fsys, store.Item{Type: a.Type, ModelID: a.ModelID, DataName: a.DataName, Dir: itemDir}, store.CheckOptions{})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, &DataNotFoundError{Address: a.String(), Reason: "the item does not exist"}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	item := itemOf(st)
+	vs := make([]DataVersion, 0, len(st.Versions)+1)
+	listed := false
+	for _, v := range st.Versions {
+		vs = append(vs, versionOf(v, st))
+		listed = listed || v == st.Latest
+	}
+	if st.Latest != nil && !listed {
+		vs = append(vs, versionOf(st.Latest, st))
+	}
+	return &item, vs, nil
+}
+
+// ListData lists every item under the data root whose TYPE/MODEL/NAME
+// starts with prefix (all for ""), in walk order, each checked. Items found
+// are returned even when part of the tree could not be listed (the error
+// then says which directories).
+func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
+	items, walkErr := store.FindItems(ctx, fsys, r.DataRoot, prefix)
+	out := make([]DataItem, 0, len(items))
+	var errs []error
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		st, err := store.ScanItem(fsys, it, store.CheckOptions{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, itemOf(st))
+	}
+	return out, errors.Join(append([]error{walkErr}, errs...)...)
+}
+
+func itemOf(st *store.ItemState) DataItem {
+	it := st.Item
+	d := DataItem{
+		Address: it.Key(), Type: it.Type, ModelID: it.ModelID, DataName: it.DataName, Path: it.Dir,
+		LatestRule: st.Pointer.Rule.String(), LatestReadable: st.LatestReadable != nil,
+		Unreadable: []int64{}, Problems: problemsOf(st.Problems),
+	}
+	if st.Pointer.Rule != store.PointerNone {
+		v := st.Pointer.Version
+		d.Latest = &v
+	}
+	if st.LastGood != nil {
+		v := st.LastGood.Number
+		d.LastReadable = &v
+	}
+	for _, v := range st.Versions {
+		d.Versions++
+		if !v.Readable() {
+			d.Unreadable = append(d.Unreadable, v.Number)
+		}
+	}
+	return d
+}
+
+func versionOf(v *store.Version, st *store.ItemState) DataVersion {
+	d := DataVersion{
+		Version: v.Number, Latest: v == st.Latest, State: v.State.String(), Readable: v.Readable(),
+		Path: v.Dir, RawSize: v.RawSize, Problems: problemsOf(v.Problems),
+	}
+	if m := v.Metadata; m != nil {
+		d.Size, d.ContentType, d.CreatedAt, d.Checksum, d.Lifecycle = m.Size, m.ContentType, m.CreatedAt, m.Checksum, m.Lifecycle
+	}
+	return d
+}
+
+func problemsOf(ps []store.Problem) []DataProblem {
+	out := make([]DataProblem, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, DataProblem{Code: string(p.Code), Path: p.Path, Message: p.Message})
+	}
+	return out
+}

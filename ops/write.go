@@ -1,0 +1,981 @@
+package ops
+
+// Versioned data writes: the fix for issue #3955 at its root.
+//
+// What WriteVersions guarantees, for every version it is asked to write:
+//
+//   - A reader (swamp or swampj) never sees a partial version. The version's
+//     raw and metadata.yaml are streamed into a hidden staging directory
+//     ({itemDir}/.swampj-stage-{N}-{random}, skipped by swamp's readers),
+//     fsynced there, and published by one rename that never replaces
+//     anything.
+//   - `latest` and the catalog row move to version N only after N is
+//     complete and durable: the staged files and the staging directory are
+//     fsynced before the publish rename, and the atomic replace of `latest`
+//     fsyncs the item directory, which makes the publish rename durable in
+//     the same flush. The catalog transaction commits after that.
+//   - A version number is never reused: N is above every directory swamp
+//     counts as a version (store.VersionDirs: crash remnants, uncommitted
+//     deferred versions and streaming versions included, G7/G8).
+//   - The whole plan — item, N, the expected size and SHA-256 of raw when
+//     known, the previous `latest` bytes and the catalog change — is in the
+//     intent journal before the data tree is touched. Whatever stops the
+//     write (crash, power cut, ENOSPC, EIO on fsync, Ctrl-C), the executor
+//     or a later `swampj recover` decides from the disk: a complete version
+//     N is rolled forward (`latest`, catalog); anything less is rolled back
+//     (staging removed, `latest` and the catalog as they were). Either way
+//     `latest` names a readable version afterwards.
+//   - A write that fails in this process is rolled back in this process;
+//     the caller gets a typed error and the item is as it was.
+//   - Many versions can share one intent (one journal commit, one catalog
+//     transaction, one fsync per directory touched).
+//
+// What it does not guarantee: that an unacknowledged write survives (it is
+// rolled back, or forward when it turns out complete); that swamp's own
+// non-durable writers (G19) do not leave damage of their own.
+//
+// The write, step by step (one intent):
+//
+//	mkdir …               each missing ancestor of the item directory
+//	barrier               fsync the parents of the new directories
+//	stage S → N           live: mkdir S, stream raw (hashed on the way),
+//	                      write metadata.yaml, fsync S
+//	rename S → N          no-replace
+//	write latest = "N"    atomic replace; fsyncs the item directory
+//	catalog-publish       upsert the rows, is_latest moves to N
+//
+// Under swamp's per-model lock (§8) for the whole write.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+)
+
+// IntentKindVersionWrite is the journal kind of a versioned write.
+const IntentKindVersionWrite = "version-write"
+
+// KindCatalogPublish is the catalog step of a versioned write: the
+// upsert-versions change of CatalogStep, with two differences that make it
+// safe for streams and for rollbacks:
+//   - a row journaled with Size < 0 (a stream whose size was unknown at plan
+//     time) is completed from the published version's metadata.yaml before
+//     it is written, so recovery writes the same row the live run would;
+//   - while no catalog file exists (Path), the step is observed not done
+//     and undone without opening — a rollback never creates a catalog.
+//
+// To is the data root the rows' versions live under.
+const KindCatalogPublish = "catalog-publish"
+
+// stagePrefix starts every staging directory; swamp's readers skip it (no
+// digits first, G3) and so does store.Walk (".swampj-").
+const stagePrefix = ".swampj-stage-"
+
+// Defaults of a version write (swamp-format §2.4).
+const (
+	DefaultContentType = "application/json"
+	DefaultLifetime    = "infinite"
+	DefaultGC          = 10
+	DefaultOwnerType   = "manual"
+	DefaultOwnerRef    = "swampj"
+	DefaultDataType    = "resource"
+)
+
+// Workflow is the provenance of a workflow-step output (§7.1). Every
+// non-empty field is mirrored into the tags (source, workflow, workflowId,
+// workflowRunId, job, step — in that order, after modelName) and into
+// ownerDefinition, as swamp's data writer does.
+type Workflow struct {
+	ID     string // workflowId (a UUID)
+	RunID  string // workflowRunId (a UUID)
+	Name   string // workflow name: tag `workflow`, ownerDefinition.workflowName
+	Job    string // tag `job`, ownerDefinition.jobName
+	Step   string // tag `step`, ownerDefinition.stepName
+	Source string // tag `source`, ownerDefinition.source ("step-output" in swamp)
+}
+
+// VersionWrite is one new version of one data item.
+type VersionWrite struct {
+	Address repo.Address
+	// Content is the payload. If it is an io.ReadSeeker that can seek (a
+	// regular file), it is hashed first and the exact size and SHA-256 go
+	// into the journal; otherwise (a pipe, a generator) the staged version
+	// verifies itself against the metadata written after it. Content is
+	// read from its current position; it is never held in memory.
+	Content io.Reader
+
+	ContentType       string                 // default application/json
+	Lifetime          string                 // default infinite
+	GarbageCollection meta.GarbageCollection // zero: 10
+	OwnerType         string                 // default manual
+	OwnerRef          string                 // default "swampj"
+	ModelName         string                 // tag modelName (catalog model_name)
+	SpecName          string                 // tag specName
+	Workflow          Workflow
+	// Tags are applied last (swamp's runtime --tag): a key already present
+	// keeps its position and takes the new value. `type` defaults to
+	// "resource".
+	Tags meta.Tags
+}
+
+// WriteOptions configure WriteVersions. The zero value writes to the real
+// disk, opens (and closes) the repo's journal and catalog itself, and waits
+// for swamp's per-model lock as long as SWAMP_LOCK_TIMEOUT_MS says.
+type WriteOptions struct {
+	// FS is the disk (nil: the real one).
+	FS fsx.FS
+	// Journal, if set, is an open journal the caller owns (a long-lived
+	// tool): completion marks then ride its next commit. The caller must
+	// have recovered open intents when it opened it (recover.Run). When nil,
+	// WriteVersions opens the repo's journal, first finishes any intent a
+	// crashed process left open (as `swampj recover` would), and closes it.
+	Journal *journal.Journal
+	// JournalLockTimeout bounds the wait for another swampj process holding
+	// the journal (0: journal.DefaultLockTimeout).
+	JournalLockTimeout time.Duration
+	// Catalog opens the catalog (nil: the repo's own, closed on return).
+	Catalog CatalogOpener
+	// LockTimeout bounds the wait for swamp's per-model lock
+	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
+	LockTimeout time.Duration
+	// Command is recorded in the intent.
+	Command []string
+	// Warn receives what went wrong without failing the write (a lock that
+	// could not be released, an earlier intent finished on the way).
+	Warn func(string)
+
+	// Test hooks: the clock for createdAt and the id generator.
+	now   func() time.Time
+	newID func() string
+}
+
+// WrittenVersion is one version WriteVersions published.
+type WrittenVersion struct {
+	Address repo.Address
+	Version int64
+	// Dir is the version directory; raw and metadata.yaml are inside.
+	Dir string
+	// Metadata is exactly what metadata.yaml holds.
+	Metadata *meta.Metadata
+	// PreviousLatest is the version `latest` named before (0: none).
+	PreviousLatest int64
+	IntentID       uint64
+}
+
+// ---- errors
+
+// ErrInvalidWrite is matched by every *InvalidWriteError.
+var ErrInvalidWrite = errors.New("invalid version write")
+
+// InvalidWriteError is a write refused before anything was changed: a bad
+// address, metadata swamp would refuse, a `latest` swampj cannot update.
+type InvalidWriteError struct {
+	Index   int    // position in the writes slice
+	Address string // as given
+	Err     error
+}
+
+func (e *InvalidWriteError) Error() string {
+	return fmt.Sprintf("write %d (%s): %v; nothing was changed", e.Index+1, e.Address, e.Err)
+}
+func (e *InvalidWriteError) Unwrap() []error { return []error{ErrInvalidWrite, e.Err} }
+func (e *InvalidWriteError) Code() string    { return "invalid_input" }
+
+// InputChangedError is returned when a source hashed before the write did
+// not stream the same bytes during it (a file modified meanwhile).
+type InputChangedError struct {
+	Address           string
+	WantSize, GotSize int64
+	WantSHA, GotSHA   string
+}
+
+func (e *InputChangedError) Error() string {
+	return fmt.Sprintf("%s: the input changed while it was being written (hashed %d bytes, sha256 %s; then read %d bytes, sha256 %s); "+
+		"the write was rolled back, write it again once the file is stable", e.Address, e.WantSize, shortSum(e.WantSHA), e.GotSize, shortSum(e.GotSHA))
+}
+func (e *InputChangedError) Code() string { return "input_changed" }
+
+// WriteFailedError is a write that failed after its intent was journaled.
+// Err is the cause (errors.Is works through it: ENOSPC, EIO, a source
+// error); RollbackErr is set when undoing it failed too, in which case the
+// intent stays open for `swampj recover`.
+type WriteFailedError struct {
+	IntentID    uint64
+	Summary     string
+	Err         error
+	RollbackErr error
+}
+
+func (e *WriteFailedError) Error() string {
+	if e.RollbackErr != nil {
+		return fmt.Sprintf("%s failed: %v; rolling it back failed too: %v. Intent %d is still open: "+
+			"run 'swampj recover' (nothing half-written is visible to swamp: the version is published only when complete)",
+			e.Summary, e.Err, e.RollbackErr, e.IntentID)
+	}
+	return fmt.Sprintf("%s failed: %v; rolled back, the item is as it was (intent %d)", e.Summary, e.Err, e.IntentID)
+}
+
+func (e *WriteFailedError) Unwrap() []error {
+	if e.RollbackErr != nil {
+		return []error{e.Err, e.RollbackErr}
+	}
+	return []error{e.Err}
+}
+
+// ---- the protocol
+
+// pendingVersion is one version on its way.
+type pendingVersion struct {
+	index   int
+	w       VersionWrite
+	itemDir string
+	md      *meta.Metadata // Size/Checksum set once known
+
+	known  bool   // size and hash known before the write
+	size   int64  // known: the source's size
+	sum    string // known: its SHA-256
+	mdData []byte // known: metadata.yaml bytes
+
+	stagePath string
+}
+
+// writeItem is one item touched by the write.
+type writeItem struct {
+	addr      repo.Address
+	dir       string
+	oldData   []byte
+	oldExists bool
+	prev      int64 // version the old `latest` named (0: none or unparsable)
+	next      int64 // next number to allocate
+	last      int64 // highest number allocated by this write
+	mkdirs    []string
+}
+
+// WriteVersions writes every version in one intent and returns them in the
+// order given. It never prints. On error nothing of this call is visible:
+// refused inputs change nothing; a failure after the intent is journaled is
+// rolled back (a *WriteFailedError); a lock that cannot be had is a
+// *lock.TimeoutError (errors.Is lock.ErrTimeout).
+func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
+	if len(writes) == 0 {
+		return nil, nil
+	}
+	o := opts.withDefaults()
+	fsys := o.FS
+
+	// 1. Inputs: addresses, containment, metadata templates — before any lock.
+	ps := make([]*pendingVersion, len(writes))
+	for i, w := range writes {
+		p, err := prepareWrite(fsys, r, i, w, o)
+		if err != nil {
+			return nil, err
+		}
+		ps[i] = p
+	}
+	// 2. Sources that can be hashed in advance: exact sizes in the journal.
+	for _, p := range ps {
+		if err := p.hashSource(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	// 3. swamp's per-model locks, in path order (no deadlock between two
+	// swampj writers of overlapping models).
+	locks, err := lockWriteModels(ctx, fsys, r, ps, o)
+	defer releaseModelLocks(locks, o.Warn)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stopWatch := watchModelLocks(ctx, locks)
+	defer stopWatch()
+
+	// 4. The journal (the repo's swampj lock), and the catalog.
+	j := o.Journal
+	own := j == nil
+	if own {
+		j, err = journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.Warn})
+		if err != nil {
+			return nil, err
+		}
+	}
+	env := &Env{FS: fsys, Catalog: o.Catalog}
+	if env.Catalog == nil {
+		env.Catalog = RepoCatalog(fsys, r.Dir)
+		defer env.CloseCatalog()
+	}
+	crashed := false
+	defer func() {
+		if !own {
+			return
+		}
+		if crashed {
+			j.Abandon()
+			return
+		}
+		if err := j.Close(); err != nil {
+			o.Warn(fmt.Sprintf("the write is complete, but closing the journal failed: %v (the next recovery marks it done)", err))
+		}
+	}()
+	if own {
+		outs, err := RecoverOpen(ctx, env, j, false)
+		for _, out := range outs {
+			o.Warn(fmt.Sprintf("finished interrupted intent %d (%s: %s) first: %s", out.ID, out.Kind, out.Summary, out.Status))
+		}
+		if err != nil {
+			crashed = fsx.IsCrash(err)
+			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
+		}
+	}
+
+	// 5. Plan under the locks: allocate numbers, record what `latest` holds.
+	in, live, items, err := planWrite(ctx, fsys, r, ps, o)
+	if err != nil {
+		crashed = fsx.IsCrash(err)
+		return nil, err
+	}
+
+	// 6. Journal and run; a failure is rolled back here and now.
+	res, err := Execute(ctx, env, j, in, live)
+	if err != nil {
+		if fsx.IsCrash(err) {
+			crashed = true
+			return nil, err
+		}
+		if in.ID == 0 { // the intent was not recorded: nothing was touched
+			return nil, fmt.Errorf("recording the write in the journal: %w", err)
+		}
+		we := &WriteFailedError{IntentID: in.ID, Summary: in.Summary, Err: writeCause(ctx, err)}
+		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		if fsx.IsCrash(rerr) {
+			crashed = true
+			return nil, rerr
+		}
+		we.RollbackErr = rerr
+		return nil, we
+	}
+
+	out := make([]WrittenVersion, len(ps))
+	for i, p := range ps {
+		out[i] = WrittenVersion{
+			Address: p.w.Address, Version: p.md.Version, Dir: filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10)),
+			Metadata: p.md, PreviousLatest: items[p.itemDir].prev, IntentID: res.IntentID,
+		}
+	}
+	return out, nil
+}
+
+// writeCause unwraps what the executor reports into the reason a user
+// needs: the lost lock rather than "context canceled".
+func writeCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+func (o WriteOptions) withDefaults() WriteOptions {
+	if o.FS == nil {
+		o.FS = fsx.Real()
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = lock.TimeoutFromEnv(nil)
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.newID == nil {
+		o.newID = newDataID
+	}
+	return o
+}
+
+// prepareWrite checks one write and builds its metadata template.
+func prepareWrite(fsys fsx.FS, r *repo.Repo, i int, w VersionWrite, o WriteOptions) (*pendingVersion, error) {
+	bad := func(err error) (*pendingVersion, error) {
+		return nil, &InvalidWriteError{Index: i, Address: w.Address.String(), Err: err}
+	}
+	// The address must be canonical: re-parsing its string form gives it back.
+	a, err := repo.ParseAddress(w.Address.String())
+	if err != nil {
+		return bad(err)
+	}
+	if a != w.Address {
+		return bad(fmt.Errorf("address is not in canonical form (normalised it reads %s)", a))
+	}
+	if err := meta.ValidateDataName(a.DataName); err != nil {
+		return bad(err)
+	}
+	if w.Content == nil {
+		return bad(errors.New("no content"))
+	}
+	itemDir, err := r.ItemDir(fsys, a)
+	if err != nil {
+		return bad(err)
+	}
+
+	m := &meta.Metadata{
+		ID:                o.newID(),
+		Name:              a.DataName,
+		Version:           1, // placeholder until allocation
+		ContentType:       orDefault(w.ContentType, DefaultContentType),
+		Lifetime:          meta.NormalizeLifetime(orDefault(w.Lifetime, DefaultLifetime)),
+		GarbageCollection: w.GarbageCollection,
+		Tags:              writeTags(w),
+		Owner: meta.Owner{
+			OwnerType:     orDefault(w.OwnerType, DefaultOwnerType),
+			OwnerRef:      orDefault(w.OwnerRef, DefaultOwnerRef),
+			WorkflowID:    w.Workflow.ID,
+			WorkflowRunID: w.Workflow.RunID,
+			WorkflowName:  w.Workflow.Name,
+			JobName:       w.Workflow.Job,
+			StepName:      w.Workflow.Step,
+			Source:        w.Workflow.Source,
+		},
+		CreatedAt: isoTime(o.now()),
+	}
+	if m.GarbageCollection == (meta.GarbageCollection{}) {
+		m.GarbageCollection.N = DefaultGC
+	}
+	var zero int64
+	m.Size = &zero
+	if err := meta.Validate(m); err != nil {
+		return bad(err)
+	}
+	if _, err := catalog.RowFromMeta(r.Namespace, a.Type, a.ModelID, m); err != nil {
+		return bad(err)
+	}
+	return &pendingVersion{index: i, w: w, itemDir: itemDir, md: m}, nil
+}
+
+// writeTags orders the tags as swamp's data writer does (§2.4.2, §7.1):
+// type, specName, modelName, the workflow provenance, then the caller's.
+func writeTags(w VersionWrite) meta.Tags {
+	t := meta.Tags{{Key: "type", Value: DefaultDataType}}
+	add := func(k, v string) {
+		if v != "" {
+			t.Set(k, v)
+		}
+	}
+	add("specName", w.SpecName)
+	add("modelName", w.ModelName)
+	add("source", w.Workflow.Source)
+	add("workflow", w.Workflow.Name)
+	add("workflowId", w.Workflow.ID)
+	add("workflowRunId", w.Workflow.RunID)
+	add("job", w.Workflow.Job)
+	add("step", w.Workflow.Step)
+	for _, tag := range w.Tags {
+		t.Set(tag.Key, tag.Value)
+	}
+	return t
+}
+
+// hashSource hashes a seekable source and seeks back, so the journal can
+// hold the exact size and SHA-256 of raw.
+func (p *pendingVersion) hashSource(ctx context.Context) error {
+	rs, ok := p.w.Content.(io.ReadSeeker)
+	if !ok {
+		return nil
+	}
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil // a pipe: the stage verifies itself instead
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, cancelableReader{ctx, rs}, make([]byte, 256<<10))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &fsx.SourceError{Err: err}
+	}
+	if _, err := rs.Seek(start, io.SeekStart); err != nil {
+		return &fsx.SourceError{Err: err}
+	}
+	p.known, p.size, p.sum = true, n, hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+// lockWriteModels takes swamp's per-model lock of every model written.
+func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
+	var paths []string
+	seen := map[string]bool{}
+	for _, p := range ps {
+		lp := lock.ModelPath(r.Base, r.Namespace, p.w.Address.Type, p.w.Address.ModelID)
+		if !seen[lp] {
+			seen[lp] = true
+			paths = append(paths, lp)
+		}
+	}
+	sort.Strings(paths)
+	var held []*lock.Lock
+	for _, lp := range paths {
+		l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: o.LockTimeout})
+		if err != nil {
+			return held, err
+		}
+		l.StartHeartbeat(ctx)
+		held = append(held, l)
+	}
+	return held, nil
+}
+
+func releaseModelLocks(locks []*lock.Lock, warn func(string)) {
+	for i := len(locks) - 1; i >= 0; i-- {
+		if err := locks[i].Release(); err != nil && !fsx.IsCrash(err) {
+			warn(fmt.Sprintf("releasing %s: %v", locks[i].Path(), err))
+		}
+	}
+}
+
+// watchModelLocks cancels the returned context when a lock is taken over, so the
+// write stops (and rolls back) instead of finishing unprotected.
+func watchModelLocks(ctx context.Context, locks []*lock.Lock) (context.Context, func()) {
+	if len(locks) == 0 {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	for _, l := range locks {
+		go func(l *lock.Lock) {
+			select {
+			case <-l.Lost():
+				cancel(fmt.Errorf("swamp's model lock %s was lost: %w", l.Path(), l.LostErr()))
+			case <-done:
+			}
+		}(l)
+	}
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// planWrite allocates version numbers and builds the intent.
+func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) (*journal.Intent, LiveApply, map[string]*writeItem, error) {
+	items := map[string]*writeItem{}
+	var order []*writeItem
+	for _, p := range ps {
+		it := items[p.itemDir]
+		if it == nil {
+			// Re-check containment now that the lock is held.
+			if _, err := r.ItemDir(fsys, p.w.Address); err != nil {
+				return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+			}
+			var err error
+			if it, err = inspectWriteItem(fsys, p.w.Address, p.itemDir); err != nil {
+				var refused *InvalidWriteError
+				if errors.As(err, &refused) {
+					refused.Index, refused.Address = p.index, p.w.Address.String()
+				}
+				return nil, nil, nil, err
+			}
+			items[p.itemDir] = it
+			order = append(order, it)
+		}
+		n, err := it.allocate(fsys)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		p.md.Version = n
+		p.stagePath = filepath.Join(p.itemDir, fmt.Sprintf("%s%d-%s", stagePrefix, n, stageSuffix(6)))
+	}
+
+	in := &journal.Intent{Kind: IntentKindVersionWrite, Repo: r.Dir, Command: o.Command}
+	if len(ps) == 1 {
+		in.Summary = fmt.Sprintf("write %s version %d", ps[0].w.Address, ps[0].md.Version)
+	} else {
+		in.Summary = fmt.Sprintf("write %d versions of %d items", len(ps), len(order))
+	}
+
+	// Missing directories, outermost first, once each.
+	made := map[string]bool{}
+	for _, it := range order {
+		for _, d := range it.mkdirs {
+			if !made[d] {
+				made[d] = true
+				in.Steps = append(in.Steps, journal.Step{Kind: KindMkdir, Path: d, Note: "create directory"})
+			}
+		}
+	}
+	if len(made) > 0 {
+		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the new directories durable"})
+	}
+
+	live := LiveApply{}
+	var rows []catalog.Row
+	for _, p := range ps {
+		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
+		step := journal.Step{Kind: KindStage, Path: p.stagePath, To: to,
+			Note: fmt.Sprintf("stage %s version %d", p.w.Address, p.md.Version)}
+		if p.known {
+			p.md.Size, p.md.Checksum = &p.size, p.sum
+			data, err := meta.Encode(p.md)
+			if err != nil {
+				return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+			}
+			p.mdData = data
+			step.Files = []journal.FileExpect{
+				{Name: store.RawFileName, Size: p.size, SHA256: p.sum},
+				{Name: store.MetadataFileName, Size: int64(len(data)), SHA256: hexSHA256(data)},
+			}
+		} else {
+			step.Files = []journal.FileExpect{{Name: store.RawFileName, Size: -1}, {Name: store.MetadataFileName, Size: -1}}
+		}
+		live[len(in.Steps)] = p.liveStage
+		in.Steps = append(in.Steps, step)
+
+		row, err := catalog.RowFromMeta(r.Namespace, p.w.Address.Type, p.w.Address.ModelID, p.md)
+		if err != nil {
+			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+		}
+		if !p.known {
+			row.Size = -1 // completed from the published metadata (KindCatalogPublish)
+		}
+		rows = append(rows, row)
+	}
+	for _, p := range ps {
+		in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: p.stagePath,
+			To: filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10)), Note: "publish the version"})
+	}
+	for _, it := range order {
+		in.Steps = append(in.Steps, journal.Step{Kind: KindWrite, Path: filepath.Join(it.dir, "latest"),
+			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
+			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
+	}
+	cs := CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
+		CatalogChange{Op: "upsert-versions", Rows: rows})
+	cs.Kind, cs.Path, cs.To = KindCatalogPublish, r.CatalogPath, r.DataRoot
+	in.Steps = append(in.Steps, cs)
+	return in, live, items, nil
+}
+
+// inspectWriteItem reads what the item holds now: `latest`, the version numbers
+// in use, the directories that do not exist yet. A state swampj will not
+// write into is an *InvalidWriteError; I/O errors are returned as they are.
+func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string) (*writeItem, error) {
+	refuse := func(err error) (*writeItem, error) { return nil, &InvalidWriteError{Err: err} }
+	it := &writeItem{addr: a, dir: dir}
+	missing, err := missingAncestors(fsys, dir)
+	var notDir *notDirError
+	if errors.As(err, &notDir) {
+		return refuse(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	it.mkdirs = missing
+	if len(missing) > 0 {
+		it.next = 1
+		return it, nil
+	}
+	latest := filepath.Join(dir, "latest")
+	if fi, err := fsys.Lstat(latest); err == nil {
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if err := convertLegacyLatest(fsys, dir); err != nil {
+				var refused *InvalidWriteError
+				if errors.As(err, &refused) {
+					return nil, err
+				}
+				return nil, fmt.Errorf("converting the legacy symlink %s: %w", latest, err)
+			}
+		case !fi.Mode().IsRegular():
+			return refuse(fmt.Errorf("%s is not a regular file; move it away by hand first", latest))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	data, err := fsys.ReadFile(latest)
+	switch {
+	case err == nil:
+		it.oldData, it.oldExists = data, true
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	if p, err := store.ReadLatest(fsys, dir); err == nil && p.Version > 0 {
+		it.prev = p.Version
+	}
+	dirs, err := store.VersionDirs(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	it.next = 1
+	if len(dirs) > 0 {
+		it.next = dirs[len(dirs)-1].Number + 1
+	}
+	return it, nil
+}
+
+// allocate returns the next free version number of the item.
+func (it *writeItem) allocate(fsys fsx.FS) (int64, error) {
+	for {
+		n := it.next
+		it.next++
+		// Any entry of that name (a file "7" is not a version, but the
+		// publish rename could not use the name) is skipped.
+		taken := false
+		if len(it.mkdirs) == 0 {
+			var err error
+			if taken, err = fsx.Exists(fsys, filepath.Join(it.dir, strconv.FormatInt(n, 10))); err != nil {
+				return 0, err
+			}
+		}
+		if !taken {
+			it.last = n
+			return n, nil
+		}
+	}
+}
+
+// convertLegacyLatest replaces a legacy symlink `latest -> N` with the file
+// swamp writes today, holding the same number (what `swamp repo upgrade`
+// does, §2.5). Readers see the same version before and after; the replace
+// is atomic and durable. Done under the model lock before the intent, so
+// the intent's undo data is plain bytes.
+func convertLegacyLatest(fsys fsx.FS, dir string) error {
+	p, err := store.ReadLatest(fsys, dir)
+	if err != nil {
+		return err
+	}
+	if p.Rule != store.PointerSymlink || p.Version <= 0 {
+		return &InvalidWriteError{Err: fmt.Errorf("%s is a symlink to %q, which names no version; fix or remove it by hand first",
+			filepath.Join(dir, "latest"), p.LinkTarget)}
+	}
+	return fsx.WriteFileAtomic(fsys, filepath.Join(dir, "latest"), []byte(strconv.FormatInt(p.Version, 10)), 0o644)
+}
+
+// missingAncestors lists dir and its ancestors that do not exist, outermost
+// first.
+func missingAncestors(fsys fsx.FS, dir string) ([]string, error) {
+	var out []string
+	for d := filepath.Clean(dir); ; {
+		fi, err := fsys.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, &notDirError{path: d}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	return out, nil
+}
+
+type notDirError struct{ path string }
+
+func (e *notDirError) Error() string {
+	return e.path + " exists and is not a directory; move it away by hand first"
+}
+
+// liveStage is the stage step's apply in the running command: the payload
+// exists only here. It creates the staging directory, streams raw (hashing
+// on the way, 256 KiB at a time), writes metadata.yaml once raw is complete
+// and fsynced, and fsyncs the staging directory.
+func (p *pendingVersion) liveStage(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := env.FS.Mkdir(s.Path, 0o755); err != nil {
+		return err
+	}
+	// The staging entry in the item directory becomes durable (as N) with
+	// the item directory fsync of the `latest` replace.
+	d.Add(filepath.Dir(s.Path))
+
+	h := sha256.New()
+	var src io.Reader = cancelableReader{ctx, p.w.Content}
+	if p.known {
+		src = io.LimitReader(src, p.size+1) // a file that grew is caught, not streamed forever
+	}
+	n, err := fsx.WriteNew(env.FS, filepath.Join(s.Path, store.RawFileName), src, 0o644, h)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	mdData := p.mdData
+	if p.known {
+		if n != p.size || sum != p.sum {
+			return &InputChangedError{Address: p.w.Address.String(), WantSize: p.size, GotSize: n, WantSHA: p.sum, GotSHA: sum}
+		}
+	} else {
+		p.md.Size, p.md.Checksum = &n, sum
+		if mdData, err = meta.Encode(p.md); err != nil {
+			return err
+		}
+	}
+	if _, err := fsx.WriteNew(env.FS, filepath.Join(s.Path, store.MetadataFileName), bytes.NewReader(mdData), 0o644, nil); err != nil {
+		return err
+	}
+	if err := env.FS.SyncDir(s.Path); err != nil {
+		return err
+	}
+	d.Synced(s.Path)
+	return nil
+}
+
+// cancelableReader stops a long stream when the context ends.
+type cancelableReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c cancelableReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
+
+// ---- catalog-publish
+
+func init() {
+	register(KindCatalogPublish, kind{Observe: observePublish, Apply: applyPublish, Undo: undoPublish})
+}
+
+// asCatalogStep is the plain catalog step this one delegates to.
+func asCatalogStep(s *journal.Step, change []byte) *journal.Step {
+	inner := *s
+	inner.Kind = KindCatalog
+	if change != nil {
+		inner.Catalog = change
+	}
+	return &inner
+}
+
+func observePublish(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	if ok, err := fsx.Exists(env.FS, s.Path); err != nil {
+		return Conflict, "", err
+	} else if !ok {
+		return NotDone, "no catalog yet", nil
+	}
+	obs, detail, err := kinds[KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
+	var foreign *catalog.ForeignSchemaError
+	if errors.As(err, &foreign) {
+		// swampj never writes to such a catalog, so none of these rows can
+		// be there: a rollback must not get stuck on it.
+		return NotDone, "the catalog has a schema swampj does not write", nil
+	}
+	return obs, detail, err
+}
+
+func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	ch, err := decodeChange(s)
+	if err != nil {
+		return err
+	}
+	completed := false
+	for i, row := range ch.Rows {
+		if row.Size >= 0 {
+			continue
+		}
+		full, err := publishedRow(env.FS, s.To, row)
+		if err != nil {
+			return err
+		}
+		ch.Rows[i], completed = full, true
+	}
+	var change []byte
+	if completed {
+		if change, err = json.Marshal(ch); err != nil {
+			return err
+		}
+	}
+	return kinds[KindCatalog].Apply(ctx, env, asCatalogStep(s, change), d)
+}
+
+func undoPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if ok, err := fsx.Exists(env.FS, s.Path); err != nil || !ok {
+		return err
+	}
+	return kinds[KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
+}
+
+// publishedRow builds a row from the metadata.yaml of the version it names,
+// under dataRoot. The stage step has verified that version before (its
+// metadata and raw agree), so the row is exactly what the live run wrote.
+func publishedRow(fsys fsx.FS, dataRoot string, row catalog.Row) (catalog.Row, error) {
+	dir := filepath.Join(dataRoot, filepath.FromSlash(row.TypeNormalized), row.ModelID, row.DataName, strconv.FormatInt(row.Version, 10))
+	data, err := fsys.ReadFile(filepath.Join(dir, store.MetadataFileName))
+	if err != nil {
+		return row, fmt.Errorf("reading the published version for its catalog row: %w", err)
+	}
+	m, err := meta.Decode(data)
+	if err != nil {
+		return row, fmt.Errorf("%s: %w", filepath.Join(dir, store.MetadataFileName), err)
+	}
+	if m.ID != row.ID || m.Version != row.Version {
+		return row, fmt.Errorf("%s holds version %d id %s, the journal planned version %d id %s",
+			dir, m.Version, m.ID, row.Version, row.ID)
+	}
+	return catalog.RowFromMeta(row.Namespace, row.TypeNormalized, row.ModelID, m)
+}
+
+// ---- small helpers
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// isoTime is JavaScript's toISOString (meta.NowISO for a given instant).
+func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func hexSHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func stageSuffix(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newDataID is a random (version 4) UUID in lower case, like crypto.randomUUID.
+func newDataID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func shortSum(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12] + "…"
+	}
+	return sum
+}
