@@ -22,9 +22,13 @@ import (
 
 var (
 	bucketIntents = []byte("intents")
-	bucketMeta    = []byte("meta")
-	keyFormat     = []byte("format")
-	formatVersion = []byte("swampj-journal/1")
+	// bucketOpen and bucketFinished index intent ids by status, so that
+	// finding open intents and pruning old ones never decode every record.
+	bucketOpen     = []byte("open")
+	bucketFinished = []byte("finished")
+	bucketMeta     = []byte("meta")
+	keyFormat      = []byte("format")
+	formatVersion  = []byte("swampj-journal/1")
 )
 
 // DefaultLockTimeout is how long Open waits for another swampj process.
@@ -212,8 +216,12 @@ func create(fsys fsx.FS, path string, opts Options) error {
 		if err := m.Put(keyFormat, formatVersion); err != nil {
 			return err
 		}
-		_, err = tx.CreateBucketIfNotExists(bucketIntents)
-		return err
+		for _, name := range [][]byte{bucketIntents, bucketOpen, bucketFinished} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr
@@ -318,10 +326,14 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 		in.Command = j.opts.Command
 	}
 	err := j.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIntents)
-		if err := j.flushPending(b); err != nil {
+		ix, err := indexes(tx)
+		if err != nil {
 			return err
 		}
+		if err := j.flushPending(tx); err != nil {
+			return err
+		}
+		b := tx.Bucket(bucketIntents)
 		id, err := b.NextSequence()
 		if err != nil {
 			return err
@@ -330,7 +342,10 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 		if err := putIntent(b, in); err != nil {
 			return err
 		}
-		return prune(b)
+		if err := ix.open.Put(key(id), nil); err != nil {
+			return err
+		}
+		return prune(b, ix.finished)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("journal: recording intent: %w", err)
@@ -379,15 +394,15 @@ func (j *Journal) Flush() error {
 	if err := j.fsys.Failpoint("journal.flush"); err != nil {
 		return err
 	}
-	return j.db.Update(func(tx *bolt.Tx) error { return j.flushPending(tx.Bucket(bucketIntents)) })
+	return j.db.Update(func(tx *bolt.Tx) error { return j.flushPending(tx) })
 }
 
 func (j *Journal) update(id uint64, fn func(*Intent)) error {
 	return j.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketIntents)
-		if err := j.flushPending(b); err != nil {
+		if err := j.flushPending(tx); err != nil {
 			return err
 		}
+		b := tx.Bucket(bucketIntents)
 		in, err := getIntent(b, id)
 		if err != nil {
 			return err
@@ -397,7 +412,15 @@ func (j *Journal) update(id uint64, fn func(*Intent)) error {
 	})
 }
 
-func (j *Journal) flushPending(b *bolt.Bucket) error {
+func (j *Journal) flushPending(tx *bolt.Tx) error {
+	if len(j.pending) == 0 {
+		return nil
+	}
+	ix, err := indexes(tx)
+	if err != nil {
+		return err
+	}
+	b := tx.Bucket(bucketIntents)
 	for id, fn := range j.pending {
 		in, err := getIntent(b, id)
 		if err != nil {
@@ -407,15 +430,89 @@ func (j *Journal) flushPending(b *bolt.Bucket) error {
 		if err := putIntent(b, in); err != nil {
 			return err
 		}
+		if !in.Open() {
+			if err := ix.open.Delete(key(id)); err != nil {
+				return err
+			}
+			if err := ix.finished.Put(key(id), nil); err != nil {
+				return err
+			}
+		}
 	}
-	// Cleared by the caller only if the transaction commits; bbolt runs the
-	// function once per Update, so clearing here after success is safe.
+	// bbolt runs the function once per Update; if the commit then fails,
+	// the marks are lost, which only costs a re-observation at recovery.
 	j.pending = map[uint64]func(*Intent){}
 	return nil
 }
 
+type indexBuckets struct{ open, finished *bolt.Bucket }
+
+// indexes returns the status indexes, creating them in a journal made
+// before they existed (rebuilt from the records once).
+func indexes(tx *bolt.Tx) (indexBuckets, error) {
+	if o, f := tx.Bucket(bucketOpen), tx.Bucket(bucketFinished); o != nil && f != nil {
+		return indexBuckets{o, f}, nil
+	}
+	o, err := tx.CreateBucketIfNotExists(bucketOpen)
+	if err != nil {
+		return indexBuckets{}, err
+	}
+	f, err := tx.CreateBucketIfNotExists(bucketFinished)
+	if err != nil {
+		return indexBuckets{}, err
+	}
+	err = tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
+		var head struct {
+			Status Status `json:"status"`
+		}
+		if json.Unmarshal(v, &head) != nil || head.Status == StatusOpen {
+			return o.Put(append([]byte(nil), k...), nil)
+		}
+		return f.Put(append([]byte(nil), k...), nil)
+	})
+	return indexBuckets{o, f}, err
+}
+
 // OpenIntents returns the intents recovery must look at, oldest first.
 func (j *Journal) OpenIntents() ([]*Intent, error) {
+	var open []*Intent
+	err := j.db.View(func(tx *bolt.Tx) error {
+		ob := tx.Bucket(bucketOpen)
+		if ob == nil {
+			return errNoIndex
+		}
+		b := tx.Bucket(bucketIntents)
+		return ob.ForEach(func(k, _ []byte) error {
+			in, err := getIntent(b, binary.BigEndian.Uint64(k))
+			if err != nil {
+				return err
+			}
+			open = append(open, in)
+			return nil
+		})
+	})
+	if errors.Is(err, errNoIndex) {
+		return j.openIntentsByScan()
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Pending marks (not yet committed) may have finished some of them.
+	kept := open[:0]
+	for _, in := range open {
+		if fn := j.pending[in.ID]; fn != nil {
+			fn(in)
+		}
+		if in.Open() {
+			kept = append(kept, in)
+		}
+	}
+	return kept, nil
+}
+
+var errNoIndex = errors.New("journal: no status index")
+
+func (j *Journal) openIntentsByScan() ([]*Intent, error) {
 	all, err := j.List(true)
 	if err != nil {
 		return nil, err
@@ -532,23 +629,24 @@ func putIntent(b *bolt.Bucket, in *Intent) error {
 }
 
 // prune keeps the newest KeepFinished finished intents; open ones are never
-// pruned.
-func prune(b *bolt.Bucket) error {
-	var finished [][]byte
-	err := b.ForEach(func(k, v []byte) error {
-		var head struct {
-			Status Status `json:"status"`
-		}
-		if json.Unmarshal(v, &head) == nil && head.Status != StatusOpen {
-			finished = append(finished, append([]byte(nil), k...))
-		}
-		return nil
-	})
-	if err != nil || len(finished) <= KeepFinished {
-		return err
+// pruned. It walks only the finished index (8-byte keys, no values), so a
+// Begin costs the same with 1 or 1000 intents kept.
+func prune(b, finished *bolt.Bucket) error {
+	n := 0
+	c := finished.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
 	}
-	for _, k := range finished[:len(finished)-KeepFinished] {
-		if err := b.Delete(k); err != nil {
+	for excess := n - KeepFinished; excess > 0; excess-- {
+		k, _ := c.First()
+		if k == nil {
+			break
+		}
+		id := append([]byte(nil), k...)
+		if err := b.Delete(id); err != nil {
+			return err
+		}
+		if err := finished.Delete(id); err != nil {
 			return err
 		}
 	}

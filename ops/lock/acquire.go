@@ -211,9 +211,15 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 
 // createExclusive puts data at path only if path does not exist, and never
 // exposes a partial file (G25): the content is written and fsynced in a temp
-// file beside path, hard-linked to path (link fails if path exists), the temp
-// name removed and the directory fsynced. On file systems without hard links
-// a rename that refuses to replace does the same job.
+// file beside path, hard-linked to path (link fails if path exists) and the
+// temp name removed. On file systems without hard links a rename that
+// refuses to replace does the same job.
+//
+// The directory is not fsynced. A lock lives no longer than its process:
+// after a power cut its holder is dead, so a lock that vanished loses
+// nothing and one that survived is stale (dead pid, or past its TTL). The
+// temp file's fsync is what matters — it keeps a lock that does survive
+// from being a zero-byte file that swamp would wait on forever.
 func createExclusive(fsys fsx.FS, path string, data []byte) error {
 	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), 0o644, nil)
 	if err != nil {
@@ -229,14 +235,7 @@ func createExclusive(fsys fsx.FS, path string, data []byte) error {
 		// A leftover hidden .tmp is harmless (G3); the lock is what matters.
 		_ = fsys.Remove(tmp)
 	}
-	if err != nil {
-		return err
-	}
-	if err := fsys.SyncDir(filepath.Dir(path)); err != nil {
-		_ = fsys.Remove(path) // do not hold a lock we could not make durable
-		return err
-	}
-	return nil
+	return err
 }
 
 func linkUnsupported(err error) bool {
@@ -471,7 +470,9 @@ func (l *Lock) Release() error {
 }
 
 // ReleaseNonce removes the lock at path only if it carries nonce (swamp's
-// forceRelease(nonce)), then fsyncs the directory.
+// forceRelease(nonce)). No directory fsync: a release that a power cut
+// undoes leaves a lock whose holder is dead, which every acquirer treats as
+// stale (see createExclusive).
 func ReleaseNonce(fsys fsx.FS, path, nonce string) error {
 	data, err := fsys.ReadFile(path)
 	if err != nil {
@@ -490,7 +491,7 @@ func ReleaseNonce(fsys fsx.FS, path, nonce string) error {
 	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing lock %s: %w", path, err)
 	}
-	return fsys.SyncDir(filepath.Dir(path))
+	return nil
 }
 
 // stamp is t as it reads back from the file: UTC, whole milliseconds, no
