@@ -35,31 +35,33 @@ run() {
 	"$swampj" "$@"
 }
 
-# has CMD...: whether this swampj has the (sub)command; unknown commands
-# exit 2 even with --help.
-has() { "$swampj" "$@" --help >/dev/null 2>&1; }
-
-skip() {
-	echo
-	echo "- swampj $* (skipped: this swampj has no '$1${2:+ $2}${3:+ $3}' command yet)"
-}
-
+# Report #3316: namespace the repo, re-run, reverse — the catalog never moves.
 run recover
 run catalog verify
-if has data list; then run data list; else skip data list; fi
-if has datastore namespace set; then run datastore namespace set demo; else skip datastore namespace set demo; fi
-if has datastore namespace migrate; then
-	run datastore namespace migrate
-	run datastore namespace migrate --confirm
-	run datastore namespace migrate --confirm # again: nothing left to move
-else
-	skip datastore namespace migrate --confirm
-fi
+run data list
+run datastore namespace set demo
+run datastore namespace migrate
+run datastore namespace migrate --confirm
+run datastore namespace migrate --confirm # again: nothing left to move
 run catalog verify
-if has datastore namespace unset; then
-	run datastore namespace unset --migrate --confirm
-else
-	skip datastore namespace unset --migrate --confirm
-fi
+run datastore namespace unset --migrate --confirm
+run catalog verify
+
+# Report #3955: a crash-safe write, then what an unclean shutdown of swamp
+# leaves behind (a zero-byte version that latest and the catalog point at),
+# found and repaired by quarantine.
+item=command/shell/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result
+echo '{"exitCode":0,"stdout":"written by swampj\n"}' > "$work/payload.json"
+run data write "$item" --file "$work/payload.json" --model-name hello-shell --spec-name result
+run data get "$item"
+dir=.swamp/data/$item
+next=$(( $(cat "$dir/latest") + 1 ))
+echo
+echo "+ (simulating swamp after a power cut: empty version $next, latest -> $next)"
+mkdir "$dir/$next" && : > "$dir/$next/raw" && : > "$dir/$next/metadata.yaml" && printf %s "$next" > "$dir/latest"
+if run doctor; then echo "doctor should have found the empty version" >&2; exit 1; fi
+run doctor --repair --confirm
+run doctor
+run data get "$item"
 run catalog verify
 run journal list
