@@ -125,8 +125,9 @@ func (c *Catalog) Rebuild(ctx context.Context, ns string, expected []Row, staleN
 	return d, true, nil
 }
 
-// applyBulk is applyDiff (diff.go) with prepared statements throughout,
-// a permutation sort and multi-row inserts.
+// applyBulk writes a diff: deletes, in-place flag updates, then inserts in
+// write order (created_at, version) with prepared statements, a permutation
+// sort and multi-row inserts. Apply (diff.go) and Rebuild both use it.
 func (c *Catalog) applyBulk(ctx context.Context, tx *sql.Tx, d *Diff) error {
 	del, err := tx.PrepareContext(ctx, `DELETE FROM catalog WHERE `+whereEqual(itemColumns)+` AND version = ?`)
 	if err != nil {

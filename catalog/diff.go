@@ -120,68 +120,10 @@ func (c *Catalog) Apply(ctx context.Context, ns string, expected []Row, d *Diff)
 	})
 }
 
+// applyDiff writes d inside tx. It is the bulk writer of bulk.go — one
+// implementation for Apply and Rebuild, so their statements cannot drift.
 func (c *Catalog) applyDiff(ctx context.Context, tx *sql.Tx, d *Diff) error {
-	del, err := tx.PrepareContext(ctx, `DELETE FROM catalog WHERE `+whereEqual(itemColumns)+` AND version = ?`)
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	for _, list := range [][]Row{d.Stale, d.WrongNamespace} {
-		for _, r := range list {
-			if _, err := del.ExecContext(ctx, r.Namespace, r.TypeNormalized, r.ModelID, r.DataName, r.Version); err != nil {
-				return err
-			}
-		}
-	}
-
-	rewrite := map[versionKey]bool{}
-	var inserts []Row
-	for _, fd := range d.FieldsWrong {
-		rewrite[fd.Expected.versionKey()] = true
-		inserts = append(inserts, fd.Expected)
-	}
-	for _, fd := range d.FlagsWrong {
-		if rewrite[fd.Expected.versionKey()] {
-			continue
-		}
-		r := fd.Expected
-		var err error
-		if c.hasStepLatest {
-			_, err = tx.ExecContext(ctx, `UPDATE catalog SET is_latest = ?, `+StepLatestColumn+` = ? WHERE `+whereEqual(itemColumns)+` AND version = ?`,
-				boolInt(r.IsLatest), boolInt(r.IsStepLatest), r.Namespace, r.TypeNormalized, r.ModelID, r.DataName, r.Version)
-		} else {
-			_, err = tx.ExecContext(ctx, `UPDATE catalog SET is_latest = ? WHERE `+whereEqual(itemColumns)+` AND version = ?`,
-				boolInt(r.IsLatest), r.Namespace, r.TypeNormalized, r.ModelID, r.DataName, r.Version)
-		}
-		if err != nil {
-			return err
-		}
-	}
-
-	inserts = append(inserts, d.Missing...)
-	sort.SliceStable(inserts, func(i, j int) bool {
-		a, b := inserts[i], inserts[j]
-		if a.CreatedAt != b.CreatedAt {
-			return a.CreatedAt < b.CreatedAt
-		}
-		if a.Version != b.Version {
-			return a.Version < b.Version
-		}
-		return lessKey(a, b)
-	})
-	ins, err := tx.PrepareContext(ctx, c.insertSQL())
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
-	for _, r := range inserts {
-		if _, err := ins.ExecContext(ctx, r.values(c.hasStepLatest)...); err != nil {
-			return err
-		}
-	}
-
-	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO catalog_meta (key, value) VALUES (?, 'true')`, metaPopulated)
-	return err
+	return c.applyBulk(ctx, tx, d)
 }
 
 // expectedSet validates the expected rows and indexes them by version.

@@ -57,6 +57,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
 )
 
 // MigrateOptions configure Migrate.
@@ -1085,11 +1086,11 @@ func catalogNames(fsys fsx.FS, dir string) ([]string, error) {
 // sameContent compares two regular files of equal size by SHA-256 and
 // returns the digest (the drop-duplicate step re-checks it at run time).
 func sameContent(fsys fsx.FS, a, b string) (bool, string, error) {
-	sa, err := HashFile(fsys, a)
+	sa, err := store.HashFile(fsys, a)
 	if err != nil {
 		return false, "", err
 	}
-	sb, err := HashFile(fsys, b)
+	sb, err := store.HashFile(fsys, b)
 	if err != nil {
 		return false, "", err
 	}

@@ -347,7 +347,7 @@ func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		held[p] = l
 		order = append(order, l)
 	}
-	ctx, stopWatch := doctorWatchLocks(ctx, order)
+	ctx, stopWatch := watchModelLocks(ctx, order)
 	defer stopWatch()
 
 	// 2. The journal (swampj's repo lock); nothing may be open.
@@ -426,26 +426,6 @@ func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	rep = s.reportRepair(in, status, busy)
 	rep.IntentID = in.ID
 	return rep, nil
-}
-
-// doctorWatchLocks cancels the returned context when a lock is taken over,
-// so the repair stops (and rolls back) instead of going on unprotected.
-func doctorWatchLocks(ctx context.Context, locks []*lock.Lock) (context.Context, func()) {
-	if len(locks) == 0 {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	for _, l := range locks {
-		go func(l *lock.Lock) {
-			select {
-			case <-l.Lost():
-				cancel(fmt.Errorf("swamp's model lock %s was lost: %w", l.Path(), l.LostErr()))
-			case <-done:
-			}
-		}(l)
-	}
-	return ctx, func() { close(done); cancel(nil) }
 }
 
 // ---- the survey

@@ -3,11 +3,8 @@ package ops
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 
@@ -427,23 +424,9 @@ func fileMatches(fsys fsx.FS, path string, want journal.FileExpect) (bool, error
 	if want.SHA256 == "" {
 		return true, nil
 	}
-	sum, err := HashFile(fsys, path)
+	sum, err := store.HashFile(fsys, path)
 	if err != nil {
 		return false, err
 	}
 	return sum == want.SHA256, nil
-}
-
-// HashFile returns the lowercase hex SHA-256 of a file, streaming it.
-func HashFile(fsys fsx.FS, path string) (string, error) {
-	f, err := fsys.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -219,7 +219,7 @@ func (v *Version) checkRaw(fsys fsx.FS, opts CheckOptions) {
 	case md.Size != nil && *md.Size != v.RawSize:
 		v.add(CodeSizeMismatch, v.RawPath, fmt.Sprintf("%s: raw is %d bytes, metadata.yaml says %d", v.label(), v.RawSize, *md.Size), nil)
 	case opts.VerifyChecksum && md.Checksum != "":
-		sum, err := sha256File(fsys, v.RawPath)
+		sum, err := HashFile(fsys, v.RawPath)
 		if err != nil {
 			v.add(CodeRawUnreadable, v.RawPath, v.label()+": cannot read raw: "+err.Error(), err)
 		} else if !strings.EqualFold(sum, md.Checksum) {
@@ -314,8 +314,9 @@ func readRegularFile(fsys fsx.FS, path string, limit int64) ([]byte, error) {
 	}
 }
 
-// sha256File hashes a file as a stream; raw can be gigabytes.
-func sha256File(fsys fsx.FS, path string) (string, error) {
+// HashFile returns the lowercase hex SHA-256 of a file, streaming it (raw
+// can be gigabytes).
+func HashFile(fsys fsx.FS, path string) (string, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return "", err
