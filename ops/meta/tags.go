@@ -12,6 +12,9 @@ import (
 // the others in insertion order. A repeated key keeps its first position and
 // its last value, as repeated assignment to an object property does.
 func (t Tags) JSOrder() Tags {
+	if t.inJSOrder() {
+		return t
+	}
 	pairs := make([]swampyaml.Pair, 0, len(t))
 	index := make(map[string]int, len(t))
 	values := make(map[string]string, len(t))
@@ -27,6 +30,23 @@ func (t Tags) JSOrder() Tags {
 		out = append(out, Tag{Key: p.Key, Value: values[p.Key]})
 	}
 	return out
+}
+
+// inJSOrder reports whether t is already as a JavaScript object would hold
+// it — no array-index key, no repeated key — the common case, which then
+// costs no maps (a rebuild builds 100,000 tags columns).
+func (t Tags) inJSOrder() bool {
+	for i, tag := range t {
+		if swampyaml.IsArrayIndex(tag.Key) {
+			return false
+		}
+		for _, earlier := range t[:i] {
+			if earlier.Key == tag.Key {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // TagsJSON is the catalog's tags column (§3.4): JSON.stringify of the tags

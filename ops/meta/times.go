@@ -19,7 +19,7 @@ func NowISO() string {
 // accepts exactly what the metadata schema accepts (seconds optional, any
 // number of fraction digits) and fails otherwise.
 func CatalogTime(createdAt string) (string, error) {
-	if !datetimePattern.MatchString(createdAt) {
+	if !isDatetime(createdAt) {
 		return "", invalid("createdAt", "must be an ISO-8601 UTC timestamp such as 2026-08-01T12:00:00.000Z, got %q", createdAt)
 	}
 	// The pattern guarantees the layout: date, 'T', HH:MM, [:SS[.fraction]], Z.

@@ -44,7 +44,7 @@ func Validate(m *Metadata) error {
 	if err := validUTF8(m); err != nil {
 		return err
 	}
-	if !uuidPattern.MatchString(m.ID) {
+	if !isUUID(m.ID) {
 		return invalid("id", "must be a UUID (RFC 9562 version 1-8, variant 8-b), got %q", m.ID)
 	}
 	if err := validateNameRules(m.Name); err != nil {
@@ -75,7 +75,7 @@ func Validate(m *Metadata) error {
 	if err := validateOwner(&m.Owner); err != nil {
 		return err
 	}
-	if !datetimePattern.MatchString(m.CreatedAt) {
+	if !isDatetime(m.CreatedAt) {
 		return invalid("createdAt", "must be an ISO-8601 UTC timestamp such as 2026-08-01T12:00:00.000Z (upper-case Z, no offset), got %q", m.CreatedAt)
 	}
 	if m.Size != nil && (*m.Size < 0 || *m.Size > maxSafeInteger) {
@@ -171,10 +171,10 @@ func validateOwner(o *Owner) error {
 	if o.OwnerRef == "" {
 		return invalid("ownerDefinition.ownerRef", "must not be empty")
 	}
-	if o.WorkflowID != "" && !uuidPattern.MatchString(o.WorkflowID) {
+	if o.WorkflowID != "" && !isUUID(o.WorkflowID) {
 		return invalid("ownerDefinition.workflowId", "must be a UUID, got %q", o.WorkflowID)
 	}
-	if o.WorkflowRunID != "" && !uuidPattern.MatchString(o.WorkflowRunID) {
+	if o.WorkflowRunID != "" && !isUUID(o.WorkflowRunID) {
 		return invalid("ownerDefinition.workflowRunId", "must be a UUID, got %q", o.WorkflowRunID)
 	}
 	return nil
