@@ -5,7 +5,6 @@ package meta
 // definition: patterns_test.go checks these against them). A catalog
 // rebuild validates 100,000 files; the regexes alone were ~10% of its CPU.
 
-
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // isUUID is uuidPattern: 8-4-4-4-12 hex digits, version nibble 1–8, variant
