@@ -264,10 +264,11 @@ func (f *Fault) Remove(name string) error {
 	if err := f.step("remove", name, ""); err != nil {
 		return err
 	}
+	isDir := f.removingDir(name)
 	if err := f.Inner.Remove(name); err != nil {
 		return err
 	}
-	f.noteRemove(name)
+	f.noteRemove(name, isDir)
 	return nil
 }
 func (f *Fault) SyncDir(name string) error {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // Power-cut model. A Fault with TrackDurability records, for every directory
@@ -17,8 +18,12 @@ import (
 //     directory is fsynced;
 //   - a rename is durable once BOTH parent directories are fsynced;
 //   - file data is durable up to the size it had at its last fsync;
-//   - a remove is taken as durable at once (optimistic: resurrected files
-//     are not modelled).
+//   - a remove of a file is taken as durable at once (optimistic:
+//     resurrected files are not modelled);
+//   - a remove of a directory is durable once its parent is fsynced; until
+//     then a power cut brings the (empty) directory back, so entries renamed
+//     out of it can return. Once it is durably gone, the entries renamed
+//     out of it earlier no longer wait for its fsync (it can have none).
 //
 // PowerCut then rolls the real tree back to what a power cut at the crash
 // point would leave: every change not yet durable is undone, newest first
@@ -28,7 +33,7 @@ import (
 // (bbolt, SQLite) are durable at their own commits and are not touched.
 
 type pendingEntry struct {
-	op      string // create, mkdir, link, rename
+	op      string // create, mkdir, link, rename, rmdir
 	path    string // the new name
 	from    string // rename source
 	waiting map[string]bool
@@ -36,6 +41,7 @@ type pendingEntry struct {
 	// when the rename is lost.
 	replaced []byte
 	hadOld   bool
+	released bool // rmdir: durable, the entries renamed out of it released
 }
 
 type durability struct {
@@ -99,14 +105,49 @@ func (f *Fault) noteSyncDir(dir string) {
 	if f.dur == nil {
 		return
 	}
-	kept := f.dur.pending[:0]
 	for _, e := range f.dur.pending {
 		delete(e.waiting, dir)
+	}
+	// A directory whose removal is now durable can never be fsynced again:
+	// the changes made inside it before it was removed (an entry renamed
+	// out of it) stop waiting for it. That can make further removals
+	// durable, so repeat until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for i, e := range f.dur.pending {
+			if e.op != "rmdir" || len(e.waiting) > 0 || e.released {
+				continue
+			}
+			e.released, changed = true, true
+			for _, older := range f.dur.pending[:i] {
+				for w := range older.waiting {
+					if w == e.path || strings.HasPrefix(w, e.path+string(filepath.Separator)) {
+						delete(older.waiting, w)
+					}
+				}
+			}
+		}
+	}
+	kept := f.dur.pending[:0]
+	for _, e := range f.dur.pending {
 		if len(e.waiting) > 0 {
 			kept = append(kept, e)
 		}
 	}
 	f.dur.pending = kept
+}
+
+// removingDir reports whether name, about to be removed, is a directory
+// (only asked when the model is on).
+func (f *Fault) removingDir(name string) bool {
+	f.mu.Lock()
+	on := f.dur != nil
+	f.mu.Unlock()
+	if !on {
+		return false
+	}
+	fi, err := f.Inner.Lstat(name)
+	return err == nil && fi.IsDir()
 }
 
 func (f *Fault) noteSyncFile(name string) {
@@ -120,7 +161,7 @@ func (f *Fault) noteSyncFile(name string) {
 	}
 }
 
-func (f *Fault) noteRemove(name string) {
+func (f *Fault) noteRemove(name string, isDir bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.dur == nil {
@@ -128,6 +169,9 @@ func (f *Fault) noteRemove(name string) {
 	}
 	delete(f.dur.tracked, name)
 	delete(f.dur.synced, name)
+	if isDir {
+		f.dur.pending = append(f.dur.pending, &pendingEntry{op: "rmdir", path: name, waiting: map[string]bool{filepath.Dir(name): true}})
+	}
 }
 
 // PendingChanges is how many directory-entry changes are not yet durable.
@@ -173,12 +217,34 @@ func (f *Fault) PowerCut() ([]string, error) {
 	for i := len(f.dur.pending) - 1; i >= 0; i-- {
 		e := f.dur.pending[i]
 		switch e.op {
+		case "rmdir":
+			// Not durable: the directory is back, empty (what was in it
+			// comes back with the undone renames, newest first).
+			if ok, _ := Exists(in, filepath.Dir(e.path)); !ok {
+				continue // its parent's removal was durable: gone with it
+			}
+			if ok, _ := Exists(in, e.path); ok {
+				continue
+			}
+			if err := in.Mkdir(e.path, 0o755); err != nil {
+				return lost, err
+			}
+			lost = append(lost, fmt.Sprintf("rmdir %s lost", e.path))
 		case "rename":
 			if ok, _ := Exists(in, e.path); !ok {
 				continue
 			}
 			if ok, _ := Exists(in, e.from); ok {
 				lost = append(lost, fmt.Sprintf("rename %s -> %s not undone: the old name exists again", e.from, e.path))
+				continue
+			}
+			if ok, _ := Exists(in, filepath.Dir(e.from)); !ok {
+				// The old directory is durably gone and the new entry never
+				// reached the disk: what was renamed is lost altogether.
+				if err := RemoveAll(in, e.path); err != nil {
+					return lost, err
+				}
+				lost = append(lost, fmt.Sprintf("rename %s -> %s lost, and its old directory durably removed: %s is gone", e.from, e.path, e.from))
 				continue
 			}
 			if err := in.Rename(e.path, e.from); err != nil {
