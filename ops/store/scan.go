@@ -163,10 +163,11 @@ const versionsPerWorker = 64
 // item with many versions spreads them over up to GOMAXPROCS goroutines.
 func readVersions(fsys fsx.FS, itemDir string, nums []int64, opts CheckOptions) []*Version {
 	out := make([]*Version, len(nums))
+	paths := newItemPaths(itemDir)
 	workers := min(runtime.GOMAXPROCS(0), len(nums)/versionsPerWorker)
 	if workers <= 1 {
 		for i, n := range nums {
-			out[i] = readVersion(fsys, itemDir, n, opts)
+			out[i] = paths.readVersion(fsys, n, opts)
 		}
 		return out
 	}
@@ -175,7 +176,7 @@ func readVersions(fsys fsx.FS, itemDir string, nums []int64, opts CheckOptions) 
 	for range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(nums); i = int(next.Add(1) - 1) {
-				out[i] = readVersion(fsys, itemDir, nums[i], opts)
+				out[i] = paths.readVersion(fsys, nums[i], opts)
 			}
 		})
 	}

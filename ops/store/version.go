@@ -116,15 +116,50 @@ func ReadVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) (*Vers
 
 // readVersion is ReadVersion for a v known to be positive.
 func readVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) *Version {
-	dir := filepath.Join(itemDir, versionName(v))
+	return newItemPaths(itemDir).readVersion(fsys, v, opts)
+}
+
+// itemPaths is what readVersion derives from the item directory, computed
+// once per item rather than once per version.
+type itemPaths struct {
+	dir  string
+	name string // filepath.Base(filepath.Clean(dir))
+	// prefix is dir plus a separator when dir is already clean (and neither
+	// "", "." nor the root), so that filepath.Join(dir, n) == prefix+n for a
+	// version name n (digits only); "" means use filepath.Join.
+	prefix string
+}
+
+func newItemPaths(itemDir string) itemPaths {
+	clean := filepath.Clean(itemDir)
+	p := itemPaths{dir: itemDir, name: filepath.Base(clean)}
+	if filepath.Separator == '/' && clean == itemDir && itemDir != "." && itemDir != "/" {
+		p.prefix = itemDir + "/"
+	}
+	return p
+}
+
+// readVersion is the package readVersion with the item's paths precomputed.
+// The paths it builds are filepath.Join's, byte for byte.
+func (p itemPaths) readVersion(fsys fsx.FS, v int64, opts CheckOptions) *Version {
+	var dir, mdPath, rawPath string
+	if p.prefix != "" {
+		dir = p.prefix + versionName(v)
+		mdPath = dir + "/" + MetadataFileName
+		rawPath = dir + "/" + RawFileName
+	} else {
+		dir = filepath.Join(p.dir, versionName(v))
+		mdPath = filepath.Join(dir, MetadataFileName)
+		rawPath = filepath.Join(dir, RawFileName)
+	}
 	ver := &Version{
 		Number:       v,
 		Dir:          dir,
-		MetadataPath: filepath.Join(dir, MetadataFileName),
-		RawPath:      filepath.Join(dir, RawFileName),
+		MetadataPath: mdPath,
+		RawPath:      rawPath,
 		RawSize:      -1,
 	}
-	mdUsable := ver.checkMetadata(fsys, filepath.Base(filepath.Clean(itemDir)))
+	mdUsable := ver.checkMetadata(fsys, p.name)
 	ver.checkRaw(fsys, opts)
 	ver.State = stateOf(ver, mdUsable)
 	if ver.has(CodeMetadataMissing) && ver.has(CodeRawMissing) {
