@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,7 +180,7 @@ func runDataWrite(c *cli.Context) error {
 	v := res[0]
 	return e.out.result(writeJSON{
 		Address: v.Address.String(), Version: v.Version, Path: v.Dir, IntentID: v.IntentID,
-		PreviousLatest: nullable(v.PreviousLatest), Metadata: metadataJSON(v.Metadata),
+		PreviousLatest: nullable(v.PreviousLatest), Metadata: v.Metadata.JSON(),
 	}, func(w io.Writer) {
 		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", v.Address, v.Version, *v.Metadata.Size, v.Metadata.Checksum)
 	})
@@ -234,7 +233,7 @@ func runDataGet(c *cli.Context) error {
 	return e.out.result(getJSON{
 		Address: dc.Address.String(), Version: dc.Version, Rule: dc.Rule, Path: dc.Dir,
 		ContentPath: dc.RawPath, MetadataPath: dc.MetadataPath, RenamedFrom: append([]string{}, dc.RenamedFrom...),
-		Metadata: metadataJSON(dc.Metadata),
+		Metadata: dc.Metadata.JSON(),
 	}, func(io.Writer) {})
 }
 
@@ -359,79 +358,4 @@ func joinInts(ns []int64) string {
 		parts[i] = strconv.FormatInt(n, 10)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// metadataJSON renders metadata.yaml as a JSON object with swamp's keys in
-// swamp's order (§2.4): tags in their own order, absent optional keys left
-// out.
-func metadataJSON(m *meta.Metadata) json.RawMessage {
-	if m == nil {
-		return json.RawMessage("null")
-	}
-	var b strings.Builder
-	b.WriteByte('{')
-	field := func(k string, v any) {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.Write(jsonValue(k))
-		b.WriteByte(':')
-		if raw, ok := v.(json.RawMessage); ok {
-			b.Write(raw)
-			return
-		}
-		b.Write(jsonValue(v))
-	}
-	field("id", m.ID)
-	field("name", m.Name)
-	field("version", m.Version)
-	field("contentType", m.ContentType)
-	field("lifetime", m.Lifetime)
-	if m.GarbageCollection.Duration != "" {
-		field("garbageCollection", m.GarbageCollection.Duration)
-	} else {
-		field("garbageCollection", m.GarbageCollection.N)
-	}
-	field("streaming", m.Streaming)
-	field("tags", json.RawMessage(meta.TagsJSON(m.Tags)))
-	var owner strings.Builder
-	owner.WriteByte('{')
-	for _, kv := range [][2]string{
-		{"definitionHash", m.Owner.DefinitionHash}, {"ownerType", m.Owner.OwnerType}, {"ownerRef", m.Owner.OwnerRef},
-		{"workflowId", m.Owner.WorkflowID}, {"workflowRunId", m.Owner.WorkflowRunID}, {"workflowName", m.Owner.WorkflowName},
-		{"jobName", m.Owner.JobName}, {"stepName", m.Owner.StepName}, {"source", m.Owner.Source},
-	} {
-		if kv[1] == "" {
-			continue
-		}
-		if owner.Len() > 1 {
-			owner.WriteByte(',')
-		}
-		owner.Write(jsonValue(kv[0]))
-		owner.WriteByte(':')
-		owner.Write(jsonValue(kv[1]))
-	}
-	owner.WriteByte('}')
-	field("ownerDefinition", json.RawMessage(owner.String()))
-	field("createdAt", m.CreatedAt)
-	if m.Size != nil {
-		field("size", *m.Size)
-	}
-	for _, kv := range [][2]string{{"checksum", m.Checksum}, {"lifecycle", m.Lifecycle}, {"renamedTo", m.RenamedTo}} {
-		if kv[1] != "" {
-			field(kv[0], kv[1])
-		}
-	}
-	b.WriteByte('}')
-	return json.RawMessage(b.String())
-}
-
-// jsonValue encodes v without HTML escaping and without the newline an
-// Encoder adds.
-func jsonValue(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
