@@ -1112,7 +1112,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		}
 	}
 	for _, d := range dests {
-		missing, err := doctorMissingDirs(s.fsys, filepath.Dir(d), planned)
+		missing, err := MissingDirs(s.fsys, filepath.Dir(d), planned)
 		if err != nil {
 			return nil, err
 		}
@@ -1172,36 +1172,6 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	return in, nil
 }
 
-// doctorMissingDirs lists dir and its ancestors that neither exist nor are
-// planned already, outermost first, and marks them planned.
-func doctorMissingDirs(fsys fsx.FS, dir string, planned map[string]bool) ([]string, error) {
-	var out []string
-	for d := filepath.Clean(dir); !planned[d]; {
-		fi, err := fsys.Lstat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return nil, fmt.Errorf("%s exists and is not a directory; move it away and run the doctor again", d)
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		out = append(out, d)
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
-		out[a], out[b] = out[b], out[a]
-	}
-	for _, d := range out {
-		planned[d] = true
-	}
-	return out, nil
-}
 
 // ---- reports
 

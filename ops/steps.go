@@ -148,6 +148,50 @@ func undoMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	return nil
 }
 
+// MissingDirs lists dir and those of its ancestors that do not exist yet,
+// outermost first: the KindMkdir steps a plan needs before it can put
+// something in dir. Directories already in planned (an earlier step of the
+// same plan creates them) are not listed again; the ones listed are added
+// to planned (planned may be nil).
+func MissingDirs(fsys fsx.FS, dir string, planned map[string]bool) ([]string, error) {
+	var out []string
+	for d := filepath.Clean(dir); !planned[d]; {
+		fi, err := fsys.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return nil, &NotDirError{Path: d}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
+		out[a], out[b] = out[b], out[a]
+	}
+	if planned != nil {
+		for _, d := range out {
+			planned[d] = true
+		}
+	}
+	return out, nil
+}
+
+// NotDirError: a plan needs a directory where a file (or something else)
+// stands.
+type NotDirError struct{ Path string }
+
+func (e *NotDirError) Error() string {
+	return e.Path + " exists and is not a directory; move it away by hand first"
+}
+
 // ---- rename
 
 func observeRename(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {

@@ -675,8 +675,8 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string) (*writeItem, error) {
 	refuse := func(err error) (*writeItem, error) { return nil, &InvalidWriteError{Err: err} }
 	it := &writeItem{addr: a, dir: dir}
-	missing, err := missingAncestors(fsys, dir)
-	var notDir *notDirError
+	missing, err := MissingDirs(fsys, dir, nil)
+	var notDir *NotDirError
 	if errors.As(err, &notDir) {
 		return refuse(err)
 	}
@@ -764,39 +764,6 @@ func convertLegacyLatest(fsys fsx.FS, dir string) error {
 	return fsx.WriteFileAtomic(fsys, filepath.Join(dir, "latest"), []byte(strconv.FormatInt(p.Version, 10)), 0o644)
 }
 
-// missingAncestors lists dir and its ancestors that do not exist, outermost
-// first.
-func missingAncestors(fsys fsx.FS, dir string) ([]string, error) {
-	var out []string
-	for d := filepath.Clean(dir); ; {
-		fi, err := fsys.Stat(d)
-		if err == nil {
-			if !fi.IsDir() {
-				return nil, &notDirError{path: d}
-			}
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		out = append(out, d)
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	for a, b := 0, len(out)-1; a < b; a, b = a+1, b-1 {
-		out[a], out[b] = out[b], out[a]
-	}
-	return out, nil
-}
-
-type notDirError struct{ path string }
-
-func (e *notDirError) Error() string {
-	return e.path + " exists and is not a directory; move it away by hand first"
-}
 
 // liveStage is the stage step's apply in the running command: the payload
 // exists only here. It creates the staging directory, streams raw (hashing
