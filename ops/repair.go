@@ -1172,7 +1172,6 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	return in, nil
 }
 
-
 // ---- reports
 
 func (s *doctorSurvey) newReport(mode string) *DoctorReport {

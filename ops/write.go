@@ -764,7 +764,6 @@ func convertLegacyLatest(fsys fsx.FS, dir string) error {
 	return fsx.WriteFileAtomic(fsys, filepath.Join(dir, "latest"), []byte(strconv.FormatInt(p.Version, 10)), 0o644)
 }
 
-
 // liveStage is the stage step's apply in the running command: the payload
 // exists only here. It creates the staging directory, streams raw (hashing
 // on the way, 256 KiB at a time), writes metadata.yaml once raw is complete
