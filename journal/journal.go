@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,7 +112,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
-	db, err := openBolt(path, opts.LockTimeout)
+	db, err := openBolt(fsys, path, opts.LockTimeout)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
@@ -157,7 +158,11 @@ func writeHolder(fsys fsx.FS, path string, data []byte) error {
 
 // openBolt opens an existing journal file, turning every way a damaged file
 // can fail (including bbolt panics on garbage) into a CorruptError.
-func openBolt(path string, timeout time.Duration) (db *bolt.DB, err error) {
+func openBolt(fsys fsx.FS, path string, timeout time.Duration) (db *bolt.DB, err error) {
+	// A file cut short makes bbolt read past the end of its mapping: a
+	// SIGBUS, which SetPanicOnFault turns into a panic we can recover here
+	// instead of a dead process.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			db, err = nil, &CorruptError{Path: path, Reason: fmt.Sprint(r)}
@@ -172,6 +177,15 @@ func openBolt(path string, timeout time.Duration) (db *bolt.DB, err error) {
 			return nil, fmt.Errorf("journal %s: %w", path, err)
 		}
 		return nil, &CorruptError{Path: path, Reason: err.Error()}
+	}
+	// With the lock held (no writer can be growing the file), refuse a file
+	// shorter than its last commit says: reading its missing pages later
+	// would fault.
+	if fi, serr := fsys.Lstat(path); serr == nil {
+		if cerr := checkBoltFile(fsys, path, fi.Size()); cerr != nil {
+			_ = db.Close()
+			return nil, cerr
+		}
 	}
 	// A file bbolt accepts may still lack our buckets (a foreign bbolt file,
 	// or garbage that happens to carry valid meta pages).

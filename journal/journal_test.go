@@ -190,3 +190,46 @@ func TestPruneKeepsOpenIntents(t *testing.T) {
 		t.Fatal("open intent was pruned")
 	}
 }
+
+// A journal torn at any 512-byte boundary (a power cut during bbolt's own
+// write) either opens, keeping every intent bbolt considers committed, or is
+// moved aside with a CorruptError — never a panic, never silently dropped.
+func TestTornJournalNeverPanics(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	j := openT(t, src)
+	for i := 0; i < 20; i++ {
+		if _, err := j.Begin(&Intent{Kind: "test", Steps: []Step{{Kind: "mkdir", Path: strings.Repeat("x", 300)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	full, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, refused := 0, 0
+	for cut := 512; cut < len(full); cut += 512 {
+		p := filepath.Join(t.TempDir(), "_journal.db")
+		if err := os.WriteFile(p, full[:cut], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j, err := Open(fsx.Real(), p, Options{LockTimeout: time.Second})
+		switch {
+		case err == nil:
+			if _, lerr := j.List(true); lerr != nil && !errors.Is(lerr, ErrCorrupt) {
+				t.Fatalf("cut %d: list: %v", cut, lerr)
+			}
+			j.Close()
+			opened++
+		case errors.Is(err, ErrCorrupt):
+			if m, _ := filepath.Glob(p + ".corrupt-*"); len(m) != 1 {
+				t.Fatalf("cut %d: the torn file must be kept aside", cut)
+			}
+			refused++
+		default:
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+	}
+	t.Logf("%d torn lengths: %d opened, %d moved aside", opened+refused, opened, refused)
+}
