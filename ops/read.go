@@ -37,7 +37,7 @@ func (e *DataNotFoundError) Error() string {
 	if e.Version > 0 {
 		return fmt.Sprintf("%s has no version %d: %s", e.Address, e.Version, e.Reason)
 	}
-	return fmt.Sprintf("no data at %s: %s", e.Address, e.Reason)
+	return fmt.Sprintf("no data at %s: %s (run 'swampj data list' to see the items on disk)", e.Address, e.Reason)
 }
 func (e *DataNotFoundError) Code() string { return "not_found" }
 

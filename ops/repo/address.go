@@ -77,6 +77,11 @@ func ParseAddress(s string) (Address, error) {
 	if err := checkDataName(dataName); err != nil {
 		return bad(err.Error())
 	}
+	for _, seg := range strings.Split(rawType, "/") {
+		if seg == ".." {
+			return bad(`".." is not allowed in the type`)
+		}
+	}
 	typ := NormalizeType(rawType)
 	if typ == "" {
 		return bad("empty type")
