@@ -23,3 +23,7 @@ lint:
 # Run swampj on the bundled example repo (the README's first command).
 example:
     bash testdata/example.sh
+
+# Real-kernel power-cut images of a loop-mounted ext4 (root only; skipped without the variable).
+crash-images:
+    SWAMPJ_CRASH_IMAGES=1 go test ./cmd/swampj -run CrashImage -v -count=1
