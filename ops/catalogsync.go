@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -497,23 +496,6 @@ type CatalogReport struct {
 	Diff              *catalog.Diff       `json:"diff"`
 }
 
-// OpenIntentsError is returned by RebuildCatalog when the journal holds an
-// interrupted swampj operation: the disk is mid-change, and rebuilding from
-// it would record the half-done state.
-type OpenIntentsError struct {
-	IDs []uint64
-}
-
-func (e *OpenIntentsError) Code() string { return "open_intents" }
-func (e *OpenIntentsError) Error() string {
-	ids := make([]string, len(e.IDs))
-	for i, id := range e.IDs {
-		ids[i] = fmt.Sprint(id)
-	}
-	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change. "+
-		"Run 'swampj recover' first, then rebuild the catalog", len(e.IDs), strings.Join(ids, ", "))
-}
-
 // RebuildCatalog makes the catalog's rows for the repo's namespace equal to
 // the data on disk (see the file comment for the guarantees). Without
 // opts.Confirm it only reports. It holds the journal lock throughout and
@@ -531,11 +513,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 		return nil, err
 	}
 	if len(open) > 0 {
-		e := &OpenIntentsError{}
-		for _, in := range open {
-			e.IDs = append(e.IDs, in.ID)
-		}
-		return nil, e
+		return nil, NewOpenIntentsError(open, "rebuild the catalog")
 	}
 	if !opts.Confirm {
 		return verifyLocked(ctx, fsys, r, opts, rep)

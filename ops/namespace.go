@@ -13,7 +13,6 @@ package ops
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/jsfmt"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/swampyaml"
 )
@@ -189,7 +189,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	}
 	repoID := r.RepoID
 	if repoID == "" {
-		repoID = newRepoID() // swamp generates one and does not persist it either
+		repoID = jsfmt.RandomUUID() // swamp generates one and does not persist it either
 	}
 	m, found, err := repo.ReadManifest(fsys, r.Base, slug)
 	if err != nil {
@@ -486,15 +486,6 @@ func orReal(fsys fsx.FS) fsx.FS {
 		return fsx.Real()
 	}
 	return fsys
-}
-
-// newRepoID is a random (version 4) UUID, as swamp's crypto.randomUUID().
-func newRepoID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // ---- errors of the namespace commands. Each has a stable Code() that the

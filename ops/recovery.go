@@ -3,6 +3,9 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/swampj/swampj/journal"
 )
@@ -114,4 +117,31 @@ func outcome(in *journal.Intent) IntentOutcome {
 func IsConflict(err error) bool {
 	var ce *ConflictError
 	return errors.As(err, &ce)
+}
+
+// OpenIntentsError refuses work that needs a settled disk (a catalog
+// rebuild, a doctor repair) while the journal holds an interrupted
+// operation: the data on disk is mid-change.
+type OpenIntentsError struct {
+	IDs  []uint64
+	Then string // what to do after recovering, e.g. "rebuild the catalog"
+}
+
+// NewOpenIntentsError lists the open intents' ids.
+func NewOpenIntentsError(open []*journal.Intent, then string) *OpenIntentsError {
+	e := &OpenIntentsError{Then: then}
+	for _, in := range open {
+		e.IDs = append(e.IDs, in.ID)
+	}
+	return e
+}
+
+func (e *OpenIntentsError) Code() string { return "open_intents" }
+func (e *OpenIntentsError) Error() string {
+	ids := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		ids[i] = strconv.FormatUint(id, 10)
+	}
+	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change, so nothing was changed. "+
+		"Run 'swampj recover' first, then %s", len(e.IDs), strings.Join(ids, ", "), e.Then)
 }

@@ -229,20 +229,6 @@ func (r *DoctorReport) OnlySkipped() bool {
 	return true
 }
 
-// DoctorOpenIntentsError refuses a repair while the journal holds an
-// interrupted operation: the disk is mid-change.
-type DoctorOpenIntentsError struct{ IDs []uint64 }
-
-func (e *DoctorOpenIntentsError) Code() string { return "open_intents" }
-func (e *DoctorOpenIntentsError) Error() string {
-	ids := make([]string, len(e.IDs))
-	for i, id := range e.IDs {
-		ids[i] = strconv.FormatUint(id, 10)
-	}
-	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change, so nothing was repaired. "+
-		"Run 'swampj recover' first, then the doctor again", len(e.IDs), strings.Join(ids, ", "))
-}
-
 // DoctorRepairError is a repair that failed after its intent was journaled.
 // It was rolled back (RollbackErr nil) or is left open for `swampj recover`.
 type DoctorRepairError struct {
@@ -268,7 +254,7 @@ func (e *DoctorRepairError) Unwrap() []error {
 
 // Doctor checks the repo's data root and catalog, and with opts.Repair
 // plans (and with opts.Confirm executes) the repair. It never prints. The
-// report is returned with a *DoctorOpenIntentsError when a confirmed repair
+// report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
 func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) (*DoctorReport, error) {
 	o := opts.withDefaults()
@@ -1235,10 +1221,7 @@ func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit)
 // refused is the report and error of a confirmed repair refused because
 // intents are open.
 func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
-	e := &DoctorOpenIntentsError{}
-	for _, in := range open {
-		e.IDs = append(e.IDs, in.ID)
-	}
+	e := NewOpenIntentsError(open, "run the doctor again")
 	rep := s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
 	for i := range rep.Findings {
 		if rep.Findings[i].Status == DoctorSkipped {

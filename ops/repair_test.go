@@ -595,7 +595,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 		}
 	}
 	_, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
-	var open *ops.DoctorOpenIntentsError
+	var open *ops.OpenIntentsError
 	if !errors.As(err, &open) || len(open.IDs) != 1 {
 		t.Fatalf("a repair must refuse while an intent is open: %v", err)
 	}

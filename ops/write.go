@@ -65,6 +65,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/jsfmt"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -406,7 +407,7 @@ func (o WriteOptions) withDefaults() WriteOptions {
 		o.now = time.Now
 	}
 	if o.newID == nil {
-		o.newID = newDataID
+		o.newID = jsfmt.RandomUUID
 	}
 	return o
 }
@@ -928,15 +929,6 @@ func stageSuffix(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// newDataID is a random (version 4) UUID in lower case, like crypto.randomUUID.
-func newDataID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 func shortSum(sum string) string {

@@ -5,6 +5,7 @@
 package jsfmt
 
 import (
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"time"
@@ -80,4 +81,14 @@ func Length(s string) int {
 		n += utf16.RuneLen(r)
 	}
 	return n
+}
+
+// RandomUUID is crypto.randomUUID(): a random version-4 UUID in lower case,
+// the form swamp gives data ids, lock nonces and repo ids.
+func RandomUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

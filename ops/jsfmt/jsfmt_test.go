@@ -1,6 +1,7 @@
 package jsfmt
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,5 +36,16 @@ func TestQuoteIsJSONStringify(t *testing.T) {
 	}
 	if Length("a😀") != 3 {
 		t.Error("Length counts UTF-16 code units")
+	}
+}
+
+func TestRandomUUIDIsVersion4(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < 100; i++ {
+		u := RandomUUID()
+		if len(u) != 36 || u[14] != '4' || !strings.ContainsRune("89ab", rune(u[19])) || seen[u] {
+			t.Fatalf("bad or repeated UUID %q", u)
+		}
+		seen[u] = true
 	}
 }

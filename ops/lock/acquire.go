@@ -3,7 +3,6 @@ package lock
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -160,7 +159,7 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 	start := time.Now()
 	deadline := start.Add(opts.Timeout)
 	backoff := opts.InitialBackoff
-	nonce := newUUID()
+	nonce := jsfmt.RandomUUID()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("waiting for lock %s: %w", path, err)
@@ -513,13 +512,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// newUUID is a random (version 4) UUID in lowercase, as crypto.randomUUID().
-func newUUID() string {
-	var b [16]byte
-	_, _ = crand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
