@@ -90,7 +90,7 @@ func runJournalList(c *cli.Context) error {
 			return
 		}
 		for _, l := range lines {
-			fmt.Fprintf(w, "%6d  %-12s %-11s %s  %s (%d steps)\n", l.ID, l.Status, l.Kind, l.CreatedAt, l.Summary, l.Steps)
+			fmt.Fprintf(w, "%6d  %-12s %-14s %s  %s (%d steps)\n", l.ID, l.Status, l.Kind, l.CreatedAt, l.Summary, l.Steps)
 			if l.LastError != "" {
 				fmt.Fprintf(w, "        last error: %s\n", l.LastError)
 			}
