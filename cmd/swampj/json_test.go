@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every command under --json prints exactly one JSON document on stdout —
+// success or failure — and, on failure, one {"error":{...}} on stderr.
+func TestEveryCommandPrintsOneJSONDocument(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("cp", "-R", "../../testdata/example-repo", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	payload := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(payload, []byte(`{"a":1}`), 0o644)
+	item := "command/shell/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result"
+	runs := [][]string{
+		{"recover"}, {"recover", "--dry-run"}, {"journal", "list"},
+		{"catalog", "verify"}, {"catalog", "rebuild"},
+		{"data", "list"}, {"data", "versions", item}, {"data", "get", item},
+		{"data", "write", item, "--file", payload}, {"journal", "show", "1"},
+		{"doctor"}, {"doctor", "--repair"},
+		{"datastore", "namespace", "list"}, {"datastore", "namespace", "set", "js"},
+		{"datastore", "namespace", "migrate"}, {"datastore", "namespace", "migrate", "--confirm"},
+		{"datastore", "namespace", "unset", "--migrate", "--confirm"},
+		// failures
+		{"data", "get", "command/shell/nope/result"}, {"datastore", "namespace", "set", "Bad"},
+	}
+	for _, args := range runs {
+		r := swampj(t, dir, append(args, "--json")...)
+		if r.code == 0 {
+			dec := json.NewDecoder(strings.NewReader(r.stdout))
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatalf("%v: stdout is not JSON: %v\n%s", args, err, r.stdout)
+			}
+			if dec.More() {
+				t.Fatalf("%v: more than one JSON document on stdout:\n%s", args, r.stdout)
+			}
+			continue
+		}
+		if r.code == 2 {
+			t.Fatalf("%v: usage error: %s", args, r.stderr)
+		}
+		last := lastLine(r.stderr)
+		var e struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(last), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+			t.Fatalf("%v: exit %d without a JSON error on stderr: %q", args, r.code, r.stderr)
+		}
+		if s := strings.TrimSpace(r.stdout); s != "" && !json.Valid([]byte(s)) {
+			t.Fatalf("%v: stdout on failure is not JSON: %q", args, r.stdout)
+		}
+	}
+}
+
+func lastLine(s string) string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	return string(lines[len(lines)-1])
+}
