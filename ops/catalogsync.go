@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
@@ -494,6 +495,40 @@ type CatalogReport struct {
 	Unreadable        []UnreadableVersion `json:"unreadable"`
 	ItemProblems      []ItemProblem       `json:"itemProblems"`
 	Diff              *catalog.Diff       `json:"diff"`
+	// UnmigratedData names the un-namespaced data directory that still
+	// holds data while a namespace is configured: its rows are not
+	// expected (they do not describe data in the namespace), and migrating
+	// first keeps them (the migration restamps them).
+	UnmigratedData string `json:"unmigratedData,omitempty"`
+}
+
+// UnmigratedError refuses a confirmed rebuild while data still sits at the
+// un-namespaced path: the rebuild would drop rows that a migration keeps.
+type UnmigratedError struct{ Path, Namespace string }
+
+func (e *UnmigratedError) Code() string { return "unmigrated_data" }
+func (e *UnmigratedError) Error() string {
+	return fmt.Sprintf("namespace %q is configured but data still sits at %s; run 'swampj datastore namespace migrate --confirm' first "+
+		"(it keeps the catalog rows of that data), then rebuild", e.Namespace, e.Path)
+}
+
+// unmigratedData returns {base}/data when a namespace is configured and that
+// directory holds anything but catalog files.
+func unmigratedData(fsys fsx.FS, r *repo.Repo) string {
+	if r.Namespace == "" {
+		return ""
+	}
+	dir := filepath.Join(r.Base, "data")
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		if !repo.IsCatalogFile(e.Name()) {
+			return dir
+		}
+	}
+	return ""
 }
 
 // RebuildCatalog makes the catalog's rows for the repo's namespace equal to
@@ -503,6 +538,10 @@ type CatalogReport struct {
 func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
+	rep.UnmigratedData = unmigratedData(fsys, r)
+	if opts.Confirm && rep.UnmigratedData != "" {
+		return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
+	}
 	j, err := lockJournal(fsys, r, opts)
 	if err != nil {
 		return nil, err
@@ -550,6 +589,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 // package's error.
 func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
 	rep := newReport("verify", r)
+	rep.UnmigratedData = unmigratedData(fsys, r)
 	j, err := lockJournal(fsys, r, opts)
 	if err != nil {
 		return nil, err

@@ -125,6 +125,9 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 	case rep.CatalogMissing:
 		fmt.Fprintln(w, "  catalog:        does not exist")
 	}
+	if rep.UnmigratedData != "" {
+		fmt.Fprintf(w, "  not migrated:   data still sits at %s; run 'swampj datastore namespace migrate --confirm' (it keeps these rows), not a rebuild\n", rep.UnmigratedData)
+	}
 	for _, s := range rep.StaleNamespaces {
 		fmt.Fprintf(w, "  old stamp:      namespace %q, %d rows — %s\n", s.Namespace, s.Rows, s.Reason)
 	}
