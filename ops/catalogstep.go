@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"sync"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/repo"
 )
 
 // CatalogOpener returns the repo's catalog, opening it on first use, and
@@ -27,15 +27,9 @@ type repoCatalog struct {
 	cat  *catalog.Catalog
 }
 
-// CatalogPath is where every repo's catalog lives: {repo}/.swamp/data, in
-// every mode (swamp-format §3.1).
-func CatalogPath(repoDir string) string {
-	return filepath.Join(repoDir, ".swamp", "data", "_catalog.db")
-}
-
 // RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use.
 func RepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
-	return &repoCatalog{fsys: fsys, path: CatalogPath(repoDir)}
+	return &repoCatalog{fsys: fsys, path: repo.CatalogPathOf(repoDir)}
 }
 
 func (r *repoCatalog) Get(ctx context.Context) (*catalog.Catalog, error) {

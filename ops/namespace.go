@@ -438,18 +438,14 @@ func (m *nsMutation) close() {
 // is refused: a namespace or subdirectory position must be a real directory
 // inside the base, or swampj would move a link while the data stays put.
 func topLevelDir(fsys fsx.FS, base, path string) (bool, error) {
-	fi, err := fsys.Lstat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
+	pos, err := positionKind(fsys, base, path)
+	if err != nil {
 		return false, err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, symlinkError(fsys, base, path)
-	case !fi.IsDir():
+	}
+	if pos == posOther {
 		return false, &NotADirectoryError{Path: path}
 	}
-	return true, nil
+	return pos == posDir, nil
 }
 
 func symlinkError(fsys fsx.FS, base, path string) error {

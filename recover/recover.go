@@ -9,12 +9,12 @@ package recover
 
 import (
 	"context"
-	"path/filepath"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
 )
 
 // Options for Run.
@@ -49,7 +49,7 @@ type Report struct {
 
 // JournalPath is where a repo's journal lives: repo-local, outside every
 // namespaced subdirectory, so no migration ever moves it.
-func JournalPath(repoDir string) string { return filepath.Join(repoDir, ".swamp", "_journal.db") }
+func JournalPath(repoDir string) string { return repo.JournalPathOf(repoDir) }
 
 // Run recovers the repo at repoDir (the directory holding .swamp.yaml).
 func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {

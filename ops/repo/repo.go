@@ -24,6 +24,16 @@ const (
 	JournalName    = "_journal.db" // swampj's own journal, in the local tier
 )
 
+// CatalogPathOf is where the catalog of the repo at dir lives: always
+// {repo}/.swamp/data/_catalog.db, in every mode (§3.1). It needs no
+// .swamp.yaml, so a startup hook can find it without parsing anything.
+func CatalogPathOf(dir string) string { return filepath.Join(dir, LocalDirName, "data", CatalogName) }
+
+// JournalPathOf is where swampj's journal of the repo at dir lives: in the
+// local tier, outside every namespaced subdirectory, so no migration ever
+// moves it.
+func JournalPathOf(dir string) string { return filepath.Join(dir, LocalDirName, JournalName) }
+
 // DefaultSubdirs is DEFAULT_DATASTORE_SUBDIRS, in swamp's order
 // (datastore_config.ts:48-64, §1.3). Migration and the "unmigrated data"
 // checks iterate all 15, including the always-local ones (G10).
@@ -196,8 +206,8 @@ func (r *Repo) IsExcluded(rel string) bool { return r.exclude.Excluded(rel) }
 func (r *Repo) finish() {
 	r.ConfigPath = filepath.Join(r.Dir, ConfigFileName)
 	r.LocalDir = filepath.Join(r.Dir, LocalDirName)
-	r.CatalogPath = filepath.Join(r.LocalDir, "data", CatalogName)
-	r.JournalPath = filepath.Join(r.LocalDir, JournalName)
+	r.CatalogPath = CatalogPathOf(r.Dir)
+	r.JournalPath = JournalPathOf(r.Dir)
 	// The data repository resolves its root once, from the bare "data"
 	// (repository_factory.ts:383-384): only a glob matching "data" itself
 	// moves the tree local; per-file globs under data/ do nothing (G15).
