@@ -181,7 +181,7 @@ func TestCorruptPagesAreMovedAside(t *testing.T) {
 	copy(data[2*4096:], randomBytes(4096)) // page 3
 	writeFile(t, path, data)
 
-	c, err = catalog.Open(ctx, fsx.Real(), path, catalog.Options{Mode: catalog.ModeReport})
+	_, err = catalog.Open(ctx, fsx.Real(), path, catalog.Options{Mode: catalog.ModeReport})
 	if catalog.ErrorCode(err) != catalog.CodeCorrupt {
 		t.Fatalf("report mode on a corrupt catalog: %v", err)
 	}

@@ -542,15 +542,11 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	if opts.Confirm && rep.UnmigratedData != "" {
 		return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
 	}
-	j, err := lockJournal(fsys, r, opts)
+	j, open, err := lockJournalListOpen(fsys, r, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
-	open, err := j.OpenIntents()
-	if err != nil {
-		return nil, err
-	}
 	if len(open) > 0 {
 		return nil, NewOpenIntentsError(open, "rebuild the catalog")
 	}
@@ -582,6 +578,21 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	return rep, nil
 }
 
+// lockJournalListOpen takes the journal lock (no other swampj runs while
+// the catalog is compared) and lists the interrupted operations it holds.
+func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, []*journal.Intent, error) {
+	j, err := lockJournal(fsys, r, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	open, err := j.OpenIntents()
+	if err != nil {
+		_ = j.Close()
+		return nil, nil, err
+	}
+	return j, open, nil
+}
+
 // VerifyCatalog compares the catalog with the data on disk and changes
 // nothing: the catalog is opened query-only. rep.InSync says whether they
 // agree. A missing catalog is reported (every expected row missing); a
@@ -590,15 +601,11 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
-	j, err := lockJournal(fsys, r, opts)
+	j, open, err := lockJournalListOpen(fsys, r, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
-	open, err := j.OpenIntents()
-	if err != nil {
-		return nil, err
-	}
 	rep.OpenIntents = len(open)
 	return verifyLocked(ctx, fsys, r, opts, rep)
 }

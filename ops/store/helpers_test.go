@@ -92,12 +92,3 @@ func codes(ps []store.Problem) []store.Code {
 	}
 	return cs
 }
-
-func hasCode(ps []store.Problem, c store.Code) bool {
-	for _, p := range ps {
-		if p.Code == c {
-			return true
-		}
-	}
-	return false
-}
