@@ -70,18 +70,10 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 	ctx := context.Background()
 	skip := fsxtest.SkipJournal
 
-	start := fixture(t)
-	initial := fsxtest.Snapshot(t, start, skip)
-	// An uncut run gives the finished tree and the number of cut points.
-	clean := fsx.NewFault(fsx.Real())
-	if err := runPlan(t, start, clean); err != nil {
-		t.Fatal(err)
-	}
-	final := fsxtest.Snapshot(t, start, skip)
-	cuts := clean.Ops()
-	beginAt, finishAt := opIndex(clean, "failpoint:journal.begin"), opIndex(clean, "failpoint:journal.flush")
+	b := measure(t)
+	initial, final, cuts, beginAt, finishAt := b.initial, b.final, b.cuts, b.beginAt, b.finishAt
 	if cuts < 15 {
-		t.Fatalf("suspiciously few cut points: %d (%v)", cuts, clean.Trace())
+		t.Fatalf("suspiciously few cut points: %d", cuts)
 	}
 
 	for k := 0; k <= cuts; k++ {
@@ -126,6 +118,27 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 	t.Logf("%d of %d cut points recovered forward and backward, twice each", cuts+1, cuts+1)
 }
 
+// baseline is what an uncut run of the rename plan shows: the trees before
+// and after, how many cut points it has, and where the intent is journaled
+// (begin) and marked done (flush).
+type baseline struct {
+	initial, final          fsxtest.Tree
+	cuts, beginAt, finishAt int
+}
+
+func measure(t *testing.T) baseline {
+	start := fixture(t)
+	b := baseline{initial: fsxtest.Snapshot(t, start, fsxtest.SkipJournal)}
+	clean := fsx.NewFault(fsx.Real())
+	if err := runPlan(t, start, clean); err != nil {
+		t.Fatal(err)
+	}
+	b.final = fsxtest.Snapshot(t, start, fsxtest.SkipJournal)
+	b.cuts = clean.Ops()
+	b.beginAt, b.finishAt = opIndex(clean, "failpoint:journal.begin"), opIndex(clean, "failpoint:journal.flush")
+	return b
+}
+
 // opIndex is the 1-based position of the first operation of a kind.
 func opIndex(f *fsx.Fault, kind string) int {
 	for _, op := range f.Trace() {
@@ -162,11 +175,7 @@ func TestCleanPathCreatesNothing(t *testing.T) {
 
 func TestConflictStopsAndNamesPaths(t *testing.T) {
 	root := fixture(t)
-	f := fsx.NewFault(fsx.Real())
-	// Crash right after the journal commit: nothing was moved.
-	f.FailKind("failpoint:journal.flush", fsx.ErrCrashed)
-	clean := fsx.NewFault(fsx.Real())
-	_ = clean
+	// Journal the plan and stop right after the commit: nothing was moved.
 	j, err := journal.Open(fsx.Real(), recover.JournalPath(root), journal.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -203,14 +212,8 @@ func TestConflictStopsAndNamesPaths(t *testing.T) {
 func TestCrashDuringRecoveryConverges(t *testing.T) {
 	ctx := context.Background()
 	skip := fsxtest.SkipJournal
-	start := fixture(t)
-	initial := fsxtest.Snapshot(t, start, skip)
-	clean := fsx.NewFault(fsx.Real())
-	if err := runPlan(t, start, clean); err != nil {
-		t.Fatal(err)
-	}
-	final := fsxtest.Snapshot(t, start, skip)
-	beginAt, finishAt := opIndex(clean, "failpoint:journal.begin"), opIndex(clean, "failpoint:journal.flush")
+	b := measure(t)
+	initial, final, beginAt, finishAt := b.initial, b.final, b.beginAt, b.finishAt
 	runs := 0
 	for k := beginAt; k < finishAt; k++ {
 		for _, rollback := range []bool{false, true} {
@@ -254,15 +257,8 @@ func TestCrashDuringRecoveryConverges(t *testing.T) {
 func TestPowerCutAtEveryPointThenRecover(t *testing.T) {
 	ctx := context.Background()
 	skip := fsxtest.SkipJournal
-	start := fixture(t)
-	initial := fsxtest.Snapshot(t, start, skip)
-	clean := fsx.NewFault(fsx.Real())
-	if err := runPlan(t, start, clean); err != nil {
-		t.Fatal(err)
-	}
-	final := fsxtest.Snapshot(t, start, skip)
-	cuts := clean.Ops()
-	beginAt, finishAt := opIndex(clean, "failpoint:journal.begin"), opIndex(clean, "failpoint:journal.flush")
+	b := measure(t)
+	initial, final, cuts, beginAt, finishAt := b.initial, b.final, b.cuts, b.beginAt, b.finishAt
 	lostSome := 0
 	for k := 0; k <= cuts; k++ {
 		for _, rollback := range []bool{false, true} {
