@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -16,7 +17,13 @@ import (
 // CatalogOpener returns the repo's catalog, opening it on first use, and
 // closes it at the end of the run.
 type CatalogOpener interface {
+	// Get opens the catalog, creating it if there is none (a step that
+	// writes rows needs one).
 	Get(ctx context.Context) (*catalog.Catalog, error)
+	// Existing opens the catalog only if its file exists (ok=false: there
+	// is none). Observing and undoing use it, so that looking — or rolling
+	// back — never creates a catalog.
+	Existing(ctx context.Context) (c *catalog.Catalog, ok bool, err error)
 	Close() error
 }
 
@@ -44,6 +51,19 @@ func (r *repoCatalog) Get(ctx context.Context) (*catalog.Catalog, error) {
 	}
 	r.cat = c
 	return c, nil
+}
+
+func (r *repoCatalog) Existing(ctx context.Context) (*catalog.Catalog, bool, error) {
+	r.mu.Lock()
+	opened := r.cat != nil
+	r.mu.Unlock()
+	if !opened {
+		if ok, err := fsx.Exists(r.fsys, r.path); err != nil || !ok {
+			return nil, false, err
+		}
+	}
+	c, err := r.Get(ctx)
+	return c, err == nil, err
 }
 
 func (r *repoCatalog) Close() error {
@@ -103,14 +123,37 @@ func catalogOf(ctx context.Context, env *Env) (*catalog.Catalog, error) {
 	return env.Catalog.Get(ctx)
 }
 
+// existingCatalog is the catalog to observe or undo against: nil when there
+// is no catalog file, or when its schema is one swampj never writes to
+// (then none of a step's rows can be in it).
+func existingCatalog(ctx context.Context, env *Env) (*catalog.Catalog, string, error) {
+	if env.Catalog == nil {
+		return nil, "", fmt.Errorf("no catalog available for a catalog step")
+	}
+	c, ok, err := env.Catalog.Existing(ctx)
+	var foreign *catalog.ForeignSchemaError
+	switch {
+	case errors.As(err, &foreign):
+		return nil, "the catalog has a schema swampj does not write", nil
+	case err != nil:
+		return nil, "", err
+	case !ok:
+		return nil, "no catalog yet", nil
+	}
+	return c, "", nil
+}
+
 func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
 	ch, err := decodeChange(s)
 	if err != nil {
 		return Conflict, "", err
 	}
-	c, err := catalogOf(ctx, env)
+	c, why, err := existingCatalog(ctx, env)
 	if err != nil {
 		return Conflict, "", err
+	}
+	if c == nil {
+		return NotDone, why, nil
 	}
 	switch ch.Op {
 	case "upsert-versions":
@@ -168,9 +211,9 @@ func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error
 	if err != nil {
 		return err
 	}
-	c, err := catalogOf(ctx, env)
-	if err != nil {
-		return err
+	c, _, err := existingCatalog(ctx, env)
+	if err != nil || c == nil {
+		return err // no catalog (or one swampj never wrote): nothing to undo
 	}
 	switch ch.Op {
 	case "upsert-versions":

@@ -339,7 +339,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	}
 
 	rowKeys := func(ns string) []catalog.ItemKey {
-		return catalogKeysIn(ctx, opts.FS, run.env.Catalog, r.CatalogPath, ns)
+		return catalogKeysIn(ctx, run.env.Catalog, ns)
 	}
 	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rowKeys)
 	if err != nil {
@@ -1115,12 +1115,9 @@ func catalogKeys(ctx context.Context, fsys fsx.FS, path, ns string) []catalog.It
 // catalogKeysIn is catalogKeys through the run's own catalog handle, so a
 // confirmed run opens the catalog once. A missing catalog is not created:
 // without rows there is no restamp step to open it for.
-func catalogKeysIn(ctx context.Context, fsys fsx.FS, cat CatalogOpener, path, ns string) []catalog.ItemKey {
-	if ok, err := fsx.Exists(fsys, path); err != nil || !ok {
-		return nil
-	}
-	c, err := cat.Get(ctx)
-	if err != nil {
+func catalogKeysIn(ctx context.Context, cat CatalogOpener, ns string) []catalog.ItemKey {
+	c, ok, err := cat.Existing(ctx)
+	if err != nil || !ok {
 		return nil
 	}
 	keys, _ := itemKeys(ctx, c, ns)

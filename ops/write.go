@@ -76,13 +76,11 @@ import (
 const IntentKindVersionWrite = "version-write"
 
 // KindCatalogPublish is the catalog step of a versioned write: the
-// upsert-versions change of CatalogStep, with two differences that make it
-// safe for streams and for rollbacks:
-//   - a row journaled with Size < 0 (a stream whose size was unknown at plan
-//     time) is completed from the published version's metadata.yaml before
-//     it is written, so recovery writes the same row the live run would;
-//   - while no catalog file exists (Path), the step is observed not done
-//     and undone without opening — a rollback never creates a catalog.
+// upsert-versions change of CatalogStep, except that a row journaled with
+// Size < 0 (a stream whose size was unknown at plan time) is completed from
+// the published version's metadata.yaml before it is written, so recovery
+// writes the same row the live run would. Observe and undo are the plain
+// catalog step's.
 //
 // To is the data root the rows' versions live under.
 const KindCatalogPublish = "catalog-publish"
@@ -827,7 +825,15 @@ func (c cancelableReader) Read(b []byte) (int, error) {
 // ---- catalog-publish
 
 func init() {
-	register(KindCatalogPublish, kind{Observe: observePublish, Apply: applyPublish, Undo: undoPublish})
+	register(KindCatalogPublish, kind{
+		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+			return kinds[KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
+		},
+		Apply: applyPublish,
+		Undo: func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+			return kinds[KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
+		},
+	})
 }
 
 // asCatalogStep is the plain catalog step this one delegates to.
@@ -838,22 +844,6 @@ func asCatalogStep(s *journal.Step, change []byte) *journal.Step {
 		inner.Catalog = change
 	}
 	return &inner
-}
-
-func observePublish(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
-	if ok, err := fsx.Exists(env.FS, s.Path); err != nil {
-		return Conflict, "", err
-	} else if !ok {
-		return NotDone, "no catalog yet", nil
-	}
-	obs, detail, err := kinds[KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
-	var foreign *catalog.ForeignSchemaError
-	if errors.As(err, &foreign) {
-		// swampj never writes to such a catalog, so none of these rows can
-		// be there: a rollback must not get stuck on it.
-		return NotDone, "the catalog has a schema swampj does not write", nil
-	}
-	return obs, detail, err
 }
 
 func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
@@ -879,13 +869,6 @@ func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) erro
 		}
 	}
 	return kinds[KindCatalog].Apply(ctx, env, asCatalogStep(s, change), d)
-}
-
-func undoPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	if ok, err := fsx.Exists(env.FS, s.Path); err != nil || !ok {
-		return err
-	}
-	return kinds[KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
 }
 
 // publishedRow builds a row from the metadata.yaml of the version it names,
