@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"sync"
 )
 
 // TempName returns a hidden, unique name for a temp file next to target, in
@@ -80,28 +81,122 @@ func WriteTemp(fsys FS, target string, r io.Reader, perm fs.FileMode, tee io.Wri
 // WriteNew creates path (it must not exist), copies r into it, fsyncs and
 // closes it. It does not fsync the directory.
 func WriteNew(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (int64, error) {
+	f, n, err := WriteNewUnsynced(fsys, path, r, perm, tee)
+	if err != nil {
+		return n, err
+	}
+	return n, SyncAll(fsys, []File{f}, nil)
+}
+
+// WriteNewUnsynced creates path (it must not exist) and copies r into it,
+// and returns the file still open and not yet fsynced. The caller owns it:
+// SyncAll makes it durable (together with others), and until then nothing
+// may publish it. On error the file is closed (and left for the caller's
+// cleanup, which knows whether the name is its own).
+func WriteNewUnsynced(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (File, int64, error) {
 	f, err := fsys.Create(path, perm)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	var src io.Reader = r
 	if tee != nil {
 		src = io.TeeReader(r, tee)
 	}
 	n, err := copyBuffer(f, src)
-	if err == nil {
-		err = f.Sync()
+	if err != nil {
+		_ = f.Close()
+		return nil, n, err
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return n, err
+	return f, n, nil
 }
+
+// concurrentSyncer is implemented by file systems on which independent
+// operations may be in flight together (the real one). Test file systems
+// that number their operations do not implement it, so a crash test sees
+// the same order on every run.
+type concurrentSyncer interface{ concurrentSync() bool }
+
+// Concurrent reports whether callers may run independent operations on
+// fsys from several goroutines at once (only the real file system: under
+// fsx.Fault every run must number its operations the same way).
+func Concurrent(fsys FS) bool {
+	cs, ok := fsys.(concurrentSyncer)
+	return ok && cs.concurrentSync()
+}
+
+// SyncAll fsyncs and closes every file, then fsyncs every directory, and
+// returns the first error (every file is closed either way). On the real
+// file system the fsyncs are issued together: they are independent, and the
+// kernel folds concurrent flushes into fewer journal commits (measured on
+// this project's machine kind: 4 fsyncs of a fresh version in 0.8 ms
+// together against 1.2 ms one after another). Callers use it only for
+// syncs that have no order among themselves; whatever depends on them
+// comes after SyncAll returns.
+func SyncAll(fsys FS, files []File, dirs []string) error {
+	if Concurrent(fsys) && len(files)+len(dirs) > 1 {
+		return syncConcurrently(fsys, files, dirs)
+	}
+	var first error
+	for _, f := range files {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return first
+	}
+	for _, d := range dirs {
+		if err := fsys.SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncConcurrently(fsys FS, files []File, dirs []string) error {
+	errs := make([]error, len(files)+len(dirs))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := f.Sync()
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			errs[i] = err
+		}()
+	}
+	for i, d := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[len(files)+i] = fsys.SyncDir(d)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyBuffers recycles copyBuffer's buffers: allocating (and zeroing) a
+// fresh 256 KiB for every file cost more CPU than writing a 64 KiB version.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // copyBuffer copies with a fixed 256 KiB buffer: large enough to keep the
 // syscall count low, small enough that a 1 GiB payload never sits in memory.
 func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {
-	buf := make([]byte, 256<<10)
+	bp := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(bp)
+	buf := *bp
 	var written int64
 	for {
 		nr, rerr := src.Read(buf)

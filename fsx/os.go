@@ -67,6 +67,8 @@ func (OS) SyncDir(name string) error {
 
 func (OS) Failpoint(string) error { return nil }
 
+func (OS) concurrentSync() bool { return true }
+
 func unwrapPathErr(err error) error {
 	if pe, ok := err.(*fs.PathError); ok {
 		return pe.Err
