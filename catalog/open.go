@@ -68,6 +68,7 @@ type Catalog struct {
 	foreign       *ForeignSchemaError
 	closeOnce     sync.Once
 	closeErr      error
+	stmts         stmtCache
 }
 
 // Path is the absolute path of the catalog file.
@@ -94,6 +95,7 @@ func (c *Catalog) Foreign() *ForeignSchemaError { return c.foreign }
 func (c *Catalog) Close() error {
 	c.closeOnce.Do(func() {
 		if c.db != nil {
+			c.stmts.close()
 			c.closeErr = c.db.Close()
 		}
 		releasePath(c.path)

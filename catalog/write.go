@@ -18,29 +18,76 @@ import (
 // the failpoint fails; then it rolls back and the catalog is unchanged. A
 // failpoint error is returned as it is (fsx.IsCrash works on it).
 func (c *Catalog) writeTx(ctx context.Context, op, failpoint string, fn func(tx *sql.Tx) error) error {
+	p, err := c.beginTx(ctx, op, failpoint, fn)
+	if err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// beginTx runs fn in a new IMMEDIATE transaction and returns it uncommitted.
+func (c *Catalog) beginTx(ctx context.Context, op, failpoint string, fn func(tx *sql.Tx) error) (*Pending, error) {
 	if c.mode == ModeReport {
-		return &ReadOnlyError{Path: c.path, Op: op}
+		return nil, &ReadOnlyError{Path: c.path, Op: op}
 	}
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
-		return &DBError{Op: op + " (begin)", Path: c.path, Err: err}
+		return nil, &DBError{Op: op + " (begin)", Path: c.path, Err: err}
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		var coded Coded
 		if errors.As(err, &coded) {
-			return err
+			return nil, err
 		}
-		return &DBError{Op: op, Path: c.path, Err: err}
+		return nil, &DBError{Op: op, Path: c.path, Err: err}
 	}
-	if err := c.fsys.Failpoint(failpoint); err != nil {
-		_ = tx.Rollback()
+	return &Pending{c: c, tx: tx, op: op, failpoint: failpoint}, nil
+}
+
+// Pending is a write transaction whose statements have run and whose
+// COMMIT waits for the caller: nobody else sees its rows until Commit.
+// It holds the catalog's write lock until Commit or Rollback. A versioned
+// write runs its statements while its files are being fsynced, and
+// commits once they are durable.
+type Pending struct {
+	c             *Catalog
+	tx            *sql.Tx
+	op, failpoint string
+}
+
+// Commit makes the transaction's changes durable (the failpoint first, as
+// every write-through does).
+func (p *Pending) Commit() error {
+	if err := p.c.fsys.Failpoint(p.failpoint); err != nil {
+		_ = p.tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return &DBError{Op: op + " (commit)", Path: c.path, Err: err}
+	if err := p.tx.Commit(); err != nil {
+		return &DBError{Op: p.op + " (commit)", Path: p.c.path, Err: err}
 	}
 	return nil
+}
+
+// Rollback abandons the transaction; the catalog is as it was.
+func (p *Pending) Rollback() { _ = p.tx.Rollback() }
+
+// PrepareUpsertVersions is UpsertVersions up to, not including, its commit.
+func (c *Catalog) PrepareUpsertVersions(ctx context.Context, rows []Row) (*Pending, error) {
+	for _, r := range rows {
+		if err := r.validate("upsert"); err != nil {
+			return nil, err
+		}
+	}
+	return c.beginTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
+		q := c.cached(tx)
+		for _, r := range rows {
+			if err := c.upsertNewVersion(ctx, q, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // insertSQL is the INSERT OR REPLACE of a full row.
@@ -64,7 +111,7 @@ func (c *Catalog) UpsertNewVersion(ctx context.Context, row Row) error {
 		return err
 	}
 	return c.writeTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
-		return c.upsertNewVersion(ctx, tx, row)
+		return c.upsertNewVersion(ctx, c.cached(tx), row)
 	})
 }
 
@@ -81,8 +128,9 @@ func (c *Catalog) UpsertVersions(ctx context.Context, rows []Row) error {
 		return nil
 	}
 	return c.writeTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
+		q := c.cached(tx)
 		for _, r := range rows {
-			if err := c.upsertNewVersion(ctx, tx, r); err != nil {
+			if err := c.upsertNewVersion(ctx, q, r); err != nil {
 				return err
 			}
 		}
@@ -104,7 +152,7 @@ func (c *Catalog) UpsertDeferred(ctx context.Context, row Row) error {
 	})
 }
 
-func (c *Catalog) upsertNewVersion(ctx context.Context, tx *sql.Tx, row Row) error {
+func (c *Catalog) upsertNewVersion(ctx context.Context, tx queryer, row Row) error {
 	// The row this one replaces (same version) may sit in another group
 	// (a different step wrote it); that group must not be left without a
 	// flagged row.
@@ -254,7 +302,7 @@ func (c *Catalog) rowByVersion(ctx context.Context, q queryer, key ItemKey, vers
 
 // reflagItem recomputes both flags of every row of one item with MarkLatest
 // and updates, in place, only the rows whose flags change.
-func (c *Catalog) reflagItem(ctx context.Context, tx *sql.Tx, key ItemKey) error {
+func (c *Catalog) reflagItem(ctx context.Context, tx queryer, key ItemKey) error {
 	rows, err := tx.QueryContext(ctx,
 		`SELECT `+strings.Join(rowColumns(c.hasStepLatest), ", ")+`, rowid FROM catalog WHERE `+whereEqual(itemColumns),
 		key.Namespace, key.TypeNormalized, key.ModelID, key.DataName)
@@ -286,7 +334,7 @@ func (c *Catalog) reflagItem(ctx context.Context, tx *sql.Tx, key ItemKey) error
 }
 
 // setFlags updates the flags of one row in place when they differ.
-func (c *Catalog) setFlags(ctx context.Context, tx *sql.Tx, rowid int64, have, want Row) error {
+func (c *Catalog) setFlags(ctx context.Context, tx queryer, rowid int64, have, want Row) error {
 	if have.IsLatest == want.IsLatest && (!c.hasStepLatest || have.IsStepLatest == want.IsStepLatest) {
 		return nil
 	}

@@ -252,3 +252,34 @@ func TestWritesRejectInvalidRows(t *testing.T) {
 		t.Fatalf("empty model id: %v", err)
 	}
 }
+
+// TestPrepareUpsertVersions: the prepared transaction's rows stay invisible
+// (to this handle's other connections and to the VersionID a step observes
+// with) until Commit; Rollback leaves the catalog as it was.
+func TestPrepareUpsertVersions(t *testing.T) {
+	c := openRW(t, catalogPath(t))
+	key := catalog.ItemKey{Namespace: "", TypeNormalized: "aws/ec2/vpc", ModelID: "m1", DataName: "state"}
+	upsert(t, c, row("", "aws/ec2/vpc", "m1", "state", 1))
+
+	p, err := c.PrepareUpsertVersions(ctx, []catalog.Row{row("", "aws/ec2/vpc", "m1", "state", 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.VersionID(ctx, key, 2); err != nil || ok {
+		t.Fatalf("an uncommitted row is visible: %v %v", ok, err)
+	}
+	p.Rollback()
+	wantStrings(t, "after rollback", flags(rows(t, c, "")), []string{"state/v1:10"})
+
+	p, err = c.PrepareUpsertVersions(ctx, []catalog.Row{row("", "aws/ec2/vpc", "m1", "state", 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wantStrings(t, "after commit", flags(rows(t, c, "")), []string{"state/v1:00", "state/v2:10"})
+	if id, ok, err := c.VersionID(ctx, key, 2); err != nil || !ok || id != row("", "aws/ec2/vpc", "m1", "state", 2).ID {
+		t.Fatalf("VersionID = %q %v %v", id, ok, err)
+	}
+}
