@@ -159,7 +159,7 @@ func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation
 	case "upsert-versions":
 		present := 0
 		for _, r := range ch.Rows {
-			ok, err := c.HasVersion(ctx, r.Key(), r.Version)
+			ok, err := hasOwnRow(ctx, c, r)
 			if err != nil {
 				return Conflict, "", err
 			}
@@ -219,6 +219,12 @@ func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error
 	case "upsert-versions":
 		for i := len(ch.Rows) - 1; i >= 0; i-- {
 			r := ch.Rows[i]
+			if ours, err := hasOwnRow(ctx, c, r); err != nil || !ours {
+				if err != nil {
+					return err
+				}
+				continue // a row of that number swamp wrote stays
+			}
 			if err := c.RemoveVersion(ctx, r.Key(), r.Version); err != nil {
 				return err
 			}
@@ -228,6 +234,17 @@ func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error
 		return restamp(ctx, c, ch.To, ch.From, ch.Keys)
 	}
 	return fmt.Errorf("unknown catalog op %q", ch.Op)
+}
+
+// hasOwnRow reports whether the catalog holds the row this step wrote: the
+// same version with the same id (a row journaled without an id matches
+// any).
+func hasOwnRow(ctx context.Context, c *catalog.Catalog, r catalog.Row) (bool, error) {
+	id, ok, err := c.VersionID(ctx, r.Key(), r.Version)
+	if err != nil || !ok {
+		return false, err
+	}
+	return r.ID == "" || id == r.ID, nil
 }
 
 // restamp moves the rows of the given items (all items, for a step

@@ -98,15 +98,23 @@ func (e *ConflictError) Error() string {
 // Execute journals a new intent (one synced commit) and runs it forward.
 // On failure the intent stays open for recovery or a re-run.
 func Execute(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply) (*Result, error) {
+	if err := Record(j, in); err != nil {
+		return nil, err
+	}
+	return Drive(ctx, env, j, in, journal.Forward, live)
+}
+
+// Record journals a new intent (one synced commit) without running it:
+// Drive runs it. The temp names of its write steps are chosen here, so
+// that recovery knows every file the run may create.
+func Record(j *journal.Journal, in *journal.Intent) error {
 	for i := range in.Steps {
 		if s := &in.Steps[i]; s.Kind == KindWrite && s.Temp == "" {
 			s.Temp = fsx.TempName(s.Path)
 		}
 	}
-	if _, err := j.Begin(in); err != nil {
-		return nil, err
-	}
-	return Drive(ctx, env, j, in, journal.Forward, live)
+	_, err := j.Begin(in)
+	return err
 }
 
 // Drive runs an already journaled intent in the given direction until every
@@ -140,8 +148,12 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 		err = backward(ctx, env, in, d, res)
 	}
 	if err == nil {
+		err = d.SyncContent()
+	}
+	if err == nil {
 		err = d.Flush()
 	}
+	d.discard()
 	res.DirSyncs = d.syncs
 	if err != nil {
 		if !fsx.IsCrash(err) {
@@ -177,9 +189,23 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		case Done:
 			res.Skipped++
 		case NotDone, Partial:
+			if !k.Stages && d.hasUnsynced() {
+				// This step may publish what the staging steps before it
+				// wrote: make all of that durable first, in one go. What
+				// later steps can do ahead runs meanwhile.
+				prepareTemps(env, in.Steps[i:], d)
+				prepareAhead(ctx, env, in.Steps, i, d)
+				if err := d.SyncContent(); err != nil {
+					return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+				}
+			}
 			apply := k.Apply
 			if f := live[i]; f != nil {
 				apply = f
+			}
+			if aw := d.ahead[i]; aw != nil {
+				delete(d.ahead, i)
+				apply = aw.commitOr(apply)
 			}
 			if err := apply(ctx, env, s, d); err != nil {
 				if errors.Is(err, ErrCannotRedo) || fsx.IsCrash(err) {
@@ -234,12 +260,74 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 	return nil
 }
 
-// Dirty collects directories whose entries changed and still need an fsync.
+// Dirty collects what steps changed and has not been fsynced yet:
+// directories whose entries changed (flushed at barriers and at the end),
+// and content that staging steps wrote without an fsync (files and their
+// directories, flushed together before the first step that is not staging,
+// because that step may publish them).
 type Dirty struct {
 	fs    fsx.FS
 	order []string
 	set   map[string]bool
 	syncs int
+
+	unsyncedFiles []fsx.File
+	unsyncedDirs  []string
+	// ahead holds steps prepared while earlier ones waited (prepareAhead).
+	ahead map[int]*aheadWork
+	// prepared holds temp files of upcoming write steps written (and, once
+	// SyncContent returned, fsynced) ahead of their step; see prepareTemps.
+	prepared map[string]bool
+}
+
+// maxUnsynced bounds the files held open for a deferred fsync: a batch of
+// ten thousand versions must not run out of file descriptors.
+const maxUnsynced = 64
+
+// DeferFile hands over a written, still open file whose fsync may wait
+// until the next non-staging step (SyncContent closes it). When many are
+// waiting it flushes them now, and reports that flush's error.
+func (d *Dirty) DeferFile(f fsx.File) error {
+	d.unsyncedFiles = append(d.unsyncedFiles, f)
+	if len(d.unsyncedFiles) >= maxUnsynced {
+		return d.SyncContent()
+	}
+	return nil
+}
+
+// DeferDir marks a directory whose entries must be durable before the next
+// non-staging step.
+func (d *Dirty) DeferDir(dir string) { d.unsyncedDirs = append(d.unsyncedDirs, dir) }
+
+func (d *Dirty) hasUnsynced() bool { return len(d.unsyncedFiles)+len(d.unsyncedDirs) > 0 }
+
+// SyncContent fsyncs every deferred file and directory, concurrently on
+// the real file system (fsx.SyncAll).
+func (d *Dirty) SyncContent() error {
+	if !d.hasUnsynced() {
+		return nil
+	}
+	files, dirs := d.unsyncedFiles, d.unsyncedDirs
+	d.unsyncedFiles, d.unsyncedDirs = nil, nil
+	d.syncs += len(dirs)
+	return fsx.SyncAll(d.fs, files, dirs)
+}
+
+// discard closes deferred files that were never synced (a run that
+// stopped on an error) and rolls back work prepared ahead for steps that
+// were never applied.
+func (d *Dirty) discard() {
+	for _, f := range d.unsyncedFiles {
+		_ = f.Close()
+	}
+	for i, aw := range d.ahead {
+		<-aw.done
+		if aw.err == nil && aw.p != nil {
+			aw.p.Rollback()
+		}
+		delete(d.ahead, i)
+	}
+	d.unsyncedFiles, d.unsyncedDirs, d.prepared = nil, nil, nil
 }
 
 // Add marks directories dirty.
@@ -286,4 +374,50 @@ func (d *Dirty) Flush() error {
 	}
 	d.order, d.set = nil, nil
 	return nil
+}
+
+// aheadWork is one step being prepared in the background.
+type aheadWork struct {
+	done chan struct{}
+	p    Prepared
+	ok   bool
+	err  error
+}
+
+// prepareAhead starts, in the background, every later step that can be
+// prepared (kind.Prepare): on the real disk, a versioned write's catalog
+// statements then run while its files are fsynced, and its catalog step
+// only commits. Under a test file system every operation keeps its place
+// in line, so nothing is started.
+func prepareAhead(ctx context.Context, env *Env, steps []journal.Step, from int, d *Dirty) {
+	if !fsx.Concurrent(env.FS) {
+		return
+	}
+	for j := from + 1; j < len(steps); j++ {
+		k, err := kindOf(&steps[j])
+		if err != nil || k.Prepare == nil || d.ahead[j] != nil {
+			continue
+		}
+		aw := &aheadWork{done: make(chan struct{})}
+		if d.ahead == nil {
+			d.ahead = map[int]*aheadWork{}
+		}
+		d.ahead[j] = aw
+		go func(s *journal.Step) {
+			defer close(aw.done)
+			aw.p, aw.ok, aw.err = k.Prepare(ctx, env, s)
+		}(&steps[j])
+	}
+}
+
+// commitOr returns the apply of a prepared step: commit what was prepared,
+// or, if preparing failed or did not apply, the step's own apply.
+func (aw *aheadWork) commitOr(apply func(context.Context, *Env, *journal.Step, *Dirty) error) func(context.Context, *Env, *journal.Step, *Dirty) error {
+	return func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+		<-aw.done
+		if aw.err != nil || !aw.ok {
+			return apply(ctx, env, s, d)
+		}
+		return aw.p.Commit()
+	}
 }

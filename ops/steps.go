@@ -32,6 +32,21 @@ type kind struct {
 	Observe func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error)
 	Apply   func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
 	Undo    func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
+	// Stages: Apply only writes content nothing points at yet (a hidden
+	// staging directory), so it may leave its fsyncs to the Dirty set;
+	// the executor flushes them before the next step of another kind.
+	Stages bool
+	// Prepare, if set, does the step's work short of making it visible (a
+	// catalog transaction up to its COMMIT), so the executor can run it
+	// while earlier steps wait on fsyncs; the step then only commits.
+	// ok=false: this step cannot be prepared; Apply does it all.
+	Prepare func(ctx context.Context, env *Env, s *journal.Step) (p Prepared, ok bool, err error)
+}
+
+// Prepared is a step's work done ahead and not yet visible.
+type Prepared interface {
+	Commit() error
+	Rollback()
 }
 
 var kinds = map[string]kind{}
@@ -88,7 +103,7 @@ func init() {
 	register(KindDropDup, kind{Observe: observeDropDup, Apply: applyDropDup, Undo: undoDropDup})
 	register(KindStage, kind{Observe: observeStage, Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
 		return ErrCannotRedo
-	}, Undo: undoStage})
+	}, Undo: undoStage, Stages: true})
 	register(KindBarrier, kind{
 		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
 		Apply:   func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
@@ -203,6 +218,20 @@ func observeRename(_ context.Context, env *Env, s *journal.Step) (Observation, s
 	if err != nil {
 		return Conflict, "", err
 	}
+	if to && len(s.Files) > 0 {
+		// A rename that publishes a version: the target is ours only if
+		// it holds the version's files (see planWrite).
+		ours, err := dirHolds(env.FS, s.To, s.Files)
+		if err != nil {
+			return Conflict, "", err
+		}
+		if !ours {
+			if from {
+				return Conflict, fmt.Sprintf("both %s and %s exist", s.Path, s.To), nil
+			}
+			return Missing, fmt.Sprintf("%s is missing and %s holds another version", s.Path, s.To), nil
+		}
+	}
 	switch {
 	case from && !to:
 		return NotDone, "", nil
@@ -245,6 +274,17 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 			tempLeft = true
 		}
 	}
+	if exists && bytes.Equal(cur, s.Data) && s.To != "" && len(s.Files) > 0 && !(s.OldExists && bytes.Equal(cur, s.OldData)) {
+		// A pointer: it is this step's doing only if what it names is
+		// what the intent published (see planWrite).
+		ours, err := dirHolds(env.FS, s.To, s.Files)
+		if err != nil {
+			return Conflict, "", err
+		}
+		if !ours {
+			return Missing, fmt.Sprintf("%s names %s, which holds another version", s.Path, s.To), nil
+		}
+	}
 	switch {
 	case exists && bytes.Equal(cur, s.Data) && tempLeft:
 		// Done, but a crash during an earlier undo left its temp file:
@@ -272,6 +312,18 @@ func writeTemp(s *journal.Step) string {
 }
 
 func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if s.Temp != "" && d.prepared[s.Temp] {
+		// Its temp file was written and fsynced with the staged content.
+		delete(d.prepared, s.Temp)
+		if err := env.FS.Rename(s.Temp, s.Path); err != nil {
+			return err
+		}
+		if err := env.FS.SyncDir(filepath.Dir(s.Path)); err != nil {
+			return err
+		}
+		d.Synced(filepath.Dir(s.Path))
+		return nil
+	}
 	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.Data, 0o644); err != nil {
 		return err
 	}
@@ -279,7 +331,50 @@ func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	return nil
 }
 
+// prepareTemps writes the temp files of the write steps among steps that
+// are still to be applied, without an fsync, so that SyncContent flushes
+// them together with the staged content instead of one by one later (a
+// versioned write's `latest` pointer). A temp file is invisible to every
+// reader and journaled by name, so writing it early changes nothing a
+// crash could expose: recovery removes it like any leftover temp. Any
+// trouble here is left for the step itself to meet and report.
+func prepareTemps(env *Env, steps []journal.Step, d *Dirty) {
+	for i := range steps {
+		s := &steps[i]
+		if s.Kind != KindWrite || s.Temp == "" || d.prepared[s.Temp] {
+			continue
+		}
+		if obs, _, err := observeWrite(context.Background(), env, s); err != nil || (obs != NotDone && obs != Partial) {
+			continue
+		}
+		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		f, _, err := fsx.WriteNewUnsynced(env.FS, s.Temp, bytes.NewReader(s.Data), 0o644, nil)
+		if err != nil {
+			_ = env.FS.Remove(s.Temp)
+			continue
+		}
+		if err := d.DeferFile(f); err != nil {
+			return // the step meets the same error
+		}
+		if d.prepared == nil {
+			d.prepared = map[string]bool{}
+		}
+		d.prepared[s.Temp] = true
+	}
+}
+
 func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	cur, err := env.FS.ReadFile(s.Path)
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	case err == nil && s.OldExists && bytes.Equal(cur, s.OldData), err != nil && !s.OldExists:
+		// Only the temp file was written (a crash, or a temp prepared
+		// ahead of its step): nothing to restore.
+		return cleanTemp(env, s, d)
+	}
 	if s.OldExists {
 		if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.OldData, 0o644); err != nil {
 			return err
@@ -376,7 +471,10 @@ func observeStage(_ context.Context, env *Env, s *journal.Step) (Observation, st
 	}
 	if !staged {
 		if ok, _ := fsx.Exists(env.FS, s.To); ok {
-			return Conflict, fmt.Sprintf("%s exists but does not hold the staged files", s.To), nil
+			// Someone else's version of that number (swamp, after a
+			// crash freed its lock): nothing of ours to undo, and
+			// nothing we can publish.
+			return Missing, fmt.Sprintf("%s holds another version, not the staged files", s.To), nil
 		}
 		return NotDone, "", nil
 	}

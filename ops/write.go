@@ -39,12 +39,22 @@ package ops
 //	mkdir …               each missing ancestor of the item directory
 //	barrier               fsync the parents of the new directories
 //	stage S → N           live: mkdir S, stream raw (hashed on the way),
-//	                      write metadata.yaml, fsync S
+//	                      write metadata.yaml; their fsyncs wait (below)
 //	rename S → N          no-replace
 //	write latest = "N"    atomic replace; fsyncs the item directory
 //	catalog-publish       upsert the rows, is_latest moves to N
 //
-// Under swamp's per-model lock (§8) for the whole write.
+// Before the first rename the executor fsyncs, together, every staged
+// file, every staging directory and the temp files of the `latest` writes
+// (written ahead for that), and meanwhile runs the catalog transaction up
+// to its COMMIT; the catalog step then only commits. The order of what
+// becomes durable is unchanged: a version's files and its directory
+// before its name, its name before `latest` and the catalog.
+//
+// Under swamp's per-model lock (§8) for the whole write. A caller that
+// holds the journal (a long-lived tool) on the real disk gets the lock
+// while its plan is journaled, and the plan is checked again under the
+// lock (writeOverlapped).
 
 import (
 	"bytes"
@@ -162,9 +172,12 @@ type WriteOptions struct {
 	// could not be released, an earlier intent finished on the way).
 	Warn func(string)
 
-	// Test hooks: the clock for createdAt and the id generator.
-	now   func() time.Time
-	newID func() string
+	// Test hooks: the clock for createdAt and the id generator; recorded
+	// runs when writeOverlapped has journaled its plan, before it waits
+	// for the locks.
+	now      func() time.Time
+	newID    func() string
+	recorded func()
 }
 
 // WrittenVersion is one version WriteVersions published.
@@ -265,6 +278,7 @@ type writeItem struct {
 	oldExists bool
 	prev      int64 // version the old `latest` named (0: none or unparsable)
 	next      int64 // next number to allocate
+	first     int64 // next when the item was inspected (stillPlanned)
 	last      int64 // highest number allocated by this write
 	mkdirs    []string
 }
@@ -297,6 +311,17 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 	}
 
+	env := &Env{FS: fsys, Catalog: o.Catalog}
+	if env.Catalog == nil {
+		env.Catalog = RepoCatalog(fsys, r.Dir)
+		defer env.CloseCatalog()
+	}
+	if o.Journal != nil && fsx.Concurrent(fsys) {
+		if out, err, ok := writeOverlapped(ctx, env, r, ps, o); ok {
+			return out, err
+		}
+	}
+
 	// 3. swamp's per-model locks, in path order (no deadlock between two
 	// swampj writers of overlapping models).
 	locks, err := lockWriteModels(ctx, fsys, r, ps, o)
@@ -307,7 +332,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	ctx, stopWatch := watchModelLocks(ctx, locks)
 	defer stopWatch()
 
-	// 4. The journal (the repo's swampj lock), and the catalog.
+	// 4. The journal (the repo's swampj lock).
 	j := o.Journal
 	own := j == nil
 	if own {
@@ -315,11 +340,6 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		if err != nil {
 			return nil, err
 		}
-	}
-	env := &Env{FS: fsys, Catalog: o.Catalog}
-	if env.Catalog == nil {
-		env.Catalog = RepoCatalog(fsys, r.Dir)
-		defer env.CloseCatalog()
 	}
 	crashed := false
 	defer func() {
@@ -346,32 +366,168 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	}
 
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.
-	in, live, items, err := planWrite(ctx, fsys, r, ps, o)
+	in, live, items, err := planWrite(ctx, fsys, r, ps, o, false)
 	if err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, err
 	}
 
 	// 6. Journal and run; a failure is rolled back here and now.
-	res, err := Execute(ctx, env, j, in, live)
+	if err := Record(j, in); err != nil {
+		crashed = fsx.IsCrash(err)
+		return nil, fmt.Errorf("recording the write in the journal: %w", err)
+	}
+	out, err := runWrite(ctx, env, j, in, live, items, ps)
+	crashed = fsx.IsCrash(err)
+	return out, err
+}
+
+// writeOverlapped is the write of a long-lived caller (its own journal) on
+// the real disk: swamp's per-model locks are taken while the plan is
+// journaled, so the lock file's fsync and the journal commit are in flight
+// together instead of one after the other (issue #4's single-write target).
+// The plan is made from what the disk held before the locks; once they are
+// held it is observed again, and if anything changed (a swamp writer got
+// there first) the journaled plan is rolled back — nothing of it was
+// applied — and the write is planned again under the locks. Nothing in the
+// data tree is touched before the locks are held and the plan confirmed.
+//
+// It handles only items that exist and whose `latest` is a plain file, so
+// that planning reads and never writes; otherwise it returns ok=false
+// having done nothing, and the caller takes the locks first.
+func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingVersion, o WriteOptions) (out []WrittenVersion, err error, ok bool) {
+	fsys, j := env.FS, o.Journal
+	if !plannableWithoutLock(fsys, ps) {
+		return nil, nil, false
+	}
+	type held struct {
+		locks []*lock.Lock
+		err   error
+	}
+	got := make(chan held, 1)
+	go func() {
+		locks, err := lockWriteModels(ctx, fsys, r, ps, o)
+		got <- held{locks, err}
+	}()
+	in, live, items, planErr := planWrite(ctx, fsys, r, ps, o, true)
+	var recordErr error
+	if planErr == nil {
+		recordErr = Record(j, in)
+	}
+	if o.recorded != nil {
+		o.recorded()
+	}
+	h := <-got
+	defer releaseModelLocks(h.locks, o.Warn) // before a fallback takes them again
+	// abandon rolls back the journaled plan, which nothing has applied.
+	abandon := func() error {
+		_, err := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		return err
+	}
+	switch {
+	case planErr == nil && recordErr == nil && h.err != nil:
+		if err := abandon(); err != nil {
+			return nil, err, true
+		}
+		return nil, h.err, true
+	case h.err != nil:
+		return nil, h.err, true
+	case errors.Is(planErr, errNeedsLock):
+		return nil, nil, false // the item changed shape since the first look
+	case planErr != nil:
+		return nil, planErr, true
+	case recordErr != nil:
+		return nil, fmt.Errorf("recording the write in the journal: %w", recordErr), true
+	}
+	ctx, stopWatch := watchModelLocks(ctx, h.locks)
+	defer stopWatch()
+
+	same, err := stillPlanned(fsys, items)
+	if err != nil || !same {
+		if aerr := abandon(); aerr != nil {
+			return nil, aerr, true
+		}
+		if err != nil {
+			return nil, err, true
+		}
+		if in, live, items, err = planWrite(ctx, fsys, r, ps, o, false); err != nil {
+			return nil, err, true
+		}
+		if err := Record(j, in); err != nil {
+			return nil, fmt.Errorf("recording the write in the journal: %w", err), true
+		}
+	}
+	out, err = runWrite(ctx, env, j, in, live, items, ps)
+	return out, err, true
+}
+
+// errNeedsLock: planning would have to change the disk (a missing item
+// directory, a legacy symlink `latest`), which only the locked path does.
+var errNeedsLock = errors.New("planning this write changes the disk; it needs the locks first")
+
+// plannableWithoutLock reports whether every item exists with a plain
+// `latest` (or none), so that planning it only reads.
+func plannableWithoutLock(fsys fsx.FS, ps []*pendingVersion) bool {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if seen[p.itemDir] {
+			continue
+		}
+		seen[p.itemDir] = true
+		if fi, err := fsys.Lstat(p.itemDir); err != nil || !fi.IsDir() {
+			return false
+		}
+		if fi, err := fsys.Lstat(filepath.Join(p.itemDir, "latest")); err == nil && !fi.Mode().IsRegular() {
+			return false
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
+// stillPlanned observes each item again and reports whether the plan made
+// before the locks still holds: the same `latest` bytes, no version
+// directory at or above the first number allocated, and no entry at any
+// allocated number.
+func stillPlanned(fsys fsx.FS, items map[string]*writeItem) (bool, error) {
+	for _, it := range items {
+		now, err := inspectWriteItem(fsys, it.addr, it.dir, true)
+		if err != nil {
+			if errors.Is(err, errNeedsLock) || errors.As(err, new(*InvalidWriteError)) {
+				return false, nil
+			}
+			return false, err
+		}
+		if now.oldExists != it.oldExists || !bytes.Equal(now.oldData, it.oldData) || now.next != it.first || len(now.mkdirs) > 0 {
+			return false, nil
+		}
+		for n := it.first; n <= it.last; n++ {
+			if taken, err := fsx.Exists(fsys, filepath.Join(it.dir, strconv.FormatInt(n, 10))); err != nil || taken {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+// runWrite drives a journaled write forward; a failure is rolled back here
+// and now. The error is the executor's crash as it is (fsx.IsCrash), or a
+// *WriteFailedError.
+func runWrite(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, items map[string]*writeItem, ps []*pendingVersion) ([]WrittenVersion, error) {
+	res, err := Drive(ctx, env, j, in, journal.Forward, live)
 	if err != nil {
 		if fsx.IsCrash(err) {
-			crashed = true
 			return nil, err
-		}
-		if in.ID == 0 { // the intent was not recorded: nothing was touched
-			return nil, fmt.Errorf("recording the write in the journal: %w", err)
 		}
 		we := &WriteFailedError{IntentID: in.ID, Summary: in.Summary, Err: writeCause(ctx, err)}
 		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
 		if fsx.IsCrash(rerr) {
-			crashed = true
 			return nil, rerr
 		}
 		we.RollbackErr = rerr
 		return nil, we
 	}
-
 	out := make([]WrittenVersion, len(ps))
 	for i, p := range ps {
 		out[i] = WrittenVersion{
@@ -570,7 +726,9 @@ func watchModelLocks(ctx context.Context, locks []*lock.Lock) (context.Context, 
 }
 
 // planWrite allocates version numbers and builds the intent.
-func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) (*journal.Intent, LiveApply, map[string]*writeItem, error) {
+// With readOnly (before the locks are held) it refuses, with errNeedsLock,
+// whatever would change the disk.
+func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions, readOnly bool) (*journal.Intent, LiveApply, map[string]*writeItem, error) {
 	items := map[string]*writeItem{}
 	var order []*writeItem
 	for _, p := range ps {
@@ -581,7 +739,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 				return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 			}
 			var err error
-			if it, err = inspectWriteItem(fsys, p.w.Address, p.itemDir); err != nil {
+			if it, err = inspectWriteItem(fsys, p.w.Address, p.itemDir, readOnly); err != nil {
 				var refused *InvalidWriteError
 				if errors.As(err, &refused) {
 					refused.Index, refused.Address = p.index, p.w.Address.String()
@@ -652,13 +810,27 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		}
 		rows = append(rows, row)
 	}
+	// The publish renames and the `latest` writes carry the files of the
+	// version they publish or name: only a version holding exactly those
+	// is this intent's doing. If swamp wrote a version of the same number
+	// meanwhile (after a crash freed its lock), observing finds it is not
+	// ours, and a rollback leaves it, and a `latest` naming it, alone.
+	published := map[string][]journal.FileExpect{}
+	for _, st := range in.Steps {
+		if st.Kind == KindStage {
+			published[st.To] = st.Files
+		}
+	}
 	for _, p := range ps {
-		in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: p.stagePath,
-			To: filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10)), Note: "publish the version"})
+		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
+		in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: p.stagePath, To: to,
+			Files: published[to], Note: "publish the version"})
 	}
 	for _, it := range order {
+		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
 		in.Steps = append(in.Steps, journal.Step{Kind: KindWrite, Path: filepath.Join(it.dir, "latest"),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
+			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
 	}
 	cs := CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
@@ -671,7 +843,10 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 // inspectWriteItem reads what the item holds now: `latest`, the version numbers
 // in use, the directories that do not exist yet. A state swampj will not
 // write into is an *InvalidWriteError; I/O errors are returned as they are.
-func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string) (*writeItem, error) {
+//
+// With readOnly it changes nothing: a missing item directory or a legacy
+// symlink `latest` is errNeedsLock instead.
+func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string, readOnly bool) (*writeItem, error) {
 	refuse := func(err error) (*writeItem, error) { return nil, &InvalidWriteError{Err: err} }
 	it := &writeItem{addr: a, dir: dir}
 	missing, err := MissingDirs(fsys, dir, nil)
@@ -683,14 +858,20 @@ func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string) (*writeItem, erro
 		return nil, err
 	}
 	it.mkdirs = missing
+	if len(missing) > 0 && readOnly {
+		return nil, errNeedsLock
+	}
 	if len(missing) > 0 {
-		it.next = 1
+		it.next, it.first = 1, 1
 		return it, nil
 	}
 	latest := filepath.Join(dir, "latest")
 	if fi, err := fsys.Lstat(latest); err == nil {
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
+			if readOnly {
+				return nil, errNeedsLock
+			}
 			if err := convertLegacyLatest(fsys, dir); err != nil {
 				var refused *InvalidWriteError
 				if errors.As(err, &refused) {
@@ -714,14 +895,10 @@ func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string) (*writeItem, erro
 	if p, err := store.ReadLatest(fsys, dir); err == nil && p.Version > 0 {
 		it.prev = p.Version
 	}
-	dirs, err := store.VersionDirs(fsys, dir)
-	if err != nil {
+	if it.next, err = store.NextVersion(fsys, dir); err != nil {
 		return nil, err
 	}
-	it.next = 1
-	if len(dirs) > 0 {
-		it.next = dirs[len(dirs)-1].Number + 1
-	}
+	it.first = it.next
 	return it, nil
 }
 
@@ -765,8 +942,11 @@ func convertLegacyLatest(fsys fsx.FS, dir string) error {
 
 // liveStage is the stage step's apply in the running command: the payload
 // exists only here. It creates the staging directory, streams raw (hashing
-// on the way, 256 KiB at a time), writes metadata.yaml once raw is complete
-// and fsynced, and fsyncs the staging directory.
+// on the way, 256 KiB at a time) and writes metadata.yaml once raw is
+// complete and checked. The fsyncs of both files and of the staging
+// directory are left to the executor (a staging step), which issues them
+// together — with those of the other staged versions and of the `latest`
+// temp files — before the publish rename.
 func (p *pendingVersion) liveStage(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	if err := env.FS.Mkdir(s.Path, 0o755); err != nil {
 		return err
@@ -780,11 +960,14 @@ func (p *pendingVersion) liveStage(ctx context.Context, env *Env, s *journal.Ste
 	if p.known {
 		src = io.LimitReader(src, p.size+1) // a file that grew is caught, not streamed forever
 	}
-	n, err := fsx.WriteNew(env.FS, filepath.Join(s.Path, store.RawFileName), src, 0o644, h)
+	raw, n, err := fsx.WriteNewUnsynced(env.FS, filepath.Join(s.Path, store.RawFileName), src, 0o644, h)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		return err
+	}
+	if err := d.DeferFile(raw); err != nil {
 		return err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
@@ -799,13 +982,14 @@ func (p *pendingVersion) liveStage(ctx context.Context, env *Env, s *journal.Ste
 			return err
 		}
 	}
-	if _, err := fsx.WriteNew(env.FS, filepath.Join(s.Path, store.MetadataFileName), bytes.NewReader(mdData), 0o644, nil); err != nil {
+	md, _, err := fsx.WriteNewUnsynced(env.FS, filepath.Join(s.Path, store.MetadataFileName), bytes.NewReader(mdData), 0o644, nil)
+	if err != nil {
 		return err
 	}
-	if err := env.FS.SyncDir(s.Path); err != nil {
+	if err := d.DeferFile(md); err != nil {
 		return err
 	}
-	d.Synced(s.Path)
+	d.DeferDir(s.Path)
 	return nil
 }
 
@@ -829,7 +1013,8 @@ func init() {
 		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
 			return kinds[KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
 		},
-		Apply: applyPublish,
+		Apply:   applyPublish,
+		Prepare: preparePublish,
 		Undo: func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
 			return kinds[KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
 		},
@@ -869,6 +1054,30 @@ func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) erro
 		}
 	}
 	return kinds[KindCatalog].Apply(ctx, env, asCatalogStep(s, change), d)
+}
+
+// preparePublish runs the catalog transaction of a publish up to its
+// COMMIT, when every row is known from the journal (a stream's row waits
+// for the published metadata, so it is not prepared).
+func preparePublish(ctx context.Context, env *Env, s *journal.Step) (Prepared, bool, error) {
+	ch, err := decodeChange(s)
+	if err != nil || ch.Op != "upsert-versions" {
+		return nil, false, err
+	}
+	for _, row := range ch.Rows {
+		if row.Size < 0 {
+			return nil, false, nil
+		}
+	}
+	c, err := catalogOf(ctx, env)
+	if err != nil {
+		return nil, false, err
+	}
+	p, err := c.PrepareUpsertVersions(ctx, ch.Rows)
+	if err != nil {
+		return nil, false, err
+	}
+	return p, true, nil
 }
 
 // publishedRow builds a row from the metadata.yaml of the version it names,

@@ -29,13 +29,13 @@ import (
 //
 //	go test ./ops/ -run '^$' -bench Write -benchtime 100x
 //
-// The journal keeps up to 1000 finished intents and journal.Begin decodes
-// every one of them (prune), so the per-write cost grows with the number of
-// iterations: compare runs with the same -benchtime.
+// Each iteration adds a version to the same item, so the item directory
+// a write lists to allocate its number grows with -benchtime (the
+// baselines do not list): compare runs with the same -benchtime.
 
 var benchPayload = bytes.Repeat([]byte("swampj-benchmark"), 64<<10/16) // 64 KiB
 
-func benchRepo(b *testing.B) *repo.Repo {
+func benchRepo(b testing.TB) *repo.Repo {
 	b.Helper()
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".swamp.yaml"), []byte("swampVersion: bench\n"), 0o644); err != nil {
@@ -68,7 +68,7 @@ type baseline struct {
 	recipe bool
 }
 
-func newBaseline(b *testing.B, fsys fsx.FS, recipe bool) *baseline {
+func newBaseline(b testing.TB, fsys fsx.FS, recipe bool) *baseline {
 	dir := filepath.Join(b.TempDir(), "item")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		b.Fatal(err)
@@ -125,7 +125,7 @@ type library struct {
 	cat ops.CatalogOpener
 }
 
-func openLibrary(b *testing.B, r *repo.Repo, fsys fsx.FS) *library {
+func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 	j, err := journal.Open(fsys, r.JournalPath, journal.Options{})
 	if err != nil {
 		b.Fatal(err)

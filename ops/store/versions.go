@@ -1,6 +1,7 @@
 package store
 
 import (
+	"io"
 	"io/fs"
 	"sort"
 
@@ -81,4 +82,46 @@ func numbersOf(dirs []VersionDir) []int64 {
 		ns[i] = d.Number
 	}
 	return ns
+}
+
+// NextVersion is one above the highest Number among VersionDirs (1 for an
+// item without versions): the number a writer allocates first. It reads
+// the directory without sorting or keeping its entries, because a writer
+// runs it (twice, see ops.writeOverlapped) on every write, and an item
+// with hundreds of versions made the sorted listing a visible share of
+// one write's time.
+func NextVersion(fsys fsx.FS, itemDir string) (int64, error) {
+	f, err := fsys.Open(itemDir)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rd, ok := f.(interface {
+		ReadDir(n int) ([]fs.DirEntry, error)
+	})
+	if !ok { // a file system whose files cannot list: the sorted way
+		dirs, err := VersionDirs(fsys, itemDir)
+		if err != nil || len(dirs) == 0 {
+			return 1, err
+		}
+		return dirs[len(dirs)-1].Number + 1, nil
+	}
+	highest := int64(0)
+	for {
+		entries, err := rd.ReadDir(256)
+		for _, e := range entries {
+			if !e.IsDir() || e.Name() == latestName {
+				continue
+			}
+			if n, ok := parseIntJS(e.Name()); ok && n > highest {
+				highest = n
+			}
+		}
+		if err == io.EOF {
+			return highest + 1, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }

@@ -1,0 +1,252 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// The overlapped write (writeOverlapped): a caller that holds the journal
+// open, on the real disk, journals its plan while swamp's lock is being
+// taken. These tests pin what that must never change: the plan is checked
+// again under the lock, a write that lost the race is planned again, and a
+// lock that cannot be had leaves the item and the journal as they were.
+
+func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, CatalogOpener) {
+	t.Helper()
+	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := RepoCatalog(fsx.Real(), r.Dir)
+	t.Cleanup(func() { cat.Close(); j.Close() })
+	return j, cat
+}
+
+func TestWriteOverlappedWritesAndReadsBack(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{}) // the item exists
+	j, cat := openLibJournal(t, r)
+	recorded := 0
+	o := WriteOptions{Journal: j, Catalog: cat, recorded: func() { recorded++ }}
+	for n := 2; n <= 4; n++ {
+		got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v" + strconv.Itoa(n))}, o)
+		if got.Version != int64(n) || got.PreviousLatest != int64(n-1) {
+			t.Fatalf("wrote %d over %d, want %d over %d", got.Version, got.PreviousLatest, n, n-1)
+		}
+		if b := mustRead(t, filepath.Join(got.Dir, "raw")); string(b) != "v"+strconv.Itoa(n) {
+			t.Fatalf("version %d holds %q", n, b)
+		}
+	}
+	if recorded != 3 {
+		t.Fatalf("the overlapped path ran %d times, want 3", recorded)
+	}
+	v := viewItem(t, r, a)
+	if v.Latest != "4" || v.CatalogLatest != 4 || len(v.CatalogRows) != 4 {
+		t.Fatalf("after three overlapped writes: %+v", v)
+	}
+	noStagingLeft(t, r)
+	if open, err := j.OpenIntents(); err != nil || len(open) != 0 {
+		t.Fatalf("open intents %v, %v", open, err)
+	}
+}
+
+// TestWriteOverlappedReplansWhenSwampGotThereFirst: swamp holds the model
+// lock and writes version 2 while our plan (version 2 over 1) is already
+// journaled. Under the lock the plan no longer holds: it is rolled back
+// untouched, and the write is planned again as version 3 over 2.
+func TestWriteOverlappedReplansWhenSwampGotThereFirst(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	itemDir := filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName)
+	swampLock, err := lock.Acquire(context.Background(), fsx.Real(), lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID), lock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, cat := openLibJournal(t, r)
+	swampWrite := func() {
+		// What swamp does under its lock: version 2, then latest.
+		if err := os.MkdirAll(filepath.Join(itemDir, "2"), 0o755); err != nil {
+			t.Error(err)
+		}
+		if err := os.WriteFile(filepath.Join(itemDir, "2", "raw"), []byte("swamp's v2"), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := os.WriteFile(filepath.Join(itemDir, "latest"), []byte("2"), 0o644); err != nil {
+			t.Error(err)
+		}
+		if err := swampLock.Release(); err != nil {
+			t.Error(err)
+		}
+	}
+	o := WriteOptions{Journal: j, Catalog: cat, recorded: swampWrite}
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("ours")}, o)
+	if got.Version != 3 || got.PreviousLatest != 2 {
+		t.Fatalf("wrote %d over %d, want 3 over 2", got.Version, got.PreviousLatest)
+	}
+	if b := mustRead(t, filepath.Join(itemDir, "2", "raw")); string(b) != "swamp's v2" {
+		t.Fatalf("swamp's version 2 was touched: %q", b)
+	}
+	if b := mustRead(t, filepath.Join(itemDir, "3", "raw")); string(b) != "ours" {
+		t.Fatalf("version 3 holds %q", b)
+	}
+	if b := mustRead(t, filepath.Join(itemDir, "latest")); string(b) != "3" {
+		t.Fatalf("latest = %q", b)
+	}
+	noStagingLeft(t, r)
+	all, err := j.List(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, in := range all {
+		if in.Kind == IntentKindVersionWrite {
+			statuses = append(statuses, string(in.Status))
+		}
+	}
+	// v1, the stale plan (rolled back), the write that landed.
+	if want := []string{"done", "rolled-back", "done"}; strings.Join(statuses, ",") != strings.Join(want, ",") {
+		t.Fatalf("write intents %v, want %v", statuses, want)
+	}
+}
+
+// TestWriteOverlappedLockTimeout: the plan was journaled, the lock never
+// came: lock.ErrTimeout, the item unchanged, no intent left open.
+func TestWriteOverlappedLockTimeout(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	held, err := lock.Acquire(context.Background(), fsx.Real(), lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID), lock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	before := viewItem(t, r, a)
+	j, cat := openLibJournal(t, r)
+	recorded := false
+	_, err = WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: bytes.NewReader([]byte("v2"))}},
+		WriteOptions{Journal: j, Catalog: cat, LockTimeout: 200 * time.Millisecond, recorded: func() { recorded = true }})
+	if !errors.Is(err, lock.ErrTimeout) || !recorded {
+		t.Fatalf("want lock.ErrTimeout from the overlapped path, got %v (overlapped: %v)", err, recorded)
+	}
+	if after := viewItem(t, r, a); !sameView(before, after) {
+		t.Fatalf("item changed: %v", after)
+	}
+	if open, err := j.OpenIntents(); err != nil || len(open) != 0 {
+		t.Fatalf("open intents %v, %v", open, err)
+	}
+}
+
+// TestWriteOverlappedNewItemTakesTheLockFirst: planning a new item creates
+// directories, so it never runs before the lock.
+func TestWriteOverlappedNewItemTakesTheLockFirst(t *testing.T) {
+	r := newWriteRepo(t)
+	j, cat := openLibJournal(t, r)
+	recorded := false
+	got := write1(t, r, VersionWrite{Address: writeAddr(t, "command/shell/m/fresh"), Content: strings.NewReader("v1")},
+		WriteOptions{Journal: j, Catalog: cat, recorded: func() { recorded = true }})
+	if recorded || got.Version != 1 {
+		t.Fatalf("new item: overlapped %v, version %d", recorded, got.Version)
+	}
+}
+
+// TestRecoverLeavesSwampsVersionOfTheSameNumberAlone: a write crashed right
+// after journaling version 2; its lock went stale, and swamp wrote its own
+// version 2 (files, `latest`, catalog row). Recovery must not take that
+// version for its own: going forward it stops with a conflict and changes
+// nothing; rolled back on request it removes nothing of swamp's.
+func TestRecoverLeavesSwampsVersionOfTheSameNumberAlone(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	itemDir := filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName)
+
+	// Crash right after the intent's commit.
+	probe := fsx.NewFault(fsx.Real())
+	probeRepo := newWriteRepo(t)
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("ours")}, WriteOptions{FS: probe})
+	cut := 0
+	for _, op := range probe.Trace() {
+		if op.Kind == "failpoint:journal.begin" && cut == 0 {
+			cut = op.N
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no journal.begin failpoint in the probe run")
+	}
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("ours")}},
+		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
+	if !fsx.IsCrash(err) {
+		t.Fatalf("want a crash, got %v", err)
+	}
+	_ = os.Remove(lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)) // stale: its holder "died"
+
+	// swamp's own version 2, with its own id, and its catalog row.
+	swampV2 := "swamp's v2"
+	swampWrite := VersionWrite{Address: a, Content: strings.NewReader(swampV2)}
+	other := newWriteRepo(t)
+	write1(t, other, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	theirs := write1(t, other, swampWrite, WriteOptions{})
+	if err := os.Rename(theirs.Dir, filepath.Join(itemDir, "2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(itemDir, "latest"), []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir)}
+	defer env.CloseCatalog()
+	cat, err := env.Catalog.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := catalogRowOf(r, a, theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.UpsertNewVersion(context.Background(), row); err != nil {
+		t.Fatal(err)
+	}
+	before := viewItem(t, r, a)
+
+	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := RecoverOpen(context.Background(), env, j, false); err == nil {
+		t.Fatal("recovering forward over swamp's version 2 must stop with a conflict")
+	}
+	if after := viewItem(t, r, a); !sameView(before, after) {
+		t.Fatalf("forward recovery changed the item:\nbefore %v\nafter  %v", before, after)
+	}
+	outs, err := RecoverOpen(context.Background(), env, j, true)
+	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusRolledBack {
+		t.Fatalf("rollback: %+v, %v", outs, err)
+	}
+	if after := viewItem(t, r, a); !sameView(before, after) {
+		t.Fatalf("the rollback changed swamp's version:\nbefore %v\nafter  %v", before, after)
+	}
+	if b := mustRead(t, filepath.Join(itemDir, "2", "raw")); string(b) != swampV2 {
+		t.Fatalf("version 2 holds %q", b)
+	}
+	noStagingLeft(t, r)
+}
+
+func catalogRowOf(r *repo.Repo, a repo.Address, v WrittenVersion) (catalog.Row, error) {
+	return catalog.RowFromMeta(r.Namespace, a.Type, a.ModelID, v.Metadata)
+}
