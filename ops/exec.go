@@ -273,6 +273,10 @@ type Dirty struct {
 
 	unsyncedFiles []fsx.File
 	unsyncedDirs  []string
+	// syncErr is the first failed SyncContent: content it covered is not
+	// durable, so every later SyncContent reports it again (nothing may
+	// be published after it).
+	syncErr error
 	// ahead holds steps prepared while earlier ones waited (prepareAhead).
 	ahead map[int]*aheadWork
 	// prepared holds temp files of upcoming write steps written (and, once
@@ -304,13 +308,14 @@ func (d *Dirty) hasUnsynced() bool { return len(d.unsyncedFiles)+len(d.unsyncedD
 // SyncContent fsyncs every deferred file and directory, concurrently on
 // the real file system (fsx.SyncAll).
 func (d *Dirty) SyncContent() error {
-	if !d.hasUnsynced() {
-		return nil
+	if d.syncErr != nil || !d.hasUnsynced() {
+		return d.syncErr
 	}
 	files, dirs := d.unsyncedFiles, d.unsyncedDirs
 	d.unsyncedFiles, d.unsyncedDirs = nil, nil
 	d.syncs += len(dirs)
-	return fsx.SyncAll(d.fs, files, dirs)
+	d.syncErr = fsx.SyncAll(d.fs, files, dirs)
+	return d.syncErr
 }
 
 // discard closes deferred files that were never synced (a run that

@@ -356,7 +356,7 @@ func prepareTemps(env *Env, steps []journal.Step, d *Dirty) {
 			continue
 		}
 		if err := d.DeferFile(f); err != nil {
-			return // the step meets the same error
+			return // a flush of earlier content failed: the executor's SyncContent reports it
 		}
 		if d.prepared == nil {
 			d.prepared = map[string]bool{}
