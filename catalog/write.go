@@ -119,23 +119,14 @@ func (c *Catalog) UpsertNewVersion(ctx context.Context, row Row) error {
 // each exactly as UpsertNewVersion would, in the given order: within a group
 // the last row given ends up latest (swamp's advanceLatestMarkers, §3.6).
 func (c *Catalog) UpsertVersions(ctx context.Context, rows []Row) error {
-	for _, r := range rows {
-		if err := r.validate("upsert"); err != nil {
-			return err
-		}
-	}
 	if len(rows) == 0 {
 		return nil
 	}
-	return c.writeTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
-		q := c.cached(tx)
-		for _, r := range rows {
-			if err := c.upsertNewVersion(ctx, q, r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	p, err := c.PrepareUpsertVersions(ctx, rows)
+	if err != nil {
+		return err
+	}
+	return p.Commit()
 }
 
 // UpsertDeferred records an uncommitted version with both latest flags 0
