@@ -419,10 +419,19 @@ func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingV
 	}
 	h := <-got
 	defer releaseModelLocks(h.locks, o.Warn) // before a fallback takes them again
-	// abandon rolls back the journaled plan, which nothing has applied.
+	// abandon closes the journaled plan as rolled back without observing
+	// the disk: no step of it ran, which this process knows for certain,
+	// while the disk may meanwhile hold what others did (a version of the
+	// same number, a symlink swapped in) that an observing rollback would
+	// stop at, leaving an open intent for something never done. The
+	// direction is journaled (synced) first: a crash before the mark
+	// leaves an intent recovery rolls back, observing.
 	abandon := func() error {
-		_, err := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
-		return err
+		if err := j.Decide(in.ID, journal.Backward); err != nil {
+			return err
+		}
+		j.Finish(in.ID, journal.StatusRolledBack)
+		return nil
 	}
 	switch {
 	case planErr == nil && recordErr == nil && h.err != nil:
@@ -442,7 +451,7 @@ func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingV
 	ctx, stopWatch := watchModelLocks(ctx, h.locks)
 	defer stopWatch()
 
-	same, err := stillPlanned(fsys, items)
+	same, err := stillPlanned(fsys, r, items)
 	if err != nil || !same {
 		if aerr := abandon(); aerr != nil {
 			return nil, aerr, true
@@ -487,11 +496,16 @@ func plannableWithoutLock(fsys fsx.FS, ps []*pendingVersion) bool {
 }
 
 // stillPlanned observes each item again and reports whether the plan made
-// before the locks still holds: the same `latest` bytes, no version
-// directory at or above the first number allocated, and no entry at any
-// allocated number.
-func stillPlanned(fsys fsx.FS, items map[string]*writeItem) (bool, error) {
+// before the locks still holds: still inside the data root, the same
+// `latest` bytes, no version directory at or above the first number
+// allocated, and no entry at any allocated number.
+func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool, error) {
 	for _, it := range items {
+		// Containment, now that the lock is held: a symlink swapped in
+		// meanwhile sends the write back to planning, which refuses it.
+		if _, err := r.ItemDir(fsys, it.addr); err != nil {
+			return false, nil
+		}
 		now, err := inspectWriteItem(fsys, it.addr, it.dir, true)
 		if err != nil {
 			if errors.Is(err, errNeedsLock) || errors.As(err, new(*InvalidWriteError)) {
@@ -734,9 +748,12 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 	for _, p := range ps {
 		it := items[p.itemDir]
 		if it == nil {
-			// Re-check containment now that the lock is held.
-			if _, err := r.ItemDir(fsys, p.w.Address); err != nil {
-				return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+			// Re-check containment now that the lock is held (before it,
+			// stillPlanned does this once the lock is held).
+			if !readOnly {
+				if _, err := r.ItemDir(fsys, p.w.Address); err != nil {
+					return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+				}
 			}
 			var err error
 			if it, err = inspectWriteItem(fsys, p.w.Address, p.itemDir, readOnly); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
@@ -249,4 +250,40 @@ func TestRecoverLeavesSwampsVersionOfTheSameNumberAlone(t *testing.T) {
 
 func catalogRowOf(r *repo.Repo, a repo.Address, v WrittenVersion) (catalog.Row, error) {
 	return catalog.RowFromMeta(r.Namespace, a.Type, a.ModelID, v.Metadata)
+}
+
+// TestWriteOverlappedSymlinkSwapIsRefused: after the plan is journaled and
+// before the lock is held, the item directory is replaced by a symlink
+// leaving the data root. The containment check under the lock catches it:
+// the write is refused and nothing lands outside.
+func TestWriteOverlappedSymlinkSwapIsRefused(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	itemDir := filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName)
+	// The symlink leads to an exact copy of the item, so that observing
+	// the item alone finds the plan still holds.
+	outside := filepath.Join(t.TempDir(), "state")
+	fsxtest.CopyTree(t, itemDir, outside)
+	copied, _ := os.ReadDir(outside)
+	j, cat := openLibJournal(t, r)
+	swap := func() {
+		if err := os.Rename(itemDir, itemDir+".moved"); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(outside, itemDir); err != nil {
+			t.Error(err)
+		}
+	}
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+		WriteOptions{Journal: j, Catalog: cat, LockTimeout: time.Second, recorded: swap})
+	if !errors.Is(err, repo.ErrOutsideDataRoot) {
+		t.Fatalf("want ErrOutsideDataRoot, got %v", err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != len(copied) {
+		t.Fatalf("the write landed outside the data root: %v", ents)
+	}
+	if open, err := j.OpenIntents(); err != nil || len(open) != 0 {
+		t.Fatalf("open intents %v, %v", open, err)
+	}
 }
