@@ -89,7 +89,12 @@ type Intent struct {
 	PID       int       `json:"pid"`
 	Host      string    `json:"host"`
 	Command   []string  `json:"command,omitempty"`
-	Steps     []Step    `json:"steps"`
+	// Locks are swamp's lock files the intent's steps were planned under
+	// (a write's per-model locks). Recovery takes them again before it
+	// drives the intent, so it never finishes or undoes a write while
+	// swamp writes the same model.
+	Locks []string `json:"locks,omitempty"`
+	Steps []Step   `json:"steps"`
 
 	Status     Status    `json:"status"`
 	Direction  Direction `json:"direction,omitempty"`

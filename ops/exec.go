@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -40,6 +41,13 @@ type Env struct {
 	// Progress, if set, is called after each step (from the executor's
 	// goroutine). It must not block.
 	Progress func(done, total int)
+	// SwampLockTimeout bounds recovery's wait for the swamp locks an
+	// intent names (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
+	SwampLockTimeout time.Duration
+	// HeldLocks are swamp lock files the caller holds already (a write
+	// that finishes interrupted intents before its own): recovery does
+	// not take them again.
+	HeldLocks map[string]bool
 }
 
 // ErrCannotRedo is returned by a step that cannot be applied from the

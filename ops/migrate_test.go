@@ -592,7 +592,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 // makes the run time out (the CLI exits 75) and touch nothing.
 func TestLocks(t *testing.T) {
 	fresh := func(path string) {
-		info := lock.Info{Holder: "test@host", Hostname: migHostname(t), Pid: os.Getpid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "n-1"}
+		// A live process other than this one (a record with this
+		// process's pid that it does not hold counts as left behind).
+		info := lock.Info{Holder: "test@host", Hostname: migHostname(t), Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "n-1"}
 		fsxtest.WriteFiles(t, filepath.Dir(path), map[string]string{filepath.Base(path): string(info.Encode())})
 	}
 	t.Run("global", func(t *testing.T) {
@@ -600,8 +602,8 @@ func TestLocks(t *testing.T) {
 		fresh(lock.GlobalPath(filepath.Join(dir, ".swamp"), migNS))
 		_, err := runMigrate(t, dir, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
 		var te *lock.TimeoutError
-		if !errors.As(err, &te) || te.Holder == nil || te.Holder.Pid != os.Getpid() {
-			t.Fatalf("want a lock timeout naming pid %d, got %v", os.Getpid(), err)
+		if !errors.As(err, &te) || te.Holder == nil || te.Holder.Pid != os.Getppid() {
+			t.Fatalf("want a lock timeout naming pid %d, got %v", os.Getppid(), err)
 		}
 	})
 	t.Run("per-model", func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
 )
 
 // IntentOutcome is what recovery did (or would do) with one open intent.
@@ -58,7 +59,7 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 	}
 	for _, in := range open {
 		out := outcome(in)
-		res, err := Drive(ctx, env, j, in, dir, nil)
+		res, err := driveLocked(ctx, env, j, in, dir)
 		if res != nil {
 			out.Direction, out.Status = res.Direction, res.Status
 			out.Applied, out.Undone, out.Skipped = res.Applied, res.Undone, res.Skipped
@@ -71,6 +72,33 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		outs = append(outs, out)
 	}
 	return outs, nil
+}
+
+// driveLocked drives one intent under the swamp locks it names: a write
+// or a repair is finished or undone only while swamp cannot be writing the
+// same model (its lock, left by a process that died, is stale and taken
+// over). Locks the caller holds are not taken again.
+func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
+	timeout := env.SwampLockTimeout
+	if timeout <= 0 {
+		timeout = lock.TimeoutFromEnv(nil)
+	}
+	var held []*lock.Lock
+	defer func() { releaseModelLocks(held, func(string) {}) }()
+	for _, p := range in.Locks {
+		if env.HeldLocks[p] {
+			continue
+		}
+		l, err := lock.Acquire(ctx, env.FS, p, lock.Options{Timeout: timeout})
+		if err != nil {
+			return nil, fmt.Errorf("intent %d (%s) is finished only under swamp's lock %s: %w", in.ID, in.Summary, p, err)
+		}
+		l.StartHeartbeat(ctx)
+		held = append(held, l)
+	}
+	ctx, stopWatch := watchModelLocks(ctx, held)
+	defer stopWatch()
+	return Drive(ctx, env, j, in, dir, nil)
 }
 
 // PreviewOpen observes every step of every open intent without changing

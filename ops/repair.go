@@ -1085,6 +1085,14 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		return nil, nil
 	}
 	in := &journal.Intent{Kind: IntentKindRepair, Repo: s.r.Dir, Command: command}
+	locks := map[string]bool{}
+	for _, u := range units {
+		if u.lockPath != "" && !locks[u.lockPath] {
+			locks[u.lockPath] = true
+			in.Locks = append(in.Locks, u.lockPath)
+		}
+	}
+	sort.Strings(in.Locks)
 
 	// Quarantine directories that do not exist yet, outermost first.
 	planned := map[string]bool{}

@@ -355,6 +355,10 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 	}()
 	if own {
+		env.HeldLocks = map[string]bool{}
+		for _, l := range locks {
+			env.HeldLocks[l.Path()] = true
+		}
 		outs, err := RecoverOpen(ctx, env, j, false)
 		for _, out := range outs {
 			o.Warn(fmt.Sprintf("finished interrupted intent %d (%s: %s) first: %s", out.ID, out.Kind, out.Summary, out.Status))
@@ -689,6 +693,21 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 
 // lockWriteModels takes swamp's per-model lock of every model written.
 func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
+	var held []*lock.Lock
+	for _, lp := range modelLockPaths(r, ps) {
+		l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: o.LockTimeout})
+		if err != nil {
+			return held, err
+		}
+		l.StartHeartbeat(ctx)
+		held = append(held, l)
+	}
+	return held, nil
+}
+
+// modelLockPaths are swamp's per-model lock files of a write, in path
+// order (no deadlock between two swampj writers of overlapping models).
+func modelLockPaths(r *repo.Repo, ps []*pendingVersion) []string {
 	var paths []string
 	seen := map[string]bool{}
 	for _, p := range ps {
@@ -699,16 +718,7 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		}
 	}
 	sort.Strings(paths)
-	var held []*lock.Lock
-	for _, lp := range paths {
-		l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: o.LockTimeout})
-		if err != nil {
-			return held, err
-		}
-		l.StartHeartbeat(ctx)
-		held = append(held, l)
-	}
-	return held, nil
+	return paths
 }
 
 func releaseModelLocks(locks []*lock.Lock, warn func(string)) {
@@ -774,7 +784,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		p.stagePath = filepath.Join(p.itemDir, fmt.Sprintf("%s%d-%s", stagePrefix, n, stageSuffix(6)))
 	}
 
-	in := &journal.Intent{Kind: IntentKindVersionWrite, Repo: r.Dir, Command: o.Command}
+	in := &journal.Intent{Kind: IntentKindVersionWrite, Repo: r.Dir, Command: o.Command, Locks: modelLockPaths(r, ps)}
 	if len(ps) == 1 {
 		in.Summary = fmt.Sprintf("write %s version %d", ps[0].w.Address, ps[0].md.Version)
 	} else {

@@ -287,3 +287,75 @@ func TestWriteOverlappedSymlinkSwapIsRefused(t *testing.T) {
 		t.Fatalf("open intents %v, %v", open, err)
 	}
 }
+
+// TestRecoverWaitsForSwampsModelLock: a write cut short after staging
+// would be finished by recovery (latest and the catalog move to version
+// 2) — but not while swamp holds that model's lock: recovery waits, times
+// out (lock.ErrTimeout), leaves the item and the intent as they were, and
+// finishes the write once the lock is free.
+func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	probe := fsx.NewFault(fsx.Real())
+	probeRepo := newWriteRepo(t)
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: probe})
+	cut := 0
+	for _, op := range probe.Trace() {
+		if op.Kind == "renamenr" || op.Kind == "rename-noreplace" {
+			cut = op.N // right after the version is published, before latest
+			break
+		}
+	}
+	if cut == 0 {
+		t.Fatalf("no publish rename in the probe run: %v", probe.Trace())
+	}
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
+	if !fsx.IsCrash(err) {
+		t.Fatalf("want a crash, got %v", err)
+	}
+	// swamp (a live process other than this one) now holds the model lock.
+	lockPath := lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)
+	host, _ := os.Hostname()
+	swamp := lock.Info{Holder: "swamp@" + host, Hostname: host, Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "swamp-nonce"}
+	if err := os.WriteFile(lockPath, swamp.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := viewItem(t, r, a)
+
+	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	defer env.CloseCatalog()
+	if _, err := RecoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
+		t.Fatalf("want lock.ErrTimeout while swamp holds the model, got %v", err)
+	}
+	if after := viewItem(t, r, a); !sameView(before, after) {
+		t.Fatalf("recovery changed the item under swamp's lock:\nbefore %v\nafter  %v", before, after)
+	}
+	if open, _ := j.OpenIntents(); len(open) != 1 {
+		t.Fatalf("open intents: %d, want 1", len(open))
+	}
+	if b, _ := os.ReadFile(lockPath); !bytes.Equal(b, swamp.Encode()) {
+		t.Fatal("swamp's lock was touched")
+	}
+
+	if err := os.Remove(lockPath); err != nil { // swamp is done
+		t.Fatal(err)
+	}
+	outs, err := RecoverOpen(context.Background(), env, j, false)
+	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
+		t.Fatalf("recovery after the lock is free: %+v, %v", outs, err)
+	}
+	if v := viewItem(t, r, a); v.Latest != "2" || v.CatalogLatest != 2 {
+		t.Fatalf("the interrupted write was not finished: %+v", v)
+	}
+	if _, err := os.Stat(lockPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("recovery left its lock behind: %v", err)
+	}
+}

@@ -25,6 +25,11 @@ type Options struct {
 	DryRun bool
 	// LockTimeout bounds the wait for another swampj process (0: 10s).
 	LockTimeout time.Duration
+	// SwampLockTimeout bounds the wait for swamp's per-model lock of an
+	// interrupted write or repair, which is finished only under it
+	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s). A timeout is an error
+	// matching lock.ErrTimeout; the intent stays open.
+	SwampLockTimeout time.Duration
 	// FS is the disk (nil: the real one). The crash suite passes a fault FS.
 	FS fsx.FS
 	// Catalog opens the catalog for catalog steps (nil: the repo's own).
@@ -71,7 +76,7 @@ func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	env := &ops.Env{FS: fsys, Catalog: opts.Catalog}
+	env := &ops.Env{FS: fsys, Catalog: opts.Catalog, SwampLockTimeout: opts.SwampLockTimeout}
 	if env.Catalog == nil {
 		env.Catalog = ops.RepoCatalog(fsys, repoDir)
 	}

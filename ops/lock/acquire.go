@@ -174,6 +174,7 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 		}
 		err := createExclusive(fsys, path, info.Encode())
 		if err == nil {
+			held.Store(filepath.Clean(path), nonce)
 			return &Lock{fsys: fsys, path: path, opts: opts, nonce: nonce, info: info, lost: make(chan struct{})}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -190,7 +191,7 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 		if seen.missing {
 			continue // released between our attempt and the read
 		}
-		if isStale(seen, opts) {
+		if isStale(path, seen, opts) {
 			if err := removeIfUnchanged(fsys, path, seen); err != nil {
 				return nil, fmt.Errorf("removing stale lock %s: %w", path, err)
 			}
@@ -283,7 +284,7 @@ func observe(fsys fsx.FS, path string) (observed, error) {
 //   - an unparseable file untouched for longer than our TTL is stale (G25;
 //     swamp never removes one). A fresh one may be swamp between its create
 //     and its write, or mid-heartbeat, so it is waited for.
-func isStale(o observed, opts Options) bool {
+func isStale(path string, o observed, opts Options) bool {
 	now := opts.Now()
 	if o.info == nil {
 		return now.Sub(o.mtime) > opts.TTL
@@ -291,7 +292,25 @@ func isStale(o observed, opts Options) bool {
 	if o.info.Expired(now) {
 		return true
 	}
+	if o.info.Hostname == opts.Host && o.info.Pid == os.Getpid() {
+		// Our own pid: only a lock this process holds is live. Any other
+		// record with our pid was left by an earlier process that had the
+		// same pid, or by an acquisition of this process that was given
+		// up (Release was called, but removing the file failed, as in a
+		// crash): its holder is gone either way. This is what lets
+		// recovery, run in the process whose write was cut short, take
+		// the lock that write left behind.
+		return !heldHere(path, o.info.Nonce)
+	}
 	return o.info.Hostname == opts.Host && !processExists(o.info.Pid)
+}
+
+// held are the locks this process holds: path → nonce.
+var held sync.Map
+
+func heldHere(path, nonce string) bool {
+	n, ok := held.Load(filepath.Clean(path))
+	return ok && n == nonce
 }
 
 // removeIfUnchanged deletes a lock judged stale, after reading it again: a
@@ -414,6 +433,7 @@ func (l *Lock) refresh() (lost error, transient error) {
 }
 
 func (l *Lock) markLost(err error) {
+	held.CompareAndDelete(filepath.Clean(l.path), l.nonce)
 	l.lostOnce.Do(func() {
 		l.mu.Lock()
 		l.lostErr = err
@@ -456,6 +476,8 @@ func (l *Lock) stopHeartbeat() {
 // Releasing twice is a no-op.
 func (l *Lock) Release() error {
 	l.stopHeartbeat()
+	// Given up from here on, even if the file cannot be removed (isStale).
+	held.CompareAndDelete(filepath.Clean(l.path), l.nonce)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.released {

@@ -428,3 +428,35 @@ func TestAcquireNeverExposesPartialLock(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnPidLockNotHeldIsStale: a record carrying this process's pid is
+// live only while this process holds it; once released — even if removing
+// the file failed, as when a write is cut short — the next Acquire takes it
+// over instead of waiting on itself.
+func TestOwnPidLockNotHeldIsStale(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	first, err := Acquire(context.Background(), fsx.Real(), path, Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Held: a second acquisition in this process waits and times out.
+	if _, err := Acquire(context.Background(), fsx.Real(), path, Options{Timeout: 100 * time.Millisecond}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a held lock was taken over: %v", err)
+	}
+	// Given up, file left behind (a crash during Release).
+	crashed := fsx.NewFault(fsx.Real()).CrashAfter(0)
+	first.fsys = crashed
+	if err := first.Release(); err == nil {
+		t.Fatal("release through a crashed file system succeeded")
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the lock file should still be there: %v", err)
+	}
+	second, err := Acquire(context.Background(), fsx.Real(), path, Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("a lock this process gave up was not taken over: %v", err)
+	}
+	if err := second.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
