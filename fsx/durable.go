@@ -276,35 +276,18 @@ func RenameNoReplaceDurable(fsys FS, oldpath, newpath string) error {
 	return SyncParents(fsys, oldpath, newpath)
 }
 
-// SyncParents fsyncs the distinct parent directories of the given paths.
+// SyncParents fsyncs the distinct parent directories of the given paths
+// (together, on the real file system: SyncAll).
 func SyncParents(fsys FS, paths ...string) error {
 	seen := map[string]bool{}
+	var dirs []string
 	for _, p := range paths {
-		d := filepath.Dir(p)
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if err := fsys.SyncDir(d); err != nil {
-			return err
+		if d := filepath.Dir(p); !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
 		}
 	}
-	return nil
-}
-
-// SyncDirs fsyncs each distinct directory once, in the given order.
-func SyncDirs(fsys FS, dirs []string) error {
-	seen := map[string]bool{}
-	for _, d := range dirs {
-		if seen[d] {
-			continue
-		}
-		seen[d] = true
-		if err := fsys.SyncDir(d); err != nil {
-			return err
-		}
-	}
-	return nil
+	return SyncAll(fsys, nil, dirs)
 }
 
 // RemoveAll removes path and everything below it, children first. It is for

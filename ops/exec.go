@@ -370,21 +370,23 @@ func (d *Dirty) Synced(dir string) {
 	d.syncs++
 }
 
-// Flush fsyncs every dirty directory once, in the order they became dirty.
-// A directory that no longer exists (it was renamed away) needs no fsync:
-// its entries' fate is carried by the directory it moved into.
+// Flush fsyncs every dirty directory once (together, on the real file
+// system: fsx.SyncAll). A directory that no longer exists (it was renamed
+// away) needs no fsync: its entries' fate is carried by the directory it
+// moved into.
 func (d *Dirty) Flush() error {
+	var dirs []string
 	for _, dir := range d.order {
 		if ok, err := fsx.Exists(d.fs, dir); err != nil {
 			return err
-		} else if !ok {
-			continue
+		} else if ok {
+			dirs = append(dirs, dir)
 		}
-		if err := d.fs.SyncDir(dir); err != nil {
-			return err
-		}
-		d.syncs++
 	}
+	if err := fsx.SyncAll(d.fs, nil, dirs); err != nil {
+		return err
+	}
+	d.syncs += len(dirs)
 	d.order, d.set = nil, nil
 	return nil
 }

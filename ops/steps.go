@@ -315,10 +315,7 @@ func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	if s.Temp != "" && d.prepared[s.Temp] {
 		// Its temp file was written and fsynced with the staged content.
 		delete(d.prepared, s.Temp)
-		if err := env.FS.Rename(s.Temp, s.Path); err != nil {
-			return err
-		}
-		if err := env.FS.SyncDir(filepath.Dir(s.Path)); err != nil {
+		if err := fsx.RenameDurable(env.FS, s.Temp, s.Path); err != nil {
 			return err
 		}
 		d.Synced(filepath.Dir(s.Path))
