@@ -276,10 +276,11 @@ type writeItem struct {
 	dir       string
 	oldData   []byte
 	oldExists bool
-	prev      int64 // version the old `latest` named (0: none or unparsable)
-	next      int64 // next number to allocate
-	first     int64 // next when the item was inspected (stillPlanned)
-	last      int64 // highest number allocated by this write
+	prev      int64   // version the old `latest` named (0: none or unparsable)
+	next      int64   // next number to allocate
+	first     int64   // next when the item was inspected (stillPlanned)
+	last      int64   // highest number allocated by this write
+	allocated []int64 // every number allocated by this write
 	mkdirs    []string
 }
 
@@ -501,8 +502,8 @@ func plannableWithoutLock(fsys fsx.FS, ps []*pendingVersion) bool {
 
 // stillPlanned observes each item again and reports whether the plan made
 // before the locks still holds: still inside the data root, the same
-// `latest` bytes, no version directory at or above the first number
-// allocated, and no entry at any allocated number.
+// `latest` bytes, the same highest version, and nothing at any number the
+// plan allocated.
 func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool, error) {
 	for _, it := range items {
 		// Containment, now that the lock is held: a symlink swapped in
@@ -520,7 +521,7 @@ func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool,
 		if now.oldExists != it.oldExists || !bytes.Equal(now.oldData, it.oldData) || now.next != it.first || len(now.mkdirs) > 0 {
 			return false, nil
 		}
-		for n := it.first; n <= it.last; n++ {
+		for _, n := range it.allocated {
 			if taken, err := fsx.Exists(fsys, filepath.Join(it.dir, strconv.FormatInt(n, 10))); err != nil || taken {
 				return false, err
 			}
@@ -945,6 +946,7 @@ func (it *writeItem) allocate(fsys fsx.FS) (int64, error) {
 		}
 		if !taken {
 			it.last = n
+			it.allocated = append(it.allocated, n)
 			return n, nil
 		}
 	}

@@ -359,3 +359,28 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 		t.Fatalf("recovery left its lock behind: %v", err)
 	}
 }
+
+// TestWriteOverlappedSkipsANumericFile: a plain file named like the next
+// version is skipped at allocation, and the plan made before the lock
+// still holds under it (no second plan, no second journal commit).
+func TestWriteOverlappedSkipsANumericFile(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	itemDir := filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName)
+	if err := os.WriteFile(filepath.Join(itemDir, "2"), []byte("not a version"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, cat := openLibJournal(t, r)
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v3")}, WriteOptions{Journal: j, Catalog: cat})
+	if got.Version != 3 {
+		t.Fatalf("wrote version %d, want 3 (2 is taken by a file)", got.Version)
+	}
+	all, err := j.List(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(all); n != 2 { // v1's intent and this one: no abandoned plan
+		t.Fatalf("%d intents, want 2 (the plan was made twice?)", n)
+	}
+}
