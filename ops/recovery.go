@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
@@ -77,7 +78,8 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 // driveLocked drives one intent under the swamp locks it names: a write
 // or a repair is finished or undone only while swamp cannot be writing the
 // same model (its lock, left by a process that died, is stale and taken
-// over). Locks the caller holds are not taken again.
+// over). Locks the caller holds, or that the process named by
+// SWAMP_LOCK_HOLDER_PID holds and lent to this one, are not taken again.
 func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
 	timeout := env.SwampLockTimeout
 	if timeout <= 0 {
@@ -85,8 +87,9 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 	}
 	var held []*lock.Lock
 	defer func() { releaseModelLocks(held, func(string) {}) }()
+	lender := lock.HolderPidFromEnv(nil)
 	for _, p := range in.Locks {
-		if env.HeldLocks[p] {
+		if env.HeldLocks[p] || lock.LentBy(env.FS, p, lender, time.Now()) {
 			continue
 		}
 		l, err := lock.Acquire(ctx, env.FS, p, lock.Options{Timeout: timeout})

@@ -303,7 +303,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: probe})
 	cut := 0
 	for _, op := range probe.Trace() {
-		if op.Kind == "renamenr" || op.Kind == "rename-noreplace" {
+		if op.Kind == "rename-noreplace" {
 			cut = op.N // right after the version is published, before latest
 			break
 		}
@@ -382,5 +382,57 @@ func TestWriteOverlappedSkipsANumericFile(t *testing.T) {
 	}
 	if n := len(all); n != 2 { // v1's intent and this one: no abandoned plan
 		t.Fatalf("%d intents, want 2 (the plan was made twice?)", n)
+	}
+}
+
+// TestRecoverUsesALentLock: swamp runs recovery as a hook while it holds
+// the model's lock itself and says so (SWAMP_LOCK_HOLDER_PID): recovery
+// does not wait on it, finishes the write, and leaves swamp's lock alone.
+func TestRecoverUsesALentLock(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	probe := fsx.NewFault(fsx.Real())
+	probeRepo := newWriteRepo(t)
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: probe})
+	cut := 0
+	for _, op := range probe.Trace() {
+		if op.Kind == "rename-noreplace" {
+			cut = op.N
+			break
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no publish rename in the probe run")
+	}
+	if _, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second}); !fsx.IsCrash(err) {
+		t.Fatalf("want a crash, got %v", err)
+	}
+	lockPath := lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)
+	host, _ := os.Hostname()
+	swamp := lock.Info{Holder: "swamp@" + host, Hostname: host, Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "swamp-nonce"}
+	if err := os.WriteFile(lockPath, swamp.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(lock.EnvHolderPid, strconv.Itoa(os.Getppid()))
+
+	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	defer env.CloseCatalog()
+	outs, err := RecoverOpen(context.Background(), env, j, false)
+	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
+		t.Fatalf("recovery under a lent lock: %+v, %v", outs, err)
+	}
+	if v := viewItem(t, r, a); v.Latest != "2" {
+		t.Fatalf("latest = %q, want 2", v.Latest)
+	}
+	if b, _ := os.ReadFile(lockPath); !bytes.Equal(b, swamp.Encode()) {
+		t.Fatal("the lent lock was touched")
 	}
 }

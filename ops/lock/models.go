@@ -123,3 +123,19 @@ func WaitNoLiveModelLocks(ctx context.Context, fsys fsx.FS, base, ns string, sel
 		}
 	}
 }
+
+// LentBy reports whether the lock at path is held, unexpired, by pid — the
+// process named by SWAMP_LOCK_HOLDER_PID, which lent its locks to this one
+// (a swamp command running swampj under a lock it already holds). Such a
+// lock is used as it is: not waited for, not taken over, not removed.
+func LentBy(fsys fsx.FS, path string, pid int, now time.Time) bool {
+	if pid == 0 {
+		return false
+	}
+	data, err := fsys.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	info, err := DecodeInfo(data)
+	return err == nil && info.Pid == pid && now.Sub(info.AcquiredAt) <= info.TTL()
+}
