@@ -191,6 +191,11 @@ func syncConcurrently(fsys FS, files []File, dirs []string) error {
 // fresh 256 KiB for every file cost more CPU than writing a 64 KiB version.
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
+// Copy copies src to dst as the durable writers do (one pooled 256 KiB
+// buffer, a read failure wrapped in *SourceError), for a caller that
+// streams without writing a file: hashing an input ahead of its write.
+func Copy(dst io.Writer, src io.Reader) (int64, error) { return copyBuffer(dst, src) }
+
 // copyBuffer copies with a fixed 256 KiB buffer: large enough to keep the
 // syscall count low, small enough that a 1 GiB payload never sits in memory.
 func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {

@@ -678,12 +678,12 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 		return nil // a pipe: the stage verifies itself instead
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, cancelableReader{ctx, rs}, make([]byte, 256<<10))
+	n, err := fsx.Copy(h, cancelableReader{ctx, rs})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return &fsx.SourceError{Err: err}
+		return err // a *fsx.SourceError: hashing cannot fail to write
 	}
 	if _, err := rs.Seek(start, io.SeekStart); err != nil {
 		return &fsx.SourceError{Err: err}
