@@ -186,9 +186,9 @@ func (c *Catalog) applyBulk(ctx context.Context, tx *sql.Tx, d *Diff) error {
 				return -1
 			}
 			return 1
-		case lessKey(*a, *b):
+		case lessKeyOf(a, b):
 			return -1
-		case lessKey(*b, *a):
+		case lessKeyOf(b, a):
 			return 1
 		}
 		return 0
