@@ -289,7 +289,9 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	defer func() {
 		stopHeartbeat()
 		if !crashed {
-			_ = global.Release() // a dead process leaves its lock behind; so does a simulated crash
+			_ = global.Release()
+		} else {
+			global.Abandon() // a dead process leaves its lock behind; so does a simulated crash
 		}
 	}()
 
@@ -302,7 +304,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if cat == nil {
 		cat = RepoCatalog(fsys, r.Dir)
 	}
-	run := &nsMutation{fsys: fsys, j: j, env: &Env{FS: fsys, Catalog: cat}, repo: r}
+	run := &nsMutation{fsys: fsys, j: j, env: &Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}}, repo: r}
 	defer func() {
 		crashed = crashed || run.crashed
 		run.close()
@@ -355,7 +357,9 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		return res, run.finish()
 	}
 
-	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps}
+	// Recovery finishes or undoes a migration only under swamp's global
+	// lock, as the migration itself runs.
+	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps, Locks: []string{global.Path()}}
 	exec, err := run.execute(ctx, in, opts.Progress)
 	if err != nil {
 		if run.crashed || in.ID == 0 {

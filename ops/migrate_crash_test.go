@@ -11,6 +11,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -266,4 +267,53 @@ func migLastOp(f *fsx.Fault) string {
 		return "nothing"
 	}
 	return tr[len(tr)-1].String()
+}
+
+// TestRecoverMigrationUnderSwampsGlobalLock: a forward migration cut just
+// after its first rename is recovered only under swamp's global lock, as
+// the migration ran: while a live process holds it, recover times out
+// (lock.ErrTimeout) and changes nothing; once it is free, recover finishes
+// the migration.
+func TestRecoverMigrationUnderSwampsGlobalLock(t *testing.T) {
+	sc := migCrashScenarios()[0] // forward
+	probe := fsx.NewFault(fsx.Real())
+	migCrashRun(t, sc, sc.build(t), probe)
+	begin, cut := migOpIndex(probe, "failpoint:journal.begin"), 0
+	for _, op := range probe.Trace() {
+		if op.Kind == "rename-noreplace" && op.N > begin {
+			cut = op.N
+			break
+		}
+	}
+	if cut == 0 {
+		t.Fatalf("no rename after the intent in the uncut run: %s", migTraceKinds(probe))
+	}
+	dir := sc.build(t)
+	migCrashRun(t, sc, dir, fsx.NewFault(fsx.Real()).CrashAfter(cut))
+
+	r := migLoad(t, dir)
+	global := lock.GlobalPath(r.Base, r.Namespace)
+	swamp := lock.Info{Holder: "swamp@host", Hostname: migHostname(t), Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "swamp"}
+	if err := os.WriteFile(global, swamp.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := migSnapshot(t, dir)
+	_, err := recover.Run(migCtx, dir, recover.Options{SwampLockTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, lock.ErrTimeout) {
+		t.Fatalf("want lock.ErrTimeout while swamp holds the datastore, got %v", err)
+	}
+	if d := migSnapshot(t, dir).diff(before); len(d) != 0 {
+		t.Fatalf("recovery changed the tree under swamp's lock: %v", d)
+	}
+
+	if err := os.Remove(global); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := recover.Run(migCtx, dir, recover.Options{SwampLockTimeout: time.Second})
+	if err != nil || rep.Finished != 1 {
+		t.Fatalf("recovery after the lock is free: %+v, %v", rep, err)
+	}
+	if _, err := os.Stat(global); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("recovery left swamp's global lock behind: %v", err)
+	}
 }

@@ -490,6 +490,15 @@ func (l *Lock) Release() error {
 	return nil
 }
 
+// Abandon stops the heartbeat and gives the lock up without touching the
+// file: what a process that dies leaves behind. Code that simulates a crash
+// (fsx.Fault) abandons its locks, so that recovery in the same process
+// finds them stale, as a recovering process finds a dead one's.
+func (l *Lock) Abandon() {
+	l.stopHeartbeat()
+	held.CompareAndDelete(filepath.Clean(l.path), l.nonce)
+}
+
 // ReleaseNonce removes the lock at path only if it carries nonce (swamp's
 // forceRelease(nonce)). No directory fsync: a release that a power cut
 // undoes leaves a lock whose holder is dead, which every acquirer treats as
