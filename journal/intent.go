@@ -77,6 +77,10 @@ type FileExpect struct {
 	Name   string `json:"name"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256,omitempty"`
+	// ID, on a self-verifying version's metadata.yaml, is the metadata id
+	// the version must carry: a complete version with another id is
+	// someone else's (swamp's, of the same number).
+	ID string `json:"id,omitempty"`
 }
 
 // Intent is a journaled plan.

@@ -501,10 +501,13 @@ func undoStage(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 // self-consistent version (versionComplete). Files with a known size are
 // checked exactly, as before.
 func dirHolds(fsys fsx.FS, dir string, files []journal.FileExpect) (bool, error) {
-	selfVerifying := false
+	selfVerifying, wantID := false, ""
 	for _, f := range files {
 		if f.Size < 0 {
 			selfVerifying = true
+			if f.ID != "" {
+				wantID = f.ID
+			}
 			continue
 		}
 		ok, err := fileMatches(fsys, filepath.Join(dir, f.Name), f)
@@ -513,7 +516,7 @@ func dirHolds(fsys fsx.FS, dir string, files []journal.FileExpect) (bool, error)
 		}
 	}
 	if selfVerifying {
-		return versionComplete(fsys, dir)
+		return versionComplete(fsys, dir, wantID)
 	}
 	return true, nil
 }
@@ -524,7 +527,7 @@ func dirHolds(fsys fsx.FS, dir string, files []journal.FileExpect) (bool, error)
 // checksum, and raw is a regular file of exactly that size and SHA-256.
 // Anything less — no metadata yet, a torn or empty one, a raw that does not
 // match — is incomplete, never an error.
-func versionComplete(fsys fsx.FS, dir string) (bool, error) {
+func versionComplete(fsys fsx.FS, dir, wantID string) (bool, error) {
 	mdPath := filepath.Join(dir, store.MetadataFileName)
 	fi, err := fsys.Lstat(mdPath)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -541,7 +544,7 @@ func versionComplete(fsys fsx.FS, dir string) (bool, error) {
 		return false, err
 	}
 	md, err := meta.Decode(data)
-	if err != nil || md.Size == nil || md.Checksum == "" {
+	if err != nil || md.Size == nil || md.Checksum == "" || (wantID != "" && md.ID != wantID) {
 		return false, nil
 	}
 	return fileMatches(fsys, filepath.Join(dir, store.RawFileName), journal.FileExpect{Name: store.RawFileName, Size: *md.Size, SHA256: md.Checksum})

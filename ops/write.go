@@ -824,7 +824,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 				{Name: store.MetadataFileName, Size: int64(len(data)), SHA256: hexSHA256(data)},
 			}
 		} else {
-			step.Files = []journal.FileExpect{{Name: store.RawFileName, Size: -1}, {Name: store.MetadataFileName, Size: -1}}
+			step.Files = []journal.FileExpect{{Name: store.RawFileName, Size: -1}, {Name: store.MetadataFileName, Size: -1, ID: p.md.ID}}
 		}
 		live[len(in.Steps)] = p.liveStage
 		in.Steps = append(in.Steps, step)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -171,6 +172,18 @@ func TestWriteOverlappedNewItemTakesTheLockFirst(t *testing.T) {
 // version for its own: going forward it stops with a conflict and changes
 // nothing; rolled back on request it removes nothing of swamp's.
 func TestRecoverLeavesSwampsVersionOfTheSameNumberAlone(t *testing.T) {
+	for _, mode := range []string{"known", "stream"} {
+		t.Run(mode, func(t *testing.T) { recoverOverForeignVersion(t, mode) })
+	}
+}
+
+func recoverOverForeignVersion(t *testing.T, mode string) {
+	content := func(s string) io.Reader {
+		if mode == "stream" {
+			return nonSeeker{strings.NewReader(s)} // journaled self-verifying
+		}
+		return strings.NewReader(s)
+	}
 	r := newWriteRepo(t)
 	a := writeAddr(t, "command/shell/m/state")
 	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
@@ -180,7 +193,7 @@ func TestRecoverLeavesSwampsVersionOfTheSameNumberAlone(t *testing.T) {
 	probe := fsx.NewFault(fsx.Real())
 	probeRepo := newWriteRepo(t)
 	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("ours")}, WriteOptions{FS: probe})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: content("ours")}, WriteOptions{FS: probe})
 	cut := 0
 	for _, op := range probe.Trace() {
 		if op.Kind == "failpoint:journal.begin" && cut == 0 {
@@ -190,7 +203,7 @@ func TestRecoverLeavesSwampsVersionOfTheSameNumberAlone(t *testing.T) {
 	if cut == 0 {
 		t.Fatal("no journal.begin failpoint in the probe run")
 	}
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("ours")}},
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: content("ours")}},
 		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
