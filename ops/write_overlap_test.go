@@ -184,30 +184,11 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 		}
 		return strings.NewReader(s)
 	}
-	r := newWriteRepo(t)
 	a := writeAddr(t, "command/shell/m/state")
-	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	// Crash right after the intent's commit.
+	r := crashSecondWrite(t, a, content, "failpoint:journal.begin")
 	itemDir := filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName)
 
-	// Crash right after the intent's commit.
-	probe := fsx.NewFault(fsx.Real())
-	probeRepo := newWriteRepo(t)
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probeRepo, VersionWrite{Address: a, Content: content("ours")}, WriteOptions{FS: probe})
-	cut := 0
-	for _, op := range probe.Trace() {
-		if op.Kind == "failpoint:journal.begin" && cut == 0 {
-			cut = op.N
-		}
-	}
-	if cut == 0 {
-		t.Fatal("no journal.begin failpoint in the probe run")
-	}
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: content("ours")}},
-		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
-	if !fsx.IsCrash(err) {
-		t.Fatalf("want a crash, got %v", err)
-	}
 	_ = os.Remove(lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)) // stale: its holder "died"
 
 	// swamp's own version 2, with its own id, and its catalog row.
@@ -307,35 +288,11 @@ func TestWriteOverlappedSymlinkSwapIsRefused(t *testing.T) {
 // out (lock.ErrTimeout), leaves the item and the intent as they were, and
 // finishes the write once the lock is free.
 func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
-	r := newWriteRepo(t)
 	a := writeAddr(t, "command/shell/m/state")
-	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	probe := fsx.NewFault(fsx.Real())
-	probeRepo := newWriteRepo(t)
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: probe})
-	cut := 0
-	for _, op := range probe.Trace() {
-		if op.Kind == "rename-noreplace" {
-			cut = op.N // right after the version is published, before latest
-			break
-		}
-	}
-	if cut == 0 {
-		t.Fatalf("no publish rename in the probe run: %v", probe.Trace())
-	}
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
-		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
-	if !fsx.IsCrash(err) {
-		t.Fatalf("want a crash, got %v", err)
-	}
+	// Cut right after the version is published, before latest.
+	r := crashSecondWrite(t, a, plainContent, "rename-noreplace")
 	// swamp (a live process other than this one) now holds the model lock.
-	lockPath := lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)
-	host, _ := os.Hostname()
-	swamp := lock.Info{Holder: "swamp@" + host, Hostname: host, Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "swamp-nonce"}
-	if err := os.WriteFile(lockPath, swamp.Encode(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	lockPath, swamp := swampHoldsModelLock(t, r, a)
 	before := viewItem(t, r, a)
 
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
@@ -402,33 +359,9 @@ func TestWriteOverlappedSkipsANumericFile(t *testing.T) {
 // the model's lock itself and says so (SWAMP_LOCK_HOLDER_PID): recovery
 // does not wait on it, finishes the write, and leaves swamp's lock alone.
 func TestRecoverUsesALentLock(t *testing.T) {
-	r := newWriteRepo(t)
 	a := writeAddr(t, "command/shell/m/state")
-	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	probe := fsx.NewFault(fsx.Real())
-	probeRepo := newWriteRepo(t)
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: probe})
-	cut := 0
-	for _, op := range probe.Trace() {
-		if op.Kind == "rename-noreplace" {
-			cut = op.N
-			break
-		}
-	}
-	if cut == 0 {
-		t.Fatal("no publish rename in the probe run")
-	}
-	if _, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
-		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second}); !fsx.IsCrash(err) {
-		t.Fatalf("want a crash, got %v", err)
-	}
-	lockPath := lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)
-	host, _ := os.Hostname()
-	swamp := lock.Info{Holder: "swamp@" + host, Hostname: host, Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "swamp-nonce"}
-	if err := os.WriteFile(lockPath, swamp.Encode(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	r := crashSecondWrite(t, a, plainContent, "rename-noreplace")
+	lockPath, swamp := swampHoldsModelLock(t, r, a)
 	t.Setenv(lock.EnvHolderPid, strconv.Itoa(os.Getppid()))
 
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
@@ -448,4 +381,50 @@ func TestRecoverUsesALentLock(t *testing.T) {
 	if b, _ := os.ReadFile(lockPath); !bytes.Equal(b, swamp.Encode()) {
 		t.Fatal("the lent lock was touched")
 	}
+}
+
+// crashSecondWrite writes version 1 of a, then a second version whose run
+// is cut right after the first operation of kind it issues once its intent
+// is journaled (found by an uncut probe run with the same history). It
+// returns the repo, left as the crashed process left it.
+func crashSecondWrite(t *testing.T, a repo.Address, content func(string) io.Reader, kind string) *repo.Repo {
+	t.Helper()
+	r := newWriteRepo(t)
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	probe := fsx.NewFault(fsx.Real())
+	probeRepo := newWriteRepo(t)
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: content("v2")}, WriteOptions{FS: probe})
+	begun, cut := false, 0
+	for _, op := range probe.Trace() {
+		begun = begun || op.Kind == "failpoint:journal.begin"
+		if begun && op.Kind == kind {
+			cut = op.N
+			break
+		}
+	}
+	if cut == 0 {
+		t.Fatalf("the probe run issued no %s after its intent", kind)
+	}
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: content("v2")}},
+		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
+	if !fsx.IsCrash(err) {
+		t.Fatalf("want a crash, got %v", err)
+	}
+	return r
+}
+
+func plainContent(s string) io.Reader { return strings.NewReader(s) }
+
+// swampHoldsModelLock writes a's model lock as a live swamp process (this
+// test's parent) would hold it, and returns its path and record.
+func swampHoldsModelLock(t *testing.T, r *repo.Repo, a repo.Address) (string, lock.Info) {
+	t.Helper()
+	path := lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)
+	host, _ := os.Hostname()
+	swamp := lock.Info{Holder: "swamp@" + host, Hostname: host, Pid: os.Getppid(), AcquiredAt: time.Now().UTC(), TTLMs: 30000, Nonce: "swamp-nonce"}
+	if err := os.WriteFile(path, swamp.Encode(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, swamp
 }
