@@ -283,7 +283,7 @@ func CleanCreationLeftovers(fsys fsx.FS, path string) error {
 		if _, busy := creating.Load(full); busy {
 			continue // this process is creating it right now
 		}
-		if perr == nil && pid != os.Getpid() && processAlive(pid) {
+		if perr == nil && pid != os.Getpid() && fsx.ProcessExists(pid) {
 			continue
 		}
 		if err := fsys.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {

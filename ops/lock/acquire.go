@@ -302,7 +302,7 @@ func isStale(path string, o observed, opts Options) bool {
 		// the lock that write left behind.
 		return !heldHere(path, o.info.Nonce)
 	}
-	return o.info.Hostname == opts.Host && !processExists(o.info.Pid)
+	return o.info.Hostname == opts.Host && !fsx.ProcessExists(o.info.Pid)
 }
 
 // held are the locks this process holds: path → nonce.

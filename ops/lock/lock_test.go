@@ -120,7 +120,7 @@ func deadPid(t *testing.T) int {
 		t.Skipf("cannot run true: %v", err)
 	}
 	pid := cmd.Process.Pid
-	if processExists(pid) {
+	if fsx.ProcessExists(pid) {
 		t.Skipf("pid %d was reused", pid)
 	}
 	return pid
