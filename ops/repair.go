@@ -930,7 +930,7 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 		case di.st == nil:
 			why = "the item has no directory on disk"
 		case v != nil:
-			why = fmt.Sprintf("that version is %s (%s)", v.State, doctorCodes(v.Problems))
+			why = fmt.Sprintf("that version is %s (%s)", v.State, store.CodesOf(v.Problems))
 		}
 		u.add(DoctorFinding{Code: DoctorCatalogRowUnreadable, Path: s.r.CatalogPath, Version: row.Version,
 			Message: fmt.Sprintf("the catalog has a row for version %d (%s), but %s", row.Version, doctorFlagText(row, s.stepCol), why),
@@ -1269,14 +1269,6 @@ func doctorMessages(ps []store.Problem) string {
 		msgs[i] = strings.TrimPrefix(p.Message, fmt.Sprintf("version %s: ", filepath.Base(filepath.Dir(p.Path))))
 	}
 	return strings.Join(msgs, "; ")
-}
-
-func doctorCodes(ps []store.Problem) string {
-	cs := make([]string, len(ps))
-	for i, p := range ps {
-		cs[i] = string(p.Code)
-	}
-	return strings.Join(cs, ", ")
 }
 
 func doctorShort(b []byte) string {

@@ -85,7 +85,7 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 				Message: fmt.Sprintf("latest designates version %d, which has no directory; swamp reports no data for the item", p)})
 		case !st.Latest.Readable():
 			st.Problems = append(st.Problems, Problem{Code: CodeLatestUnreadable, Path: latestPath,
-				Message: fmt.Sprintf("latest designates version %d, which is %s (%s)", p, st.Latest.State, codesOf(st.Latest.Problems))})
+				Message: fmt.Sprintf("latest designates version %d, which is %s (%s)", p, st.Latest.State, CodesOf(st.Latest.Problems))})
 		default:
 			st.LatestReadable = st.Latest
 		}
@@ -184,7 +184,8 @@ func readVersions(fsys fsx.FS, itemDir string, nums []int64, opts CheckOptions) 
 	return out
 }
 
-func codesOf(ps []Problem) string {
+// CodesOf lists the problems' codes, comma separated, for a message.
+func CodesOf(ps []Problem) string {
 	codes := make([]string, len(ps))
 	for i, p := range ps {
 		codes[i] = string(p.Code)
