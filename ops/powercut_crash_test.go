@@ -93,7 +93,7 @@ func (p *pcRun) String() string {
 // have seen it). Rollback gives the old version unless the intent had been
 // marked done.
 func TestWritePowerCutAtEveryCutPoint(t *testing.T) {
-	for _, sc := range []*crashScenario{{existing: false}, {stream: true}, {existing: true}, {existing: true, stream: true}} {
+	for _, sc := range writeCrashScenarios() {
 		t.Run(sc.String(), func(t *testing.T) {
 			t.Parallel()
 			writePowerCutMatrix(t, sc)

@@ -122,8 +122,14 @@ func (s *crashScenario) write(r *repo.Repo, fsys fsx.FS) error {
 // done), the catalog's latest row agrees, no staging directory is left, the
 // tree is exactly the old or the new tree, and the second round changes
 // nothing.
+// writeCrashScenarios: a new item and an existing one, each written from a
+// known-size source (hashed ahead) and from a stream (self-verifying).
+func writeCrashScenarios() []*crashScenario {
+	return []*crashScenario{{existing: false}, {stream: true}, {existing: true}, {existing: true, stream: true}}
+}
+
 func TestWriteCrashAtEveryCutPoint(t *testing.T) {
-	for _, sc := range []*crashScenario{{existing: false}, {stream: true}, {existing: true}, {existing: true, stream: true}} {
+	for _, sc := range writeCrashScenarios() {
 		t.Run(sc.String(), func(t *testing.T) {
 			t.Parallel()
 			crashMatrix(t, sc)
