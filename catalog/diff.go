@@ -229,12 +229,11 @@ func computeDiff(ns string, stale []string, stepLatestColumn bool, expected []Ro
 	return d
 }
 
-// lessKey orders rows by namespace, type, model, data name and version, the
+// lessKeyOf orders rows by namespace, type, model, data name and version, the
 // order verify prints them in.
-func lessKey(a, b Row) bool { return lessKeyOf(&a, &b) }
-
-// lessKeyOf is lessKey without copying two rows per comparison (sorting
-// 100,000 rows compares them millions of times).
+//
+// It takes pointers: sorting 100,000 rows compares them millions of times,
+// and copying two 400-byte rows per comparison showed in the profile.
 func lessKeyOf(a, b *Row) bool {
 	switch {
 	case a.Namespace != b.Namespace:
