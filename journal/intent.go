@@ -104,6 +104,9 @@ type Intent struct {
 	Direction  Direction `json:"direction,omitempty"`
 	LastError  string    `json:"lastError,omitempty"`
 	FinishedAt time.Time `json:"finishedAt,omitempty"`
+	// CatalogStale, when set, is why this intent's catalog step was skipped
+	// (the catalog is derived state; see MarkCatalogStale).
+	CatalogStale string `json:"catalogStale,omitempty"`
 }
 
 // Open reports whether recovery still has to look at the intent.

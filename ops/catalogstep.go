@@ -105,7 +105,7 @@ func CatalogStep(note string, ch CatalogChange) journal.Step {
 }
 
 func init() {
-	register(KindCatalog, kind{Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog})
+	register(KindCatalog, kind{Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog, Derived: true})
 }
 
 func decodeChange(s *journal.Step) (*CatalogChange, error) {

@@ -500,6 +500,9 @@ type CatalogReport struct {
 	// expected (they do not describe data in the namespace), and migrating
 	// first keeps them (the migration restamps them).
 	UnmigratedData string `json:"unmigratedData,omitempty"`
+	// CatalogStale is the journal's mark that a swampj operation could not
+	// update the catalog (verify): a confirmed rebuild clears it.
+	CatalogStale *journal.CatalogStale `json:"catalogStale,omitempty"`
 }
 
 // UnmigratedError refuses a confirmed rebuild while data still sits at the
@@ -573,9 +576,21 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	if err != nil {
 		return nil, err
 	}
+	// The catalog agrees with the disk now: whatever catalog step was
+	// skipped before is made good.
+	if err := j.ClearCatalogStale(); err != nil {
+		warnf(opts.Warn, fmt.Sprintf("the catalog is rebuilt, but clearing the journal's stale-catalog mark failed: %v (doctor will report it until the next rebuild)", err))
+	}
 	rep.fill(exp, d)
 	rep.InSync, rep.Applied = d.Empty(), applied
 	return rep, nil
+}
+
+// warnf hands a warning to warn, if there is one.
+func warnf(warn func(string), msg string) {
+	if warn != nil {
+		warn(msg)
+	}
 }
 
 // lockJournalListOpen takes the journal lock (no other swampj runs while
@@ -607,6 +622,9 @@ func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogO
 	}
 	defer j.Close()
 	rep.OpenIntents = len(open)
+	if rep.CatalogStale, err = j.CatalogStale(); err != nil {
+		return nil, err
+	}
 	return verifyLocked(ctx, fsys, r, opts, rep)
 }
 

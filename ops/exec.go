@@ -8,6 +8,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/repo"
 )
 
 // Observation is what the disk says about one step.
@@ -71,6 +72,27 @@ type Result struct {
 	Skipped   int               `json:"alreadyInPlace"`
 	Undone    int               `json:"undone"`
 	DirSyncs  int               `json:"dirFsyncs"`
+	// CatalogStale is set when a catalog step was skipped (Derived): why
+	// the catalog could not follow. The data change is complete; the
+	// journal holds the stale mark until a catalog rebuild.
+	CatalogStale string `json:"catalogStale,omitempty"`
+	// CatalogErr is the error behind CatalogStale (errors.Is works on it).
+	CatalogErr error `json:"-"`
+}
+
+// skipDerived records that step i, which only changes the catalog, could
+// not be done (err) and is skipped: the intent goes on without it.
+func (res *Result) skipDerived(i int, s *journal.Step, err error) {
+	res.Skipped++
+	res.CatalogErr = err
+	res.CatalogStale = fmt.Sprintf("step %d (%s): %v", i+1, Describe(s), err)
+}
+
+// derivedSkippable reports whether a step's failure may be recorded as a
+// stale catalog instead of stopping the intent: only derived steps, never
+// a (simulated) crash, never a cancellation the caller asked for.
+func derivedSkippable(ctx context.Context, k kind, err error) bool {
+	return k.Derived && !fsx.IsCrash(err) && ctx.Err() == nil && !errors.Is(err, ErrCannotRedo)
 }
 
 // StepError says which step of which intent failed and why. The intent stays
@@ -162,6 +184,11 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 		err = d.Flush()
 	}
 	d.discard()
+	if err == nil && res.CatalogStale != "" {
+		// Before the intent is marked finished: a crash in between leaves
+		// it open, and recovery tries the catalog again.
+		err = j.MarkCatalogStale(in.ID, repo.CatalogPathOf(in.Repo), res.CatalogStale)
+	}
 	res.DirSyncs = d.syncs
 	if err != nil {
 		if !fsx.IsCrash(err) {
@@ -191,6 +218,10 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
+			if derivedSkippable(ctx, k, err) {
+				res.skipDerived(i, s, err)
+				continue
+			}
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 		}
 		switch obs {
@@ -219,6 +250,10 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				if errors.Is(err, ErrCannotRedo) || fsx.IsCrash(err) {
 					return err
 				}
+				if derivedSkippable(ctx, k, err) {
+					res.skipDerived(i, s, err)
+					break
+				}
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 			}
 			res.Applied++
@@ -245,6 +280,10 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
+			if derivedSkippable(ctx, k, err) {
+				res.skipDerived(i, s, err)
+				continue
+			}
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 		}
 		switch obs {
@@ -252,6 +291,10 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 			if err := k.Undo(ctx, env, s, d); err != nil {
 				if fsx.IsCrash(err) {
 					return err
+				}
+				if derivedSkippable(ctx, k, err) {
+					res.skipDerived(i, s, err)
+					break
 				}
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 			}

@@ -25,8 +25,32 @@ type IntentOutcome struct {
 	Undone    int               `json:"undone"`
 	Skipped   int               `json:"alreadyInPlace"`
 	Error     string            `json:"error,omitempty"`
+	// CatalogStale: the intent's catalog step was skipped (why).
+	CatalogStale string `json:"catalogStale,omitempty"`
 	// Steps is filled by a dry run: what each step observes now.
 	Steps []StepView `json:"steps,omitempty"`
+}
+
+// Sentence says in words what recovery did with the intent: finished it,
+// rolled it back, or could not (and why).
+func (o IntentOutcome) Sentence() string {
+	what := fmt.Sprintf("interrupted intent %d (%s: %s)", o.ID, o.Kind, o.Summary)
+	var s string
+	switch o.Status {
+	case journal.StatusDone:
+		s = "finished " + what
+	case journal.StatusRolledBack:
+		s = "rolled back " + what
+	default:
+		s = "could not finish " + what + "; it is still open"
+		if o.Error != "" {
+			s += ": " + o.Error
+		}
+	}
+	if o.CatalogStale != "" {
+		s += " (the catalog could not follow and is marked stale: " + o.CatalogStale + ")"
+	}
+	return s
 }
 
 // StepView is one step and what the disk says about it.
@@ -64,6 +88,7 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		if res != nil {
 			out.Direction, out.Status = res.Direction, res.Status
 			out.Applied, out.Undone, out.Skipped = res.Applied, res.Undone, res.Skipped
+			out.CatalogStale = res.CatalogStale
 		}
 		if err != nil {
 			out.Error = err.Error()

@@ -114,6 +114,10 @@ const (
 	// DoctorDirectoryUnreadable: a directory of the data root that cannot be
 	// listed, so what is below it was not checked.
 	DoctorDirectoryUnreadable DoctorCode = "directory_unreadable"
+	// DoctorCatalogStale: a swampj operation finished its data change but
+	// could not update the catalog (journal's stale mark); a catalog
+	// rebuild makes it agree again.
+	DoctorCatalogStale DoctorCode = "catalog_stale"
 )
 
 // DoctorStatus says what happened (or would happen) to a finding.
@@ -261,10 +265,30 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
 	}
-	open, err := doctorOpenIntents(fsys, r, o)
+	open, stale, err := doctorJournalState(fsys, r, o)
 	if err != nil {
 		return nil, err
 	}
+	rep, err := doctorRun(ctx, fsys, r, o, open)
+	if rep != nil && stale != nil {
+		rep.addCatalogStale(stale)
+	}
+	return rep, err
+}
+
+// addCatalogStale reports the journal's stale-catalog mark: a catalog step
+// that was skipped so that data or recovery could go on. Only a rebuild
+// clears it (the doctor's repair does not rebuild the catalog).
+func (rep *DoctorReport) addCatalogStale(cs *journal.CatalogStale) {
+	rep.Findings = append(rep.Findings, DoctorFinding{Code: DoctorCatalogStale, Path: cs.Catalog,
+		Message: fmt.Sprintf("the catalog has missed changes on disk since %s (intents %v): %s; swamp's data query does not see them",
+			cs.Since.Format(time.RFC3339), cs.Intents, cs.Reason),
+		Fix:    "make the catalog writable for this user if it is not, then run 'swampj catalog rebuild --confirm'",
+		Status: DoctorManual})
+	rep.Remaining++
+}
+
+func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, open []*journal.Intent) (*DoctorReport, error) {
 	s, err := surveyDoctor(ctx, fsys, r, o, open)
 	if err != nil {
 		return nil, err
@@ -286,22 +310,26 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 	return doctorRepair(ctx, fsys, r, o, s)
 }
 
-// doctorOpenIntents reads the journal's open intents without creating a
-// journal that does not exist.
-func doctorOpenIntents(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.Intent, error) {
+// doctorJournalState reads the journal's open intents and its
+// stale-catalog mark without creating a journal that does not exist.
+func doctorJournalState(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.Intent, *journal.CatalogStale, error) {
 	ok, err := journal.Exists(fsys, r.JournalPath)
 	if err != nil || !ok {
-		return nil, err
+		return nil, nil, err
 	}
 	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	open, err := j.OpenIntents()
+	var stale *journal.CatalogStale
+	if err == nil {
+		stale, err = j.CatalogStale()
+	}
 	if cerr := j.Close(); err == nil {
 		err = cerr
 	}
-	return open, err
+	return open, stale, err
 }
 
 // doctorRepair runs a confirmed repair: per-model locks first (the order
@@ -647,8 +675,16 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
 			Fix: "none: run 'swampj catalog rebuild --confirm' (it moves the damaged file aside, never deletes it)"}, false)
 		return nil, nil
-	case err != nil:
+	case err != nil && (fsx.IsCrash(err) || ctx.Err() != nil):
 		return nil, err
+	case err != nil:
+		// The catalog is derived state: one that cannot be opened (not a
+		// file, not readable by this user, busy) is a finding, never a
+		// reason not to check the data.
+		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath,
+			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
+			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then run 'swampj catalog rebuild --confirm'"}, false)
+		return nil, nil
 	}
 	defer c.Close()
 	if f := c.Foreign(); f != nil {

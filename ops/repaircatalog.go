@@ -45,7 +45,7 @@ func (it *doctorCatalogItem) known(v int64) bool {
 }
 
 func init() {
-	register(KindRepairCatalog, kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog})
+	register(KindRepairCatalog, kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog, Derived: true})
 }
 
 func decodeDoctorChange(s *journal.Step) (*doctorCatalogChange, error) {

@@ -41,6 +41,12 @@ type kind struct {
 	// while earlier steps wait on fsyncs; the step then only commits.
 	// ok=false: this step cannot be prepared; Apply does it all.
 	Prepare func(ctx context.Context, env *Env, s *journal.Step) (p Prepared, ok bool, err error)
+	// Derived: the step changes only derived state (the catalog). When it
+	// cannot be observed, applied or undone for any reason but a crash,
+	// the executor records the catalog as stale in the journal and goes
+	// on, in either direction: a catalog problem never blocks data or
+	// recovery, and the next catalog rebuild makes it agree again.
+	Derived bool
 }
 
 // Prepared is a step's work done ahead and not yet visible.

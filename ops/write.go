@@ -70,6 +70,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/swampj/swampj/catalog"
@@ -191,6 +192,10 @@ type WrittenVersion struct {
 	// PreviousLatest is the version `latest` named before (0: none).
 	PreviousLatest int64
 	IntentID       uint64
+	// CatalogStale is set when the version is written but the catalog
+	// could not follow (why): swamp's data query misses it until a catalog
+	// rebuild; `latest` and the files are complete either way.
+	CatalogStale string
 }
 
 // ---- errors
@@ -235,13 +240,21 @@ type WriteFailedError struct {
 	Summary     string
 	Err         error
 	RollbackErr error
+	// Live says, per item, which version `latest` names now (set when the
+	// rollback failed, so the message says what swamp reads).
+	Live []string
 }
 
 func (e *WriteFailedError) Error() string {
 	if e.RollbackErr != nil {
-		return fmt.Sprintf("%s failed: %v; rolling it back failed too: %v. Intent %d is still open: "+
-			"run 'swampj recover' (nothing half-written is visible to swamp: the version is published only when complete)",
-			e.Summary, e.Err, e.RollbackErr, e.IntentID)
+		live := ""
+		if len(e.Live) > 0 {
+			live = " Now on disk: " + strings.Join(e.Live, "; ") + "."
+		}
+		return fmt.Sprintf("%s failed: %v; rolling it back failed too: %v.%s Intent %d is still open, decided backward: "+
+			"'swampj recover' finishes rolling it back (latest back at the previous version, the new one removed); "+
+			"a published version is always complete",
+			e.Summary, e.Err, e.RollbackErr, live, e.IntentID)
 	}
 	return fmt.Sprintf("%s failed: %v; rolled back, the item is as it was (intent %d)", e.Summary, e.Err, e.IntentID)
 }
@@ -362,7 +375,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 		outs, err := RecoverOpen(ctx, env, j, false)
 		for _, out := range outs {
-			o.Warn(fmt.Sprintf("finished interrupted intent %d (%s: %s) first: %s", out.ID, out.Kind, out.Summary, out.Status))
+			o.Warn(out.Sentence() + ", before this write")
 		}
 		if err != nil {
 			crashed = fsx.IsCrash(err)
@@ -545,6 +558,9 @@ func runWrite(ctx context.Context, env *Env, j *journal.Journal, in *journal.Int
 			return nil, rerr
 		}
 		we.RollbackErr = rerr
+		if rerr != nil {
+			we.Live = liveLatest(env.FS, items)
+		}
 		return nil, we
 	}
 	out := make([]WrittenVersion, len(ps))
@@ -552,9 +568,28 @@ func runWrite(ctx context.Context, env *Env, j *journal.Journal, in *journal.Int
 		out[i] = WrittenVersion{
 			Address: p.w.Address, Version: p.md.Version, Dir: filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10)),
 			Metadata: p.md, PreviousLatest: items[p.itemDir].prev, IntentID: res.IntentID,
+			CatalogStale: res.CatalogStale,
 		}
 	}
 	return out, nil
+}
+
+// liveLatest says which version each item's `latest` names now.
+func liveLatest(fsys fsx.FS, items map[string]*writeItem) []string {
+	var out []string
+	for _, it := range items {
+		p, err := store.ReadLatest(fsys, it.dir)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("latest of %s cannot be read (%v)", it.addr, err))
+		case p.Version == it.prev:
+			out = append(out, fmt.Sprintf("latest of %s names version %d, as before the write", it.addr, p.Version))
+		default:
+			out = append(out, fmt.Sprintf("latest of %s names version %d (was %d)", it.addr, p.Version, it.prev))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // writeCause unwraps what the executor reports into the reason a user
@@ -1047,6 +1082,7 @@ func init() {
 		Undo: func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
 			return kinds[KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
 		},
+		Derived: true,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -124,6 +125,10 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		fmt.Fprintf(w, "  catalog:        damaged (%s); 'rebuild --confirm' moves it aside with its sidecars and builds a new one\n", rep.CatalogDamaged)
 	case rep.CatalogMissing:
 		fmt.Fprintln(w, "  catalog:        does not exist")
+	}
+	if cs := rep.CatalogStale; cs != nil {
+		fmt.Fprintf(w, "  stale mark:     since %s a swampj operation could not update the catalog (%s); 'swampj catalog rebuild --confirm' clears it\n",
+			cs.Since.Format(time.RFC3339), cs.Reason)
 	}
 	if rep.UnmigratedData != "" {
 		fmt.Fprintf(w, "  not migrated:   data still sits at %s; run 'swampj datastore namespace migrate --confirm' (it keeps these rows), not a rebuild\n", rep.UnmigratedData)

@@ -178,9 +178,14 @@ func runDataWrite(c *cli.Context) error {
 		return err
 	}
 	v := res[0]
+	if v.CatalogStale != "" {
+		e.out.warn(fmt.Sprintf("version %d is written and latest names it, but the catalog could not follow (%s); "+
+			"swamp's data query will not see it until 'swampj catalog rebuild --confirm' is run by a user who can write the catalog",
+			v.Version, v.CatalogStale))
+	}
 	return e.out.result(writeJSON{
 		Address: v.Address.String(), Version: v.Version, Path: v.Dir, IntentID: v.IntentID,
-		PreviousLatest: nullable(v.PreviousLatest), Metadata: v.Metadata.JSON(),
+		PreviousLatest: nullable(v.PreviousLatest), Metadata: v.Metadata.JSON(), CatalogStale: v.CatalogStale,
 	}, func(w io.Writer) {
 		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", v.Address, v.Version, *v.Metadata.Size, v.Metadata.Checksum)
 	})
@@ -193,6 +198,8 @@ type writeJSON struct {
 	IntentID       uint64          `json:"intentId"`
 	PreviousLatest *int64          `json:"previousLatest"`
 	Metadata       json.RawMessage `json:"metadata"`
+	// CatalogStale: why the catalog could not follow (absent: it did).
+	CatalogStale string `json:"catalogStale,omitempty"`
 }
 
 func nullable(v int64) *int64 {

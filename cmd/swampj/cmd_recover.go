@@ -62,6 +62,9 @@ func runRecover(c *cli.Context) error {
 			}
 			fmt.Fprintf(w, "Intent %d (%s, %s): %s (%d steps applied, %d undone, %d already in place)\n",
 				in.ID, in.Kind, in.Summary, in.Status, in.Applied, in.Undone, in.Skipped)
+			if in.CatalogStale != "" {
+				fmt.Fprintf(w, "  the catalog could not follow (%s): run 'swampj catalog rebuild --confirm' where it can be written\n", in.CatalogStale)
+			}
 		}
 	})
 }

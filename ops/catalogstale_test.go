@@ -1,0 +1,180 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// The catalog is derived state: when it cannot be written, a write still
+// finishes its data part, says so, and the journal marks the catalog stale
+// until a rebuild (issue #10, finding 1).
+
+// TestWriteWithUnwritableCatalogFinishesData: _catalog.db is a directory
+// (a catalog no process can open). The write publishes the version, moves
+// `latest`, leaves no open intent, and records the catalog as stale; the
+// next write and recovery work; doctor reports the stale catalog, and a
+// rebuild by someone who fixed the path clears it.
+func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	if err := os.Remove(r.CatalogPath); err != nil {
+		t.Fatal(err)
+	}
+	for _, sidecar := range []string{"-wal", "-shm"} {
+		_ = os.Remove(r.CatalogPath + sidecar)
+	}
+	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	for i, content := range []string{"version two", "version three"} {
+		w := write1(t, r, VersionWrite{Address: a, Content: nonSeeker{strings.NewReader(content)}}, WriteOptions{})
+		if w.Version != int64(i+2) || w.CatalogStale == "" {
+			t.Fatalf("write %d: version %d, catalogStale %q; want version %d and a stale catalog", i+2, w.Version, w.CatalogStale, i+2)
+		}
+		if got := latestFile(t, r, a); got != strconv.FormatInt(w.Version, 10) {
+			t.Fatalf("latest = %q after writing version %d", got, w.Version)
+		}
+		if open := openWriteIntents(t, r); len(open) != 0 {
+			t.Fatalf("intent left open: %s", open[0].LastError)
+		}
+	}
+	cs := catalogStaleMark(t, r)
+	if cs == nil || len(cs.Intents) != 2 || cs.Catalog != r.CatalogPath {
+		t.Fatalf("stale mark = %+v, want two intents on %s", cs, r.CatalogPath)
+	}
+
+	rep, err := Doctor(context.Background(), fsx.Real(), r, DoctorOptions{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFinding(rep, DoctorCatalogStale) || rep.Clean() {
+		t.Fatalf("doctor does not report the stale catalog: %+v", rep.Findings)
+	}
+
+	// The operator fixes the path; the rebuild makes the catalog agree and
+	// clears the mark.
+	if err := os.Remove(r.CatalogPath); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RebuildCatalog(context.Background(), fsx.Real(), r, CatalogOptions{Confirm: true, LockTimeout: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if cs := catalogStaleMark(t, r); cs != nil {
+		t.Fatalf("rebuild left the stale mark: %+v", cs)
+	}
+	if v := viewItem(t, r, a); v.CatalogLatest != 3 {
+		t.Fatalf("catalog latest after rebuild = %d, want 3", v.CatalogLatest)
+	}
+	rep, err = Doctor(context.Background(), fsx.Real(), r, DoctorOptions{LockTimeout: time.Second})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("doctor after rebuild: %v %+v", err, rep)
+	}
+}
+
+// TestWriteCatalogFullDiskAfterPublish: the disk fills exactly at the
+// catalog commit, after the version is published. The write succeeds
+// (the version is complete and latest names it), says the catalog is
+// stale and why (ENOSPC named), and nothing is left open.
+func TestWriteCatalogFullDiskAfterPublish(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	clean := fsx.NewFault(fsx.Real())
+	probe := newWriteRepo(t)
+	write1(t, probe, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	write1(t, probe, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: clean})
+	at := -1
+	for _, op := range clean.Trace() {
+		if strings.HasPrefix(op.Kind, "failpoint:catalog") && strings.HasSuffix(op.Kind, "commit") {
+			at = op.N
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no catalog commit in the trace: %v", clean.Trace())
+	}
+	f := fsx.NewFault(fsx.Real()).FailAt(at, syscall.ENOSPC)
+	res, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, LockTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("the write failed though its version was published: %v", err)
+	}
+	if !strings.Contains(res[0].CatalogStale, "no space left") {
+		t.Fatalf("catalogStale = %q, want it to name the full disk", res[0].CatalogStale)
+	}
+	v := viewItem(t, r, a)
+	if v.Latest != "2" || v.CatalogLatest != 1 {
+		t.Fatalf("after the write: %+v", v)
+	}
+	if open := openWriteIntents(t, r); len(open) != 0 {
+		t.Fatalf("intent left open: %s", open[0].LastError)
+	}
+	if catalogStaleMark(t, r) == nil {
+		t.Fatal("no stale mark")
+	}
+}
+
+// TestWriteRollbackWithUnwritableCatalog: a write that fails after its
+// intent (the `latest` replace gets EIO) while the catalog cannot be
+// opened is still rolled back cleanly: undoing the catalog step is skipped,
+// not a reason to leave the intent open.
+func TestWriteRollbackWithUnwritableCatalog(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	before := viewItem(t, r, a)
+	_ = os.Remove(r.CatalogPath + "-wal")
+	_ = os.Remove(r.CatalogPath + "-shm")
+	if err := os.Remove(r.CatalogPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := fsx.NewFault(fsx.Real()).FailKind("rename", syscall.EIO)
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, LockTimeout: time.Second})
+	var we *WriteFailedError
+	if !errors.As(err, &we) || we.RollbackErr != nil {
+		t.Fatalf("want a rolled-back *WriteFailedError, got %v", err)
+	}
+	if got := latestFile(t, r, a); got != before.Latest {
+		t.Fatalf("latest = %q, was %q", got, before.Latest)
+	}
+	if _, err := os.Stat(filepath.Join(r.DataRoot, "command/shell/m/state/2")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("version 2 exists after the rollback: %v", err)
+	}
+	noStagingLeft(t, r)
+	if open := openWriteIntents(t, r); len(open) != 0 {
+		t.Fatalf("intent left open: %s", open[0].LastError)
+	}
+}
+
+// latestFile is what the item's `latest` file holds ("" when missing).
+func latestFile(t testing.TB, r *repo.Repo, a repo.Address) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName, "latest"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func hasFinding(rep *DoctorReport, code DoctorCode) bool {
+	for _, f := range rep.Findings {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}
