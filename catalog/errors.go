@@ -3,7 +3,11 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"syscall"
+
+	"github.com/swampj/swampj/fsx"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -151,7 +155,14 @@ type DBError struct {
 	Err  error
 }
 
-func (e *DBError) Unwrap() error { return e.Err }
+// Unwrap gives the SQLite error and, when the disk is full, ENOSPC, so
+// errors.Is(err, syscall.ENOSPC) holds for a catalog on a full disk.
+func (e *DBError) Unwrap() []error {
+	if e.diskFull() {
+		return []error{e.Err, syscall.ENOSPC}
+	}
+	return []error{e.Err}
+}
 func (e *DBError) Code() string {
 	if isBusy(e.Err) {
 		return CodeBusy
@@ -160,10 +171,27 @@ func (e *DBError) Code() string {
 }
 func (e *DBError) Error() string {
 	msg := fmt.Sprintf("catalog %s %s: %v", e.Op, e.Path, e.Err)
-	if isBusy(e.Err) {
+	switch {
+	case isBusy(e.Err):
 		msg += "; another swamp or swampj process holds the catalog lock longer than 5s — retry when it has finished"
+	case e.diskFull():
+		msg += "; no space left on device: free space on the file system holding the catalog"
 	}
 	return msg
+}
+
+// diskFull reports whether SQLite's failure is a full disk: SQLITE_FULL,
+// or an I/O error while the file system holding the catalog has no space
+// left (SQLite reports ENOSPC on its -shm or -wal as "disk I/O error").
+func (e *DBError) diskFull() bool {
+	switch sqliteCode(e.Err) {
+	case sqlite3.SQLITE_FULL:
+		return true
+	case sqlite3.SQLITE_IOERR:
+		free, err := fsx.FreeBytes(filepath.Dir(e.Path))
+		return err == nil && free < 64<<10
+	}
+	return false
 }
 
 // sqliteCode returns the primary SQLite result code carried by err, or 0.

@@ -155,22 +155,22 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	if in.Direction == journal.Backward {
 		dir = journal.Backward // a rollback once decided is finished, never reversed
 	}
-	if dir == journal.Backward && in.Direction != journal.Backward {
-		if err := j.Decide(in.ID, journal.Backward); err != nil {
-			return nil, err
-		}
-		in.Direction = journal.Backward
-	}
 	res := &Result{IntentID: in.ID, Kind: in.Kind, Summary: in.Summary, Direction: dir, Steps: len(in.Steps)}
 	d := &Dirty{fs: env.FS}
+	if dir == journal.Backward && in.Direction != journal.Backward {
+		if err := decideBackward(ctx, env, j, in, d); err != nil {
+			d.discard()
+			return nil, err
+		}
+	}
 	var err error
 	if dir == journal.Forward {
 		err = forward(ctx, env, j, in, live, d, res)
 		if errors.Is(err, ErrCannotRedo) {
-			if derr := j.Decide(in.ID, journal.Backward); derr != nil {
+			if derr := decideBackward(ctx, env, j, in, d); derr != nil {
+				d.discard()
 				return res, derr
 			}
-			in.Direction = journal.Backward
 			res.Direction = journal.Backward
 			err = backward(ctx, env, in, d, res)
 		}
@@ -204,6 +204,34 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	}
 	j.Finish(in.ID, res.Status)
 	return res, nil
+}
+
+// decideBackward journals that the intent is rolled back. First it removes
+// what only a rollback would remove and nothing points at — the hidden
+// staging directories of versions never published — because on a full
+// disk the journal commit needs the space they hold (a write larger than
+// the free space fills the disk with its own stage). A crash in between
+// leaves a forward intent whose stage is gone, which recovery cannot redo
+// and so rolls back: the same outcome.
+func decideBackward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, d *Dirty) error {
+	for i := range in.Steps {
+		s := &in.Steps[i]
+		if s.Kind != KindStage {
+			continue
+		}
+		if staged, err := fsx.Exists(env.FS, s.Path); err != nil {
+			return err
+		} else if staged {
+			if err := undoStage(ctx, env, s, d); err != nil {
+				return err
+			}
+		}
+	}
+	if err := j.Decide(in.ID, journal.Backward); err != nil {
+		return err
+	}
+	in.Direction = journal.Backward
+	return nil
 }
 
 func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, d *Dirty, res *Result) error {

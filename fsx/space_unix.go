@@ -1,0 +1,17 @@
+//go:build unix
+
+package fsx
+
+import "golang.org/x/sys/unix"
+
+// FreeBytes is how many bytes an unprivileged writer can still allocate on
+// the file system holding path (statfs; it reads, changes nothing). Error
+// messages use it to tell a full disk from other I/O errors when a library
+// (SQLite) reports only "disk I/O error".
+func FreeBytes(path string) (uint64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
