@@ -5,4 +5,6 @@ package fsx
 import "errors"
 
 // FreeBytes is not known on this platform.
-func FreeBytes(string) (uint64, error) { return 0, errors.New("free space is not known on this platform") }
+func FreeBytes(string) (uint64, error) {
+	return 0, errors.New("free space is not known on this platform")
+}
