@@ -1021,6 +1021,11 @@ func (p *pendingVersion) liveStage(ctx context.Context, env *Env, s *journal.Ste
 
 	h := sha256.New()
 	var src io.Reader = cancelableReader{ctx, p.w.Content}
+	if !p.known {
+		// A pipe or FIFO may block on a silent writer: Ctrl-C (or a lost
+		// lock) must end the wait and roll the write back.
+		src = fsx.InterruptibleReader(ctx, p.w.Content)
+	}
 	if p.known {
 		src = io.LimitReader(src, p.size+1) // a file that grew is caught, not streamed forever
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -34,6 +37,7 @@ func init() {
 					"If anything fails, the item is left exactly as it was.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "file", Usage: "read the content from `PATH` ('-': stdin)"},
+					&cli.BoolFlag{Name: "allow-empty", Usage: "write a zero-byte version (refused by default: an empty stdin — cron's /dev/null — is almost never meant)"},
 					&cli.StringFlag{Name: "content-type", Value: ops.DefaultContentType, Usage: "MIME type of the content"},
 					&cli.GenericFlag{Name: "tag", Value: &tagFlag{}, Usage: "tag `KEY=VALUE` (repeatable; type defaults to resource)"},
 					&cli.StringFlag{Name: "lifetime", Value: ops.DefaultLifetime, Usage: "infinite, ephemeral, job, workflow, or a duration like 30d"},
@@ -128,10 +132,11 @@ func runDataWrite(c *cli.Context) error {
 	}
 
 	content := c.App.Reader
+	source := "stdin"
 	if file != "" && file != "-" {
-		f, err := e.fs.Open(file)
+		f, err := openInput(c.Context, e.fs, file)
 		if err != nil {
-			return &fsx.SourceError{Err: err}
+			return err
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err != nil {
@@ -139,7 +144,10 @@ func runDataWrite(c *cli.Context) error {
 		} else if fi.IsDir() {
 			return &fsx.SourceError{Err: fmt.Errorf("%s is a directory", file)}
 		}
-		content = f
+		content, source = f, file
+	}
+	if content, err = checkedInput(c.Context, content, source, c.Bool("allow-empty")); err != nil {
+		return err
 	}
 
 	w := ops.VersionWrite{
@@ -189,6 +197,62 @@ func runDataWrite(c *cli.Context) error {
 	}, func(w io.Writer) {
 		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", v.Address, v.Version, *v.Metadata.Size, v.Metadata.Checksum)
 	})
+}
+
+// openInput opens the content file. Opening a FIFO waits for its writer,
+// so the open runs aside and Ctrl-C ends the wait (exit 130).
+func openInput(ctx context.Context, fsys fsx.FS, path string) (fsx.File, error) {
+	type opened struct {
+		f   fsx.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := fsys.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, &fsx.SourceError{Err: o.err}
+		}
+		return o.f, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a writer to open %s: %w; nothing was written", path, ctx.Err())
+	}
+}
+
+// checkedInput refuses empty content unless allowed — swampj must not make
+// the #3955 symptom itself from a cron job's /dev/null stdin — and makes a
+// source that can block (pipe, FIFO, terminal) interruptible. A regular
+// file is returned as it is: it is hashed ahead of the write.
+func checkedInput(ctx context.Context, r io.Reader, source string, allowEmpty bool) (io.Reader, error) {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if rs, ok := r.(io.Seeker); ok && !allowEmpty {
+				if off, err := rs.Seek(0, io.SeekCurrent); err == nil && fi.Size()-off <= 0 {
+					return nil, emptyInput(source)
+				}
+			}
+			return r, nil
+		}
+	}
+	br := bufio.NewReaderSize(fsx.InterruptibleReader(ctx, r), 256<<10)
+	if _, err := br.Peek(1); err == io.EOF && !allowEmpty {
+		return nil, emptyInput(source)
+	} else if err != nil && err != io.EOF {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("waiting for input on %s: %w; nothing was written", source, ctx.Err())
+		}
+		return nil, &fsx.SourceError{Err: err}
+	}
+	return br, nil
+}
+
+func emptyInput(source string) error {
+	return withCode("empty_input", exitFailure, fmt.Errorf("the input (%s) is empty; nothing was written. "+
+		"A zero-byte latest version is what an unclean shutdown leaves (#3955), so swampj does not write one unless asked: "+
+		"pass --allow-empty if an empty version is what you mean", source))
 }
 
 type writeJSON struct {

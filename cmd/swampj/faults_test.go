@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mountTmpfs mounts a tmpfs of the given size at a new directory (root
@@ -113,4 +114,125 @@ func TestUnwritableCatalogWriteSucceedsAndRebuildHeals(t *testing.T) {
 	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "rebuild")
 	mustOK(t, swampj(t, dir, "doctor"), "doctor after rebuild")
 	mustOK(t, swampj(t, dir, "catalog", "verify"), "verify after rebuild")
+}
+
+// TestEmptyInputIsRefused: an empty stdin (/dev/null, as cron gives) or an
+// empty file is refused before anything is written — swampj must not make
+// #3955's zero-byte latest version itself — unless --allow-empty.
+func TestEmptyInputIsRefused(t *testing.T) {
+	dir := newRepo(t)
+	addr := "command/shell/" + dataModel + "/result"
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "first write")
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	run := func(stdin *os.File, args ...string) result {
+		cmd := exec.Command(binary, args...)
+		cmd.Dir, cmd.Stdin = dir, stdin
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code, so.String(), se.String()}
+	}
+	for name, r := range map[string]result{
+		"stdin /dev/null": run(devnull, "data", "write", addr, "--json"),
+		"--file empty":    run(nil, "data", "write", addr, "--file", empty, "--json"),
+		"empty pipe":      swampjIn(t, dir, []byte{}, "data", "write", addr, "--json"),
+	} {
+		if code, _ := errCode(t, r); r.code != 1 || code != "empty_input" {
+			t.Errorf("%s: want exit 1 code empty_input, got %d %s", name, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".swamp", "data", "command", "shell", dataModel, "result", "2")); !os.IsNotExist(err) {
+		t.Fatalf("a version 2 exists after refused writes: %v", err)
+	}
+	if got := mustOK(t, swampj(t, dir, "data", "get", addr), "get"); got.stdout != `{"v":1}` {
+		t.Fatalf("latest content = %q", got.stdout)
+	}
+	mustOK(t, run(devnull, "data", "write", addr, "--allow-empty"), "--allow-empty")
+	if got := mustOK(t, swampj(t, dir, "data", "get", addr), "get"); got.stdout != "" {
+		t.Fatalf("latest content after --allow-empty = %q", got.stdout)
+	}
+	mustOK(t, swampj(t, dir, "doctor"), "doctor (a deliberate size-0 version is readable)")
+}
+
+// TestCtrlCInterruptsABlockedRead: `data write --file FIFO` whose writer
+// stays silent, a FIFO nobody opens, and a silent stdin pipe all end on
+// SIGINT with exit 130, nothing written and no intent left open.
+func TestCtrlCInterruptsABlockedRead(t *testing.T) {
+	dir := newRepo(t)
+	addr := "command/shell/" + dataModel + "/result"
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "first write")
+	tmp := t.TempDir()
+	for _, mode := range []string{"fifo-silent-writer", "fifo-no-writer", "stdin-silent-pipe", "stdin-stalls-midway"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(binary, "data", "write", addr)
+			cmd.Dir = dir
+			var se bytes.Buffer
+			cmd.Stderr = &se
+			switch mode {
+			case "fifo-silent-writer", "fifo-no-writer":
+				fifo := filepath.Join(tmp, mode)
+				if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+					t.Skipf("mkfifo: %v", err)
+				}
+				cmd.Args = append(cmd.Args, "--file", fifo)
+				if mode == "fifo-silent-writer" {
+					// Opens the FIFO for writing and says nothing.
+					w := exec.Command("sh", "-c", "exec 3>\"$1\"; sleep 30", "sh", fifo)
+					if err := w.Start(); err != nil {
+						t.Fatal(err)
+					}
+					defer func() { _ = w.Process.Kill(); _ = w.Wait() }()
+				}
+			case "stdin-silent-pipe", "stdin-stalls-midway":
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pw.Close()
+				defer pr.Close()
+				cmd.Stdin = pr
+				if mode == "stdin-stalls-midway" {
+					// The write starts (its intent is journaled, raw is
+					// being staged), then the source goes quiet.
+					go func() { _, _ = pw.Write(bytes.Repeat([]byte("z"), 300<<10)) }()
+				}
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(700 * time.Millisecond)
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("still running 5 s after SIGINT; stderr: %s", se.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Fatalf("exit %d, want 130; stderr: %s", code, se.String())
+			}
+			if l := mustOK(t, swampj(t, dir, "journal", "list"), "journal list"); strings.Contains(l.stdout, " open ") {
+				t.Fatalf("intent left open:\n%s", l.stdout)
+			}
+			if got := mustOK(t, swampj(t, dir, "data", "get", addr), "get"); got.stdout != `{"v":1}` {
+				t.Fatalf("latest content = %q", got.stdout)
+			}
+		})
+	}
 }
