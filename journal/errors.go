@@ -106,15 +106,15 @@ func (e *MediaError) Code() string {
 
 func (e *MediaError) Error() string {
 	if e.ReadOnly() {
-		return fmt.Sprintf("could not %s %s: the file system is read-only (EROFS). Nothing was changed and the journal is not damaged. "+
+		return fmt.Sprintf("journal %s: could not %s: the file system is read-only (EROFS). Nothing was changed and the journal is not damaged. "+
 			"Run this command where the repo can be written (remount it read-write, or on a writable copy); "+
 			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media",
-			e.Op, e.Path)
+			e.Path, e.Op)
 	}
-	return fmt.Sprintf("could not %s %s: permission denied (%v). Nothing was changed and the journal is not damaged. "+
+	return fmt.Sprintf("journal %s: could not %s: permission denied (%v). Nothing was changed and the journal is not damaged. "+
 		"Run this command as a user who may write the repo's .swamp directory; "+
 		"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' only need to read it",
-		e.Op, e.Path, e.Err)
+		e.Path, e.Op, e.Err)
 }
 
 func (e *MediaError) Unwrap() error { return e.Err }
