@@ -333,3 +333,24 @@ func TestInspectionsCreateNoFile(t *testing.T) {
 		}
 	}
 }
+
+// A directory at the journal path (#10.7): every command says what it is and
+// what to do, and none renames it.
+func TestJournalPathIsADirectory(t *testing.T) {
+	dir := exampleRepo(t)
+	jp := filepath.Join(dir, ".swamp", "_journal.db")
+	if err := os.MkdirAll(filepath.Join(jp, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := manifest(t, dir)
+	for _, args := range [][]string{{"recover"}, {"recover", "--dry-run"}, {"journal", "list"}, {"doctor"}, {"catalog", "verify"}, {"catalog", "rebuild", "--confirm"}} {
+		r := swampj(t, dir, append(args, "--json")...)
+		if r.code != 1 || errCodeOf(t, r) != "journal_not_a_file" || !strings.Contains(r.stderr, "is a directory") ||
+			!strings.Contains(r.stderr, "mv "+jp) || saysDamage(r.stderr) {
+			t.Fatalf("%v: %+v", args, r)
+		}
+	}
+	if d := diffManifest(before, manifest(t, dir)); len(d) > 0 {
+		t.Fatalf("the tree changed: %v", d)
+	}
+}
