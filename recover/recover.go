@@ -45,17 +45,17 @@ type Options struct {
 
 // Report is what Run found and did.
 type Report struct {
-	Repo          string              `json:"repo"`
-	Journal       string              `json:"journal"`
-	JournalExists bool                `json:"journalExists"`
-	DryRun        bool                `json:"dryRun"`
-	Rollback      bool                `json:"rollback"`
+	Repo          string `json:"repo"`
+	Journal       string `json:"journal"`
+	JournalExists bool   `json:"journalExists"`
+	DryRun        bool   `json:"dryRun"`
+	Rollback      bool   `json:"rollback"`
 	// ReadOnly: the journal was only read — a dry run, or media that
 	// cannot be written holding no open intent (nothing to do).
-	ReadOnly bool                `json:"readOnly"`
-	Intents  []ops.IntentOutcome `json:"intents"`
-	Finished      int                 `json:"finished"`
-	RolledBack    int                 `json:"rolledBack"`
+	ReadOnly   bool                `json:"readOnly"`
+	Intents    []ops.IntentOutcome `json:"intents"`
+	Finished   int                 `json:"finished"`
+	RolledBack int                 `json:"rolledBack"`
 }
 
 // JournalPath is where a repo's journal lives: repo-local, outside every

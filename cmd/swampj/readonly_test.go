@@ -204,7 +204,12 @@ func TestInspectionsOnReadOnlyMedia(t *testing.T) {
 	}
 	r = swampj(t, mp, "journal", "list", "--json")
 	seen = append(seen, r)
-	var list struct{ Intents []struct{ ID uint64; Status string } }
+	var list struct {
+		Intents []struct {
+			ID     uint64
+			Status string
+		}
+	}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list.Intents) != 2 ||
 		list.Intents[0].Status != "done" || list.Intents[1].Status != "open" {
 		t.Fatalf("journal list: %+v", r)
