@@ -66,6 +66,7 @@ type Catalog struct {
 	created       bool
 	movedAside    *MoveAside
 	foreign       *ForeignSchemaError
+	immutable     bool // report mode on read-only media (readonly.go)
 	closeOnce     sync.Once
 	closeErr      error
 	stmts         stmtCache
@@ -184,6 +185,14 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 		st, err = c.connect(ctx)
 		var dmg *damagedError
 		if !errors.As(err, &dmg) {
+			if err != nil && report {
+				retry, ferr := c.readOnlyFallback(err)
+				if retry {
+					c.immutable = true
+					continue
+				}
+				err = ferr
+			}
 			if err != nil {
 				return err
 			}
@@ -342,6 +351,12 @@ func (c *Catalog) dsn() string {
 	q.Add("_pragma", "synchronous(FULL)")
 	if c.mode == ModeReport {
 		q.Add("_pragma", "query_only(1)")
+	}
+	if c.immutable {
+		// Read-only media without -wal/-shm (readonly.go): nobody can
+		// change the file, so SQLite may skip locks and the -shm.
+		q.Set("mode", "ro")
+		q.Set("immutable", "1")
 	}
 	q.Set("_txlock", "immediate")
 	u := url.URL{Path: filepath.ToSlash(c.path)}

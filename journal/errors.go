@@ -3,6 +3,8 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"syscall"
 	"time"
 )
 
@@ -39,9 +41,16 @@ type CorruptError struct {
 	Path    string
 	Reason  string
 	MovedTo string
+	// ReadOnly: the journal was opened read-only (an inspection), so it
+	// was left in place.
+	ReadOnly bool
 }
 
 func (e *CorruptError) Error() string {
+	if e.ReadOnly {
+		return fmt.Sprintf("journal %s is damaged: %s. It was opened read-only for inspection, so it was left in place and nothing was changed. "+
+			"Run 'swampj recover' where the repo can be written: it moves the file aside (nothing is deleted) and starts a fresh journal", e.Path, e.Reason)
+	}
 	if e.MovedTo == "" {
 		return fmt.Sprintf("journal %s is damaged: %s", e.Path, e.Reason)
 	}
@@ -68,4 +77,76 @@ func joinCmd(c []string) string {
 		s += a
 	}
 	return s
+}
+
+// ErrMedia is matched (errors.Is) by a MediaError.
+var ErrMedia = errors.New("journal: the journal's media cannot be written")
+
+// MediaError is returned when the journal cannot be opened or created for
+// writing because its file system is read-only (EROFS) or the process may
+// not write it (EACCES, EPERM). Nothing was changed and nothing is damaged:
+// the journal was neither moved nor rewritten. errors.Is(err, syscall.EROFS)
+// and errors.Is(err, fs.ErrPermission) see the cause.
+type MediaError struct {
+	Path string
+	Op   string // what could not be done, e.g. "open the journal for writing"
+	Err  error
+}
+
+// ReadOnly reports whether the media is read-only (EROFS) rather than the
+// process lacking permission.
+func (e *MediaError) ReadOnly() bool { return errors.Is(e.Err, syscall.EROFS) }
+
+func (e *MediaError) Code() string {
+	if e.ReadOnly() {
+		return "read_only_media"
+	}
+	return "permission_denied"
+}
+
+func (e *MediaError) Error() string {
+	if e.ReadOnly() {
+		return fmt.Sprintf("journal %s: could not %s: the file system is read-only (EROFS). Nothing was changed and the journal is not damaged. "+
+			"Run this command where the repo can be written (remount it read-write, or on a writable copy); "+
+			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media",
+			e.Path, e.Op)
+	}
+	return fmt.Sprintf("journal %s: could not %s: permission denied (%v). Nothing was changed and the journal is not damaged. "+
+		"Run this command as a user who may write the repo's .swamp directory; "+
+		"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' only need to read it",
+		e.Path, e.Op, e.Err)
+}
+
+func (e *MediaError) Unwrap() error { return e.Err }
+
+func (e *MediaError) Is(target error) bool { return target == ErrMedia }
+
+// IsMediaErr reports whether err means the media refuses writes (EROFS) or
+// the process may not write or open the file (EACCES, EPERM): never damage.
+func IsMediaErr(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)
+}
+
+// NotAFileError is returned when something other than a regular file sits at
+// the journal path (a directory, a symlink, a device). swampj never reads,
+// moves or deletes it.
+type NotAFileError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotAFileError) Code() string { return "journal_not_a_file" }
+
+func (e *NotAFileError) Error() string {
+	what := "not a regular file (" + e.Mode.Type().String() + ")"
+	switch {
+	case e.Mode.IsDir():
+		what = "a directory, not a journal file"
+	case e.Mode&fs.ModeSymlink != 0:
+		what = "a symbolic link; the journal must be a regular file"
+	}
+	return fmt.Sprintf("journal %s is %s. swampj did not read, move or delete it, and nothing was changed. "+
+		"Check what it holds, then move it out of the way yourself (for example 'mv %s %s.aside'); "+
+		"with no journal at that path 'swampj recover' has nothing to recover, and the next command that changes data creates a fresh journal there",
+		e.Path, what, e.Path, e.Path)
 }

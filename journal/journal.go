@@ -52,11 +52,12 @@ type Options struct {
 
 // Journal is an open intent log. It holds the repo lock until Close.
 type Journal struct {
-	db      *bolt.DB
-	fsys    fsx.FS
-	path    string
-	opts    Options
-	pending map[uint64]func(*Intent) // lazy marks, committed with the next write
+	db       *bolt.DB // nil for an empty journal opened read-only
+	fsys     fsx.FS
+	path     string
+	opts     Options
+	readOnly bool
+	pending  map[uint64]func(*Intent) // lazy marks, committed with the next write
 }
 
 // HolderPath is the advisory record naming the process that holds the lock.
@@ -77,34 +78,35 @@ func Exists(fsys fsx.FS, path string) (bool, error) { return fsx.Exists(fsys, pa
 // Open opens the journal at path, creating it atomically when missing, and
 // takes the repo lock (waiting at most opts.LockTimeout).
 func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = DefaultLockTimeout
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Warn == nil {
-		opts.Warn = func(string) {}
-	}
+	opts = opts.withDefaults()
 	fi, err := fsys.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := CleanCreationLeftovers(fsys, path); err != nil {
+			if IsMediaErr(err) {
+				return nil, &MediaError{Path: path, Op: "clean up an interrupted creation of the journal", Err: err}
+			}
 			return nil, fmt.Errorf("journal: %w", err)
 		}
 		if err := create(fsys, path, opts); err != nil {
+			if IsMediaErr(err) {
+				return nil, &MediaError{Path: path, Op: "create the journal", Err: err}
+			}
 			return nil, err
 		}
 	case err != nil:
 		return nil, fmt.Errorf("journal: %w", err)
 	case !fi.Mode().IsRegular():
-		return nil, &CorruptError{Path: path, Reason: "not a regular file"}
+		return nil, &NotAFileError{Path: path, Mode: fi.Mode()}
 	case fi.Size() == 0:
 		// A zero-length file cannot hold an intent (bbolt writes its meta
 		// pages before any bucket), so it is safe to set aside and start
 		// over. bbolt itself would silently initialise it in place.
 		aside, err := moveAside(fsys, path, opts.Now())
 		if err != nil {
+			if IsMediaErr(err) {
+				return nil, &MediaError{Path: path, Op: "move the empty journal (an interrupted creation) aside", Err: err}
+			}
 			return nil, err
 		}
 		opts.Warn(fmt.Sprintf("journal %s was empty (an interrupted creation); moved it to %s and created a new one", path, aside))
@@ -112,10 +114,13 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
-	db, err := openBolt(fsys, path, opts.LockTimeout)
+	db, err := openBolt(fsys, path, opts.LockTimeout, false)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
+		}
+		if IsMediaErr(err) {
+			return nil, &MediaError{Path: path, Op: "open the journal for writing", Err: err}
 		}
 		var ce *CorruptError
 		if errors.As(err, &ce) {
@@ -134,6 +139,71 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 	// Advisory only: a lost holder record merely makes a timeout message vaguer.
 	_ = writeHolder(fsys, HolderPath(path), h)
 	return j, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+	return o
+}
+
+// OpenReadOnly opens an existing journal for inspection, writing nothing: no
+// file is created, moved or changed and no holder record is written, so it
+// works on read-only media. A missing journal is an error matching
+// fs.ErrNotExist (callers check Exists first); an empty file (an interrupted
+// creation) is an empty journal.
+//
+// Consistency: bbolt takes a shared flock on the journal file (a writer's
+// Open takes the exclusive one and holds it until Close), so OpenReadOnly
+// waits at most opts.LockTimeout for a swampj that is changing the repo, and
+// such a swampj waits until this journal is closed. Readers do not exclude
+// each other. A damaged journal is reported (CorruptError with ReadOnly set)
+// and left in place. The returned Journal refuses Begin, Decide and Flush.
+func OpenReadOnly(fsys fsx.FS, path string, opts Options) (*Journal, error) {
+	opts = opts.withDefaults()
+	fi, err := fsys.Lstat(path)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("journal: %w", err)
+	case !fi.Mode().IsRegular():
+		return nil, &NotAFileError{Path: path, Mode: fi.Mode()}
+	case fi.Size() == 0:
+		opts.Warn(fmt.Sprintf("journal %s is empty (an interrupted creation): it holds no intent; left as it is "+
+			"(the next swampj command that changes data moves it aside and starts a fresh journal)", path))
+		return &Journal{fsys: fsys, path: path, opts: opts, readOnly: true}, nil
+	}
+	db, err := openBolt(fsys, path, opts.LockTimeout, true)
+	if err != nil {
+		var ce *CorruptError
+		switch {
+		case errors.Is(err, bolterrors.ErrTimeout):
+			return nil, lockTimeout(fsys, path, opts.LockTimeout)
+		case IsMediaErr(err):
+			return nil, &MediaError{Path: path, Op: "open the journal for reading", Err: err}
+		case errors.As(err, &ce):
+			ce.ReadOnly = true
+			return nil, ce
+		}
+		return nil, err
+	}
+	return &Journal{db: db, fsys: fsys, path: path, opts: opts, readOnly: true, pending: map[uint64]func(*Intent){}}, nil
+}
+
+// ReadOnly reports whether the journal was opened with OpenReadOnly.
+func (j *Journal) ReadOnly() bool { return j.readOnly }
+
+func (j *Journal) refuseReadOnly(op string) error {
+	if j.readOnly {
+		return fmt.Errorf("journal %s was opened read-only (for inspection); %s needs journal.Open", j.path, op)
+	}
+	return nil
 }
 
 // writeHolder replaces the holder record without fsync (it is advisory).
@@ -158,7 +228,7 @@ func writeHolder(fsys fsx.FS, path string, data []byte) error {
 
 // openBolt opens an existing journal file, turning every way a damaged file
 // can fail (including bbolt panics on garbage) into a CorruptError.
-func openBolt(fsys fsx.FS, path string, timeout time.Duration) (db *bolt.DB, err error) {
+func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (db *bolt.DB, err error) {
 	// A file cut short makes bbolt read past the end of its mapping: a
 	// SIGBUS, which SetPanicOnFault turns into a panic we can recover here
 	// instead of a dead process.
@@ -168,12 +238,17 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration) (db *bolt.DB, err
 			db, err = nil, &CorruptError{Path: path, Reason: fmt.Sprint(r)}
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly})
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, bolterrors.ErrTimeout):
 			return nil, err
-		}
-		if errors.Is(err, fs.ErrPermission) {
+		case IsMediaErr(err):
+			// EROFS or EACCES says nothing about the file's content.
+			return nil, fmt.Errorf("journal %s: %w", path, err)
+		case errors.As(err, &pe) && pe.Op == "open":
+			// The OS refused to open the file (it was never read).
 			return nil, fmt.Errorf("journal %s: %w", path, err)
 		}
 		return nil, &CorruptError{Path: path, Reason: err.Error()}
@@ -328,6 +403,9 @@ func (j *Journal) Path() string { return j.path }
 // Begin journals a new open intent with one synced commit and returns its
 // id. Lazy marks of earlier intents ride along in the same commit.
 func (j *Journal) Begin(in *Intent) (uint64, error) {
+	if err := j.refuseReadOnly("recording an intent"); err != nil {
+		return 0, err
+	}
 	if err := j.fsys.Failpoint("journal.begin"); err != nil {
 		return 0, err
 	}
@@ -370,6 +448,9 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 // Decide durably records the direction an intent will be driven in, before
 // the first step in that direction is taken.
 func (j *Journal) Decide(id uint64, dir Direction) error {
+	if err := j.refuseReadOnly("deciding a direction"); err != nil {
+		return err
+	}
 	if err := j.fsys.Failpoint("journal.decide"); err != nil {
 		return err
 	}
@@ -405,6 +486,9 @@ func (j *Journal) Flush() error {
 	if len(j.pending) == 0 {
 		return nil
 	}
+	if err := j.refuseReadOnly("committing marks"); err != nil {
+		return err
+	}
 	if err := j.fsys.Failpoint("journal.flush"); err != nil {
 		return err
 	}
@@ -412,6 +496,9 @@ func (j *Journal) Flush() error {
 }
 
 func (j *Journal) update(id uint64, fn func(*Intent)) error {
+	if err := j.refuseReadOnly("updating an intent"); err != nil {
+		return err
+	}
 	return j.db.Update(func(tx *bolt.Tx) error {
 		if err := j.flushPending(tx); err != nil {
 			return err
@@ -489,6 +576,9 @@ func indexes(tx *bolt.Tx) (indexBuckets, error) {
 
 // OpenIntents returns the intents recovery must look at, oldest first.
 func (j *Journal) OpenIntents() ([]*Intent, error) {
+	if j.db == nil {
+		return nil, nil // an empty journal opened read-only
+	}
 	var open []*Intent
 	err := j.db.View(func(tx *bolt.Tx) error {
 		ob := tx.Bucket(bucketOpen)
@@ -543,6 +633,9 @@ func (j *Journal) openIntentsByScan() ([]*Intent, error) {
 // List returns intents oldest first, with pending marks applied. Without
 // all, only open intents and the last 20 finished ones.
 func (j *Journal) List(all bool) ([]*Intent, error) {
+	if j.db == nil {
+		return nil, nil // an empty journal opened read-only
+	}
 	var out []*Intent
 	err := j.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
@@ -579,6 +672,9 @@ func (j *Journal) List(all bool) ([]*Intent, error) {
 
 // Get returns one intent.
 func (j *Journal) Get(id uint64) (*Intent, error) {
+	if j.db == nil {
+		return nil, &NotFoundError{ID: id} // an empty journal opened read-only
+	}
 	var in *Intent
 	err := j.db.View(func(tx *bolt.Tx) error {
 		var err error
@@ -595,8 +691,15 @@ func (j *Journal) Get(id uint64) (*Intent, error) {
 
 // Close commits pending marks and releases the repo lock.
 func (j *Journal) Close() error {
-	if j.db == nil {
+	if j == nil || j.db == nil {
 		return nil
+	}
+	if j.readOnly {
+		// Nothing to commit and no holder record of ours: release the
+		// shared lock only.
+		err := j.db.Close()
+		j.db = nil
+		return err
 	}
 	err := j.Flush()
 	_ = j.fsys.Remove(HolderPath(j.path))

@@ -545,6 +545,18 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	if opts.Confirm && rep.UnmigratedData != "" {
 		return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
 	}
+	if !opts.Confirm {
+		// The preview is an inspection: the journal is only read.
+		j, open, err := readJournalListOpen(fsys, r, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer j.Close()
+		if len(open) > 0 {
+			return nil, NewOpenIntentsError(open, "rebuild the catalog")
+		}
+		return verifyLocked(ctx, fsys, r, opts, rep)
+	}
 	j, open, err := lockJournalListOpen(fsys, r, opts)
 	if err != nil {
 		return nil, err
@@ -552,9 +564,6 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	defer j.Close()
 	if len(open) > 0 {
 		return nil, NewOpenIntentsError(open, "rebuild the catalog")
-	}
-	if !opts.Confirm {
-		return verifyLocked(ctx, fsys, r, opts, rep)
 	}
 
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite})
@@ -616,7 +625,7 @@ func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journ
 func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
-	j, open, err := lockJournalListOpen(fsys, r, opts)
+	j, open, err := readJournalListOpen(fsys, r, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -626,6 +635,28 @@ func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogO
 		return nil, err
 	}
 	return verifyLocked(ctx, fsys, r, opts, rep)
+}
+
+// readJournalListOpen is lockJournalListOpen for inspections: it creates
+// no journal (none: no open intent, nil journal, whose Close is a no-op) and
+// opens an existing one read-only. Its shared lock keeps every swampj that
+// changes the repo (they hold the exclusive lock of the same file for their
+// whole run) out until Close, as the exclusive lock did, without writing.
+func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, []*journal.Intent, error) {
+	ok, err := journal.Exists(fsys, r.JournalPath)
+	if err != nil || !ok {
+		return nil, nil, err
+	}
+	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: opts.Warn})
+	if err != nil {
+		return nil, nil, err
+	}
+	open, err := j.OpenIntents()
+	if err != nil {
+		_ = j.Close()
+		return nil, nil, err
+	}
+	return j, open, nil
 }
 
 // verifyLocked is verify (and the rebuild preview) once the lock is held.

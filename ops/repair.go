@@ -311,13 +311,15 @@ func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, 
 }
 
 // doctorJournalState reads the journal's open intents and its
-// stale-catalog mark without creating a journal that does not exist.
+// stale-catalog mark without creating a journal that does not exist, and
+// without writing (read-only media): a confirmed repair checks again under
+// the journal's write lock.
 func doctorJournalState(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.Intent, *journal.CatalogStale, error) {
 	ok, err := journal.Exists(fsys, r.JournalPath)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Warn: o.Warn})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -668,8 +670,14 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
 	var missing *catalog.MissingError
 	var corrupt *catalog.CorruptError
+	var wal *catalog.WALUnreadableError
 	switch {
 	case errors.As(err, &missing):
+		return nil, nil
+	case errors.As(err, &wal):
+		// Read-only media: the catalog is derived state and never blocks
+		// the check of the data.
+		s.warnings = append(s.warnings, "catalog rows not checked: "+wal.Error())
 		return nil, nil
 	case errors.As(err, &corrupt):
 		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),

@@ -9,6 +9,9 @@ package recover
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
@@ -42,14 +45,17 @@ type Options struct {
 
 // Report is what Run found and did.
 type Report struct {
-	Repo          string              `json:"repo"`
-	Journal       string              `json:"journal"`
-	JournalExists bool                `json:"journalExists"`
-	DryRun        bool                `json:"dryRun"`
-	Rollback      bool                `json:"rollback"`
-	Intents       []ops.IntentOutcome `json:"intents"`
-	Finished      int                 `json:"finished"`
-	RolledBack    int                 `json:"rolledBack"`
+	Repo          string `json:"repo"`
+	Journal       string `json:"journal"`
+	JournalExists bool   `json:"journalExists"`
+	DryRun        bool   `json:"dryRun"`
+	Rollback      bool   `json:"rollback"`
+	// ReadOnly: the journal was only read — a dry run, or media that
+	// cannot be written holding no open intent (nothing to do).
+	ReadOnly   bool                `json:"readOnly"`
+	Intents    []ops.IntentOutcome `json:"intents"`
+	Finished   int                 `json:"finished"`
+	RolledBack int                 `json:"rolledBack"`
 }
 
 // JournalPath is where a repo's journal lives: repo-local, outside every
@@ -70,9 +76,26 @@ func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {
 	rep.JournalExists = exists
 	if !exists {
 		// A creation that crashed before its rename leaves only a temp file.
-		return rep, journal.CleanCreationLeftovers(fsys, rep.Journal)
+		err := journal.CleanCreationLeftovers(fsys, rep.Journal)
+		if journal.IsMediaErr(err) {
+			// It never held an intent: on media that cannot be written
+			// there is still nothing to do.
+			if opts.Warn != nil {
+				opts.Warn(fmt.Sprintf("left a journal creation leftover beside %s in place: %v", rep.Journal, err))
+			}
+			return rep, nil
+		}
+		return rep, err
 	}
-	j, err := journal.Open(fsys, rep.Journal, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: opts.Warn})
+	jopts := journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: opts.Warn}
+	if opts.DryRun {
+		return dryRun(ctx, fsys, repoDir, opts, jopts, rep)
+	}
+	j, err := journal.Open(fsys, rep.Journal, jopts)
+	var media *journal.MediaError
+	if errors.As(err, &media) {
+		return rep, readOnlyRecover(fsys, jopts, media, rep)
+	}
 	if err != nil {
 		return rep, err
 	}
@@ -81,14 +104,6 @@ func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {
 		env.Catalog = ops.RepoCatalog(fsys, repoDir)
 	}
 	defer env.CloseCatalog()
-	if opts.DryRun {
-		rep.Intents, err = ops.PreviewOpen(ctx, env, j, opts.Rollback)
-		if err != nil {
-			j.Abandon()
-			return rep, err
-		}
-		return rep, j.Close()
-	}
 	outs, err := ops.RecoverOpen(ctx, env, j, opts.Rollback)
 	if outs != nil {
 		rep.Intents = outs
@@ -110,4 +125,78 @@ func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {
 		return rep, err
 	}
 	return rep, j.Close()
+}
+
+// dryRun observes every open intent with the journal and the catalog opened
+// read-only: it writes nothing, so it works on read-only media too.
+func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopts journal.Options, rep *Report) (*Report, error) {
+	rep.ReadOnly = true
+	j, err := journal.OpenReadOnly(fsys, rep.Journal, jopts)
+	if err != nil {
+		return rep, err
+	}
+	defer j.Close()
+	env := &ops.Env{FS: fsys, Catalog: opts.Catalog, SwampLockTimeout: opts.SwampLockTimeout}
+	if env.Catalog == nil {
+		env.Catalog = reportCatalog(fsys, repoDir)
+	}
+	defer env.CloseCatalog()
+	rep.Intents, err = ops.PreviewOpen(ctx, env, j, opts.Rollback)
+	if rep.Intents == nil {
+		rep.Intents = []ops.IntentOutcome{}
+	}
+	return rep, err
+}
+
+// readOnlyRecover is recover on a journal that cannot be opened for writing
+// (read-only media, no write permission): with no open intent there is
+// nothing to do — the startup-hook case — and with one it is an error that
+// names the intents. Nothing is changed either way.
+func readOnlyRecover(fsys fsx.FS, jopts journal.Options, media *journal.MediaError, rep *Report) error {
+	j, err := journal.OpenReadOnly(fsys, rep.Journal, jopts)
+	if err != nil {
+		var ce *journal.CorruptError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("%w; it cannot be moved aside here: %w", err, media)
+		}
+		return fmt.Errorf("%w (and reading it read-only failed: %v)", media, err)
+	}
+	defer j.Close()
+	open, err := j.OpenIntents()
+	if err != nil {
+		return err
+	}
+	rep.ReadOnly = true
+	if len(open) == 0 {
+		return nil
+	}
+	return &PendingError{Intents: open, Media: media}
+}
+
+// PendingError is returned by Run when the journal holds interrupted
+// operations but cannot be written (read-only media, no permission): nothing
+// was recovered or changed. errors.As to *journal.MediaError sees the cause.
+type PendingError struct {
+	Intents []*journal.Intent
+	Media   *journal.MediaError
+}
+
+func (e *PendingError) Unwrap() error { return e.Media }
+
+// Code is the stable code of the cause (read_only_media, permission_denied).
+func (e *PendingError) Code() string { return e.Media.Code() }
+
+func (e *PendingError) Error() string {
+	ids := make([]string, len(e.Intents))
+	for i, in := range e.Intents {
+		ids[i] = fmt.Sprintf("%d (%s)", in.ID, in.Summary)
+	}
+	why := "the file system is read-only (EROFS)"
+	fix := "Run 'swampj recover' where the repo can be written (remount it read-write)"
+	if !e.Media.ReadOnly() {
+		why = fmt.Sprintf("this process may not write it (%v)", e.Media.Err)
+		fix = "Run 'swampj recover' as a user who may write the repo's .swamp directory"
+	}
+	return fmt.Sprintf("the journal %s holds %d interrupted operation(s) — intent %s — but %s: nothing was recovered or changed, "+
+		"and nothing is damaged. %s; 'swampj recover --dry-run' shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
 }

@@ -62,7 +62,8 @@ func openJournalReadOnly(e *env) (*journal.Journal, bool, error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	j, err := journal.Open(e.fs, path, journal.Options{LockTimeout: e.lockTO, Command: e.command(), Warn: e.out.warn})
+	// An inspection writes nothing (read-only media work too).
+	j, err := journal.OpenReadOnly(e.fs, path, journal.Options{LockTimeout: e.lockTO, Warn: e.out.warn})
 	return j, err == nil, err
 }
 

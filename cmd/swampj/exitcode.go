@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"syscall"
 
 	"github.com/swampj/swampj/catalog"
@@ -56,6 +57,7 @@ func classify(err error) (exit int, code string) {
 	var dataNotFound *ops.DataNotFoundError
 	var invalidWrite *ops.InvalidWriteError
 	var inputChanged *ops.InputChangedError
+	var media *journal.MediaError
 	switch {
 	case errors.As(err, &ce):
 		return ce.exit, ce.code
@@ -65,6 +67,10 @@ func classify(err error) (exit int, code string) {
 		return exitInterrupted, "interrupted"
 	case errors.Is(err, journal.ErrCorrupt):
 		return exitFailure, "journal_corrupt"
+	case errors.As(err, &media):
+		return exitFailure, media.Code()
+	case errors.Is(err, syscall.EROFS):
+		return exitFailure, codeReadOnly
 	case errors.As(err, &notFound), errors.As(err, &dataNotFound):
 		return exitFailure, "not_found"
 	case errors.As(err, &unreadable):
@@ -111,15 +117,24 @@ func classify(err error) (exit int, code string) {
 	return exitFailure, "failed"
 }
 
+// codeReadOnly is the error code of a write refused by read-only media.
+const codeReadOnly = "read_only_media"
+
 // report prints err on stderr and returns its exit code.
 func report(stderr io.Writer, asJSON bool, err error) int {
 	exit, code := classify(err)
+	msg := err.Error()
+	if code == codeReadOnly && !strings.Contains(msg, "read-only (EROFS)") {
+		// A write refused below the journal (a lock file, a data file).
+		msg += " (the file system is read-only (EROFS): this command changes the repo and must run where it can be written; " +
+			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media)"
+	}
 	if asJSON {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": err.Error(), "exitCode": exit}})
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg, "exitCode": exit}})
 		fmt.Fprintln(stderr, string(b))
 		return exit
 	}
-	fmt.Fprintf(stderr, "swampj: error: %v\n", err)
+	fmt.Fprintf(stderr, "swampj: error: %s\n", msg)
 	if exit == exitUsage {
 		fmt.Fprintln(stderr, "Run 'swampj --help' for usage.")
 	}
