@@ -92,6 +92,9 @@ func (j *Journal) MarkCatalogStale(id uint64, catalogPath, reason string) error 
 // nothing swampj knows of).
 func (j *Journal) CatalogStale() (*CatalogStale, error) {
 	var cs *CatalogStale
+	if j == nil {
+		return nil, nil // no journal: nothing was ever skipped
+	}
 	err := j.db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil {
