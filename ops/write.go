@@ -108,7 +108,7 @@ const (
 	// type other than model-method and no ref. The owner itself is
 	// inherited (writedefaults.go).
 	DefaultOwnerRef = "swampj"
-	DefaultDataType    = "resource"
+	DefaultDataType = "resource"
 )
 
 // Workflow is the provenance of a workflow-step output (§7.1). Every
@@ -148,7 +148,7 @@ type VersionWrite struct {
 	// model's name (its definition file) and the data name.
 	ModelName string
 	SpecName  string
-	Workflow          Workflow
+	Workflow  Workflow
 	// Tags are applied last (swamp's runtime --tag): a key already present
 	// keeps its position and takes the new value. `type` defaults to
 	// "resource".
