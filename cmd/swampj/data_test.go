@@ -560,7 +560,8 @@ func TestDataWriteTagsDoNotLeakBetweenRuns(t *testing.T) {
 		if err := json.Unmarshal(out.Bytes(), &w); err != nil {
 			t.Fatal(err)
 		}
-		if len(w.Metadata.Tags) != 2 || w.Metadata.Tags[strings.Split(tag, "=")[0]] == "" {
+		// type, specName (a new item's defaults to the data name) and the --tag.
+		if len(w.Metadata.Tags) != 3 || w.Metadata.Tags["specName"] != "state" || w.Metadata.Tags[strings.Split(tag, "=")[0]] == "" {
 			t.Fatalf("run %d: tags %v", i, w.Metadata.Tags)
 		}
 	}
