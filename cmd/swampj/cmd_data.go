@@ -283,8 +283,11 @@ func runDataVersions(c *cli.Context) error {
 				created = v.CreatedAt
 			}
 			state := v.State
-			if !v.Readable {
+			switch {
+			case !v.Readable:
 				state = "UNREADABLE (" + v.State + ")"
+			case v.RenamedTo != "":
+				state = "renamed to " + v.RenamedTo // a rename marker (swamp data rename)
 			}
 			fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\n", v.Version, mark, state, size, created, problemText(v.Problems))
 		}
