@@ -85,7 +85,7 @@ type OwnerMismatchError struct {
 
 func (e *OwnerMismatchError) Error() string {
 	return fmt.Sprintf("ownership validation failed for %q: existing owner %q (%s) does not match new owner %q, as swamp would refuse it; "+
-		"leave out --owner-type/--owner-ref to write as the existing owner",
+		"give no owner to write as the existing one",
 		e.DataName, e.ExistingType+":"+e.ExistingRef, e.From, e.RequestedType+":"+e.RequestedRef)
 }
 
