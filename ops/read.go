@@ -144,7 +144,7 @@ func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, ve
 		}
 		// A rename tombstone: swamp's latest-lookup continues at the new name.
 		c.Reader.Close()
-		if depth+1 >= maxRenameDepth {
+		if depth >= maxRenameDepth {
 			return nil, &DataNotFoundError{Address: a.String(), Reason: fmt.Sprintf("more than %d renames to follow (%s)", maxRenameDepth, strings.Join(append(renamed, a.DataName), " -> "))}
 		}
 		if err := meta.ValidateDataName(md.RenamedTo); err != nil {
@@ -213,6 +213,8 @@ type DataVersion struct {
 	CreatedAt   string `json:"createdAt"`
 	Checksum    string `json:"checksum"`
 	Lifecycle   string `json:"lifecycle"`
+	// RenamedTo is the new name a rename marker points at ("" otherwise).
+	RenamedTo string `json:"renamedTo"`
 	// RawSize is raw's size on disk (-1: no regular raw file).
 	RawSize  int64         `json:"rawSize"`
 	Problems []DataProblem `json:"problems"`
@@ -277,6 +279,14 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 // starts with prefix (all for ""), in walk order, each checked. Items found
 // are returned even when part of the tree could not be listed (the error
 // then says which directories).
+//
+// An item swamp renamed away — its latest version is a rename marker
+// (lifecycle deleted with renamedTo, §2.6.6) — is left out, in text and in
+// JSON alike, as swamp's `data list` leaves it out (findAllForModel follows
+// the marker to the new name, which is listed under its own address).
+// `data versions` and `data get --version N` still show its versions, and
+// `data get` follows the marker, as swamp's do. A deletion marker without
+// renamedTo is listed, as swamp lists it.
 func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
 	items, walkErr := store.FindItems(ctx, fsys, r.DataRoot, prefix)
 	out := make([]DataItem, 0, len(items))
@@ -290,9 +300,19 @@ func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]
 			errs = append(errs, err)
 			continue
 		}
+		if renamedAway(st) {
+			continue
+		}
 		out = append(out, itemOf(st))
 	}
 	return out, errors.Join(append([]error{walkErr}, errs...)...)
+}
+
+// renamedAway reports whether the version `latest` designates is a rename
+// marker (swamp's Data.isRenamed).
+func renamedAway(st *store.ItemState) bool {
+	md := st.Pointer.Version > 0 && st.Latest != nil && st.Latest.Metadata != nil
+	return md && st.Latest.Metadata.Lifecycle == "deleted" && st.Latest.Metadata.RenamedTo != ""
 }
 
 func itemOf(st *store.ItemState) DataItem {
@@ -325,7 +345,7 @@ func versionOf(v *store.Version, st *store.ItemState) DataVersion {
 		Path: v.Dir, RawSize: v.RawSize, Problems: problemsOf(v.Problems),
 	}
 	if m := v.Metadata; m != nil {
-		d.Size, d.ContentType, d.CreatedAt, d.Checksum, d.Lifecycle = m.Size, m.ContentType, m.CreatedAt, m.Checksum, m.Lifecycle
+		d.Size, d.ContentType, d.CreatedAt, d.Checksum, d.Lifecycle, d.RenamedTo = m.Size, m.ContentType, m.CreatedAt, m.Checksum, m.Lifecycle, m.RenamedTo
 	}
 	return d
 }

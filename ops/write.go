@@ -105,9 +105,11 @@ const (
 	DefaultContentType = "application/json"
 	DefaultLifetime    = "infinite"
 	DefaultGC          = 10
-	DefaultOwnerType   = "manual"
-	DefaultOwnerRef    = "swampj"
-	DefaultDataType    = "resource"
+	// DefaultOwnerRef is the ownerRef of a new item written with an owner
+	// type other than model-method and no ref. The owner itself is
+	// inherited (writedefaults.go).
+	DefaultOwnerRef = "swampj"
+	DefaultDataType = "resource"
 )
 
 // Workflow is the provenance of a workflow-step output (§7.1). Every
@@ -136,11 +138,18 @@ type VersionWrite struct {
 	ContentType       string                 // default application/json
 	Lifetime          string                 // default infinite
 	GarbageCollection meta.GarbageCollection // zero: 10
-	OwnerType         string                 // default manual
-	OwnerRef          string                 // default "swampj"
-	ModelName         string                 // tag modelName (catalog model_name)
-	SpecName          string                 // tag specName
-	Workflow          Workflow
+	// OwnerType and OwnerRef default to the owner of the item's current
+	// version, which swamp enforces: a different one is refused
+	// (*OwnerMismatchError). A new item defaults to model-method, ownerRef
+	// the model id, as swamp's method runs stamp (writedefaults.go).
+	OwnerType string
+	OwnerRef  string
+	// ModelName (tag modelName, catalog model_name) and SpecName (tag
+	// specName) default to the current version's; for a new item to the
+	// model's name (its definition file) and the data name.
+	ModelName string
+	SpecName  string
+	Workflow  Workflow
 	// Tags are applied last (swamp's runtime --tag): a key already present
 	// keeps its position and takes the new value. `type` defaults to
 	// "resource".
@@ -295,6 +304,7 @@ type writeItem struct {
 	last      int64   // highest number allocated by this write
 	allocated []int64 // every number allocated by this write
 	mkdirs    []string
+	defaults  writeDefaults // what its new versions inherit (stillPlanned)
 }
 
 // WriteVersions writes every version in one intent and returns them in the
@@ -534,6 +544,12 @@ func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool,
 		if now.oldExists != it.oldExists || !bytes.Equal(now.oldData, it.oldData) || now.next != it.first || len(now.mkdirs) > 0 {
 			return false, nil
 		}
+		// The metadata templates depend on what the current version (maybe
+		// another item's, through a rename marker) and the model's
+		// definition said: the same `latest` bytes do not prove those.
+		if d, err := observeWriteDefaults(fsys, r, it.addr, it.dir); err != nil || d != it.defaults {
+			return false, err
+		}
 		for _, n := range it.allocated {
 			if taken, err := fsx.Exists(fsys, filepath.Join(it.dir, strconv.FormatInt(n, 10))); err != nil || taken {
 				return false, err
@@ -644,6 +660,7 @@ func prepareWrite(fsys fsx.FS, r *repo.Repo, i int, w VersionWrite, o WriteOptio
 		return bad(err)
 	}
 
+	ownerType, ownerRef := newItemOwner(w)
 	m := &meta.Metadata{
 		ID:                o.newID(),
 		Name:              a.DataName,
@@ -651,10 +668,13 @@ func prepareWrite(fsys fsx.FS, r *repo.Repo, i int, w VersionWrite, o WriteOptio
 		ContentType:       orDefault(w.ContentType, DefaultContentType),
 		Lifetime:          meta.NormalizeLifetime(orDefault(w.Lifetime, DefaultLifetime)),
 		GarbageCollection: w.GarbageCollection,
-		Tags:              writeTags(w),
+		// Owner and the modelName/specName tags are provisional (a new
+		// item's, to check the caller's values early): planWrite sets them
+		// from what the item holds, under the lock (applyDefaults).
+		Tags: writeTags(w, w.ModelName, orDefault(w.SpecName, a.DataName)),
 		Owner: meta.Owner{
-			OwnerType:     orDefault(w.OwnerType, DefaultOwnerType),
-			OwnerRef:      orDefault(w.OwnerRef, DefaultOwnerRef),
+			OwnerType:     ownerType,
+			OwnerRef:      ownerRef,
 			WorkflowID:    w.Workflow.ID,
 			WorkflowRunID: w.Workflow.RunID,
 			WorkflowName:  w.Workflow.Name,
@@ -680,15 +700,16 @@ func prepareWrite(fsys fsx.FS, r *repo.Repo, i int, w VersionWrite, o WriteOptio
 
 // writeTags orders the tags as swamp's data writer does (§2.4.2, §7.1):
 // type, specName, modelName, the workflow provenance, then the caller's.
-func writeTags(w VersionWrite) meta.Tags {
+// modelName and specName are the resolved values (applyDefaults).
+func writeTags(w VersionWrite, modelName, specName string) meta.Tags {
 	t := meta.Tags{{Key: "type", Value: DefaultDataType}}
 	add := func(k, v string) {
 		if v != "" {
 			t.Set(k, v)
 		}
 	}
-	add("specName", w.SpecName)
-	add("modelName", w.ModelName)
+	add("specName", specName)
+	add("modelName", modelName)
 	add("source", w.Workflow.Source)
 	add("workflow", w.Workflow.Name)
 	add("workflowId", w.Workflow.ID)
@@ -809,8 +830,20 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 				}
 				return nil, nil, nil, err
 			}
+			// What the version inherits (owner, modelName, specName), read
+			// from the item's current version under the lock.
+			if it.defaults, err = observeWriteDefaults(fsys, r, p.w.Address, p.itemDir); err != nil {
+				return nil, nil, nil, err
+			}
 			items[p.itemDir] = it
 			order = append(order, it)
+		}
+		if err := p.applyDefaults(it.defaults); err != nil {
+			if readOnly {
+				// Refuse only on what is seen under the lock.
+				return nil, nil, nil, errNeedsLock
+			}
+			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
 		n, err := it.allocate(fsys)
 		if err != nil {

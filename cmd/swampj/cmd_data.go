@@ -34,7 +34,11 @@ func init() {
 				Description: "Reads the content from --file PATH, or from stdin when no file (or '-') is given. Takes swamp's\n" +
 					"per-model lock (SWAMP_LOCK_TIMEOUT_MS, exit 75 on timeout), stages the version in a hidden\n" +
 					"directory, publishes it with one rename, then moves latest and the catalog row to it.\n" +
-					"If anything fails, the item is left exactly as it was.",
+					"If anything fails, the item is left exactly as it was.\n" +
+					"The version carries the owner (ownerType, ownerRef) and the modelName/specName tags of the item's\n" +
+					"current version, as swamp requires of every writer; an explicit --owner-type/--owner-ref that differs\n" +
+					"is refused before anything is written. A new item is owned as swamp's method runs own it\n" +
+					"(model-method, the model id) and named after the model's definition file models/TYPE/NAME.yaml.",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "file", Usage: "read the content from `PATH` ('-': stdin)"},
 					&cli.BoolFlag{Name: "allow-empty", Usage: "write a zero-byte version (refused by default: an empty stdin — cron's /dev/null — is almost never meant)"},
@@ -42,10 +46,10 @@ func init() {
 					&cli.GenericFlag{Name: "tag", Value: &tagFlag{}, Usage: "tag `KEY=VALUE` (repeatable; type defaults to resource)"},
 					&cli.StringFlag{Name: "lifetime", Value: ops.DefaultLifetime, Usage: "infinite, ephemeral, job, workflow, or a duration like 30d"},
 					&cli.StringFlag{Name: "garbage-collection", Value: strconv.Itoa(ops.DefaultGC), Usage: "versions to keep, or a duration like 30d"},
-					&cli.StringFlag{Name: "owner-type", Value: ops.DefaultOwnerType, Usage: "model-method, workflow-step or manual"},
-					&cli.StringFlag{Name: "owner-ref", Value: ops.DefaultOwnerRef, Usage: "owner reference (for model-method: the model definition id)"},
-					&cli.StringFlag{Name: "model-name", Usage: "model name (tag modelName)"},
-					&cli.StringFlag{Name: "spec-name", Usage: "output spec name (tag specName)"},
+					&cli.StringFlag{Name: "owner-type", Usage: "model-method, workflow-step or manual (default: the current version's owner, which swamp enforces; a new item: model-method)"},
+					&cli.StringFlag{Name: "owner-ref", Usage: "owner reference (default: the current version's; a new item: the model id)"},
+					&cli.StringFlag{Name: "model-name", Usage: "model name, tag modelName (default: the current version's; a new item: the name in the model's definition file)"},
+					&cli.StringFlag{Name: "spec-name", Usage: "output spec name, tag specName (default: the current version's; a new item: the data name)"},
 					&cli.StringFlag{Name: "workflow-id", Usage: "workflow id (UUID; tag workflowId)"},
 					&cli.StringFlag{Name: "workflow-run-id", Usage: "workflow run id (UUID; tag workflowRunId)"},
 					&cli.StringFlag{Name: "workflow-name", Usage: "workflow name (tag workflow)"},
@@ -350,8 +354,11 @@ func runDataVersions(c *cli.Context) error {
 				created = v.CreatedAt
 			}
 			state := v.State
-			if !v.Readable {
+			switch {
+			case !v.Readable:
 				state = "UNREADABLE (" + v.State + ")"
+			case v.RenamedTo != "":
+				state = "renamed to " + v.RenamedTo // a rename marker (swamp data rename)
 			}
 			fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\n", v.Version, mark, state, size, created, problemText(v.Problems))
 		}
