@@ -535,13 +535,16 @@ type migrationPlanner struct {
 	liveCatalog string // the directory holding the repo's own catalog
 	rowKeys     func(ns string) []catalog.ItemKey
 
-	subdir     string   // the subdirectory being planned
-	collisions []string // "subdir/rel" of every non-identical clash
-	conflicts  []ReverseConflict
+	subdir     string          // the subdirectory being planned
+	collisions []string        // "subdir/rel" of every non-identical clash
 	counted    []countedTree   // subtrees whose files change sides
 	gone       map[string]bool // subdirectories whose source the plan removes
 	nsMkdir    string          // {base}/{ns} to create before the first move, if missing
+	emptied    []emptiedDir    // merged sources to remove after the barrier, deepest first
 }
+
+// emptiedDir is a merge source the plan removes once emptied.
+type emptiedDir struct{ subdir, path string }
 
 // countedTree is a moved path whose files are counted into moves[move].
 type countedTree struct {
@@ -579,9 +582,6 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKe
 			return nil, err
 		}
 	}
-	if len(p.conflicts) > 0 {
-		return nil, &ReverseConflictError{Conflicts: p.conflicts}
-	}
 	if len(p.collisions) > 0 {
 		sort.Strings(p.collisions)
 		return nil, &CollisionError{Paths: p.collisions}
@@ -591,6 +591,9 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKe
 	}
 	if len(p.plan.steps) > 0 {
 		p.add("", journal.Step{Kind: KindBarrier, Note: "make every rename durable: one fsync per parent directory"})
+	}
+	for _, e := range p.emptied {
+		p.add(e.subdir, journal.Step{Kind: KindRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
 	}
 	if err := p.planTail(nsDir, opts); err != nil {
 		return nil, err
@@ -698,18 +701,15 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 			return nil // only catalog copies: nothing to move
 		}
 	}
-	if dstKind == posDir && p.plan.reverse && !isMergeableOnReverse(subdir) && len(movable) > 0 {
-		// The solo path may hold the catalog and empty directories, which
-		// are not data; anything else refuses the reverse run.
-		examples, err := realDataFiles(p.fsys, dst, 3)
-		if err != nil {
-			return err
-		}
-		if len(examples) > 0 {
-			p.conflicts = append(p.conflicts, ReverseConflict{Subdir: subdir, Destination: dst, Examples: examples})
-			return nil
-		}
-	}
+	// A destination that is a directory is merged into entry by entry, in
+	// both directions (#3316 case C, issue #9.3): after ordinary use of a
+	// namespaced repo swamp has written files at the un-namespaced path
+	// (the .log of every method run lands in {base}/outputs), and a reverse
+	// run that refused whenever the solo path held a data file could never
+	// be run. Identical files are dropped from the source, files only at the
+	// source are moved in, and only a real clash (same path, different
+	// bytes, or a file facing a directory) refuses the whole run up front,
+	// naming every such path (CollisionError) — nothing is overwritten.
 	if dstKind == posDir {
 		if catalogs, err := catalogNames(p.fsys, dst); err != nil {
 			return err
@@ -806,7 +806,12 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 		}
 	}
 	if !keepsCatalog {
-		p.add(p.subdir, journal.Step{Kind: KindRmdir, Path: src, Note: p.subdir + " (emptied)"})
+		// Removed only after the barrier: the renames out of src must be
+		// durable before its removal is, or a power cut could keep the
+		// rmdir (src's parent fsynced) and lose a rename into a
+		// destination directory not fsynced yet — the entry would be in
+		// neither place.
+		p.emptied = append(p.emptied, emptiedDir{p.subdir, src})
 		if depth == 0 {
 			p.gone[p.subdir] = true
 		}
@@ -1042,37 +1047,6 @@ func positionKind(fsys fsx.FS, base, path string) (subdirPosition, error) {
 	return posOther, nil
 }
 
-// realDataFiles lists up to limit files (any non-directory) below dir, paths
-// relative to dir; catalog files directly in dir are not data, and neither
-// are empty directories.
-func realDataFiles(fsys fsx.FS, dir string, limit int) ([]string, error) {
-	var out []string
-	var walk func(d, rel string) error
-	walk = func(d, rel string) error {
-		ents, err := fsys.ReadDir(d)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if len(out) >= limit {
-				return nil
-			}
-			if rel == "" && repo.IsCatalogFile(e.Name()) {
-				continue
-			}
-			if e.IsDir() {
-				if err := walk(filepath.Join(d, e.Name()), pathJoin(rel, e.Name())); err != nil {
-					return err
-				}
-				continue
-			}
-			out = append(out, pathJoin(rel, e.Name()))
-		}
-		return nil
-	}
-	return out, walk(dir, "")
-}
-
 func catalogNames(fsys fsx.FS, dir string) ([]string, error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -1126,15 +1100,6 @@ func catalogKeysIn(ctx context.Context, cat CatalogOpener, ns string) []catalog.
 	}
 	keys, _ := itemKeys(ctx, c, ns)
 	return keys
-}
-
-func isMergeableOnReverse(subdir string) bool {
-	for _, s := range repo.MergeableOnReverse {
-		if s == subdir {
-			return true
-		}
-	}
-	return false
 }
 
 func pathJoin(rel, name string) string {
@@ -1215,27 +1180,6 @@ func (e *CollisionError) Error() string {
 		"Nothing was changed. Remove or rename the conflicting files first:\n  %s", len(e.Paths), strings.Join(e.Paths, "\n  "))
 }
 func (e *CollisionError) Code() string { return "collision" }
-
-// ReverseConflict is one subdirectory whose solo path already holds data.
-type ReverseConflict struct {
-	Subdir      string   `json:"subdir"`
-	Destination string   `json:"destination"`
-	Examples    []string `json:"examples"`
-}
-
-// ReverseConflictError: a reverse run would mix namespaced data into solo
-// data that is already there. Nothing was touched.
-type ReverseConflictError struct{ Conflicts []ReverseConflict }
-
-func (e *ReverseConflictError) Error() string {
-	var b strings.Builder
-	b.WriteString("Cannot reverse-migrate: the un-namespaced path already holds data files (catalog files and empty directories do not count). Nothing was changed. Remove or rename them first:")
-	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, "\n  %q at %q (e.g. %s)", c.Subdir, c.Destination, strings.Join(c.Examples, ", "))
-	}
-	return b.String()
-}
-func (e *ReverseConflictError) Code() string { return "conflict" }
 
 // ForeignNamespacesError: other namespaces are registered under the base
 // (swamp's guard, §4.4 step 2; G12).
