@@ -131,19 +131,22 @@ type MigratePreview struct {
 // intent, its step count, the directory fsyncs made and whether there was
 // nothing to do.
 type MigrateCompleted struct {
-	Namespace           string           `json:"namespace"`
-	DatastorePath       string           `json:"datastorePath"`
-	Reverse             bool             `json:"reverse"`
-	MigratedDirectories []string         `json:"migratedDirectories"`
-	TotalFiles          int64            `json:"totalFiles"`
-	TotalBytes          int64            `json:"totalBytes"`
-	IntentID            uint64           `json:"intentId"`
-	Steps               int              `json:"steps"`
-	DirFsyncs           int              `json:"dirFsyncs"`
-	NothingToDo         bool             `json:"nothingToDo"`
-	NamespaceUnset      bool             `json:"namespaceUnset,omitempty"`
-	CatalogRestamped    bool             `json:"catalogRestamped,omitempty"`
-	Warnings            []MigrateWarning `json:"warnings,omitempty"`
+	Namespace           string   `json:"namespace"`
+	DatastorePath       string   `json:"datastorePath"`
+	Reverse             bool     `json:"reverse"`
+	MigratedDirectories []string `json:"migratedDirectories"`
+	TotalFiles          int64    `json:"totalFiles"`
+	TotalBytes          int64    `json:"totalBytes"`
+	IntentID            uint64   `json:"intentId"`
+	Steps               int      `json:"steps"`
+	DirFsyncs           int      `json:"dirFsyncs"`
+	NothingToDo         bool     `json:"nothingToDo"`
+	NamespaceUnset      bool     `json:"namespaceUnset,omitempty"`
+	CatalogRestamped    bool     `json:"catalogRestamped,omitempty"`
+	// CatalogBuilt: the catalog was not built yet (swamp invalidated it)
+	// and the run filled it from the disk.
+	CatalogBuilt bool             `json:"catalogBuilt,omitempty"`
+	Warnings     []MigrateWarning `json:"warnings,omitempty"`
 	// Recovered lists the interrupted operations finished before planning.
 	Recovered []IntentOutcome `json:"recovered,omitempty"`
 }
@@ -354,6 +357,9 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	res.Completed = done
 	if len(plan.steps) == 0 {
 		done.NothingToDo = len(run.recovered) == 0
+		if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
+			return nil, err
+		}
 		return res, run.finish()
 	}
 
@@ -374,7 +380,33 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	done.IntentID, done.Steps, done.DirFsyncs = in.ID, exec.Steps, exec.DirSyncs
 	done.NamespaceUnset = opts.Unset
 	done.CatalogRestamped = plan.restamps
+	if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
+		return nil, err
+	}
 	return res, run.finish()
+}
+
+// buildCatalogAfter builds a catalog that is not built yet (swamp's own
+// migrate invalidates it, §3.8; issue #9.4) once the data is where the
+// configuration says, still under the run's locks. The catalog is derived
+// state: a failure is a warning, never the run's failure (only a simulated
+// crash is returned).
+func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateCompleted, getenv func(string) string) error {
+	r, err := repo.Load(run.fsys, run.repo.Dir, getenv)
+	if err != nil {
+		r = run.repo // the configuration the run ends with, if it reads back
+	}
+	built, err := buildIfNotBuilt(ctx, run.fsys, r, run.env.Catalog)
+	if fsx.IsCrash(err) {
+		run.crashed = true
+		return err
+	}
+	if err != nil {
+		done.Warnings = append(done.Warnings, MigrateWarning{Path: r.CatalogPath, Message: fmt.Sprintf(
+			"the catalog is not built yet and building it failed (%v); swamp builds it on its next read, or run 'swampj catalog rebuild --confirm'", err)})
+	}
+	done.CatalogBuilt = built
+	return nil
 }
 
 // planWhileNoWriter plans, and makes sure no swamp writer holds a live
