@@ -625,7 +625,7 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKe
 		p.add("", journal.Step{Kind: KindBarrier, Note: "make every rename durable: one fsync per parent directory"})
 	}
 	for _, e := range p.emptied {
-		p.add(e.subdir, journal.Step{Kind: KindRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
+		p.add(e.subdir, journal.Step{Kind: KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
 	}
 	if err := p.planTail(nsDir, opts); err != nil {
 		return nil, err
@@ -676,7 +676,7 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 	if p.nsMkdir != "" && subdir != "" {
 		mkdir := p.nsMkdir
 		p.nsMkdir = ""
-		p.add(subdir, journal.Step{Kind: KindMkdir, Path: mkdir, Note: "namespace directory"})
+		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
 	}
 	p.plan.steps = append(p.plan.steps, s)
 	p.plan.stepSubdir = append(p.plan.stepSubdir, subdir)
@@ -762,14 +762,14 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 		// A destination that is a file is not merged into: the rename is
 		// planned and fails at run time, leaving the intent open for a
 		// re-run once the obstacle is gone.
-		p.add(subdir, journal.Step{Kind: KindRename, Path: src, To: dst, Note: subdir})
+		p.add(subdir, journal.Step{Kind: KindMove, Path: src, To: dst, Note: subdir})
 		p.counted = append(p.counted, countedTree{move, src})
 		p.gone[subdir] = true
 	case len(movable) > 0:
-		p.add(subdir, journal.Step{Kind: KindMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
+		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
 		for _, e := range movable {
 			from := filepath.Join(src, e.Name())
-			p.add(subdir, journal.Step{Kind: KindRename, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
+			p.add(subdir, journal.Step{Kind: KindMove, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 		}
 	}
@@ -804,7 +804,7 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 		}
 		toInfo, err := p.fsys.Lstat(to)
 		if errors.Is(err, fs.ErrNotExist) {
-			p.add(p.subdir, journal.Step{Kind: KindRename, Path: from, To: to, Note: p.subdir})
+			p.add(p.subdir, journal.Step{Kind: KindMove, Path: from, To: to, Note: p.subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 			continue
 		}
@@ -892,7 +892,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 			return err
 		}
 		if empty {
-			tail = append(tail, journal.Step{Kind: KindRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
+			tail = append(tail, journal.Step{Kind: KindMoveRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
 		}
 	}
 	for _, s := range tail {
@@ -1169,14 +1169,14 @@ func predictDirFsyncs(steps []journal.Step) int {
 	}
 	for _, s := range steps {
 		switch s.Kind {
-		case KindMkdir:
+		case KindMkdir, KindMoveMkdir:
 			mark(filepath.Dir(s.Path))
 			delete(removed, s.Path)
-		case KindRename:
+		case KindRename, KindMove:
 			mark(filepath.Dir(s.Path), filepath.Dir(s.To))
 			removed[s.Path] = true
 			delete(removed, s.To)
-		case KindRmdir:
+		case KindRmdir, KindMoveRmdir:
 			mark(filepath.Dir(s.Path))
 			removed[s.Path] = true
 		case KindDropDup, KindRemoveFile:
