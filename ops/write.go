@@ -730,6 +730,11 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		if err := lock.WaitFree(ctx, fsys, global, left(), lender); err != nil {
 			return nil, err
 		}
+		// A structural change that ran while we waited may have changed
+		// the namespace: look before creating lock directories there.
+		if err := configUnchanged(fsys, r); err != nil {
+			return nil, err
+		}
 		var held []*lock.Lock
 		for _, lp := range modelLockPaths(r, ps) {
 			l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: left()})
@@ -758,14 +763,23 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 // namespace the write was prepared for. Then it refuses a write to data
 // that is not migrated yet (refuseUnmigrated).
 func checkUnderModelLocks(fsys fsx.FS, r *repo.Repo, ps []*pendingVersion) error {
+	if err := configUnchanged(fsys, r); err != nil {
+		return err
+	}
+	return refuseUnmigrated(fsys, r, ps)
+}
+
+// configUnchanged reads .swamp.yaml again and returns a
+// *NamespaceChangedError if the datastore base or namespace differ from r.
+func configUnchanged(fsys fsx.FS, r *repo.Repo) error {
 	now, err := repo.Load(fsys, r.Dir, nil)
 	if err != nil {
-		return fmt.Errorf("re-reading the configuration under swamp's locks: %w; nothing was written", err)
+		return fmt.Errorf("re-reading the configuration before writing: %w; nothing was written", err)
 	}
 	if now.Namespace != r.Namespace || now.Base != r.Base {
 		return &NamespaceChangedError{Was: r.Namespace, Now: now.Namespace}
 	}
-	return refuseUnmigrated(fsys, r, ps)
+	return nil
 }
 
 // refuseUnmigrated refuses, before anything is journaled, a write to an

@@ -152,9 +152,10 @@ func Dead(fsys fsx.FS, path string) (bool, error) {
 	return o.missing || isStale(path, o, Options{}.withDefaults()), nil
 }
 
-// Free reports whether the lock at path has no live holder other than this
-// process or the process lender (SWAMP_LOCK_HOLDER_PID, 0 for none): it is
-// missing, dead (see Dead), held by an acquisition of this process, or lent.
+// Free reports whether the lock at path has no live holder other than the
+// process lender (SWAMP_LOCK_HOLDER_PID, 0 for none): it is missing, dead
+// (see Dead) or lent. A lock this very process holds is not free: a
+// long-lived tool may run a migration and writes side by side.
 func Free(fsys fsx.FS, path string, lender int) (bool, error) {
 	o, err := observe(fsys, path)
 	if err != nil {
@@ -170,7 +171,7 @@ func free(path string, o observed, lender int, opts Options) bool {
 	case o.info == nil:
 		return false // a fresh unparseable file: a holder between create and write
 	}
-	return heldHere(path, o.info.Nonce) || (lender != 0 && o.info.Pid == lender && !o.info.Expired(opts.Now()))
+	return lender != 0 && o.info.Pid == lender && !o.info.Expired(opts.Now())
 }
 
 // WaitFree waits, polling every 100 ms for at most timeout (default 60 s),
