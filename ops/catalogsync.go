@@ -486,6 +486,14 @@ type CatalogReport struct {
 	StepLatestColumn bool               `json:"stepLatestColumn"`
 	// Populated is catalog_meta.populated as found (§3.7).
 	Populated bool `json:"populated"`
+	// NotBuilt: the catalog exists but holds no row at all and is not
+	// marked populated — what swamp leaves after invalidating or
+	// recreating it (its own namespace migrate does both, §3.8). That is
+	// not drift: swamp fills it with its full backfill on its next read,
+	// and 'swampj catalog rebuild --confirm' (or a confirmed swampj
+	// migrate) builds it now. Verify reports the rows it would hold as
+	// missing but does not count them as a disagreement.
+	NotBuilt bool `json:"notBuilt"`
 	// OpenIntents is how many interrupted swampj operations the journal
 	// holds (verify reports them; rebuild refuses to run while there are).
 	OpenIntents       int                 `json:"openIntents"`
@@ -708,6 +716,9 @@ func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog,
 	if rep.Populated, err = c.Populated(ctx); err != nil {
 		return err
 	}
+	if rep.NotBuilt, err = catalogNotBuilt(ctx, c); err != nil {
+		return err
+	}
 	exp, stale, err := expect(ctx, fsys, r, c, opts, rep)
 	if err != nil {
 		return err
@@ -719,6 +730,45 @@ func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog,
 	rep.fill(exp, d)
 	rep.InSync = d.Empty()
 	return nil
+}
+
+// catalogNotBuilt reports a catalog with no row in any namespace and no
+// populated mark (see CatalogReport.NotBuilt). A catalog that is marked
+// populated, or that holds any row, is compared as it is: swamp's backfill
+// is additive and never removes a stale row, so rows that are there are
+// held to the disk.
+func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
+	if pop, err := c.Populated(ctx); err != nil || pop {
+		return false, err
+	}
+	names, err := c.Namespaces(ctx)
+	return len(names) == 0, err
+}
+
+// buildIfNotBuilt fills a catalog that is not built yet (NotBuilt) from the
+// disk in one transaction, as a confirmed rebuild does; a catalog with rows,
+// a populated one, or none at all is left alone. The caller holds the
+// journal lock, and no data is mid-change. It reports whether it built.
+func buildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat CatalogOpener) (bool, error) {
+	if unmigratedData(fsys, r) != "" {
+		return false, nil // the rows would describe data that is about to move
+	}
+	c, ok, err := cat.Existing(ctx)
+	if err != nil || !ok {
+		return false, err
+	}
+	if f := c.Foreign(); f != nil {
+		return false, f
+	}
+	if empty, err := catalogNotBuilt(ctx, c); err != nil || !empty {
+		return false, err
+	}
+	exp, err := ExpectedRows(ctx, fsys, r, ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	if err != nil {
+		return false, err
+	}
+	_, applied, err := c.Rebuild(ctx, r.Namespace, exp.Rows, nil)
+	return applied, err
 }
 
 // expect walks the disk with the catalog's flag rule and sorts the other

@@ -131,19 +131,22 @@ type MigratePreview struct {
 // intent, its step count, the directory fsyncs made and whether there was
 // nothing to do.
 type MigrateCompleted struct {
-	Namespace           string           `json:"namespace"`
-	DatastorePath       string           `json:"datastorePath"`
-	Reverse             bool             `json:"reverse"`
-	MigratedDirectories []string         `json:"migratedDirectories"`
-	TotalFiles          int64            `json:"totalFiles"`
-	TotalBytes          int64            `json:"totalBytes"`
-	IntentID            uint64           `json:"intentId"`
-	Steps               int              `json:"steps"`
-	DirFsyncs           int              `json:"dirFsyncs"`
-	NothingToDo         bool             `json:"nothingToDo"`
-	NamespaceUnset      bool             `json:"namespaceUnset,omitempty"`
-	CatalogRestamped    bool             `json:"catalogRestamped,omitempty"`
-	Warnings            []MigrateWarning `json:"warnings,omitempty"`
+	Namespace           string   `json:"namespace"`
+	DatastorePath       string   `json:"datastorePath"`
+	Reverse             bool     `json:"reverse"`
+	MigratedDirectories []string `json:"migratedDirectories"`
+	TotalFiles          int64    `json:"totalFiles"`
+	TotalBytes          int64    `json:"totalBytes"`
+	IntentID            uint64   `json:"intentId"`
+	Steps               int      `json:"steps"`
+	DirFsyncs           int      `json:"dirFsyncs"`
+	NothingToDo         bool     `json:"nothingToDo"`
+	NamespaceUnset      bool     `json:"namespaceUnset,omitempty"`
+	CatalogRestamped    bool     `json:"catalogRestamped,omitempty"`
+	// CatalogBuilt: the catalog was not built yet (swamp invalidated it)
+	// and the run filled it from the disk.
+	CatalogBuilt bool             `json:"catalogBuilt,omitempty"`
+	Warnings     []MigrateWarning `json:"warnings,omitempty"`
 	// Recovered lists the interrupted operations finished before planning.
 	Recovered []IntentOutcome `json:"recovered,omitempty"`
 }
@@ -354,6 +357,9 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	res.Completed = done
 	if len(plan.steps) == 0 {
 		done.NothingToDo = len(run.recovered) == 0
+		if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
+			return nil, err
+		}
 		return res, run.finish()
 	}
 
@@ -374,7 +380,33 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	done.IntentID, done.Steps, done.DirFsyncs = in.ID, exec.Steps, exec.DirSyncs
 	done.NamespaceUnset = opts.Unset
 	done.CatalogRestamped = plan.restamps
+	if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
+		return nil, err
+	}
 	return res, run.finish()
+}
+
+// buildCatalogAfter builds a catalog that is not built yet (swamp's own
+// migrate invalidates it, §3.8; issue #9.4) once the data is where the
+// configuration says, still under the run's locks. The catalog is derived
+// state: a failure is a warning, never the run's failure (only a simulated
+// crash is returned).
+func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateCompleted, getenv func(string) string) error {
+	r, err := repo.Load(run.fsys, run.repo.Dir, getenv)
+	if err != nil {
+		r = run.repo // the configuration the run ends with, if it reads back
+	}
+	built, err := buildIfNotBuilt(ctx, run.fsys, r, run.env.Catalog)
+	if fsx.IsCrash(err) {
+		run.crashed = true
+		return err
+	}
+	if err != nil {
+		done.Warnings = append(done.Warnings, MigrateWarning{Path: r.CatalogPath, Message: fmt.Sprintf(
+			"the catalog is not built yet and building it failed (%v); swamp builds it on its next read, or run 'swampj catalog rebuild --confirm'", err)})
+	}
+	done.CatalogBuilt = built
+	return nil
 }
 
 // planWhileNoWriter plans, and makes sure no swamp writer holds a live
@@ -535,13 +567,16 @@ type migrationPlanner struct {
 	liveCatalog string // the directory holding the repo's own catalog
 	rowKeys     func(ns string) []catalog.ItemKey
 
-	subdir     string   // the subdirectory being planned
-	collisions []string // "subdir/rel" of every non-identical clash
-	conflicts  []ReverseConflict
+	subdir     string          // the subdirectory being planned
+	collisions []string        // "subdir/rel" of every non-identical clash
 	counted    []countedTree   // subtrees whose files change sides
 	gone       map[string]bool // subdirectories whose source the plan removes
 	nsMkdir    string          // {base}/{ns} to create before the first move, if missing
+	emptied    []emptiedDir    // merged sources to remove after the barrier, deepest first
 }
+
+// emptiedDir is a merge source the plan removes once emptied.
+type emptiedDir struct{ subdir, path string }
 
 // countedTree is a moved path whose files are counted into moves[move].
 type countedTree struct {
@@ -579,9 +614,6 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKe
 			return nil, err
 		}
 	}
-	if len(p.conflicts) > 0 {
-		return nil, &ReverseConflictError{Conflicts: p.conflicts}
-	}
 	if len(p.collisions) > 0 {
 		sort.Strings(p.collisions)
 		return nil, &CollisionError{Paths: p.collisions}
@@ -591,6 +623,9 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKe
 	}
 	if len(p.plan.steps) > 0 {
 		p.add("", journal.Step{Kind: KindBarrier, Note: "make every rename durable: one fsync per parent directory"})
+	}
+	for _, e := range p.emptied {
+		p.add(e.subdir, journal.Step{Kind: KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
 	}
 	if err := p.planTail(nsDir, opts); err != nil {
 		return nil, err
@@ -641,7 +676,7 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 	if p.nsMkdir != "" && subdir != "" {
 		mkdir := p.nsMkdir
 		p.nsMkdir = ""
-		p.add(subdir, journal.Step{Kind: KindMkdir, Path: mkdir, Note: "namespace directory"})
+		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
 	}
 	p.plan.steps = append(p.plan.steps, s)
 	p.plan.stepSubdir = append(p.plan.stepSubdir, subdir)
@@ -698,18 +733,15 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 			return nil // only catalog copies: nothing to move
 		}
 	}
-	if dstKind == posDir && p.plan.reverse && !isMergeableOnReverse(subdir) && len(movable) > 0 {
-		// The solo path may hold the catalog and empty directories, which
-		// are not data; anything else refuses the reverse run.
-		examples, err := realDataFiles(p.fsys, dst, 3)
-		if err != nil {
-			return err
-		}
-		if len(examples) > 0 {
-			p.conflicts = append(p.conflicts, ReverseConflict{Subdir: subdir, Destination: dst, Examples: examples})
-			return nil
-		}
-	}
+	// A destination that is a directory is merged into entry by entry, in
+	// both directions (#3316 case C, issue #9.3): after ordinary use of a
+	// namespaced repo swamp has written files at the un-namespaced path
+	// (the .log of every method run lands in {base}/outputs), and a reverse
+	// run that refused whenever the solo path held a data file could never
+	// be run. Identical files are dropped from the source, files only at the
+	// source are moved in, and only a real clash (same path, different
+	// bytes, or a file facing a directory) refuses the whole run up front,
+	// naming every such path (CollisionError) — nothing is overwritten.
 	if dstKind == posDir {
 		if catalogs, err := catalogNames(p.fsys, dst); err != nil {
 			return err
@@ -730,14 +762,14 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 		// A destination that is a file is not merged into: the rename is
 		// planned and fails at run time, leaving the intent open for a
 		// re-run once the obstacle is gone.
-		p.add(subdir, journal.Step{Kind: KindRename, Path: src, To: dst, Note: subdir})
+		p.add(subdir, journal.Step{Kind: KindMove, Path: src, To: dst, Note: subdir})
 		p.counted = append(p.counted, countedTree{move, src})
 		p.gone[subdir] = true
 	case len(movable) > 0:
-		p.add(subdir, journal.Step{Kind: KindMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
+		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
 		for _, e := range movable {
 			from := filepath.Join(src, e.Name())
-			p.add(subdir, journal.Step{Kind: KindRename, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
+			p.add(subdir, journal.Step{Kind: KindMove, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 		}
 	}
@@ -772,7 +804,7 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 		}
 		toInfo, err := p.fsys.Lstat(to)
 		if errors.Is(err, fs.ErrNotExist) {
-			p.add(p.subdir, journal.Step{Kind: KindRename, Path: from, To: to, Note: p.subdir})
+			p.add(p.subdir, journal.Step{Kind: KindMove, Path: from, To: to, Note: p.subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 			continue
 		}
@@ -806,7 +838,12 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 		}
 	}
 	if !keepsCatalog {
-		p.add(p.subdir, journal.Step{Kind: KindRmdir, Path: src, Note: p.subdir + " (emptied)"})
+		// Removed only after the barrier: the renames out of src must be
+		// durable before its removal is, or a power cut could keep the
+		// rmdir (src's parent fsynced) and lose a rename into a
+		// destination directory not fsynced yet — the entry would be in
+		// neither place.
+		p.emptied = append(p.emptied, emptiedDir{p.subdir, src})
 		if depth == 0 {
 			p.gone[p.subdir] = true
 		}
@@ -855,7 +892,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 			return err
 		}
 		if empty {
-			tail = append(tail, journal.Step{Kind: KindRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
+			tail = append(tail, journal.Step{Kind: KindMoveRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
 		}
 	}
 	for _, s := range tail {
@@ -1042,37 +1079,6 @@ func positionKind(fsys fsx.FS, base, path string) (subdirPosition, error) {
 	return posOther, nil
 }
 
-// realDataFiles lists up to limit files (any non-directory) below dir, paths
-// relative to dir; catalog files directly in dir are not data, and neither
-// are empty directories.
-func realDataFiles(fsys fsx.FS, dir string, limit int) ([]string, error) {
-	var out []string
-	var walk func(d, rel string) error
-	walk = func(d, rel string) error {
-		ents, err := fsys.ReadDir(d)
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if len(out) >= limit {
-				return nil
-			}
-			if rel == "" && repo.IsCatalogFile(e.Name()) {
-				continue
-			}
-			if e.IsDir() {
-				if err := walk(filepath.Join(d, e.Name()), pathJoin(rel, e.Name())); err != nil {
-					return err
-				}
-				continue
-			}
-			out = append(out, pathJoin(rel, e.Name()))
-		}
-		return nil
-	}
-	return out, walk(dir, "")
-}
-
 func catalogNames(fsys fsx.FS, dir string) ([]string, error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -1128,15 +1134,6 @@ func catalogKeysIn(ctx context.Context, cat CatalogOpener, ns string) []catalog.
 	return keys
 }
 
-func isMergeableOnReverse(subdir string) bool {
-	for _, s := range repo.MergeableOnReverse {
-		if s == subdir {
-			return true
-		}
-	}
-	return false
-}
-
 func pathJoin(rel, name string) string {
 	if rel == "" {
 		return name
@@ -1172,14 +1169,14 @@ func predictDirFsyncs(steps []journal.Step) int {
 	}
 	for _, s := range steps {
 		switch s.Kind {
-		case KindMkdir:
+		case KindMkdir, KindMoveMkdir:
 			mark(filepath.Dir(s.Path))
 			delete(removed, s.Path)
-		case KindRename:
+		case KindRename, KindMove:
 			mark(filepath.Dir(s.Path), filepath.Dir(s.To))
 			removed[s.Path] = true
 			delete(removed, s.To)
-		case KindRmdir:
+		case KindRmdir, KindMoveRmdir:
 			mark(filepath.Dir(s.Path))
 			removed[s.Path] = true
 		case KindDropDup, KindRemoveFile:
@@ -1215,27 +1212,6 @@ func (e *CollisionError) Error() string {
 		"Nothing was changed. Remove or rename the conflicting files first:\n  %s", len(e.Paths), strings.Join(e.Paths, "\n  "))
 }
 func (e *CollisionError) Code() string { return "collision" }
-
-// ReverseConflict is one subdirectory whose solo path already holds data.
-type ReverseConflict struct {
-	Subdir      string   `json:"subdir"`
-	Destination string   `json:"destination"`
-	Examples    []string `json:"examples"`
-}
-
-// ReverseConflictError: a reverse run would mix namespaced data into solo
-// data that is already there. Nothing was touched.
-type ReverseConflictError struct{ Conflicts []ReverseConflict }
-
-func (e *ReverseConflictError) Error() string {
-	var b strings.Builder
-	b.WriteString("Cannot reverse-migrate: the un-namespaced path already holds data files (catalog files and empty directories do not count). Nothing was changed. Remove or rename them first:")
-	for _, c := range e.Conflicts {
-		fmt.Fprintf(&b, "\n  %q at %q (e.g. %s)", c.Subdir, c.Destination, strings.Join(c.Examples, ", "))
-	}
-	return b.String()
-}
-func (e *ReverseConflictError) Code() string { return "conflict" }
 
 // ForeignNamespacesError: other namespaces are registered under the base
 // (swamp's guard, §4.4 step 2; G12).

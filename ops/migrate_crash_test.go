@@ -64,6 +64,21 @@ func migCrashScenarios() []migCrashScenario {
 			opts: ops.MigrateOptions{Reverse: true, Confirm: true},
 		},
 		{
+			// Reverse after ordinary use (#9.3): the solo path holds files
+			// of its own (a method run's .log swamp wrote to the root
+			// outputs/, a solo-only data item), so every subdirectory is
+			// merged entry by entry: identical files dropped, the rest
+			// moved in, the solo files left.
+			name: "reverse merge",
+			fix: migFixture{nsLayout: true, catalogStamp: migNS, manifest: true, extra: map[string]string{
+				".swamp/outputs/cmd/execute/m1.log":       "solo log",
+				".swamp/outputs/run-1/output.json":        `{"ok":true}`, // identical to the namespace copy
+				".swamp/data/command/shell/m3/log/latest": "1",
+				".swamp/audit/2026-08-02.jsonl":           "solo audit",
+			}},
+			opts: ops.MigrateOptions{Reverse: true, Confirm: true},
+		},
+		{
 			// Adds the .swamp.yaml edit, the manifest removal and the rmdir of
 			// the emptied namespace directory to the same intent.
 			name: "unset --migrate",

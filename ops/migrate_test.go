@@ -402,41 +402,79 @@ func TestForwardMergeRefusesEveryDifferingPath(t *testing.T) {
 	}
 }
 
-// TestReverseConflictOnlyForRealDataFiles: catalog files, empty
-// directories and bundle folders at the solo path do not block a reverse
-// run; a real data file does, and nothing is touched.
-func TestReverseConflictOnlyForRealDataFiles(t *testing.T) {
-	dir := migFixture{nsLayout: true, catalogStamp: migNS, manifest: true, extra: map[string]string{
-		".swamp/data/_catalog.db-wal":               "wal",
-		".swamp/data/_catalog.db-shm":               "shm",
-		".swamp/" + migNS + "/vault-bundles/b.js":   "bundle",
-		".swamp/vault-bundles/b.js":                 "bundle", // identical: merged
-		".swamp/" + migNS + "/outputs/run-2/x.json": "x",
-	}}.build(t)
-	if err := os.MkdirAll(filepath.Join(dir, ".swamp", "outputs", "empty", "deeper"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/audit/stray.jsonl": "real data"})
-	before := fsxtest.Snapshot(t, dir, fsxtest.SkipJournal)
-	_, err := runMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true})
-	var rc *ops.ReverseConflictError
-	if !errors.As(err, &rc) || len(rc.Conflicts) != 1 || rc.Conflicts[0].Subdir != "audit" || rc.Code() != "conflict" {
-		t.Fatalf("want a reverse conflict naming only audit, got %v", err)
-	}
-	migNoDiff(t, "a refused reverse run must change nothing", before, fsxtest.Snapshot(t, dir, fsxtest.SkipJournal))
+// TestReverseMergesEntryByEntry (#3316 case C, issue #9.3): after
+// ordinary use the solo path holds data of its own — swamp writes each
+// method run's .log under the un-namespaced outputs/ — and a reverse run
+// merges into it as a forward one does: identical files are dropped from
+// the namespace, files only there are moved in, the solo files stay. Only
+// a real clash (same path, different bytes; a file facing a directory)
+// refuses the run, naming every clashing path, and nothing is touched.
+func TestReverseMergesEntryByEntry(t *testing.T) {
+	fix := migFixture{nsLayout: true, catalogStamp: migNS, manifest: true, extra: map[string]string{
+		".swamp/data/_catalog.db-wal":                  "wal",
+		".swamp/data/_catalog.db-shm":                  "shm",
+		".swamp/" + migNS + "/vault-bundles/b.js":      "bundle",
+		".swamp/vault-bundles/b.js":                    "bundle", // identical: dropped from the namespace
+		".swamp/" + migNS + "/outputs/run-2/x.json":    "x",
+		".swamp/outputs/cmd/execute/m1-2026.log":       "log swamp wrote at the solo path",
+		".swamp/" + migNS + "/audit/2026-08-02.jsonl":  "same",
+		".swamp/audit/2026-08-02.jsonl":                "same", // identical: dropped
+		".swamp/audit/stray.jsonl":                     "solo only",
+		".swamp/data/command/shell/m3/log/1/raw":       "solo model",
+		".swamp/data/command/shell/m3/log/latest":      "1",
+		".swamp/" + migNS + "/workflow-runs/wf/x.yaml": "ns",
+	}}
 
-	if err := os.Remove(filepath.Join(dir, ".swamp", "audit", "stray.jsonl")); err != nil {
-		t.Fatal(err)
-	}
-	mustRunMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true})
-	for _, p := range []string{"outputs/run-2/x.json", "outputs/run-1/output.json", "vault-bundles/b.js", "audit/2026-08-01.jsonl"} {
-		if !migExists(filepath.Join(dir, ".swamp", p)) {
-			t.Fatalf("%s did not come back", p)
+	t.Run("clashes refuse up front, every path listed", func(t *testing.T) {
+		dir := fix.build(t)
+		fsxtest.WriteFiles(t, dir, map[string]string{
+			".swamp/audit/2026-08-01.jsonl":        "differs from the namespace copy",
+			".swamp/workflow-runs/wf/run-1.yaml":   "differs too",
+			".swamp/outputs/run-1/extra/notes.txt": "and this",
+		})
+		before := fsxtest.Snapshot(t, dir, fsxtest.SkipJournal)
+		_, err := runMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true})
+		var ce *ops.CollisionError
+		if !errors.As(err, &ce) || ce.Code() != "collision" {
+			t.Fatalf("want a collision, got %v", err)
 		}
-	}
-	if migExists(filepath.Join(dir, ".swamp", migNS, "vault-bundles")) {
-		t.Fatal("the identical bundle must be dropped from the namespace, not left twice")
-	}
+		want := []string{"audit/2026-08-01.jsonl", "outputs/run-1/extra/notes.txt", "workflow-runs/wf/run-1.yaml"}
+		if strings.Join(ce.Paths, ",") != strings.Join(want, ",") {
+			t.Fatalf("collision paths %v, want %v", ce.Paths, want)
+		}
+		migNoDiff(t, "a refused reverse run must change nothing", before, fsxtest.Snapshot(t, dir, fsxtest.SkipJournal))
+	})
+
+	t.Run("merged", func(t *testing.T) {
+		dir := fix.build(t)
+		mustRunMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true})
+		want := map[string]string{
+			"outputs/run-2/x.json":             "x",
+			"outputs/run-1/output.json":        `{"ok":true}`,
+			"outputs/cmd/execute/m1-2026.log":  "log swamp wrote at the solo path",
+			"vault-bundles/b.js":               "bundle",
+			"audit/2026-08-01.jsonl":           `{"e":1}` + "\n",
+			"audit/2026-08-02.jsonl":           "same",
+			"audit/stray.jsonl":                "solo only",
+			"data/command/shell/m1/out/latest": "2",
+			"data/command/shell/m3/log/1/raw":  "solo model",
+			"workflow-runs/wf/x.yaml":          "ns",
+		}
+		for p, c := range want {
+			got, err := os.ReadFile(filepath.Join(dir, ".swamp", p))
+			if err != nil || string(got) != c {
+				t.Fatalf("%s: %q, %v; want %q", p, got, err, c)
+			}
+		}
+		for _, p := range []string{"vault-bundles", "audit", "outputs", "data", "workflow-runs"} {
+			if migExists(filepath.Join(dir, ".swamp", migNS, p)) {
+				t.Fatalf("%s must be gone from the namespace once merged", p)
+			}
+		}
+		if done := mustRunMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true}).Completed; !done.NothingToDo {
+			t.Fatalf("a re-run must find nothing to do: %+v", done)
+		}
+	})
 }
 
 // TestStatesOlderSwampLeaves: catalog copies inside .swamp/{ns}/data and a

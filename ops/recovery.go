@@ -124,9 +124,52 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 		l.StartHeartbeat(ctx)
 		held = append(held, l)
 	}
+	// A structural intent (a migration, under swamp's global lock) moves
+	// data: like the migration itself, finish or undo it only once no
+	// writer holds a live per-model lock. Taking the global lock first and
+	// scanning after is what keeps writers out (see lockWriteModels).
+	for _, p := range in.Locks {
+		if base, ns, ok := lock.ParseGlobalPath(p); ok {
+			if err := waitNoOtherModelLocks(ctx, env, base, ns, lender, timeout); err != nil {
+				return nil, fmt.Errorf("intent %d (%s) moves data, so it is finished only while no swamp writer is active: %w", in.ID, in.Summary, err)
+			}
+		}
+	}
 	ctx, stopWatch := watchModelLocks(ctx, held)
 	defer stopWatch()
 	return Drive(ctx, env, j, in, dir, nil)
+}
+
+// waitNoOtherModelLocks waits (bounded) until no live per-model lock is
+// held but those the caller holds itself (env.HeldLocks: a write that
+// finishes interrupted intents before its own) or the lender lent.
+func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lender int, timeout time.Duration) error {
+	start := time.Now()
+	for {
+		live, err := lock.LiveModelLocks(env.FS, base, ns, time.Now(), lender)
+		if err != nil {
+			return err
+		}
+		var other []lock.Held
+		for _, h := range live {
+			if !env.HeldLocks[h.Path] {
+				other = append(other, h)
+			}
+		}
+		if len(other) == 0 {
+			return nil
+		}
+		if time.Since(start) >= timeout {
+			return &lock.TimeoutError{Path: other[0].Path, Holder: &other[0].Info, Waited: time.Since(start)}
+		}
+		t := time.NewTimer(min(200*time.Millisecond, timeout-time.Since(start)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // PreviewOpen observes every step of every open intent without changing

@@ -214,6 +214,9 @@ type DoctorReport struct {
 	// Remaining is how many findings are still there after the run (in
 	// check and preview mode: all of them).
 	Remaining int `json:"remaining"`
+	// Notes explain states that are not problems (never counted in
+	// Remaining): what swamp's own doctor misreports (swampDoctorNote).
+	Notes []string `json:"notes"`
 }
 
 // Clean reports whether nothing is left to fix.
@@ -1217,7 +1220,69 @@ func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
 		Items: s.items, Versions: s.versions, StepLatestColumn: s.stepCol,
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
+		Notes: swampDoctorNotes(s.fsys, s.r),
 	}
+}
+
+// swampDoctorNotes explains, in a namespaced repo, what swamp's `doctor
+// datastores` will report as "un-migrated data" although nothing is wrong
+// (swamp's defect, swamp-format A13; issue #9): its check flags every
+// default subdirectory of the un-namespaced base that holds a file, so it
+// flags {base}/data for the repo-local catalog (which never moves) and
+// {base}/outputs for the .log files swamp's own method runs keep writing
+// there. Only those two are explained; a subdirectory holding real
+// un-migrated data is not, since swamp is right about it.
+func swampDoctorNotes(fsys fsx.FS, r *repo.Repo) []string {
+	notes := []string{}
+	if r.Namespace == "" {
+		return notes
+	}
+	var what []string
+	dataDir := filepath.Join(r.Base, "data")
+	if ents, err := fsys.ReadDir(dataDir); err == nil && len(ents) > 0 {
+		onlyCatalog := true
+		for _, e := range ents {
+			if !repo.IsCatalogFile(e.Name()) {
+				onlyCatalog = false
+				break
+			}
+		}
+		if onlyCatalog {
+			what = append(what, dataDir+" (it holds only the repo-local catalog)")
+		}
+	}
+	outputs := filepath.Join(r.Base, "outputs")
+	if files, logsOnly := countOutputs(fsys, outputs); files > 0 && logsOnly {
+		what = append(what, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there)", outputs, files))
+	}
+	if len(what) == 0 {
+		return notes
+	}
+	return append(notes, fmt.Sprintf("swamp's doctor datastores will report %s as un-migrated data; that is swamp's defect, "+
+		"not a problem of this repo: the catalog is repo-local and never moves; root outputs logs are folded in by "+
+		"'swampj datastore namespace migrate --confirm'", strings.Join(what, " and ")))
+}
+
+// countOutputs counts the files below dir and whether all are .log files.
+func countOutputs(fsys fsx.FS, dir string) (files int, logsOnly bool) {
+	logsOnly = true
+	var walk func(d string)
+	walk = func(d string) {
+		ents, err := fsys.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				walk(filepath.Join(d, e.Name()))
+				continue
+			}
+			files++
+			logsOnly = logsOnly && strings.HasSuffix(e.Name(), ".log")
+		}
+	}
+	walk(dir)
+	return files, logsOnly
 }
 
 // report lists every finding; status decides the status of the automatic

@@ -70,8 +70,8 @@ func kindOf(s *journal.Step) (kind, error) {
 // Describe renders a step for humans.
 func Describe(s *journal.Step) string {
 	switch s.Kind {
-	case KindRename:
-		return fmt.Sprintf("rename %s -> %s", s.Path, s.To)
+	case KindRename, KindMove:
+		return fmt.Sprintf("%s %s -> %s", s.Kind, s.Path, s.To)
 	case KindStage:
 		return fmt.Sprintf("stage %s (published as %s)", s.Path, s.To)
 	case KindDropDup:

@@ -340,6 +340,11 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		env.Catalog = RepoCatalog(fsys, r.Dir)
 		defer env.CloseCatalog()
 	}
+	// Data not migrated yet is refused before a lock file or an intent
+	// exists (lockWriteModels checks again under the locks).
+	if err := refuseUnmigrated(fsys, r, ps); err != nil {
+		return nil, err
+	}
 	if o.Journal != nil && fsx.Concurrent(fsys) {
 		if out, err, ok := writeOverlapped(ctx, env, r, ps, o); ok {
 			return out, err
@@ -748,19 +753,143 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 	return nil
 }
 
-// lockWriteModels takes swamp's per-model lock of every model written.
+// lockWriteModels takes swamp's per-model lock of every model written,
+// without interleaving with a structural change (a namespace migration):
+// as swamp's acquireModelLocks does, it waits while a live holder has
+// swamp's global datastore lock, takes the per-model locks, and checks the
+// global lock again; if a structural command took it meanwhile, it lets
+// its locks go and starts over. The whole wait is bounded by LockTimeout
+// (a *lock.TimeoutError). Under the locks it then refuses a write the
+// configuration no longer describes (the namespace changed while it
+// waited) or one to data not migrated yet.
+//
+// Why writer and migration exclude each other (both sides, #10.2). A
+// migration creates the global lock G exclusively and only then scans for
+// live per-model locks (planWhileNoWriter; recovery of a migration, in
+// driveLocked, does the same), and waits while it finds one. A writer
+// creates its per-model lock L and only then re-reads G. File creation on
+// one file system is ordered, so one of the two comes first: if the
+// writer's re-read of G finds nothing, G was created after that re-read,
+// so after L, and the migration's scan, made after G, finds L and waits
+// for it; if the scan does not find L, L was created after the scan, so
+// after G, and the writer's re-read finds G and backs off before touching
+// any data. The writer's first wait on G only saves a wasted acquisition.
+// What backing off can leave — the empty parent directories L was created
+// in, under a path the migration is about to fill — is not data, and the
+// migration's steps absorb it (migratesteps.go).
 func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
-	var held []*lock.Lock
-	for _, lp := range modelLockPaths(r, ps) {
-		l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: o.LockTimeout})
+	global := lock.GlobalPath(r.Base, r.Namespace)
+	lender := lock.HolderPidFromEnv(nil)
+	deadline := time.Now().Add(o.LockTimeout)
+	left := func() time.Duration { return max(time.Until(deadline), time.Millisecond) }
+	for {
+		if err := lock.WaitFree(ctx, fsys, global, left(), lender); err != nil {
+			return nil, err
+		}
+		// A structural change that ran while we waited may have changed
+		// the namespace: look before creating lock directories there.
+		if err := configUnchanged(fsys, r); err != nil {
+			return nil, err
+		}
+		var held []*lock.Lock
+		for _, lp := range modelLockPaths(r, ps) {
+			l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: left()})
+			if err != nil {
+				return held, err
+			}
+			l.StartHeartbeat(ctx)
+			held = append(held, l)
+		}
+		free, err := lock.Free(fsys, global, lender)
 		if err != nil {
 			return held, err
 		}
-		l.StartHeartbeat(ctx)
-		held = append(held, l)
+		if free {
+			return held, checkUnderModelLocks(fsys, r, ps)
+		}
+		releaseModelLocks(held, o.Warn) // a structural command started: let it run first
+		if time.Now().After(deadline) {
+			return nil, lock.WaitFree(ctx, fsys, global, time.Millisecond, lender)
+		}
 	}
-	return held, nil
 }
+
+// checkUnderModelLocks re-reads the configuration once the locks are held:
+// a migration that ran while the write waited may have changed the
+// namespace the write was prepared for. Then it refuses a write to data
+// that is not migrated yet (refuseUnmigrated).
+func checkUnderModelLocks(fsys fsx.FS, r *repo.Repo, ps []*pendingVersion) error {
+	if err := configUnchanged(fsys, r); err != nil {
+		return err
+	}
+	return refuseUnmigrated(fsys, r, ps)
+}
+
+// configUnchanged reads .swamp.yaml again and returns a
+// *NamespaceChangedError if the datastore base or namespace differ from r.
+func configUnchanged(fsys fsx.FS, r *repo.Repo) error {
+	now, err := repo.Load(fsys, r.Dir, nil)
+	if err != nil {
+		return fmt.Errorf("re-reading the configuration before writing: %w; nothing was written", err)
+	}
+	if now.Namespace != r.Namespace || now.Base != r.Base {
+		return &NamespaceChangedError{Was: r.Namespace, Now: now.Namespace}
+	}
+	return nil
+}
+
+// refuseUnmigrated refuses, before anything is journaled, a write to an
+// item whose model still has data at the un-namespaced {base}/data while a
+// namespace is configured (set, not migrated yet): the write would start a
+// fresh version 1 under the namespace beside the item's versions, which a
+// migration then could not merge.
+func refuseUnmigrated(fsys fsx.FS, r *repo.Repo, ps []*pendingVersion) error {
+	if r.Namespace == "" {
+		return nil
+	}
+	for _, p := range ps {
+		a := p.w.Address
+		modelDir := filepath.Join(r.Base, "data", filepath.FromSlash(a.Type), a.ModelID)
+		ents, err := fsys.ReadDir(modelDir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if e.Name() != ".lock" {
+				return &UnmigratedWriteError{Index: p.index, Address: a.String(), Path: modelDir, Namespace: r.Namespace}
+			}
+		}
+	}
+	return nil
+}
+
+// UnmigratedWriteError: a namespace is configured but the model's data has
+// not been migrated into it yet. Nothing was written.
+type UnmigratedWriteError struct {
+	Index     int
+	Address   string
+	Path      string
+	Namespace string
+}
+
+func (e *UnmigratedWriteError) Error() string {
+	return fmt.Sprintf("write %d (%s): namespace %q is configured but this model's data still sits at %s (not migrated yet); "+
+		"nothing was written. Run 'swampj datastore namespace migrate --confirm' first, then write again", e.Index+1, e.Address, e.Namespace, e.Path)
+}
+func (e *UnmigratedWriteError) Code() string { return "unmigrated_data" }
+
+// NamespaceChangedError: the datastore's namespace changed while the write
+// waited for swamp's locks (a migration ran). Nothing was written.
+type NamespaceChangedError struct{ Was, Now string }
+
+func (e *NamespaceChangedError) Error() string {
+	return fmt.Sprintf("the datastore namespace changed from %q to %q while the write waited for swamp's locks (a namespace migration ran); "+
+		"nothing was written. Run the write again", e.Was, e.Now)
+}
+func (e *NamespaceChangedError) Code() string { return "namespace_changed" }
 
 // modelLockPaths are swamp's per-model lock files of a write, in path
 // order (no deadlock between two swampj writers of overlapping models).

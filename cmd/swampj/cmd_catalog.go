@@ -30,9 +30,11 @@ func init() {
 				Description: "Walks the data root, builds the row every readable version should have (unreadable versions,\n" +
 					"such as the zero-byte ones of swamp issue #3955, get none) and compares the catalog's rows for the\n" +
 					"repo's namespace — and its own old namespace stamps — with them. Rows of other namespaces pulled\n" +
-					"from other repos are foreign and not compared. The catalog is opened read-only.\n\n" +
-					"EXIT STATUS: 0 when the catalog agrees with the disk; 1 otherwise (error code catalog_drift),\n" +
-					"with every difference listed under --json.",
+					"from other repos are foreign and not compared. The catalog is opened read-only.\n" +
+					"A catalog with no rows at all and no populated mark (what swamp leaves after invalidating it, as its\n" +
+					"own namespace migrate does) is not built yet, not drift: swamp fills it on its next read.\n\n" +
+					"EXIT STATUS: 0 when the catalog agrees with the disk or is not built yet; 1 otherwise (error code\n" +
+					"catalog_drift), with every difference listed under --json.",
 				Flags:  []cli.Flag{checksums},
 				Action: runCatalogVerify,
 			},
@@ -81,7 +83,7 @@ func runCatalogVerify(c *cli.Context) error {
 	if err := e.out.result(rep, func(w io.Writer) { printCatalogReport(w, rep) }); err != nil {
 		return err
 	}
-	if !rep.InSync {
+	if !rep.InSync && !rep.NotBuilt {
 		return withCode("catalog_drift", exitFailure, fmt.Errorf("the catalog does not agree with the data on disk (%s); run 'swampj catalog rebuild --confirm'",
 			driftSummary(rep)))
 	}
@@ -140,6 +142,16 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		fmt.Fprintf(w, "  foreign, kept:  namespace %q, %d rows — %s\n", f.Namespace, f.Rows, f.Reason)
 	}
 
+	if rep.NotBuilt && !rep.InSync && !rep.Applied {
+		fmt.Fprintf(w, "  not built yet:  the catalog holds no rows and is not marked populated (swamp invalidated it); %d rows would be added\n", k.RowsMissing)
+		if rep.Command == "rebuild" {
+			fmt.Fprintln(w, "Nothing was changed. Run 'swampj catalog rebuild --confirm' to build it now.")
+		} else {
+			fmt.Fprintln(w, "The catalog is not built yet (swamp rebuilds it on its next read; 'swampj catalog rebuild --confirm' builds it now).")
+		}
+		printUnreadable(w, rep)
+		return
+	}
 	if rep.InSync {
 		if rep.Command == "rebuild" && rep.Applied {
 			fmt.Fprintln(w, "The catalog already agreed with the disk; marked it populated.")

@@ -88,6 +88,9 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 	fmt.Fprintf(w, "Doctor: %s (%s)\n", rep.Repo, ns)
 	fmt.Fprintf(w, "  data root: %s (%d item(s), %d version(s) checked)\n", rep.DataRoot, rep.Items, rep.Versions)
 	fmt.Fprintf(w, "  catalog:   %s\n", rep.Catalog)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "No problems found.")
 		return

@@ -211,6 +211,9 @@ func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
 	}
 	return e.out.result(d, func(w io.Writer) {
 		printRecovered(w, d.Recovered)
+		if d.CatalogBuilt {
+			defer fmt.Fprintln(w, "The catalog was not built yet (swamp invalidated it); built it from the disk.")
+		}
 		if d.NothingToDo {
 			fmt.Fprintln(w, nothingToMigrate(d.Reverse))
 			return

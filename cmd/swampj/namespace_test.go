@@ -437,12 +437,29 @@ func TestNamespaceRefusals(t *testing.T) {
 			t.Fatal("a refused run must move nothing")
 		}
 	})
-	t.Run("reverse conflict", func(t *testing.T) {
+	t.Run("reverse collision", func(t *testing.T) {
+		// A file only at the solo path is merged around (#9.3); the same
+		// path with other bytes is a collision, listed, nothing moved.
 		dir := nsOlderSwampRepo(t)
-		fsxtest.WriteFiles(t, dir, map[string]string{".swamp/outputs/stray.json": "{}"})
+		fsxtest.WriteFiles(t, dir, map[string]string{
+			".swamp/outputs/stray.json":        "{}",
+			".swamp/outputs/run-1/output.json": `{"exitCode":1}`,
+		})
 		r := nsWant(t, 1, dir, "datastore", "namespace", "migrate", "--reverse", "--confirm", "--json")
-		if code := nsErrorCode(t, r.stderr); code != "conflict" || !strings.Contains(r.stderr, "outputs") {
+		if code := nsErrorCode(t, r.stderr); code != "collision" || !strings.Contains(r.stderr, "outputs/run-1/output.json") || strings.Contains(r.stderr, "stray.json") {
 			t.Fatalf("%+v", r)
+		}
+		if !nsExists(dir, ".swamp/"+nsSlug+"/outputs/run-1/output.json") {
+			t.Fatal("a refused run must move nothing")
+		}
+		if err := os.Remove(filepath.Join(dir, ".swamp", "outputs", "run-1", "output.json")); err != nil {
+			t.Fatal(err)
+		}
+		nsWant(t, 0, dir, "datastore", "namespace", "migrate", "--reverse", "--confirm")
+		for _, p := range []string{"outputs/stray.json", "outputs/run-1/output.json"} {
+			if !nsExists(dir, ".swamp/"+p) {
+				t.Fatalf("%s missing after the merge", p)
+			}
 		}
 	})
 	t.Run("bad input", func(t *testing.T) {

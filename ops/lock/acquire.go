@@ -177,6 +177,16 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 			held.Store(filepath.Clean(path), nonce)
 			return &Lock{fsys: fsys, path: path, opts: opts, nonce: nonce, info: info, lost: make(chan struct{})}, nil
 		}
+		if errors.Is(err, fs.ErrNotExist) && time.Now().Before(deadline) {
+			// The directory went away under us: a namespace migration moved
+			// or removed it (it holds nothing of ours yet). Create it again
+			// and retry; the caller's check of the global lock decides
+			// whether to go on.
+			if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+				return nil, fmt.Errorf("creating lock directory %s: %w", dir, err)
+			}
+			continue
+		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("creating lock %s: %w", path, err)
 		}

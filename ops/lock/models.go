@@ -139,3 +139,78 @@ func LentBy(fsys fsx.FS, path string, pid int, now time.Time) bool {
 	info, err := DecodeInfo(data)
 	return err == nil && info.Pid == pid && now.Sub(info.AcquiredAt) <= info.TTL()
 }
+
+// Dead reports whether nobody holds the lock file at path: it is missing,
+// or stale by the rules Acquire takes a lock over by (past its TTL; taken
+// on this host by a process that is gone; unparseable and untouched for a
+// TTL). A dead lock file is debris, not a holder.
+func Dead(fsys fsx.FS, path string) (bool, error) {
+	o, err := observe(fsys, path)
+	if err != nil {
+		return false, err
+	}
+	return o.missing || isStale(path, o, Options{}.withDefaults()), nil
+}
+
+// Free reports whether the lock at path has no live holder other than the
+// process lender (SWAMP_LOCK_HOLDER_PID, 0 for none): it is missing, dead
+// (see Dead) or lent. A lock this very process holds is not free: a
+// long-lived tool may run a migration and writes side by side.
+func Free(fsys fsx.FS, path string, lender int) (bool, error) {
+	o, err := observe(fsys, path)
+	if err != nil {
+		return false, err
+	}
+	return free(path, o, lender, Options{}.withDefaults()), nil
+}
+
+func free(path string, o observed, lender int, opts Options) bool {
+	switch {
+	case o.missing || isStale(path, o, opts):
+		return true
+	case o.info == nil:
+		return false // a fresh unparseable file: a holder between create and write
+	}
+	return lender != 0 && o.info.Pid == lender && !o.info.Expired(opts.Now())
+}
+
+// WaitFree waits, polling every 100 ms for at most timeout (default 60 s),
+// until the lock at path is Free, without taking it: what a swamp writer
+// does with the global datastore lock before its per-model locks
+// (acquireModelLocks). On timeout it returns a *TimeoutError naming the
+// holder.
+func WaitFree(ctx context.Context, fsys fsx.FS, path string, timeout time.Duration, lender int) error {
+	opts := Options{Timeout: timeout}.withDefaults()
+	start := time.Now()
+	deadline := start.Add(opts.Timeout)
+	for {
+		o, err := observe(fsys, path)
+		if err != nil {
+			return fmt.Errorf("reading lock %s: %w", path, err)
+		}
+		if free(path, o, lender, opts) {
+			return nil
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return &TimeoutError{Path: path, Holder: o.info, Waited: time.Since(start)}
+		}
+		if err := sleep(ctx, min(100*time.Millisecond, remaining)); err != nil {
+			return fmt.Errorf("waiting for lock %s: %w", path, err)
+		}
+	}
+}
+
+// ParseGlobalPath is GlobalPath backwards: the base and namespace a global
+// lock path belongs to (ok=false: not a global lock path).
+func ParseGlobalPath(path string) (base, ns string, ok bool) {
+	dir, name := filepath.Split(filepath.Clean(path))
+	dir = filepath.Clean(dir)
+	switch {
+	case name == globalSoloName:
+		return dir, "", true
+	case filepath.Base(dir) == locksDirName && strings.HasSuffix(name, ".lock") && len(name) > len(".lock"):
+		return filepath.Dir(dir), strings.TrimSuffix(name, ".lock"), true
+	}
+	return "", "", false
+}

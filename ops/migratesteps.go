@@ -1,0 +1,179 @@
+package ops
+
+// The step kinds of a namespace migration. They are the plain mkdir,
+// rename and rmdir, except that debris a swamp writer leaves in a path the
+// migration fills or empties is not taken for somebody's data (#10.2).
+//
+// A writer that starts while a migration runs creates its per-model lock
+// {base}[/{ns}]/data/{type}/{model}/.lock — and with it every missing
+// parent directory — before it sees the migration's global lock and backs
+// off (lockWriteModels). Under the namespace destination that leaves empty
+// directories where the plan expected nothing; a writer that crashed there
+// leaves a dead lock file too. A plain rename then sees both sides and
+// recovery stops in both directions ("the disk matches neither…"). These
+// kinds treat a tree that holds only directories and dead swamp lock files
+// (lock.Dead) as absent: observing, it does not count; applying or undoing,
+// it is removed first. Anything else in it — a file of any other name, a
+// live lock, a symlink — is data, keeps the step a conflict and is never
+// removed.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
+)
+
+const (
+	KindMove      = "move"       // rename Path to To; debris at the other side does not count
+	KindMoveMkdir = "move-mkdir" // mkdir Path; undone even if debris appeared inside
+	KindMoveRmdir = "move-rmdir" // remove Path once emptied, debris included
+)
+
+func init() {
+	register(KindMove, kind{Observe: observeMove, Apply: applyMove, Undo: undoMove})
+	register(KindMoveMkdir, kind{Observe: observeMkdir, Apply: applyMkdir, Undo: removeDirWithDebris})
+	register(KindMoveRmdir, kind{
+		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+			o, detail, err := observeMkdir(ctx, env, s)
+			switch o {
+			case Done:
+				return NotDone, detail, err
+			case NotDone:
+				return Done, detail, err
+			}
+			return o, detail, err
+		},
+		Apply: removeDirWithDebris,
+		Undo:  applyMkdir,
+	})
+}
+
+func observeMove(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	o, detail, err := observeRename(ctx, env, s)
+	if err != nil || o != Conflict {
+		return o, detail, err
+	}
+	// Both exist: one side may be only a writer's debris.
+	if deb, err := onlyDebris(env.FS, s.To); err != nil {
+		return Conflict, "", err
+	} else if deb {
+		return NotDone, s.To + " holds only empty directories or dead lock files", nil
+	}
+	if deb, err := onlyDebris(env.FS, s.Path); err != nil {
+		return Conflict, "", err
+	} else if deb {
+		return Done, s.Path + " holds only empty directories or dead lock files", nil
+	}
+	return Conflict, detail + ", and both hold data", nil
+}
+
+func applyMove(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := removeDebris(env.FS, s.To, d); err != nil {
+		return err
+	}
+	return applyRename(ctx, env, s, d)
+}
+
+func undoMove(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if err := removeDebris(env.FS, s.Path, d); err != nil {
+		return err
+	}
+	return undoRename(ctx, env, s, d)
+}
+
+// removeDirWithDebris removes the directory s.Path if it holds nothing but
+// debris; anything else in it is left, and reported.
+func removeDirWithDebris(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	deb, err := onlyDebris(env.FS, s.Path)
+	if err != nil {
+		return err
+	}
+	if !deb {
+		return undoMkdir(ctx, env, s, d) // reports what it holds, removes nothing
+	}
+	return removeDebris(env.FS, s.Path, d)
+}
+
+// onlyDebris reports whether path is a directory (not a symlink) whose
+// whole tree holds only directories and dead swamp lock files. A missing
+// path is not debris (there is nothing to remove).
+func onlyDebris(fsys fsx.FS, path string) (bool, error) {
+	fi, err := fsys.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.IsDir() {
+		return false, nil
+	}
+	ents, err := fsys.ReadDir(path)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		p := filepath.Join(path, e.Name())
+		switch {
+		case e.IsDir():
+			if ok, err := onlyDebris(fsys, p); err != nil || !ok {
+				return false, err
+			}
+		case e.Name() == modelLockName && e.Type().IsRegular():
+			if dead, err := lock.Dead(fsys, p); err != nil || !dead {
+				return false, err
+			}
+		default:
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// removeDebris removes path if it is debris (onlyDebris): dead lock files,
+// then directories bottom-up. A missing path is fine. Removing a directory
+// fails if something appeared in it meanwhile, so nothing but debris is
+// ever removed; a path that is not debris is an error naming it.
+func removeDebris(fsys fsx.FS, path string, d *Dirty) error {
+	deb, err := onlyDebris(fsys, path)
+	if err != nil {
+		return err
+	}
+	if !deb {
+		if ok, _ := fsx.Exists(fsys, path); !ok {
+			return nil
+		}
+		return fmt.Errorf("%s is in the way and holds data (not only empty directories or dead lock files); leaving it", path)
+	}
+	var rm func(dir string) error
+	rm = func(dir string) error {
+		ents, err := fsys.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() {
+				if err := rm(p); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return fsys.Remove(dir)
+	}
+	if err := rm(path); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(path))
+	return nil
+}
