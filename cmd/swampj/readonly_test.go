@@ -24,7 +24,7 @@ import (
 // manifest maps every file and directory under root (relative) to its
 // SHA-256 (files), "dir" or the link target. Nothing is left out: the
 // journal, the catalog and its -wal/-shm are compared byte for byte.
-func manifest(t *testing.T, root string) map[string]string {
+func treeManifest(t *testing.T, root string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -194,7 +194,7 @@ func TestInspectionsOnReadOnlyMedia(t *testing.T) {
 	refVerify := swampj(t, ref, "catalog", "verify", "--json")
 
 	mp := mountReadOnly(t, dir)
-	before := manifest(t, dir)
+	before := treeManifest(t, dir)
 
 	var seen []result
 	r := swampj(t, mp, "recover", "--dry-run", "--json")
@@ -266,7 +266,7 @@ func TestInspectionsOnReadOnlyMedia(t *testing.T) {
 		}
 		t.Logf("%v: %s", args, strings.TrimSpace(r.stderr))
 	}
-	if d := diffManifest(before, manifest(t, dir)); len(d) > 0 {
+	if d := diffManifest(before, treeManifest(t, dir)); len(d) > 0 {
 		t.Fatalf("the read-only tree changed: %v", d)
 	}
 }
@@ -279,7 +279,7 @@ func TestNoOpenIntentOnReadOnlyMedia(t *testing.T) {
 	}
 	dir := roRepo(t, false)
 	mp := mountReadOnly(t, dir)
-	before := manifest(t, dir)
+	before := treeManifest(t, dir)
 	if r := swampj(t, mp, "recover"); r.code != 0 || !strings.Contains(r.stdout, "Nothing to recover") || r.stderr != "" {
 		t.Fatalf("recover with nothing to do must exit 0 on read-only media: %+v", r)
 	}
@@ -304,7 +304,7 @@ func TestNoOpenIntentOnReadOnlyMedia(t *testing.T) {
 		}
 		t.Logf("%v: %s", args, strings.TrimSpace(r.stderr))
 	}
-	if d := diffManifest(before, manifest(t, dir)); len(d) > 0 {
+	if d := diffManifest(before, treeManifest(t, dir)); len(d) > 0 {
 		t.Fatalf("the read-only tree changed: %v", d)
 	}
 }
@@ -319,7 +319,7 @@ func TestInspectionsCreateNoFile(t *testing.T) {
 		}
 		names := func() map[string]bool {
 			m := map[string]bool{}
-			for k := range manifest(t, dir) {
+			for k := range treeManifest(t, dir) {
 				m[k] = true
 			}
 			return m
@@ -347,7 +347,7 @@ func TestJournalPathIsADirectory(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(jp, "keep"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	before := manifest(t, dir)
+	before := treeManifest(t, dir)
 	for _, args := range [][]string{{"recover"}, {"recover", "--dry-run"}, {"journal", "list"}, {"doctor"}, {"catalog", "verify"}, {"catalog", "rebuild", "--confirm"}} {
 		r := swampj(t, dir, append(args, "--json")...)
 		if r.code != 1 || errCodeOf(t, r) != "journal_not_a_file" || !strings.Contains(r.stderr, "is a directory") ||
@@ -355,7 +355,7 @@ func TestJournalPathIsADirectory(t *testing.T) {
 			t.Fatalf("%v: %+v", args, r)
 		}
 	}
-	if d := diffManifest(before, manifest(t, dir)); len(d) > 0 {
+	if d := diffManifest(before, treeManifest(t, dir)); len(d) > 0 {
 		t.Fatalf("the tree changed: %v", d)
 	}
 }

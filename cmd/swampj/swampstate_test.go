@@ -31,7 +31,7 @@ func swampBinOrSkip(t *testing.T) string {
 	return bin
 }
 
-func swampCmd(t *testing.T, bin, dir string, args ...string) string {
+func swampOut(t *testing.T, bin, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -72,11 +72,11 @@ func findFiles(t *testing.T, root, suffix string) []string {
 func TestRealSwampReverseAfterUse(t *testing.T) {
 	bin := swampBinOrSkip(t)
 	dir := t.TempDir()
-	swampCmd(t, bin, dir, "init")
-	swampCmd(t, bin, dir, "model", "create", "command/shell", "m1")
-	swampCmd(t, bin, dir, "datastore", "namespace", "set", "ns1")
+	swampOut(t, bin, dir, "init")
+	swampOut(t, bin, dir, "model", "create", "command/shell", "m1")
+	swampOut(t, bin, dir, "datastore", "namespace", "set", "ns1")
 	nsWant(t, 0, dir, "datastore", "namespace", "migrate", "--confirm")
-	swampCmd(t, bin, dir, "model", "method", "run", "m1", "execute", "--input", "run=echo hi")
+	swampOut(t, bin, dir, "model", "method", "run", "m1", "execute", "--input", "run=echo hi")
 	logs := findFiles(t, filepath.Join(dir, ".swamp", "outputs"), ".log")
 	if len(logs) == 0 {
 		t.Fatal("expected swamp to write the run's .log under the root outputs/ (the state of #9.3)")
@@ -105,7 +105,7 @@ func TestRealSwampReverseAfterUse(t *testing.T) {
 	}
 	nsWant(t, 0, dir, "datastore", "namespace", "unset", "--migrate", "--confirm")
 	nsWant(t, 0, dir, "recover")
-	swampCmd(t, bin, dir, "data", "list", "m1")
+	swampOut(t, bin, dir, "data", "list", "m1")
 }
 
 // TestRealSwampInvalidatedCatalogIsNotBuilt (#9.4): swamp's own migrate
@@ -114,11 +114,11 @@ func TestRealSwampReverseAfterUse(t *testing.T) {
 func TestRealSwampInvalidatedCatalogIsNotBuilt(t *testing.T) {
 	bin := swampBinOrSkip(t)
 	dir := t.TempDir()
-	swampCmd(t, bin, dir, "init")
-	swampCmd(t, bin, dir, "model", "create", "command/shell", "m1")
-	swampCmd(t, bin, dir, "model", "method", "run", "m1", "execute", "--input", "run=echo hi")
-	swampCmd(t, bin, dir, "datastore", "namespace", "set", "ns1")
-	swampCmd(t, bin, dir, "datastore", "namespace", "migrate", "--confirm")
+	swampOut(t, bin, dir, "init")
+	swampOut(t, bin, dir, "model", "create", "command/shell", "m1")
+	swampOut(t, bin, dir, "model", "method", "run", "m1", "execute", "--input", "run=echo hi")
+	swampOut(t, bin, dir, "datastore", "namespace", "set", "ns1")
+	swampOut(t, bin, dir, "datastore", "namespace", "migrate", "--confirm")
 	r := nsWant(t, 0, dir, "catalog", "verify")
 	if !strings.Contains(r.stdout, "not built yet") {
 		t.Fatalf("verify: %s", r.stdout)
