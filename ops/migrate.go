@@ -573,6 +573,8 @@ type migrationPlanner struct {
 	gone       map[string]bool // subdirectories whose source the plan removes
 	nsMkdir    string          // {base}/{ns} to create before the first move, if missing
 	emptied    []emptiedDir    // merged sources to remove after the barrier, deepest first
+	copies     []string        // catalog copies an older swamp carried into the namespace
+	qdir       string          // quarantineDir, once chosen
 }
 
 // emptiedDir is a merge source the plan removes once emptied.
@@ -626,6 +628,9 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKe
 	}
 	for _, e := range p.emptied {
 		p.add(e.subdir, journal.Step{Kind: KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
+	}
+	if err := p.planQuarantine(); err != nil {
+		return nil, err
 	}
 	if err := p.planTail(nsDir, opts); err != nil {
 		return nil, err
@@ -920,10 +925,65 @@ func (p *migrationPlanner) emptyAfterPlan(nsDir string, removesManifest bool) (b
 }
 
 func (p *migrationPlanner) warnCatalogCopies(dir string, names []string) {
+	if !p.plan.reverse && dir == filepath.Join(p.r.Base, p.r.Namespace, "data") {
+		// Forward into the namespace: the copies swamp's own migrate
+		// carried there go to quarantine in this run (planQuarantine).
+		for _, n := range names {
+			p.copies = append(p.copies, filepath.Join(dir, n))
+		}
+		p.plan.warnings = append(p.plan.warnings, MigrateWarning{Subdir: p.subdir, Path: dir, Files: names,
+			Message: fmt.Sprintf("%s holds catalog files (%s) that swamp's own migrate carried there with the data; nothing reads them "+
+				"(the live catalog is %s). This run moves them, together, to %s (nothing is deleted)",
+				dir, strings.Join(names, ", "), p.r.CatalogPath, p.quarantineDir())})
+		return
+	}
 	p.plan.warnings = append(p.plan.warnings, MigrateWarning{Subdir: p.subdir, Path: dir, Files: names,
 		Message: fmt.Sprintf("%s holds catalog files (%s) that an older swamp moved with the data. "+
-			"They are not data and are left where they are; the live catalog is %s. Delete them when convenient",
+			"They are not data and are left where they are; the live catalog is %s. "+
+			"'swampj doctor --repair --confirm' moves them to quarantine",
 			dir, strings.Join(names, ", "), p.r.CatalogPath)})
+}
+
+// quarantineDir is where a forward run puts the catalog copies it finds in
+// {base}/{ns}/data, beside the doctor's quarantine: one stamped directory
+// per run, chosen when the plan is made and journaled with it.
+func (p *migrationPlanner) quarantineDir() string {
+	if p.qdir == "" {
+		top := filepath.Join(p.r.Base, store.QuarantineDirName)
+		stamp := time.Now().UTC().Format("20060102T150405Z") + "-migrate"
+		name := stamp
+		for i := 2; ; i++ {
+			if ok, err := fsx.Exists(p.fsys, filepath.Join(top, name)); err != nil || !ok {
+				break
+			}
+			name = fmt.Sprintf("%s-%d", stamp, i)
+		}
+		p.qdir = filepath.Join(top, name, p.r.Namespace, "data")
+	}
+	return p.qdir
+}
+
+// planQuarantine moves the catalog copies found in {base}/{ns}/data into
+// quarantine, as one unit (a catalog and its sidecars are never separated).
+// Without it the state swamp's own migrate leaves stays a doctor finding
+// after swampj has finished the migration (#3316, issue #9).
+func (p *migrationPlanner) planQuarantine() error {
+	if len(p.copies) == 0 {
+		return nil
+	}
+	q := p.quarantineDir()
+	dirs, err := MissingDirs(p.fsys, q, nil)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		p.add("data", journal.Step{Kind: KindMoveMkdir, Path: d, Note: "quarantine for swamp's catalog copies"})
+	}
+	for _, c := range p.copies {
+		p.add("data", journal.Step{Kind: KindMove, Path: c, To: filepath.Join(q, filepath.Base(c)), Note: "catalog copy to quarantine"})
+	}
+	p.add("", journal.Step{Kind: KindBarrier, Note: "make the quarantine moves durable"})
+	return nil
 }
 
 // checkSameDevice refuses before anything is journaled when a rename would

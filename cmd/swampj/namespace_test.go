@@ -205,14 +205,33 @@ func TestIssue3316CaseA(t *testing.T) {
 		}
 	})
 	t.Run("after older swamp", func(t *testing.T) {
+		// The catalog copies swamp's own migrate carried into the
+		// namespace are moved to quarantine by the first confirmed run
+		// (doctor is clean afterwards); later runs have nothing to do.
 		dir := nsOlderSwampRepo(t)
-		for _, args := range [][]string{{"migrate"}, {"migrate", "--confirm"}} {
-			r := nsWant(t, 0, dir, append([]string{"datastore", "namespace"}, args...)...)
-			if !strings.Contains(r.stdout, "Nothing to migrate") || !strings.Contains(r.stderr, "catalog files") {
-				t.Fatalf("%v must do nothing and warn about the catalog copies: %+v", args, r)
+		before := nsCatalogFiles(t, dir)
+		r := nsWant(t, 0, dir, "datastore", "namespace", "migrate")
+		if !strings.Contains(r.stderr, "catalog files") || !strings.Contains(r.stderr, "quarantine") {
+			t.Fatalf("the preview must say the catalog copies go to quarantine: %+v", r)
+		}
+		if got := nsCatalogFiles(t, dir); strings.Join(got, " ") != strings.Join(before, " ") {
+			t.Fatalf("the preview changed the catalog files: %v -> %v", before, got)
+		}
+		nsWant(t, 0, dir, "datastore", "namespace", "migrate", "--confirm")
+		nsAssertNamespaced(t, dir, 0)
+		quarantined := 0
+		for _, f := range nsCatalogFiles(t, dir) {
+			if strings.HasPrefix(f, ".swamp/.swampj-quarantine/") && strings.Contains(f, "/"+nsSlug+"/data/") {
+				quarantined++
 			}
 		}
-		nsAssertNamespaced(t, dir, 3)
+		if quarantined != 3 {
+			t.Fatalf("want the 3 catalog copies in quarantine, got %v", nsCatalogFiles(t, dir))
+		}
+		r = nsWant(t, 0, dir, "datastore", "namespace", "migrate", "--confirm")
+		if !strings.Contains(r.stdout, "Nothing to migrate") {
+			t.Fatalf("second run: %+v", r)
+		}
 	})
 }
 
@@ -278,7 +297,7 @@ func TestIssue3316CaseB(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &done); err != nil || strings.Join(done.MigratedDirectories, ",") != "outputs,workflow-runs" {
 			t.Fatalf("%v %s", err, r.stdout)
 		}
-		nsAssertNamespaced(t, dir, 3)
+		nsAssertNamespaced(t, dir, 0) // the copies went to quarantine
 	})
 }
 
