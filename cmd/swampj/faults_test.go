@@ -236,3 +236,72 @@ func TestCtrlCInterruptsABlockedRead(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogOwnedByAnotherUser: a repo once used with sudo — .swamp/data
+// and the catalog belong to root, the rest to the user — so the user cannot
+// open the catalog for writing (its -wal cannot be created). The user's
+// write finishes its data part and says the catalog is stale (exit 0);
+// recover and doctor work for the user; root's rebuild heals the catalog.
+func TestCatalogOwnedByAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run swampj as another user through setpriv (CI runs as root)")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv not installed")
+	}
+	dir := newRepo(t)
+	addr := "command/shell/" + dataModel + "/result"
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "first write (as root)")
+	mustOK(t, swampj(t, dir, "catalog", "verify"), "verify")
+	// Everything to nobody, except the catalog's directory and files.
+	if out, err := exec.Command("chown", "-R", "65534:65534", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v %s", err, out)
+	}
+	data := filepath.Join(dir, ".swamp", "data")
+	matches, _ := filepath.Glob(filepath.Join(data, "_catalog.db*"))
+	for _, p := range append(matches, data) {
+		if err := os.Chown(p, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every ancestor of the repo must be traversable by nobody.
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			_ = os.Chmod(d, fi.Mode().Perm()|0o001)
+		}
+	}
+	asNobody := func(stdin []byte, args ...string) result {
+		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", binary}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "HOME="+dir)
+		var so, se bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &so, &se
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{code, so.String(), se.String()}
+	}
+	w := asNobody([]byte(`{"v":2}`), "data", "write", addr)
+	if w.code != 0 || !strings.Contains(w.stderr, "catalog could not follow") {
+		t.Fatalf("write as another user: exit %d\n%s%s", w.code, w.stdout, w.stderr)
+	}
+	if got := asNobody(nil, "data", "get", addr); got.code != 0 || got.stdout != `{"v":2}` {
+		t.Fatalf("get as the user: %+v", got)
+	}
+	if r := asNobody(nil, "recover"); r.code != 0 {
+		t.Fatalf("recover as the user: %+v", r)
+	}
+	if r := asNobody(nil, "doctor", "--json"); r.code != 1 || !strings.Contains(r.stdout, "catalog_stale") {
+		t.Fatalf("doctor as the user must report the stale catalog: %+v", r)
+	}
+	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "rebuild (as root, who can write the catalog)")
+	mustOK(t, swampj(t, dir, "doctor"), "doctor after the rebuild")
+	mustOK(t, swampj(t, dir, "catalog", "verify"), "verify after the rebuild")
+}
