@@ -272,6 +272,18 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 	if err != nil {
 		return nil, err
 	}
+	if o.Confirm && len(open) > 0 {
+		// A confirmed repair re-run after a crash (its own, or any other
+		// swampj operation's) finishes what was interrupted first, as every
+		// mutating command does, then repairs what is left: the same
+		// command run again moves the repo forward.
+		if err := doctorFinishOpen(ctx, fsys, r, o); err != nil {
+			return nil, err
+		}
+		if open, stale, err = doctorJournalState(fsys, r, o); err != nil {
+			return nil, err
+		}
+	}
 	rep, err := doctorRun(ctx, fsys, r, o, open)
 	if rep != nil && stale != nil {
 		rep.addCatalogStale(stale)
@@ -311,6 +323,32 @@ func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, 
 		return s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped }), nil
 	}
 	return doctorRepair(ctx, fsys, r, o, s)
+}
+
+// doctorFinishOpen drives every open intent forward under its own locks
+// (recovery's path), before a confirmed repair plans anything.
+func doctorFinishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions) error {
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	if err != nil {
+		return err
+	}
+	env := &Env{FS: fsys, Catalog: RepoCatalog(fsys, r.Dir)}
+	outs, rerr := RecoverOpen(ctx, env, j, false)
+	env.CloseCatalog()
+	for _, out := range outs {
+		o.Warn(out.Sentence() + ", before the repair")
+	}
+	if fsx.IsCrash(rerr) {
+		j.Abandon()
+		return rerr
+	}
+	if cerr := j.Close(); rerr == nil && cerr != nil {
+		o.Warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the intents done)", cerr))
+	}
+	if rerr != nil {
+		return fmt.Errorf("an interrupted operation could not be finished, so nothing was repaired: %w", rerr)
+	}
+	return nil
 }
 
 // doctorJournalState reads the journal's open intents and its

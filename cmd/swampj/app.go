@@ -66,11 +66,21 @@ func setUsageErrors(cmds []*cli.Command) {
 	}
 }
 
+// diskFS is the disk every command uses: the real one, wrapped by a kill
+// point when SWAMPJ_FAILPOINT names one (fsx/killpoint.go; crash tests).
+var diskFS = fsx.Real()
+
 // run is main without the process: testable end to end.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fsys, err := fsx.WithKillPoint(fsx.Real(), os.Getenv)
+	if err != nil {
+		return report(stderr, false, usageErr(err))
+	}
+	diskFS = fsys
+	defer fsx.KillPending()
 	app := newApp(stdin, stdout, stderr)
 	argv := reorderArgs(app, args)
-	err := app.RunContext(ctx, argv)
+	err = app.RunContext(ctx, argv)
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageErr(fmt.Errorf("no command %q (run 'swampj --help')", name))
 	}
@@ -107,7 +117,7 @@ type env struct {
 func newEnv(c *cli.Context) *env {
 	e := &env{
 		c:      c,
-		fs:     fsx.Real(),
+		fs:     diskFS,
 		json:   c.Bool("json"),
 		quiet:  c.Bool("quiet"),
 		lockTO: c.Duration("lock-timeout"),

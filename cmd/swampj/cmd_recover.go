@@ -31,6 +31,7 @@ func runRecover(c *cli.Context) error {
 		return err
 	}
 	rep, err := recover.Run(c.Context, dir, recover.Options{
+		FS:          e.fs,
 		Rollback:    c.Bool("rollback"),
 		DryRun:      c.Bool("dry-run"),
 		LockTimeout: e.lockTO,
