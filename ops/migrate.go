@@ -329,8 +329,9 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if r.Namespace == "" {
 		if len(run.recovered) > 0 {
 			// The interrupted run was all there was to do.
-			return &MigrateResult{Completed: &MigrateCompleted{DatastorePath: r.Base, Reverse: opts.Reverse,
-				MigratedDirectories: []string{}, Recovered: run.recovered}}, run.finish()
+			done := &MigrateCompleted{DatastorePath: r.Base, Reverse: opts.Reverse,
+				MigratedDirectories: []string{}, Recovered: run.recovered}
+			return &MigrateResult{Completed: done}, run.finishCompleted(done)
 		}
 		return nil, noNamespace(opts)
 	}
@@ -360,7 +361,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
 			return nil, err
 		}
-		return res, run.finish()
+		return res, run.finishCompleted(done)
 	}
 
 	// Recovery finishes or undoes a migration only under swamp's global
@@ -383,7 +384,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
 		return nil, err
 	}
-	return res, run.finish()
+	return res, run.finishCompleted(done)
 }
 
 // buildCatalogAfter builds a catalog that is not built yet (swamp's own

@@ -419,6 +419,26 @@ func (m *nsMutation) finish() error {
 	return err
 }
 
+// finishCompleted is finish for a migration whose data change is complete
+// on disk: a journal that cannot take the done mark (full disk, I/O error)
+// does not make the run a failure — the intent stays open and the next
+// recovery, which any swampj command runs first, observes every step done
+// and closes it. It is a warning on done, as for a write or a repair.
+func (m *nsMutation) finishCompleted(done *MigrateCompleted) error {
+	path := ""
+	if m.j != nil {
+		path = m.j.Path()
+	}
+	err := m.finish()
+	if err == nil || m.crashed {
+		return err
+	}
+	done.Warnings = append(done.Warnings, MigrateWarning{Path: path, Message: fmt.Sprintf(
+		"the migration is complete on disk, but recording that in the journal failed (%v): its intent stays open "+
+			"until 'swampj recover' (or the next swampj command) finds every step done and closes it", err)})
+	return nil
+}
+
 // close releases everything; after a simulated crash the journal is
 // abandoned without committing anything, as a dead process would leave it.
 func (m *nsMutation) close() {
