@@ -77,7 +77,9 @@ func TestKillPointsThenRecover(t *testing.T) {
 			args:   []string{"datastore", "namespace", "migrate", "--confirm"},
 			points: []string{"failpoint:journal.begin", "mkdir:1", "rename-noreplace:1", "syncdir:1", "failpoint:catalog"},
 			old:    `{"v":1}`, new: `{"v":1}`,
-			done:   func(dir string) bool { return nsExists(dir, ".swamp/ns1/data/command") && !nsExists(dir, ".swamp/data/command") },
+			done: func(dir string) bool {
+				return nsExists(dir, ".swamp/ns1/data/command") && !nsExists(dir, ".swamp/data/command")
+			},
 		},
 		{
 			name: "repair",
