@@ -478,16 +478,26 @@ func TestReverseMergesEntryByEntry(t *testing.T) {
 }
 
 // TestStatesOlderSwampLeaves: catalog copies inside .swamp/{ns}/data and a
-// fresh catalog at .swamp/data never block a run in either direction; the
-// copies are left and reported.
+// fresh catalog at .swamp/data never block a run in either direction; a
+// forward run moves the copies to quarantine (nothing deleted), a reverse
+// run leaves them and reports them.
 func TestStatesOlderSwampLeaves(t *testing.T) {
 	older := migFixture{nsLayout: true, catalogStamp: migNS, secrets: true, oldCopies: true, manifest: true}
 
 	t.Run("fully migrated: nothing to do", func(t *testing.T) {
 		dir := older.build(t)
 		done := mustRunMigrate(t, dir, ops.MigrateOptions{Confirm: true}).Completed
-		if !done.NothingToDo || len(done.Warnings) != 1 || len(done.Warnings[0].Files) != 3 {
+		if done.NothingToDo || len(done.MigratedDirectories) != 0 || len(done.Warnings) != 1 || len(done.Warnings[0].Files) != 3 {
 			t.Fatalf("%+v", done)
+		}
+		if q, _ := filepath.Glob(filepath.Join(dir, ".swamp", ".swampj-quarantine", "*", migNS, "data", "_catalog.db*")); len(q) != 3 {
+			t.Fatalf("the three catalog copies are not in quarantine: %v", q)
+		}
+		if migExists(filepath.Join(dir, ".swamp", migNS, "data", "_catalog.db")) || !migExists(filepath.Join(dir, ".swamp", "data", "_catalog.db")) {
+			t.Fatal("the copy must leave the namespace, the live catalog stay")
+		}
+		if again := mustRunMigrate(t, dir, ops.MigrateOptions{Confirm: true}).Completed; !again.NothingToDo {
+			t.Fatalf("a second run must find nothing to do: %+v", again)
 		}
 	})
 
@@ -502,8 +512,8 @@ func TestStatesOlderSwampLeaves(t *testing.T) {
 		if got := strings.Join(done.MigratedDirectories, ","); got != "outputs,workflow-runs" || len(done.Warnings) != 1 {
 			t.Fatalf("%+v", done)
 		}
-		if !migExists(filepath.Join(dir, ".swamp", migNS, "data", "_catalog.db")) || !migExists(filepath.Join(dir, ".swamp", "data", "_catalog.db")) {
-			t.Fatal("catalog files must stay where they are")
+		if migExists(filepath.Join(dir, ".swamp", migNS, "data", "_catalog.db")) || !migExists(filepath.Join(dir, ".swamp", "data", "_catalog.db")) {
+			t.Fatal("the copy must go to quarantine, the live catalog stay where it is")
 		}
 	})
 

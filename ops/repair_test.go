@@ -594,30 +594,15 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 			t.Fatalf("the owned staging directory must not be reported: %+v", f)
 		}
 	}
-	_, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
-	var open *ops.OpenIntentsError
-	if !errors.As(err, &open) || len(open.IDs) != 1 {
-		t.Fatalf("a repair must refuse while an intent is open: %v", err)
-	}
-	if _, err := os.Stat(leftover); err != nil {
-		t.Fatal("refused repair changed the tree")
-	}
-
-	// Once recovery has dealt with it (here: rolled it back), the repair runs.
-	j, err = journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ops.RecoverOpen(ctx, &ops.Env{FS: fsx.Real()}, j, true); err != nil {
-		t.Fatal(err)
-	}
-	j.Close()
-	if _, err := os.Stat(owned); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("rollback should have removed the owned staging directory: %v", err)
-	}
+	// A confirmed repair finishes the interrupted intent first (its stage
+	// cannot be redone from the journal, so recovery rolls it back and
+	// removes the owned staging directory), then repairs the rest.
 	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair: %+v %v", rep, err)
+	}
+	if _, err := os.Stat(owned); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("recovery before the repair should have removed the owned staging directory: %v", err)
 	}
 	q := filepath.Join(r.Base, ".swampj-quarantine", drStamp, "infra")
 	if got := drRead(t, filepath.Join(q, filepath.FromSlash(drType), drModel, "result", ".swampj-stage-3-a1b2c3", "raw")); got != `{"half":` {
