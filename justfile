@@ -20,7 +20,11 @@ bench:
 lint:
     bash .ci/run
 
-# Run swampj on the bundled example repo (the README's first command).
+# The README's first command: a narrated, self-checking tour on the bundled example.
+demo:
+    go run ./cmd/swampj demo
+
+# The longer scripted tour of the example repo.
 example:
     bash testdata/example.sh
 
