@@ -973,7 +973,11 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"
-		switch v := onDisk[row.Version]; {
+		v := onDisk[row.Version]
+		if l := di.st; v == nil && l != nil && l.Latest != nil && l.Latest.Number == row.Version && l.Latest.State != store.StateMissing {
+			v = l.Latest // not listed as a version directory: a symlink or a file in its place
+		}
+		switch {
 		case di.st == nil:
 			why = "the item has no directory on disk"
 		case v != nil:

@@ -73,7 +73,8 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 	st.Versions = readVersions(fsys, item.Dir, canonical, opts)
 
 	// The designated version, read even when it has no listed directory (a
-	// symlinked or vanished one), since that is what swamp would try.
+	// vanished one, or a symlink, which readVersion reports as damaged: see
+	// Walk), since that is what swamp would try.
 	if p := st.Pointer.Version; p > 0 {
 		st.Latest = st.version(p)
 		if st.Latest == nil {
