@@ -203,6 +203,10 @@ type DoctorReport struct {
 	Mode     string `json:"mode"`
 	Items    int    `json:"items"`    // data items checked
 	Versions int    `json:"versions"` // version directories checked
+	// ChecksumsVerified: every raw was read and its SHA-256 compared with
+	// metadata.yaml (DoctorOptions.VerifyChecksum). Without it a raw of the
+	// right size but the wrong bytes (zeros after a crash) is not found.
+	ChecksumsVerified bool `json:"checksumsVerified"`
 	// StepLatestColumn: the catalog has is_step_latest (§11).
 	StepLatestColumn bool            `json:"stepLatestColumn"`
 	Findings         []DoctorFinding `json:"findings"`
@@ -1222,7 +1226,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 	return &DoctorReport{
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
-		Items: s.items, Versions: s.versions, StepLatestColumn: s.stepCol,
+		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
 		Notes: swampDoctorNotes(s.fsys, s.r),
 	}

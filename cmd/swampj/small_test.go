@@ -75,3 +75,35 @@ func TestSymlinkedVersionIsNotAVersionAnywhere(t *testing.T) {
 		t.Fatalf("the symlink must be left alone: %v %v", fi, err)
 	}
 }
+
+// TestDoctorSaysWhetherChecksumsWereRead: a clean doctor without
+// --verify-checksums says the checksums were not read (text and JSON); with
+// it, it says they were, and finds a raw of the right size with the wrong
+// bytes.
+func TestDoctorSaysWhetherChecksumsWereRead(t *testing.T) {
+	dir, item := smallRepo(t, 2)
+	if err := os.WriteFile(filepath.Join(item, "2", "raw"), []byte(`{"n":0}`), 0o644); err != nil { // same size
+		t.Fatal(err)
+	}
+	r := mustOK(t, swampj(t, dir, "doctor"), "doctor")
+	if !strings.Contains(r.stdout, "No problems found.") || !strings.Contains(r.stdout, "Checksums were not verified") ||
+		!strings.Contains(r.stdout, "--verify-checksums") {
+		t.Fatalf("doctor text must say the checksums were not read:\n%s", r.stdout)
+	}
+	var d struct {
+		ChecksumsVerified *bool `json:"checksumsVerified"`
+	}
+	r = mustOK(t, swampj(t, dir, "doctor", "--json"), "doctor --json")
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.ChecksumsVerified == nil || *d.ChecksumsVerified {
+		t.Fatalf("doctor --json: want checksumsVerified false: %v %s", err, r.stdout)
+	}
+	r = swampj(t, dir, "doctor", "--verify-checksums", "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || r.code != 1 || d.ChecksumsVerified == nil || !*d.ChecksumsVerified ||
+		!strings.Contains(r.stdout, "checksum_mismatch") {
+		t.Fatalf("doctor --verify-checksums --json: %v %+v", err, r)
+	}
+	r = swampj(t, dir, "doctor", "--verify-checksums")
+	if r.code != 1 || !strings.Contains(r.stdout, "checksums: every raw read") {
+		t.Fatalf("doctor --verify-checksums text: %+v", r)
+	}
+}
