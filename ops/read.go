@@ -92,8 +92,10 @@ type DataContent struct {
 	Metadata     *meta.Metadata
 	// RenamedFrom lists the data names whose rename tombstones were followed.
 	RenamedFrom []string
-	// Reader streams raw. When the metadata has a checksum, a mismatch is
-	// reported (as *store.UnreadableError) by the Read that reaches EOF.
+	// Reader streams raw. When the metadata has a checksum, raw was hashed
+	// and matched it before OpenData returned (a mismatch is an
+	// *UnreadableDataError and no reader); should raw change after that,
+	// the Read that reaches EOF reports it as *store.UnreadableError.
 	// The caller closes it.
 	Reader fsx.File
 }
@@ -102,14 +104,14 @@ type DataContent struct {
 // designates). A version that exists but is unreadable is an
 // *UnreadableDataError naming each bad file; one that does not exist is a
 // *DataNotFoundError. It never returns an empty reader for a damaged
-// version.
+// version, nor one of bytes that fail their checksum.
 func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, err
 	}
 	if version > 0 {
-		return openVersion(fsys, a, itemDir, version, "explicit", false)
+		return openVersion(ctx, fsys, a, itemDir, version, "explicit", false)
 	}
 	var renamed []string
 	for depth := 0; ; depth++ {
@@ -133,7 +135,7 @@ func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, ve
 				Err: &store.UnreadableError{Path: itemDir, Problems: []store.Problem{{Code: store.CodeLatestInvalid, Path: path,
 					Message: fmt.Sprintf("latest designates version %d, which cannot exist", p.Version)}}}}
 		}
-		c, err := openVersion(fsys, a, itemDir, p.Version, p.Rule.String(), true)
+		c, err := openVersion(ctx, fsys, a, itemDir, p.Version, p.Rule.String(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -158,8 +160,8 @@ func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, ve
 	}
 }
 
-func openVersion(fsys fsx.FS, a repo.Address, itemDir string, v int64, rule string, viaLatest bool) (*DataContent, error) {
-	f, ver, err := store.ReadContent(fsys, itemDir, v)
+func openVersion(ctx context.Context, fsys fsx.FS, a repo.Address, itemDir string, v int64, rule string, viaLatest bool) (*DataContent, error) {
+	f, ver, err := store.ReadContentContext(ctx, fsys, itemDir, v)
 	var ue *store.UnreadableError
 	switch {
 	case errors.As(err, &ue) && ue.Has(store.CodeVersionMissing) && !viaLatest:

@@ -300,11 +300,7 @@ func runDataGet(c *cli.Context) error {
 		_, err := io.Copy(c.App.Writer, dc.Reader)
 		return err
 	}
-	// Read the content through (it is checked against its checksum at EOF)
-	// so that --json never vouches for bytes that do not match.
-	if _, err := io.Copy(io.Discard, dc.Reader); err != nil {
-		return err
-	}
+	// OpenData has already checked the content against its checksum.
 	return e.out.result(getJSON{
 		Address: dc.Address.String(), Version: dc.Version, Rule: dc.Rule, Path: dc.Dir,
 		ContentPath: dc.RawPath, MetadataPath: dc.MetadataPath, RenamedFrom: append([]string{}, dc.RenamedFrom...),

@@ -107,3 +107,31 @@ func TestDoctorSaysWhetherChecksumsWereRead(t *testing.T) {
 		t.Fatalf("doctor --verify-checksums text: %+v", r)
 	}
 }
+
+// TestDataGetWritesNoBytesThatFailTheirChecksum: raw of the right size but
+// other bytes (what a crash can leave) is refused before a byte reaches
+// stdout, exit 1, code unreadable_version, naming raw.
+func TestDataGetWritesNoBytesThatFailTheirChecksum(t *testing.T) {
+	dir, item := smallRepo(t, 2)
+	raw := filepath.Join(item, "2", "raw")
+	if err := os.WriteFile(raw, []byte("\x00\x00\x00\x00\x00\x00\x00"), 0o644); err != nil { // same size as {"n":2}
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"data", "get", smallAddr},
+		{"data", "get", smallAddr, "--version", "2"},
+		{"data", "get", smallAddr, "--json"},
+	} {
+		r := swampj(t, dir, args...)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, raw) || !strings.Contains(r.stderr, "SHA-256") {
+			t.Errorf("%v: want exit 1, nothing on stdout, raw named: %+v", args, r)
+		}
+	}
+	r := swampj(t, dir, "data", "get", smallAddr, "--json")
+	if code, msg := errCode(t, r); code != "unreadable_version" || !strings.Contains(msg, "--version 1") {
+		t.Errorf("--json error: %s %s", code, msg)
+	}
+	if r := mustOK(t, swampj(t, dir, "data", "get", smallAddr, "--version", "1"), "get v1"); r.stdout != `{"n":1}` {
+		t.Errorf("version 1: %q", r.stdout)
+	}
+}
