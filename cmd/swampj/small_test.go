@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // Tests of issue #10's smaller items, against the real binary.
@@ -133,5 +135,112 @@ func TestDataGetWritesNoBytesThatFailTheirChecksum(t *testing.T) {
 	}
 	if r := mustOK(t, swampj(t, dir, "data", "get", smallAddr, "--version", "1"), "get v1"); r.stdout != `{"n":1}` {
 		t.Errorf("version 1: %q", r.stdout)
+	}
+}
+
+// usageCase is one command line that must be refused as a usage error.
+type usageCase struct {
+	args []string
+	why  string
+}
+
+// usageCases walks the command tree and derives, for every command and
+// flag, the command lines that are usage errors: an unknown subcommand
+// word, an unknown flag, an unexpected positional argument (or too many),
+// a value flag without its value, and a value its type cannot hold.
+func usageCases(t *testing.T) []usageCase {
+	t.Helper()
+	// Valid positionals of the commands that take some, so that the flag
+	// (not the missing argument) is what is wrong.
+	positionals := map[string][]string{
+		"data write": {smallAddr}, "data get": {smallAddr}, "data versions": {smallAddr}, "data list": {},
+		"journal show": {"1"}, "datastore namespace set": {"ns1"},
+	}
+	badValue := func(f cli.Flag) []string {
+		name := "--" + f.Names()[0]
+		switch f.(type) {
+		case *cli.BoolFlag:
+			return []string{name + "=maybe"}
+		case *cli.Int64Flag, *cli.IntFlag, *cli.UintFlag, *cli.Uint64Flag, *cli.DurationFlag, *cli.Float64Flag:
+			return []string{name, "not-a-number"}
+		case *cli.GenericFlag:
+			return []string{name, "=no-key"}
+		}
+		return nil
+	}
+	var cases []usageCase
+	var walk func(path []string, cmds []*cli.Command)
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			p := append(append([]string{}, path...), c.Name)
+			key := strings.Join(p, " ")
+			if len(c.Subcommands) > 0 {
+				cases = append(cases, usageCase{append(p, "bogus"), "unknown subcommand"})
+				walk(p, c.Subcommands)
+				continue
+			}
+			pos, ok := positionals[key]
+			if c.ArgsUsage == "" {
+				cases = append(cases, usageCase{append(p, "bogus"), "unexpected positional"})
+			} else if !ok {
+				t.Fatalf("%s takes arguments (%s): add valid ones to the table", key, c.ArgsUsage)
+			} else {
+				cases = append(cases, usageCase{append(append(p, pos...), "x", "y", "z", "w"), "too many positionals"})
+			}
+			line := append(p, pos...)
+			cases = append(cases, usageCase{append(append([]string{}, line...), "--no-such-flag"), "unknown flag"})
+			for _, f := range append(append([]cli.Flag{}, c.Flags...), globalFlags...) {
+				name := "--" + f.Names()[0]
+				if takesValue(f) {
+					cases = append(cases, usageCase{append(append([]string{}, line...), name), "value flag without a value"})
+				}
+				if bad := badValue(f); bad != nil {
+					cases = append(cases, usageCase{append(append([]string{}, line...), bad...), "bad value"})
+				}
+			}
+		}
+	}
+	walk(nil, commands)
+	cases = append(cases, usageCase{[]string{"bogus"}, "unknown command"}, usageCase{[]string{"--no-such-flag"}, "unknown global flag"})
+	// String flags whose values swamp's metadata schema constrains.
+	for _, fv := range [][2]string{
+		{"--lifetime", "bogus"}, {"--garbage-collection", "abc"}, {"--garbage-collection", "-3d"}, {"--garbage-collection", "0"},
+		{"--owner-type", "bogus"}, {"--workflow-id", "not-a-uuid"}, {"--workflow-run-id", "not-a-uuid"}, {"--content-type", ""},
+	} {
+		cases = append(cases, usageCase{[]string{"data", "write", smallAddr, fv[0], fv[1]}, "bad value"})
+	}
+	cases = append(cases,
+		usageCase{[]string{"data", "get", smallAddr, "--version", "0"}, "bad value"},
+		usageCase{[]string{"journal", "show", "abc"}, "bad positional"},
+		usageCase{[]string{"doctor", "--confirm"}, "--confirm without --repair"},
+	)
+	return cases
+}
+
+// TestEveryUsageErrorExits2: every usage error of every command exits 2
+// with code usage, prints nothing on stdout and changes nothing.
+func TestEveryUsageErrorExits2(t *testing.T) {
+	dir := newRepo(t)
+	cases := usageCases(t)
+	if len(cases) < 60 {
+		t.Fatalf("only %d cases: the command tree walk is broken", len(cases))
+	}
+	for _, uc := range cases {
+		args := append(append([]string{}, uc.args...), "--json")
+		if uc.why == "value flag without a value" {
+			// The flag must end the command line.
+			args = append([]string{"--json"}, uc.args...)
+		}
+		r := swampj(t, dir, args...)
+		if r.code != 2 || r.stdout != "" {
+			t.Errorf("%s: swampj %s: want exit 2 and no output, got %+v", uc.why, strings.Join(args, " "), r)
+			continue
+		}
+		if code, _ := errCode(t, r); code != "usage" {
+			t.Errorf("%s: swampj %s: code %q, want usage", uc.why, strings.Join(args, " "), code)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("usage errors changed the repo: %v", ents)
 	}
 }
