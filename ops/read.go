@@ -47,6 +47,9 @@ func (e *DataNotFoundError) Code() string { return "not_found" }
 type UnreadableDataError struct {
 	Address string
 	Version int64
+	// OutOfRange is the text of a `latest` beyond store.MaxVersion (Version
+	// is then 0).
+	OutOfRange string
 	// ViaLatest is true when the version is the one `latest` designates.
 	ViaLatest bool
 	// LastReadable is the highest readable version not above it (0: none),
@@ -57,7 +60,11 @@ type UnreadableDataError struct {
 
 func (e *UnreadableDataError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s version %d", e.Address, e.Version)
+	if e.OutOfRange != "" {
+		fmt.Fprintf(&b, "%s version %s", e.Address, e.OutOfRange)
+	} else {
+		fmt.Fprintf(&b, "%s version %d", e.Address, e.Version)
+	}
 	if e.ViaLatest {
 		b.WriteString(" (the version latest designates)")
 	}
@@ -130,10 +137,14 @@ func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, ve
 		}
 		if p.Version <= 0 {
 			path := filepath.Join(itemDir, "latest")
-			return nil, &UnreadableDataError{Address: a.String(), Version: p.Version, ViaLatest: true,
+			msg := fmt.Sprintf("latest designates version %d, which cannot exist", p.Version)
+			if p.OutOfRange != "" {
+				msg = fmt.Sprintf("latest holds %q, a version number beyond %d, which no version can have (swamp reads it inexactly and finds no data)",
+					p.OutOfRange, store.MaxVersion)
+			}
+			return nil, &UnreadableDataError{Address: a.String(), Version: p.Version, OutOfRange: p.OutOfRange, ViaLatest: true,
 				LastReadable: lastReadable(fsys, a, itemDir, 0),
-				Err: &store.UnreadableError{Path: itemDir, Problems: []store.Problem{{Code: store.CodeLatestInvalid, Path: path,
-					Message: fmt.Sprintf("latest designates version %d, which cannot exist", p.Version)}}}}
+				Err:          &store.UnreadableError{Path: itemDir, Problems: []store.Problem{{Code: store.CodeLatestInvalid, Path: path, Message: msg}}}}
 		}
 		c, err := openVersion(ctx, fsys, a, itemDir, p.Version, p.Rule.String(), true)
 		if err != nil {
@@ -230,12 +241,14 @@ type DataItem struct {
 	ModelID  string `json:"modelId"`
 	DataName string `json:"dataName"`
 	Path     string `json:"path"`
-	// Latest is the version `latest` designates (null: none), and
+	// Latest is the version `latest` designates (null: none, or a number
+	// beyond store.MaxVersion, whose text is then LatestOutOfRange), and
 	// LatestRule how it was read: file, symlink, fallback (no usable
 	// `latest`: the highest version directory) or none.
-	Latest         *int64 `json:"latest"`
-	LatestRule     string `json:"latestRule"`
-	LatestReadable bool   `json:"latestReadable"`
+	Latest           *int64 `json:"latest"`
+	LatestOutOfRange string `json:"latestOutOfRange,omitempty"`
+	LatestRule       string `json:"latestRule"`
+	LatestReadable   bool   `json:"latestReadable"`
 	// LastReadable is the highest readable version not above Latest: what a
 	// repair would roll `latest` back to (null: none).
 	LastReadable *int64 `json:"lastReadable"`
@@ -324,7 +337,10 @@ func itemOf(st *store.ItemState) DataItem {
 		LatestRule: st.Pointer.Rule.String(), LatestReadable: st.LatestReadable != nil,
 		Unreadable: []int64{}, Problems: problemsOf(st.Problems),
 	}
-	if st.Pointer.Rule != store.PointerNone {
+	switch {
+	case st.Pointer.OutOfRange != "":
+		d.LatestOutOfRange = st.Pointer.OutOfRange
+	case st.Pointer.Rule != store.PointerNone:
 		v := st.Pointer.Version
 		d.Latest = &v
 	}

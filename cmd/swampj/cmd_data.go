@@ -458,6 +458,9 @@ func runDataList(c *cli.Context) error {
 }
 
 func latestText(it *ops.DataItem) string {
+	if it.LatestOutOfRange != "" {
+		return strconv.Quote(it.LatestOutOfRange) + " (out of range)"
+	}
 	if it.Latest == nil {
 		return "none"
 	}

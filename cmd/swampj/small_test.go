@@ -244,3 +244,43 @@ func TestEveryUsageErrorExits2(t *testing.T) {
 		t.Errorf("usage errors changed the repo: %v", ents)
 	}
 }
+
+// TestOutOfRangeLatestIsReportedAsFound: a `latest` of 99999999999999999999
+// is beyond 2^53-1: swamp's parseInt reads it as the double 1e20, finds no
+// version directory "100000000000000000000" and reports no data. swampj
+// reports the text it found, never 9223372036854775807.
+func TestOutOfRangeLatestIsReportedAsFound(t *testing.T) {
+	dir, item := smallRepo(t, 2)
+	const big = "99999999999999999999"
+	if err := os.WriteFile(filepath.Join(item, "latest"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clamped := "9223372036854775807"
+	for _, args := range [][]string{{"data", "get", smallAddr}, {"data", "list"}, {"data", "versions", smallAddr}, {"doctor"}, {"data", "list", "--json"}, {"doctor", "--json"}} {
+		r := swampj(t, dir, args...)
+		if strings.Contains(r.stdout+r.stderr, clamped) || !strings.Contains(r.stdout+r.stderr, big) {
+			t.Errorf("%v must show %s as found, never clamped: %+v", args, big, r)
+		}
+	}
+	r := swampj(t, dir, "data", "get", smallAddr, "--json")
+	if code, msg := errCode(t, r); r.code != 1 || code != "unreadable_version" || !strings.Contains(msg, "--version 2") {
+		t.Errorf("data get: %+v", r)
+	}
+	var items []struct {
+		Latest           *int64 `json:"latest"`
+		LatestOutOfRange string `json:"latestOutOfRange"`
+		LastReadable     *int64 `json:"lastReadable"`
+	}
+	r = mustOK(t, swampj(t, dir, "data", "list", "--json"), "list")
+	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil || len(items) != 1 || items[0].Latest != nil ||
+		items[0].LatestOutOfRange != big || items[0].LastReadable == nil || *items[0].LastReadable != 2 {
+		t.Fatalf("data list --json: %v %s", err, r.stdout)
+	}
+	if r := swampj(t, dir, "doctor", "--json"); r.code != 1 || !strings.Contains(r.stdout, `"latest_damaged"`) {
+		t.Fatalf("doctor: %+v", r)
+	}
+	mustOK(t, swampj(t, dir, "doctor", "--repair", "--confirm"), "repair")
+	if b, _ := os.ReadFile(filepath.Join(item, "latest")); string(b) != "2" {
+		t.Fatalf("latest after the repair: %q", b)
+	}
+}
