@@ -284,3 +284,30 @@ func TestOutOfRangeLatestIsReportedAsFound(t *testing.T) {
 		t.Fatalf("latest after the repair: %q", b)
 	}
 }
+
+// TestVerifyAdvisesMigrateWhileNotMigrated: after `namespace set` and
+// before `migrate`, catalog verify (and a rebuild preview) point at the
+// migration, since a rebuild refuses in that state; after it, verify is
+// clean.
+func TestVerifyAdvisesMigrateWhileNotMigrated(t *testing.T) {
+	dir, _ := smallRepo(t, 2)
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "set")
+	migrate := "swampj datastore namespace migrate --confirm"
+	r := swampj(t, dir, "catalog", "verify")
+	if r.code != 1 || !strings.Contains(r.stdout, migrate) || !strings.Contains(r.stderr, migrate) ||
+		strings.Contains(r.stdout+r.stderr, "Run 'swampj catalog rebuild --confirm'") || strings.Contains(r.stderr, "; run 'swampj catalog rebuild") {
+		t.Fatalf("verify must advise the migration: %+v", r)
+	}
+	r = swampj(t, dir, "catalog", "verify", "--json")
+	if code, msg := errCode(t, r); r.code != 1 || code != "unmigrated_data" || !strings.Contains(msg, migrate) {
+		t.Fatalf("verify --json: %+v", r)
+	}
+	if r := swampj(t, dir, "catalog", "rebuild"); !strings.Contains(r.stdout, migrate) || strings.Contains(r.stdout, "Run 'swampj catalog rebuild --confirm'") {
+		t.Fatalf("rebuild preview must advise the migration: %+v", r)
+	}
+	if r := swampj(t, dir, "catalog", "rebuild", "--confirm", "--json"); r.code != 1 {
+		t.Fatalf("rebuild must still refuse: %+v", r)
+	}
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--confirm"), "migrate")
+	mustOK(t, swampj(t, dir, "catalog", "verify"), "verify after the migration")
+}
