@@ -47,6 +47,9 @@ func (e *DataNotFoundError) Code() string { return "not_found" }
 type UnreadableDataError struct {
 	Address string
 	Version int64
+	// OutOfRange is the text of a `latest` beyond store.MaxVersion (Version
+	// is then 0).
+	OutOfRange string
 	// ViaLatest is true when the version is the one `latest` designates.
 	ViaLatest bool
 	// LastReadable is the highest readable version not above it (0: none),
@@ -57,7 +60,11 @@ type UnreadableDataError struct {
 
 func (e *UnreadableDataError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s version %d", e.Address, e.Version)
+	if e.OutOfRange != "" {
+		fmt.Fprintf(&b, "%s version %s", e.Address, e.OutOfRange)
+	} else {
+		fmt.Fprintf(&b, "%s version %d", e.Address, e.Version)
+	}
 	if e.ViaLatest {
 		b.WriteString(" (the version latest designates)")
 	}
@@ -92,8 +99,10 @@ type DataContent struct {
 	Metadata     *meta.Metadata
 	// RenamedFrom lists the data names whose rename tombstones were followed.
 	RenamedFrom []string
-	// Reader streams raw. When the metadata has a checksum, a mismatch is
-	// reported (as *store.UnreadableError) by the Read that reaches EOF.
+	// Reader streams raw. When the metadata has a checksum, raw was hashed
+	// and matched it before OpenData returned (a mismatch is an
+	// *UnreadableDataError and no reader); should raw change after that,
+	// the Read that reaches EOF reports it as *store.UnreadableError.
 	// The caller closes it.
 	Reader fsx.File
 }
@@ -102,14 +111,14 @@ type DataContent struct {
 // designates). A version that exists but is unreadable is an
 // *UnreadableDataError naming each bad file; one that does not exist is a
 // *DataNotFoundError. It never returns an empty reader for a damaged
-// version.
+// version, nor one of bytes that fail their checksum.
 func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, err
 	}
 	if version > 0 {
-		return openVersion(fsys, a, itemDir, version, "explicit", false)
+		return openVersion(ctx, fsys, a, itemDir, version, "explicit", false)
 	}
 	var renamed []string
 	for depth := 0; ; depth++ {
@@ -128,12 +137,16 @@ func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, ve
 		}
 		if p.Version <= 0 {
 			path := filepath.Join(itemDir, "latest")
-			return nil, &UnreadableDataError{Address: a.String(), Version: p.Version, ViaLatest: true,
+			msg := fmt.Sprintf("latest designates version %d, which cannot exist", p.Version)
+			if p.OutOfRange != "" {
+				msg = fmt.Sprintf("latest holds %q, a version number beyond %d, which no version can have (swamp reads it inexactly and finds no data)",
+					p.OutOfRange, store.MaxVersion)
+			}
+			return nil, &UnreadableDataError{Address: a.String(), Version: p.Version, OutOfRange: p.OutOfRange, ViaLatest: true,
 				LastReadable: lastReadable(fsys, a, itemDir, 0),
-				Err: &store.UnreadableError{Path: itemDir, Problems: []store.Problem{{Code: store.CodeLatestInvalid, Path: path,
-					Message: fmt.Sprintf("latest designates version %d, which cannot exist", p.Version)}}}}
+				Err:          &store.UnreadableError{Path: itemDir, Problems: []store.Problem{{Code: store.CodeLatestInvalid, Path: path, Message: msg}}}}
 		}
-		c, err := openVersion(fsys, a, itemDir, p.Version, p.Rule.String(), true)
+		c, err := openVersion(ctx, fsys, a, itemDir, p.Version, p.Rule.String(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -158,8 +171,8 @@ func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, ve
 	}
 }
 
-func openVersion(fsys fsx.FS, a repo.Address, itemDir string, v int64, rule string, viaLatest bool) (*DataContent, error) {
-	f, ver, err := store.ReadContent(fsys, itemDir, v)
+func openVersion(ctx context.Context, fsys fsx.FS, a repo.Address, itemDir string, v int64, rule string, viaLatest bool) (*DataContent, error) {
+	f, ver, err := store.ReadContentContext(ctx, fsys, itemDir, v)
 	var ue *store.UnreadableError
 	switch {
 	case errors.As(err, &ue) && ue.Has(store.CodeVersionMissing) && !viaLatest:
@@ -228,12 +241,14 @@ type DataItem struct {
 	ModelID  string `json:"modelId"`
 	DataName string `json:"dataName"`
 	Path     string `json:"path"`
-	// Latest is the version `latest` designates (null: none), and
+	// Latest is the version `latest` designates (null: none, or a number
+	// beyond store.MaxVersion, whose text is then LatestOutOfRange), and
 	// LatestRule how it was read: file, symlink, fallback (no usable
 	// `latest`: the highest version directory) or none.
-	Latest         *int64 `json:"latest"`
-	LatestRule     string `json:"latestRule"`
-	LatestReadable bool   `json:"latestReadable"`
+	Latest           *int64 `json:"latest"`
+	LatestOutOfRange string `json:"latestOutOfRange,omitempty"`
+	LatestRule       string `json:"latestRule"`
+	LatestReadable   bool   `json:"latestReadable"`
 	// LastReadable is the highest readable version not above Latest: what a
 	// repair would roll `latest` back to (null: none).
 	LastReadable *int64 `json:"lastReadable"`
@@ -322,7 +337,10 @@ func itemOf(st *store.ItemState) DataItem {
 		LatestRule: st.Pointer.Rule.String(), LatestReadable: st.LatestReadable != nil,
 		Unreadable: []int64{}, Problems: problemsOf(st.Problems),
 	}
-	if st.Pointer.Rule != store.PointerNone {
+	switch {
+	case st.Pointer.OutOfRange != "":
+		d.LatestOutOfRange = st.Pointer.OutOfRange
+	case st.Pointer.Rule != store.PointerNone:
 		v := st.Pointer.Version
 		d.Latest = &v
 	}

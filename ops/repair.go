@@ -203,6 +203,10 @@ type DoctorReport struct {
 	Mode     string `json:"mode"`
 	Items    int    `json:"items"`    // data items checked
 	Versions int    `json:"versions"` // version directories checked
+	// ChecksumsVerified: every raw was read and its SHA-256 compared with
+	// metadata.yaml (DoctorOptions.VerifyChecksum). Without it a raw of the
+	// right size but the wrong bytes (zeros after a crash) is not found.
+	ChecksumsVerified bool `json:"checksumsVerified"`
 	// StepLatestColumn: the catalog has is_step_latest (§11).
 	StepLatestColumn bool            `json:"stepLatestColumn"`
 	Findings         []DoctorFinding `json:"findings"`
@@ -1011,7 +1015,11 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"
-		switch v := onDisk[row.Version]; {
+		v := onDisk[row.Version]
+		if l := di.st; v == nil && l != nil && l.Latest != nil && l.Latest.Number == row.Version && l.Latest.State != store.StateMissing {
+			v = l.Latest // not listed as a version directory: a symlink or a file in its place
+		}
+		switch {
 		case di.st == nil:
 			why = "the item has no directory on disk"
 		case v != nil:
@@ -1256,7 +1264,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 	return &DoctorReport{
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
-		Items: s.items, Versions: s.versions, StepLatestColumn: s.stepCol,
+		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
 		Notes: swampDoctorNotes(s.fsys, s.r),
 	}

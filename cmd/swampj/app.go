@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -58,11 +60,36 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 }
 
 // setUsageErrors makes every command report flag errors through run, with
-// exit code 2, instead of printing help to stdout.
+// exit code 2, instead of printing help to stdout, and makes a command that
+// takes no positional arguments (no ArgsUsage) refuse them: `swampj recover
+// bogus` and `swampj doctor vaults` are usage errors, not runs that ignore
+// a word. Commands with ArgsUsage check their own arguments.
 func setUsageErrors(cmds []*cli.Command) {
+	noArgsMu.Lock()
+	defer noArgsMu.Unlock()
+	setUsageErrorsUnder("swampj", cmds)
+}
+
+var (
+	noArgsMu      sync.Mutex
+	noArgsChecked = map[*cli.Command]bool{}
+)
+
+func setUsageErrorsUnder(parent string, cmds []*cli.Command) {
 	for _, c := range cmds {
+		name := parent + " " + c.Name
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageErr(err) }
-		setUsageErrors(c.Subcommands)
+		if action := c.Action; action != nil && c.ArgsUsage == "" && !c.SkipFlagParsing && !noArgsChecked[c] {
+			noArgsChecked[c] = true // commands are package state: wrap once per process
+			c.Action = func(ctx *cli.Context) error {
+				if ctx.NArg() > 0 {
+					return usageErr(fmt.Errorf("%s takes no arguments, got %q (run '%s --help')",
+						name, strings.Join(ctx.Args().Slice(), " "), name))
+				}
+				return action(ctx)
+			}
+		}
+		setUsageErrorsUnder(name, c.Subcommands)
 	}
 }
 
@@ -79,8 +106,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	diskFS = fsys
 	defer fsx.KillPending()
 	app := newApp(stdin, stdout, stderr)
-	argv := reorderArgs(app, args)
-	err = app.RunContext(ctx, argv)
+	argv, err := reorderArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, argv)
+	}
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageErr(fmt.Errorf("no command %q (run 'swampj --help')", name))
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -11,10 +12,12 @@ import (
 // flags at the first positional argument, so this rewrites the command line
 // once, for every command: global flags go before the command name, a
 // command's own flags before its positionals, and everything after "--"
-// stays positional.
-func reorderArgs(app *cli.App, args []string) []string {
+// stays positional. A flag that takes a value but ends the command line is
+// a usage error here: moved in front of the command name it would take the
+// name as its value.
+func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) == 0 {
-		return args
+		return args, nil
 	}
 	out := []string{args[0]}
 	var globals, path, flags, positionals []string
@@ -43,7 +46,10 @@ func reorderArgs(app *cli.App, args []string) []string {
 				group = &flags
 			}
 			*group = append(*group, a)
-			if f != nil && takesValue(f) && !strings.Contains(a, "=") && i+1 < len(rest) {
+			if f != nil && takesValue(f) && !strings.Contains(a, "=") {
+				if i+1 >= len(rest) {
+					return args, usageErr(fmt.Errorf("flag needs an argument: %s", a))
+				}
 				i++
 				*group = append(*group, rest[i])
 			}
@@ -65,7 +71,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 	out = append(out, globals...)
 	out = append(out, path...)
 	out = append(out, flags...)
-	return append(out, positionals...)
+	return append(out, positionals...), nil
 }
 
 func isFlagToken(a string) bool { return len(a) > 1 && a[0] == '-' && a != "-" }

@@ -19,12 +19,16 @@ func TestReorderArgsMovesFlagsBeforePositionals(t *testing.T) {
 		{"swampj journal list --all extra", "swampj journal list --all extra"},
 	}
 	for _, c := range cases {
-		got := strings.Join(reorderArgs(app, strings.Fields(c.in)), " ")
+		argv, err := reorderArgs(app, strings.Fields(c.in))
+		got := strings.Join(argv, " ")
+		if err != nil {
+			t.Errorf("%q: %v", c.in, err)
+		}
 		if got != c.want {
 			t.Errorf("%q:\n got  %q\n want %q", c.in, got, c.want)
 		}
 	}
-	if got := reorderArgs(app, []string{"swampj"}); !reflect.DeepEqual(got, []string{"swampj"}) {
+	if got, _ := reorderArgs(app, []string{"swampj"}); !reflect.DeepEqual(got, []string{"swampj"}) {
 		t.Fatal(got)
 	}
 }

@@ -83,7 +83,14 @@ func runCatalogVerify(c *cli.Context) error {
 	if err := e.out.result(rep, func(w io.Writer) { printCatalogReport(w, rep) }); err != nil {
 		return err
 	}
-	if !rep.InSync && !rep.NotBuilt {
+	switch {
+	case !rep.InSync && rep.UnmigratedData != "":
+		// A rebuild refuses in this state: the migration is the next step.
+		return withCode("unmigrated_data", exitFailure, fmt.Errorf(
+			"the catalog does not agree with the data on disk (%s): namespace %q is set but its data still sits at %s; "+
+				"run 'swampj datastore namespace migrate --confirm' (it keeps the catalog rows of that data; 'catalog rebuild' refuses until then)",
+			driftSummary(rep), rep.Namespace, rep.UnmigratedData))
+	case !rep.InSync && !rep.NotBuilt:
 		return withCode("catalog_drift", exitFailure, fmt.Errorf("the catalog does not agree with the data on disk (%s); run 'swampj catalog rebuild --confirm'",
 			driftSummary(rep)))
 	}
@@ -142,9 +149,12 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		fmt.Fprintf(w, "  foreign, kept:  namespace %q, %d rows — %s\n", f.Namespace, f.Rows, f.Reason)
 	}
 
+	migrateFirst := "Run 'swampj datastore namespace migrate --confirm' first: the data is not migrated yet and 'catalog rebuild' refuses until it is (the migration keeps these rows)."
 	if rep.NotBuilt && !rep.InSync && !rep.Applied {
 		fmt.Fprintf(w, "  not built yet:  the catalog holds no rows and is not marked populated (swamp invalidated it); %d rows would be added\n", k.RowsMissing)
-		if rep.Command == "rebuild" {
+		if rep.UnmigratedData != "" {
+			fmt.Fprintln(w, migrateFirst)
+		} else if rep.Command == "rebuild" {
 			fmt.Fprintln(w, "Nothing was changed. Run 'swampj catalog rebuild --confirm' to build it now.")
 		} else {
 			fmt.Fprintln(w, "The catalog is not built yet (swamp rebuilds it on its next read; 'swampj catalog rebuild --confirm' builds it now).")
@@ -167,6 +177,8 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		switch {
 		case rep.Command == "rebuild" && rep.Applied:
 			fmt.Fprintln(w, "Rebuilt: every difference above was fixed in one transaction.")
+		case rep.UnmigratedData != "":
+			fmt.Fprintln(w, migrateFirst)
 		case rep.Command == "rebuild":
 			fmt.Fprintln(w, "Nothing was changed. Run 'swampj catalog rebuild --confirm' to apply.")
 		default:

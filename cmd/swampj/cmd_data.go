@@ -130,6 +130,9 @@ func runDataWrite(c *cli.Context) error {
 		}
 		file = "-"
 	}
+	if err := checkWriteFlags(c); err != nil {
+		return err
+	}
 	r, err := e.loadRepo()
 	if err != nil {
 		return err
@@ -201,6 +204,53 @@ func runDataWrite(c *cli.Context) error {
 	}, func(w io.Writer) {
 		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", v.Address, v.Version, *v.Metadata.Size, v.Metadata.Checksum)
 	})
+}
+
+// writeFlagFields maps the metadata fields that come straight from a
+// `data write` flag to that flag.
+var writeFlagFields = map[string]string{
+	"contentType":                   "content-type",
+	"lifetime":                      "lifetime",
+	"garbageCollection":             "garbage-collection",
+	"ownerDefinition.ownerType":     "owner-type",
+	"ownerDefinition.ownerRef":      "owner-ref",
+	"ownerDefinition.workflowId":    "workflow-id",
+	"ownerDefinition.workflowRunId": "workflow-run-id",
+}
+
+// checkWriteFlags refuses, as a usage error and before any input is read,
+// a flag value swamp's metadata schema rejects (meta.Validate on the flags
+// given, every other field a valid placeholder).
+func checkWriteFlags(c *cli.Context) error {
+	set := func(name, placeholder string) string {
+		if c.IsSet(name) {
+			return c.String(name)
+		}
+		return placeholder
+	}
+	md := &meta.Metadata{
+		ID: "00000000-0000-0000-0000-000000000000", Name: "x", Version: 1,
+		ContentType: set("content-type", ops.DefaultContentType), Lifetime: set("lifetime", ops.DefaultLifetime),
+		GarbageCollection: meta.GarbageCollection{N: 1},
+		Tags:              meta.Tags{{Key: "type", Value: "resource"}},
+		Owner: meta.Owner{OwnerType: set("owner-type", "manual"), OwnerRef: set("owner-ref", "x"),
+			WorkflowID: c.String("workflow-id"), WorkflowRunID: c.String("workflow-run-id")},
+		CreatedAt: "2026-01-01T00:00:00.000Z",
+	}
+	if gc := c.String("garbage-collection"); c.IsSet("garbage-collection") {
+		if n, err := strconv.ParseInt(gc, 10, 64); err == nil {
+			md.GarbageCollection.N = n
+		} else {
+			md.GarbageCollection = meta.GarbageCollection{Duration: gc}
+		}
+	}
+	var invalid *meta.InvalidError
+	if err := meta.Validate(md); errors.As(err, &invalid) {
+		if flag, ok := writeFlagFields[invalid.Field]; ok {
+			return usageErr(fmt.Errorf("--%s %q: %s; nothing was written", flag, c.String(flag), invalid.Reason))
+		}
+	}
+	return nil
 }
 
 // openInput opens the content file. Opening a FIFO waits for its writer,
@@ -300,11 +350,7 @@ func runDataGet(c *cli.Context) error {
 		_, err := io.Copy(c.App.Writer, dc.Reader)
 		return err
 	}
-	// Read the content through (it is checked against its checksum at EOF)
-	// so that --json never vouches for bytes that do not match.
-	if _, err := io.Copy(io.Discard, dc.Reader); err != nil {
-		return err
-	}
+	// OpenData has already checked the content against its checksum.
 	return e.out.result(getJSON{
 		Address: dc.Address.String(), Version: dc.Version, Rule: dc.Rule, Path: dc.Dir,
 		ContentPath: dc.RawPath, MetadataPath: dc.MetadataPath, RenamedFrom: append([]string{}, dc.RenamedFrom...),
@@ -412,6 +458,9 @@ func runDataList(c *cli.Context) error {
 }
 
 func latestText(it *ops.DataItem) string {
+	if it.LatestOutOfRange != "" {
+		return strconv.Quote(it.LatestOutOfRange) + " (out of range)"
+	}
 	if it.Latest == nil {
 		return "none"
 	}

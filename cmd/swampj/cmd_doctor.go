@@ -87,12 +87,21 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 	}
 	fmt.Fprintf(w, "Doctor: %s (%s)\n", rep.Repo, ns)
 	fmt.Fprintf(w, "  data root: %s (%d item(s), %d version(s) checked)\n", rep.DataRoot, rep.Items, rep.Versions)
+	if rep.ChecksumsVerified {
+		fmt.Fprintln(w, "  checksums: every raw read and compared with its metadata.yaml SHA-256")
+	} else {
+		fmt.Fprintln(w, "  checksums: not read (sizes only; a raw of the right size with the wrong bytes is not found: add --verify-checksums)")
+	}
 	fmt.Fprintf(w, "  catalog:   %s\n", rep.Catalog)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if len(rep.Findings) == 0 {
-		fmt.Fprintln(w, "No problems found.")
+		if rep.ChecksumsVerified {
+			fmt.Fprintln(w, "No problems found.")
+		} else {
+			fmt.Fprintln(w, "No problems found. Checksums were not verified: 'swampj doctor --verify-checksums' reads every raw and compares it with its SHA-256.")
+		}
 		return
 	}
 	fmt.Fprintf(w, "%d problem(s):\n", len(rep.Findings))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/jsfmt"
 )
 
 // Address names one data item: TYPE/MODEL_ID/DATA_NAME (§2.1). Type is
@@ -31,12 +32,12 @@ var whitespaceRun = regexp.MustCompile(`[\t\n\v\f\r \x{A0}\x{1680}\x{2000}-\x{20
 var slashRun = regexp.MustCompile(`/+`)
 
 // NormalizeType is swamp's ModelType normalisation (model_type.ts:40-86,
-// §2.2): trim, lowercase, "::" → "/", whitespace runs → "/", "." → "/",
+// §2.2): trim, lowercase (JavaScript's toLowerCase, jsfmt.ToLower), "::" → "/", whitespace runs → "/", "." → "/",
 // collapse repeated "/", strip leading and trailing "/". A single ":" is
 // kept, and so is "@". The result is used verbatim as a relative path, one
 // directory per segment.
 func NormalizeType(t string) string {
-	t = strings.ToLower(jsTrim(t))
+	t = jsfmt.ToLower(jsTrim(t)) // toLowerCase: İ → i̇, final Σ → ς (not Go's rules)
 	t = strings.ReplaceAll(t, "::", "/")
 	t = whitespaceRun.ReplaceAllString(t, "/")
 	t = strings.ReplaceAll(t, ".", "/")
@@ -101,7 +102,7 @@ func checkDataName(name string) error {
 		return errors.New(`data name must not contain ".."`)
 	case strings.ContainsAny(name, "/\\\x00"):
 		return errors.New(`data name must not contain "/", "\" or NUL`)
-	case strings.EqualFold(name, "latest"):
+	case jsfmt.ToLower(name) == "latest": // toLowerCase, not case folding: "lateſt" is allowed, as in swamp
 		return fmt.Errorf("data name %q is reserved (it is the version pointer file)", name)
 	case name == ".":
 		return errors.New(`data name "." is not a directory name`)

@@ -20,10 +20,31 @@ func TestNormalizeType(t *testing.T) {
 		"ns:thing":                          "ns:thing",
 		"a...b":                             "a/b",
 		"/":                                 "",
+		// JavaScript's toLowerCase (deno): İ is "i̇"; Σ is final before "::"
+		// or a space only when no cased letter follows ("." and ":" are
+		// case-ignorable, so "ΟΔΟΣ.ΟΔΟΣ" keeps σ), and lowering runs before
+		// the separators are replaced.
+		"Acme::İstanbul":  "acme/i̇stanbul",
+		"@Acme/ΟΔΟΣ.ΟΔΟΣ": "@acme/οδοσ/οδος",
+		"ΟΔΟΣ::ΟΔΟΣ":      "οδοσ/οδος",
+		"ΟΔΟΣ ΟΔΟΣ":       "οδος/οδος",
+		"x/Ɤ":             "x/ɤ", // a Unicode 16 case pair
 	} {
 		if got := NormalizeType(in); got != want {
 			t.Errorf("NormalizeType(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestDataNameLatestIsToLowerCase: swamp refuses a data name whose
+// toLowerCase is "latest"; "lateſt" (long s, already lower case) is not,
+// though case folding would make it so.
+func TestDataNameLatestIsToLowerCase(t *testing.T) {
+	if _, err := ParseAddress("t/m/LaTeSt"); err == nil {
+		t.Error("LaTeSt must be refused")
+	}
+	if _, err := ParseAddress("t/m/late\u017ft"); err != nil {
+		t.Errorf("late\u017ft is a name swamp accepts: %v", err)
 	}
 }
 

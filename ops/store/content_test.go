@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"path/filepath"
@@ -48,19 +49,41 @@ func TestReadContentRefusesUnreadable(t *testing.T) {
 	}
 }
 
-// TestReadContentChecksAtEOF: raw of the right size but other bytes is
-// served, then refused at EOF instead of ending quietly.
-func TestReadContentChecksAtEOF(t *testing.T) {
+// TestReadContentVerifiesBeforeServing: raw of the right size but other
+// bytes is refused before a byte is handed out, naming raw.
+func TestReadContentVerifiesBeforeServing(t *testing.T) {
 	item := itemWithVersions(t, 1)
 	writeFile(t, filepath.Join(item, "1", "raw"), []byte(strings.Repeat("\x00", len(content(1)))))
+	f, _, err := store.ReadContent(fsx.Real(), item, 1)
+	var ue *store.UnreadableError
+	if f != nil || !errors.As(err, &ue) || !ue.Has(store.CodeChecksumMismatch) || ue.Problems[0].Path != filepath.Join(item, "1", "raw") {
+		t.Fatalf("file %v, err = %v; want a checksum mismatch before any byte", f, err)
+	}
+}
+
+// TestReadContentChecksAgainAtEOF: raw changed after it was verified is
+// reported by the read that reaches EOF.
+func TestReadContentChecksAgainAtEOF(t *testing.T) {
+	item := itemWithVersions(t, 1)
 	f, _, err := store.ReadContent(fsx.Real(), item, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	writeFile(t, filepath.Join(item, "1", "raw"), []byte(strings.Repeat("\x00", len(content(1)))))
 	_, err = io.ReadAll(f)
 	var ue *store.UnreadableError
 	if !errors.As(err, &ue) || !ue.Has(store.CodeChecksumMismatch) {
 		t.Fatalf("err = %v; want checksum mismatch at EOF", err)
+	}
+}
+
+// TestReadContentContextEndsHashing: an ended context stops the hashing.
+func TestReadContentContextEndsHashing(t *testing.T) {
+	item := itemWithVersions(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if f, _, err := store.ReadContentContext(ctx, fsx.Real(), item, 1); f != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("file %v, err %v; want context.Canceled", f, err)
 	}
 }

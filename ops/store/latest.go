@@ -45,7 +45,8 @@ type Pointer struct {
 	Rule PointerRule
 	// Version is the designated version; 0 with PointerNone. With PointerFile
 	// it is whatever parseInt gave, so "0" or "-3" come back as 0 or -3: swamp
-	// uses such a number as is and finds nothing.
+	// uses such a number as is and finds nothing. A number beyond
+	// ±MaxVersion comes back as 0 with OutOfRange set.
 	Version int64
 	// Present is true when an entry named `latest` exists (file, symlink,
 	// even a directory), so a caller can tell "absent" from "unparsable".
@@ -55,6 +56,11 @@ type Pointer struct {
 	Raw []byte
 	// LinkTarget is the target of a symlink `latest`, as stored.
 	LinkTarget string
+	// OutOfRange is the number parseInt read (sign and digits, as found)
+	// when it is beyond ±MaxVersion; Version is then 0. swamp reads such a
+	// number inexactly (a JavaScript double), finds no version under it and
+	// reports no data: it is damage, reported with this text, never clamped.
+	OutOfRange string
 }
 
 // ReadLatest resolves `latest` in itemDir exactly as swamp does (§2.5, G16):
@@ -87,8 +93,11 @@ func readLatest(fsys fsx.FS, itemDir string, listing *[]fs.DirEntry) (Pointer, e
 			if data == nil {
 				p.Raw = []byte{}
 			}
-			if n, ok := parseIntJS(trimJS(string(data))); ok {
+			if n, text, ok, big := parseIntJSText(trimJS(string(data))); ok {
 				p.Rule, p.Version = PointerFile, n
+				if big {
+					p.OutOfRange = text
+				}
 				return p, nil
 			}
 		case !errors.Is(err, fs.ErrNotExist):
@@ -97,8 +106,11 @@ func readLatest(fsys fsx.FS, itemDir string, listing *[]fs.DirEntry) (Pointer, e
 		if target, err := fsys.Readlink(path); err == nil {
 			p.Present = true
 			p.LinkTarget = target
-			if n, ok := parseIntJS(strings.TrimSuffix(target, "/")); ok {
+			if n, text, ok, big := parseIntJSText(strings.TrimSuffix(target, "/")); ok {
 				p.Rule, p.Version = PointerSymlink, n
+				if big {
+					p.OutOfRange = text
+				}
 				return p, nil
 			}
 		}

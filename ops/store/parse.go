@@ -1,22 +1,33 @@
 package store
 
 import (
-	"math"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
 )
 
+// MaxVersion is Number.MAX_SAFE_INTEGER (2^53-1), the largest version swamp's
+// metadata schema accepts (zod's int()) and the largest integer a JavaScript
+// number holds exactly.
+const MaxVersion = 1<<53 - 1
+
 // parseIntJS returns what JavaScript's parseInt(s, 10) returns for s, which is
 // how swamp reads both the `latest` file (§2.5) and version directory names
 // (§2.7.1): leading whitespace skipped, an optional sign, then the longest run
 // of ASCII digits; anything after the digits is ignored ("12abc" is 12,
-// "2-old" is 2). ok is false when there are no digits (parseInt gives NaN).
-//
-// JavaScript numbers are doubles, so swamp itself loses precision above 2^53;
-// a run of digits too large for int64 saturates at ±MaxInt64 here, which no
-// real version directory can match.
+// "2-old" is 2). ok is false when there are no digits (parseInt gives NaN)
+// and also when the number is beyond ±MaxVersion: swamp reads such a number
+// inexactly (a double) and no version can carry it, so it is never taken for
+// a version number, and never clamped to one. parseIntJSText tells the two
+// apart.
 func parseIntJS(s string) (n int64, ok bool) {
+	n, _, ok, big := parseIntJSText(s)
+	return n, ok && !big
+}
+
+// parseIntJSText is parseIntJS that also returns the sign and digits it read
+// and, in big, whether they are beyond ±MaxVersion (n is then 0).
+func parseIntJSText(s string) (n int64, text string, ok, big bool) {
 	i := 0
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -25,6 +36,7 @@ func parseIntJS(s string) (n int64, ok bool) {
 		}
 		i += size
 	}
+	from := i
 	neg := false
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		neg = s[i] == '-'
@@ -35,16 +47,17 @@ func parseIntJS(s string) (n int64, ok bool) {
 		i++
 	}
 	if i == start {
-		return 0, false
+		return 0, "", false, false
 	}
+	text = s[from:i]
 	v, err := strconv.ParseInt(s[start:i], 10, 64)
-	if err != nil { // only ErrRange is possible: the text is all digits
-		v = math.MaxInt64
+	if err != nil || v > MaxVersion { // ErrRange is the only error: the text is all digits
+		return 0, text, true, true
 	}
 	if neg {
 		v = -v
 	}
-	return v, true
+	return v, text, true, false
 }
 
 // trimJS is String.prototype.trim: it strips JavaScript whitespace and line

@@ -12,6 +12,11 @@ const (
 	// CodeVersionNotDir: a file (or other non-directory) has the version's
 	// name.
 	CodeVersionNotDir Code = "version_not_directory"
+	// CodeVersionSymlink: a symlink has the version's name. swamp's walk
+	// never descends it and its listVersions (data versions, the catalog
+	// backfill, version allocation) skips it, although its single-item read
+	// follows it; swampj does not count it as a version anywhere (Walk).
+	CodeVersionSymlink Code = "version_symlink"
 	// CodeMetadataMissing: no metadata.yaml. A streaming write in progress,
 	// or one that stopped before finalize (§2.6.3), or a version directory
 	// allocated and never written (§2.6.2 step 4). swamp reads it as "no

@@ -59,6 +59,12 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 
 	latestPath := filepath.Join(item.Dir, latestName)
 	st.pointerProblems(latestPath)
+	for _, e := range entries {
+		if _, text, ok, big := parseIntJSText(e.Name()); e.IsDir() && ok && big && text[0] != '-' {
+			st.Problems = append(st.Problems, Problem{Code: CodeNonCanonicalVersionDir, Path: filepath.Join(item.Dir, e.Name()),
+				Message: fmt.Sprintf("directory %q is a version number beyond %d to swamp, which no version can be: it is never read as one, and swamp's next write to the item fails", e.Name(), MaxVersion)})
+		}
+	}
 	var canonical []int64
 	for _, d := range st.Dirs {
 		if d.Canonical {
@@ -73,7 +79,8 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 	st.Versions = readVersions(fsys, item.Dir, canonical, opts)
 
 	// The designated version, read even when it has no listed directory (a
-	// symlinked or vanished one), since that is what swamp would try.
+	// vanished one, or a symlink, which readVersion reports as damaged: see
+	// Walk), since that is what swamp would try.
 	if p := st.Pointer.Version; p > 0 {
 		st.Latest = st.version(p)
 		if st.Latest == nil {
@@ -101,7 +108,7 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 			continue
 		}
 		st.HighestReadable = v
-		if st.Pointer.Version > 0 && v.Number <= st.Pointer.Version {
+		if st.Pointer.Version > 0 && v.Number <= st.Pointer.Version || st.Pointer.pointsAbove() {
 			st.LastGood = v
 		}
 	}
@@ -121,6 +128,10 @@ func (st *ItemState) pointerProblems(latestPath string) {
 			st.Problems = append(st.Problems, Problem{Code: CodeLatestMissing, Path: latestPath,
 				Message: "latest does not exist; " + fallback})
 		}
+	case (p.Rule == PointerFile || p.Rule == PointerSymlink) && p.OutOfRange != "":
+		st.Problems = append(st.Problems, Problem{Code: CodeLatestInvalid, Path: latestPath,
+			Message: fmt.Sprintf("latest holds %s, a version number beyond %d (JavaScript's largest exact integer and the largest version swamp's schema allows); "+
+				"swamp reads it inexactly, finds no such version and reports no data for the item", quoteShort([]byte(p.OutOfRange)), MaxVersion)})
 	case p.Rule == PointerFile || p.Rule == PointerSymlink:
 		if p.Version <= 0 {
 			st.Problems = append(st.Problems, Problem{Code: CodeLatestInvalid, Path: latestPath,
@@ -200,3 +211,7 @@ func quoteShort(b []byte) string {
 	}
 	return fmt.Sprintf("%q", b)
 }
+
+// pointsAbove reports whether the pointer holds a positive number beyond
+// MaxVersion: every version is below it.
+func (p Pointer) pointsAbove() bool { return p.OutOfRange != "" && p.OutOfRange[0] != '-' }

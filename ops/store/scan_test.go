@@ -108,6 +108,14 @@ func TestScanPointerProblems(t *testing.T) {
 		{"fallback max from a non-canonical dir", func(t *testing.T, item string) {
 			mkdir(t, filepath.Join(item, "3-old"))
 		}, store.PointerFallback, 3, 2, []store.Code{store.CodeLatestMissing, store.CodeNonCanonicalVersionDir, store.CodeLatestNotFound}},
+		{"latest names a symlinked version directory", func(t *testing.T, item string) {
+			// Not a version (walk.go): swamp's walk, listVersions and
+			// catalog backfill skip it, and so does every swampj reader.
+			other := filepath.Join(t.TempDir(), "result")
+			writeVersion(t, other, 3, content(3))
+			symlink(t, filepath.Join(other, "3"), filepath.Join(item, "3"))
+			writeLatest(t, item, 3)
+		}, store.PointerFile, 3, 2, []store.Code{store.CodeLatestUnreadable}},
 		{"legacy symlink is fine", func(t *testing.T, item string) {
 			symlink(t, "1/", filepath.Join(item, "latest"))
 		}, store.PointerSymlink, 1, 1, nil},

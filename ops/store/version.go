@@ -114,9 +114,26 @@ func ReadVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) (*Vers
 	return readVersion(fsys, itemDir, v, opts), nil
 }
 
-// readVersion is ReadVersion for a v known to be positive.
+// readVersion is ReadVersion for a v known to be positive. The version's
+// directory was not taken from a listing (an explicit --version, or the one
+// `latest` designates), so it may be a symlink: that is not a version (see
+// Walk for the rule), whatever it points at.
 func readVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) *Version {
-	return newItemPaths(itemDir).readVersion(fsys, v, opts)
+	ver := newItemPaths(itemDir).readVersion(fsys, v, opts)
+	if ver.State == StateMissing {
+		return ver
+	}
+	if fi, err := fsys.Lstat(ver.Dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		what := "a symlink"
+		if target, err := fsys.Readlink(ver.Dir); err == nil {
+			what = fmt.Sprintf("a symlink to %q", target)
+		}
+		ver.Problems = append([]Problem{{Code: CodeVersionSymlink, Path: ver.Dir,
+			Message: ver.label() + ": is " + what + ", not a directory; swamp's walk, its data versions and its catalog never count it as a version, so swampj does not read it either"}},
+			ver.Problems...)
+		ver.State = StateDamaged
+	}
+	return ver
 }
 
 // itemPaths is what readVersion derives from the item directory, computed

@@ -60,6 +60,19 @@ func (it Item) Key() string { return it.Type + "/" + it.ModelID + "/" + it.DataN
 //   - every real subdirectory of a model-id directory is an item; symlinked
 //     data-name directories are skipped (findAllForModel).
 //
+// Symlinks, one rule everywhere: a symlink in the data tree is never a type,
+// model, data-name or version directory, whatever it points at. swamp's walk
+// (findAllGlobal), its listVersions (data versions, the catalog backfill,
+// version allocation) and findAllForModel skip symlinks; only its
+// single-item read (findByName, `swamp data get`) follows a symlinked version
+// directory when `latest` or --version names it. swampj follows the walk,
+// not that read: ScanItem, ReadVersion and ReadContent report a symlinked
+// version as damaged (CodeVersionSymlink), so `data get/versions/list`, the
+// doctor and `catalog verify/rebuild` agree that it is not a readable
+// version, and the catalog holds exactly the rows swamp's backfill would
+// write. (The one exception is swamp's classification above: a symlinked
+// data-name directory can make its parent a model directory.)
+//
 // Unlike swamp, Walk does not open any item's metadata, so one bad file never
 // hides the rest of a model (G2): judging items is ScanItem's job. A
 // directory it cannot list is skipped and its error returned, joined with the
