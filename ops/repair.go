@@ -178,6 +178,10 @@ type DoctorOptions struct {
 	Command []string
 	// Warn receives warnings (a journal moved aside, a lock not released).
 	Warn func(string)
+	// Only, when not nil, limits the check to these data-name directories
+	// (ChangedItems after a command): other items, their catalog rows,
+	// staging leftovers and catalog copies elsewhere are not looked at.
+	Only []string
 }
 
 func (o DoctorOptions) withDefaults() DoctorOptions {
@@ -580,7 +584,17 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	var items []*doctorItem
 	byKey := map[catalog.ItemKey]*doctorItem{}
 	itemDirs := map[string]bool{}
+	var only map[string]bool
+	if o.Only != nil {
+		only = map[string]bool{}
+		for _, d := range o.Only {
+			only[filepath.Clean(d)] = true
+		}
+	}
 	walkErr := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
+		if only != nil && !only[filepath.Clean(it.Dir)] {
+			return nil
+		}
 		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true
 		st, err := store.ScanItem(fsys, it, store.CheckOptions{VerifyChecksum: o.VerifyChecksum})
@@ -623,6 +637,11 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			}
 			continue
 		}
+		if only != nil {
+			if dir, ok := doctorItemDir(r.DataRoot, key); !ok || !only[filepath.Clean(dir)] {
+				continue // an item outside the set looked at
+			}
+		}
 		di, err := s.itemOfRows(key)
 		if err != nil {
 			if fsx.IsCrash(err) {
@@ -650,17 +669,19 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			owned[filepath.Clean(st.Path)], owned[filepath.Clean(st.To)] = true, true
 		}
 	}
-	stages, err := s.findStages(ctx, itemDirs, owned)
-	if err != nil {
-		return nil, err
-	}
-	s.units = append(s.units, stages...)
+	if only == nil {
+		stages, err := s.findStages(ctx, itemDirs, owned)
+		if err != nil {
+			return nil, err
+		}
+		s.units = append(s.units, stages...)
 
-	// 5. Catalog copies left by older swamp (#3316).
-	if u, err := s.catalogCopies(); err != nil {
-		return nil, err
-	} else if u != nil {
-		s.units = append(s.units, u)
+		// 5. Catalog copies left by older swamp (#3316).
+		if u, err := s.catalogCopies(); err != nil {
+			return nil, err
+		} else if u != nil {
+			s.units = append(s.units, u)
+		}
 	}
 
 	if len(general.findings) > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -115,6 +116,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err == nil {
 		return 0
+	}
+	var re *runExit
+	if errors.As(err, &re) {
+		return re.code // swampj run: the command's own status, already reported by it
 	}
 	return report(stderr, wantsJSON(argv), err)
 }

@@ -154,7 +154,7 @@ func usageCases(t *testing.T) []usageCase {
 	// (not the missing argument) is what is wrong.
 	positionals := map[string][]string{
 		"data write": {smallAddr}, "data get": {smallAddr}, "data versions": {smallAddr}, "data list": {},
-		"journal show": {"1"}, "datastore namespace set": {"ns1"}, "demo": {},
+		"journal show": {"1"}, "datastore namespace set": {"ns1"}, "demo": {}, "run": {"--", "true"},
 	}
 	badValue := func(f cli.Flag) []string {
 		name := "--" + f.Names()[0]
@@ -187,10 +187,13 @@ func usageCases(t *testing.T) []usageCase {
 				cases = append(cases, usageCase{append(p, "bogus"), "unexpected positional"})
 			} else if !ok {
 				t.Fatalf("%s takes arguments (%s): add valid ones to the table", key, c.ArgsUsage)
-			} else {
+			} else if key != "run" { // run's positionals are the command it runs
 				cases = append(cases, usageCase{append(append(p, pos...), "x", "y", "z", "w"), "too many positionals"})
 			}
 			line := append(p, pos...)
+			if key == "run" {
+				line = p // after "-- COMMAND" every word is the command's
+			}
 			cases = append(cases, usageCase{append(append([]string{}, line...), "--no-such-flag"), "unknown flag"})
 			for _, f := range append(append([]cli.Flag{}, c.Flags...), globalFlags...) {
 				name := "--" + f.Names()[0]

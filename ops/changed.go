@@ -1,0 +1,58 @@
+package ops
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+)
+
+// ChangedItems lists the data-name directories of the repo that changed
+// at or after since: a version directory created in them, `latest`
+// replaced, a file of a version written. It reads directory entries and
+// modification times only, so a doctor of just those items (DoctorOptions
+// Only) after a command costs what that command touched, not the repo.
+// The times come from the file system, so a clock step backwards during
+// the command can hide a change; one second of slack covers coarse
+// timestamps.
+func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
+	since = since.Add(-time.Second)
+	var out []string
+	err := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
+		if changedSince(fsys, it.Dir, since) {
+			out = append(out, it.Dir)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// changedSince reports whether dir, its latest, or any directory or file
+// one level below it (the versions and their files) was modified at or
+// after since.
+func changedSince(fsys fsx.FS, dir string, since time.Time) bool {
+	newer := func(p string) bool {
+		fi, err := fsys.Lstat(p)
+		return err == nil && !fi.ModTime().Before(since)
+	}
+	if newer(dir) || newer(filepath.Join(dir, "latest")) {
+		return true
+	}
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		return true // cannot tell: let the doctor look
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() {
+			continue
+		}
+		if newer(p) || newer(filepath.Join(p, store.RawFileName)) || newer(filepath.Join(p, store.MetadataFileName)) {
+			return true
+		}
+	}
+	return false
+}
