@@ -152,7 +152,7 @@ func (s *doctorSurvey) surveyLocks(ctx context.Context) error {
 		}
 		s.warnings = append(s.warnings, "lock files not all checked: "+err.Error())
 	}
-	now := s.o.Now()
+	now := time.Now() // mtimes and heartbeats are real time, whatever the stamp clock says
 	for _, f := range found {
 		j, missing, err := lock.Judge(s.fsys, f.Path, now)
 		if err != nil {
@@ -212,7 +212,7 @@ func (s *doctorSurvey) surveyJournalHolder() {
 	var h journal.Holder
 	if jerr := json.Unmarshal(data, &h); jerr != nil || h.PID <= 0 {
 		fi, err := s.fsys.Stat(p)
-		if err != nil || s.o.Now().Sub(fi.ModTime()) <= lock.WriteWindow {
+		if err != nil || time.Since(fi.ModTime()) <= lock.WriteWindow {
 			return
 		}
 		why = fmt.Sprintf("it is not a holder record (%d bytes)", len(data))

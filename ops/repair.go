@@ -215,8 +215,8 @@ type DoctorReport struct {
 	Moves      []DoctorMove `json:"moves"`
 	IntentID   uint64       `json:"intentId,omitempty"`
 	// LockIntentID is the intent that moved dead lock files (0: none).
-	LockIntentID uint64 `json:"lockIntentId,omitempty"`
-	Warnings   []string     `json:"warnings"`
+	LockIntentID uint64   `json:"lockIntentId,omitempty"`
+	Warnings     []string `json:"warnings"`
 	// Remaining is how many findings are still there after the run (in
 	// check and preview mode: all of them).
 	Remaining int `json:"remaining"`
