@@ -225,6 +225,8 @@ type DoctorReport struct {
 	Notes []string `json:"notes"`
 	// Locks is how many swamp lock files were judged.
 	Locks int `json:"locks"`
+	// Records is how many run records (outputs, workflow runs, audit) were read.
+	Records int `json:"records"`
 	// InFlight are versions a live writer is still writing: not problems.
 	InFlight []DoctorInFlight `json:"inFlight"`
 }
@@ -594,6 +596,7 @@ type doctorSurvey struct {
 	// locks are the judgements of every lock file found (surveyLocks).
 	locks     map[string]lock.Judgement
 	lockCount int
+	records   int
 	// inFlight are versions a live writer is streaming (not findings).
 	inFlight []DoctorInFlight
 }
@@ -696,7 +699,12 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 	s.units = append(s.units, stages...)
 
-	// 5. Catalog copies left by older swamp (#3316).
+	// 5. Run records swamp reads back (outputs, workflow runs, audit).
+	if err := s.surveyRecords(ctx); err != nil {
+		return nil, err
+	}
+
+	// 6. Catalog copies left by older swamp (#3316).
 	if u, err := s.catalogCopies(); err != nil {
 		return nil, err
 	} else if u != nil {
@@ -1325,7 +1333,7 @@ func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 		Items: s.items, Versions: s.versions, StepLatestColumn: s.stepCol,
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
 		Notes: swampDoctorNotes(s.fsys, s.r),
-		Locks: s.lockCount, InFlight: append([]DoctorInFlight{}, s.inFlight...),
+		Locks: s.lockCount, Records: s.records, InFlight: append([]DoctorInFlight{}, s.inFlight...),
 	}
 }
 
