@@ -104,6 +104,14 @@ func TestDoctorDeadLocks(t *testing.T) {
 	if !rep.Clean() || rep.LockIntentID == 0 || rep.IntentID == 0 {
 		t.Fatalf("repair: clean=%v lockIntent=%d intent=%d findings=%+v", rep.Clean(), rep.LockIntentID, rep.IntentID, rep.Findings)
 	}
+	for _, c := range rep.Checks {
+		if !c.Passed || c.ID == "locks" && c.Fixed != 3 {
+			t.Errorf("check after the repair: %+v", c)
+		}
+	}
+	if len(rep.Checks) != 8 {
+		t.Errorf("checks: %+v", rep.Checks)
+	}
 	if got := drRead(t, filepath.Join(drItemDir(r, "result"), "latest")); got != "3" {
 		t.Errorf("latest = %q, want 3 (the item in the dead-locked model is repaired in the same run)", got)
 	}

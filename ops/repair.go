@@ -229,6 +229,8 @@ type DoctorReport struct {
 	Records int `json:"records"`
 	// InFlight are versions a live writer is still writing: not problems.
 	InFlight []DoctorInFlight `json:"inFlight"`
+	// Checks is every check, passed or not, by stable id (doctorchecks.go).
+	Checks []DoctorCheck `json:"checks"`
 }
 
 // Clean reports whether nothing is left to fix.
@@ -287,6 +289,9 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 	rep, err := doctorRun(ctx, fsys, r, o, open)
 	if rep != nil && stale != nil {
 		rep.addCatalogStale(stale)
+	}
+	if rep != nil {
+		rep.fillChecks()
 	}
 	return rep, err
 }
