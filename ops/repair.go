@@ -180,8 +180,13 @@ type DoctorOptions struct {
 	Warn func(string)
 	// Only, when not nil, limits the check to these data-name directories
 	// (ChangedItems after a command): other items, their catalog rows,
-	// staging leftovers and catalog copies elsewhere are not looked at.
+	// staging leftovers, run records and catalog copies elsewhere are not
+	// looked at.
 	Only []string
+
+	// quarantine, when set, is the quarantine directory to use (the one
+	// the lock intent of the same run created).
+	quarantine string
 }
 
 func (o DoctorOptions) withDefaults() DoctorOptions {
@@ -218,13 +223,23 @@ type DoctorReport struct {
 	Quarantine string       `json:"quarantine,omitempty"`
 	Moves      []DoctorMove `json:"moves"`
 	IntentID   uint64       `json:"intentId,omitempty"`
-	Warnings   []string     `json:"warnings"`
+	// LockIntentID is the intent that moved dead lock files (0: none).
+	LockIntentID uint64   `json:"lockIntentId,omitempty"`
+	Warnings     []string `json:"warnings"`
 	// Remaining is how many findings are still there after the run (in
 	// check and preview mode: all of them).
 	Remaining int `json:"remaining"`
 	// Notes explain states that are not problems (never counted in
 	// Remaining): what swamp's own doctor misreports (swampDoctorNote).
 	Notes []string `json:"notes"`
+	// Locks is how many swamp lock files were judged.
+	Locks int `json:"locks"`
+	// Records is how many run records (outputs, workflow runs, audit) were read.
+	Records int `json:"records"`
+	// InFlight are versions a live writer is still writing: not problems.
+	InFlight []DoctorInFlight `json:"inFlight"`
+	// Checks is every check, passed or not, by stable id (doctorchecks.go).
+	Checks []DoctorCheck `json:"checks"`
 }
 
 // Clean reports whether nothing is left to fix.
@@ -295,6 +310,9 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 	rep, err := doctorRun(ctx, fsys, r, o, open)
 	if rep != nil && stale != nil {
 		rep.addCatalogStale(stale)
+	}
+	if rep != nil {
+		rep.fillChecks()
 	}
 	return rep, err
 }
@@ -383,10 +401,58 @@ func doctorJournalState(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.
 	return open, stale, err
 }
 
-// doctorRepair runs a confirmed repair: per-model locks first (the order
+// doctorRepair runs a confirmed repair: dead lock files first, in an
+// intent of their own under the journal lock only (doctorlocks.go), so that
+// the models they wedged can be locked; then the data repair.
+func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, first *doctorSurvey) (*DoctorReport, error) {
+	var fixed []doctorFix
+	var lockMoves []DoctorMove
+	var lockIntent uint64
+	needLocks := false
+	for _, u := range first.units {
+		if u.blocked == "" && len(u.lockMoves) > 0 {
+			needLocks = true
+		}
+		if u.holderFix {
+			fixed = append(fixed, u.findings...) // replaced by any journal.Open below
+		}
+	}
+	if needLocks {
+		f, m, id, q, err := lockRepair(ctx, fsys, r, o)
+		if err != nil {
+			var oe *OpenIntentsError
+			if errors.As(err, &oe) {
+				return first.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped }), err
+			}
+			return nil, err
+		}
+		fixed, lockMoves, lockIntent = append(f, fixed...), m, id
+		if id != 0 {
+			o.quarantine = q // one quarantine directory for the whole run
+		}
+	}
+	rep, err := doctorRepairData(ctx, fsys, r, o, first)
+	if rep == nil {
+		return rep, err
+	}
+	var fs []DoctorFinding
+	for _, f := range fixed {
+		f.Status = DoctorRepaired
+		fs = append(fs, f.DoctorFinding)
+	}
+	rep.Findings = append(fs, rep.Findings...)
+	rep.Moves = append(lockMoves, rep.Moves...)
+	if len(lockMoves) > 0 {
+		rep.Quarantine = o.quarantine
+	}
+	rep.LockIntentID = lockIntent
+	return rep, err
+}
+
+// doctorRepairData runs the data repair: per-model locks first (the order
 // swampj's writers use), then the journal, a fresh survey under both, one
 // intent.
-func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, first *doctorSurvey) (rep *DoctorReport, err error) {
+func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, first *doctorSurvey) (rep *DoctorReport, err error) {
 	// 1. swamp's per-model locks of every model the first survey would
 	// change, in path order; busy ones are skipped.
 	held := map[string]*lock.Lock{}
@@ -456,7 +522,7 @@ func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		return nil, err
 	}
 	status := func(u *doctorUnit) DoctorStatus {
-		if allowed(u) {
+		if allowed(u) && !u.lockOnly() {
 			return DoctorRepaired
 		}
 		return DoctorSkipped
@@ -519,6 +585,8 @@ type doctorUnit struct {
 	findings []doctorFix
 
 	moves      []DoctorMove
+	lockMoves  []doctorLockMove   // dead lock files, moved by the lock intent
+	holderFix  bool               // a stale journal holder record: replaced by opening the journal
 	keepLatest *journal.Step      // a copy of the old `latest`, into quarantine
 	latest     *journal.Step      // `latest` rewritten
 	catalog    *doctorCatalogItem // rows Before → After
@@ -531,7 +599,19 @@ type doctorFix struct {
 }
 
 func (u *doctorUnit) hasRepair() bool {
+	return u.blocked == "" && (u.hasDataRepair() || len(u.lockMoves) > 0 || u.holderFix)
+}
+
+// hasDataRepair: the unit has steps in the main repair intent (not only
+// dead locks or a holder record, which the lock intent handles).
+func (u *doctorUnit) hasDataRepair() bool {
 	return u.blocked == "" && (len(u.moves) > 0 || u.latest != nil || u.catalog != nil)
+}
+
+// lockOnly: the unit is repaired by the lock intent, before the model
+// locks are taken.
+func (u *doctorUnit) lockOnly() bool {
+	return !u.hasDataRepair() && (len(u.lockMoves) > 0 || u.holderFix)
 }
 
 func (u *doctorUnit) add(f DoctorFinding, auto bool) {
@@ -564,6 +644,13 @@ type doctorSurvey struct {
 
 	units    []*doctorUnit
 	warnings []string
+
+	// locks are the judgements of every lock file found (surveyLocks).
+	locks     map[string]lock.Judgement
+	lockCount int
+	records   int
+	// inFlight are versions a live writer is streaming (not findings).
+	inFlight []DoctorInFlight
 }
 
 // surveyDoctor walks the data root, reads the catalog, and decides every
@@ -574,6 +661,10 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		return nil, err
 	}
 	general := &doctorUnit{} // findings with no repair of their own
+	if err := s.surveyLocks(ctx); err != nil {
+		return nil, err
+	}
+	s.surveyJournalHolder()
 	for _, in := range open {
 		general.add(DoctorFinding{Code: DoctorOpenIntent, Path: r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
@@ -676,7 +767,12 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		}
 		s.units = append(s.units, stages...)
 
-		// 5. Catalog copies left by older swamp (#3316).
+		// 5. Run records swamp reads back (outputs, workflow runs, audit).
+		if err := s.surveyRecords(ctx); err != nil {
+			return nil, err
+		}
+
+		// 6. Catalog copies left by older swamp (#3316).
 		if u, err := s.catalogCopies(); err != nil {
 			return nil, err
 		} else if u != nil {
@@ -699,6 +795,11 @@ func (s *doctorSurvey) chooseQuarantine() error {
 		base = s.r.LocalDir
 	}
 	top := filepath.Join(base, store.QuarantineDirName)
+	if s.o.quarantine != "" {
+		s.qstamp = s.o.quarantine
+		s.qroot = filepath.Join(s.qstamp, map[bool]string{true: doctorSoloSegment, false: s.r.Namespace}[s.r.Namespace == ""])
+		return nil
+	}
 	stamp := s.o.Now().UTC().Format(doctorStampLayout)
 	name := stamp
 	for i := 2; ; i++ {
@@ -912,7 +1013,7 @@ func (s *doctorSurvey) analyzeVersions(u *doctorUnit, di *doctorItem) {
 		unreadable = append(unreadable, l) // a file named like the version
 	}
 	for _, v := range unreadable {
-		if v.Readable() {
+		if v.Readable() || s.isInFlight(u, di, v) {
 			continue
 		}
 		dest := s.qpath(v.Dir)
@@ -921,6 +1022,17 @@ func (s *doctorSurvey) analyzeVersions(u *doctorUnit, di *doctorItem) {
 			Message: fmt.Sprintf("version %d is %s: %s", v.Number, v.State, doctorMessages(v.Problems)),
 			Fix:     "move it to " + dest}, true)
 	}
+}
+
+// allInFlight: every version of the item is a recorded write in progress.
+func (s *doctorSurvey) allInFlight(di *doctorItem) bool {
+	n := 0
+	for _, f := range s.inFlight {
+		if f.Item == di.item.Key() {
+			n++
+		}
+	}
+	return n > 0 && n == len(di.st.Versions)
 }
 
 // analyzeLatest rewrites a `latest` that does not designate a readable
@@ -935,6 +1047,9 @@ func (s *doctorSurvey) analyzeLatest(u *doctorUnit, di *doctorItem, target *stor
 	}
 	if len(problems) == 0 {
 		return
+	}
+	if _, live := s.liveHolder(u); live && committedLatest(st) == 0 && st.HighestReadable == nil && s.allInFlight(di) {
+		return // the first write of the item: swamp writes latest last
 	}
 	path := filepath.Join(di.item.Dir, "latest")
 	fi, err := s.fsys.Lstat(path)
@@ -1167,7 +1282,7 @@ func (s *doctorSurvey) lockPaths() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, u := range s.units {
-		if u.hasRepair() && u.lockPath != "" && !seen[u.lockPath] {
+		if u.hasDataRepair() && u.lockPath != "" && !seen[u.lockPath] {
 			seen[u.lockPath] = true
 			out = append(out, u.lockPath)
 		}
@@ -1180,6 +1295,9 @@ func (s *doctorSurvey) plannedMoves(allowed func(*doctorUnit) bool) []DoctorMove
 	moves := []DoctorMove{}
 	for _, u := range s.units {
 		if u.hasRepair() && allowed(u) {
+			for _, m := range u.lockMoves {
+				moves = append(moves, m.DoctorMove)
+			}
 			moves = append(moves, u.moves...)
 		}
 	}
@@ -1191,7 +1309,7 @@ func (s *doctorSurvey) plannedMoves(allowed func(*doctorUnit) bool) []DoctorMove
 func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*journal.Intent, error) {
 	var units []*doctorUnit
 	for _, u := range s.units {
-		if u.hasRepair() && allowed(u) {
+		if u.hasDataRepair() && allowed(u) {
 			units = append(units, u)
 		}
 	}
@@ -1288,6 +1406,7 @@ func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
 		Notes: swampDoctorNotes(s.fsys, s.r),
+		Locks: s.lockCount, Records: s.records, InFlight: append([]DoctorInFlight{}, s.inFlight...),
 	}
 }
 

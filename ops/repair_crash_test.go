@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -25,17 +26,20 @@ import (
 // and at no cut may a byte that was there before be gone afterwards.
 func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 	cases := []struct {
-		name    string
-		spec    drSpec
-		staging bool
-		kinds   []string // operations the uncut repair must issue
+		name     string
+		spec     drSpec
+		staging  bool
+		deadLock bool     // a zero-byte model lock over the damaged item (issue #11)
+		kinds    []string // operations the uncut repair must issue
 	}{
+		{"3955 under a zero-byte model lock and a torn datastore lock", drSpec{items: []drItem{dr3955()}}, false, true,
+			[]string{"rename-noreplace", "failpoint:catalog.remove.commit", "syncdir"}},
 		{"3955 plus an item with nothing readable and a staging leftover", drSpec{items: []drItem{
 			dr3955(), {name: "state", latest: "1", versions: []drVer{{n: 1, empty: true}}},
-		}}, true, []string{"rename-noreplace", "failpoint:catalog.remove.commit", "syncdir"}},
+		}}, true, false, []string{"rename-noreplace", "failpoint:catalog.remove.commit", "syncdir"}},
 		{"workflow step groups with is_step_latest, and flags a backfill got wrong", drSpec{stepCol: true, items: []drItem{
 			drWorkflowItem(), {name: "result", latest: "2", versions: []drVer{{n: 1}, {n: 2}, {n: 3}}},
-		}}, false, []string{"rename-noreplace", "failpoint:catalog.remove.commit", "failpoint:catalog.upsert.commit", "syncdir"}},
+		}}, false, false, []string{"rename-noreplace", "failpoint:catalog.remove.commit", "failpoint:catalog.upsert.commit", "syncdir"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,6 +47,10 @@ func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 				r := drBuild(t, t.TempDir(), tc.spec)
 				if tc.staging {
 					drWrite(t, filepath.Join(drItemDir(r, "result"), ".swampj-stage-6-0a1b2c", "raw"), []byte(`{"torn":`))
+				}
+				if tc.deadLock {
+					dlPlant(t, dlModelLock(r, drModel), nil, 10*time.Second)
+					dlPlant(t, lock.GlobalPath(r.Base, r.Namespace), []byte(`{"holder":`), time.Hour)
 				}
 				return r
 			}
@@ -66,7 +74,33 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	}
 	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	cuts := clean.Ops()
-	beginAt, flushAt := drOpIndex(clean, "failpoint:journal.begin"), drOpIndex(clean, "failpoint:journal.flush")
+	// A repair that moves dead locks runs two intents (locks, then data):
+	// the state after each one's done mark is what a cut between them
+	// leaves, forward or backward.
+	begins, flushes := drOpIndexes(clean, "failpoint:journal.begin"), drOpIndexes(clean, "failpoint:journal.flush")
+	if len(begins) == 0 || len(begins) != len(flushes) {
+		t.Fatalf("journal commits: begins %v, flushes %v", begins, flushes)
+	}
+	states := []fsxtest.Tree{initial}
+	stateRows := [][]string{initialRows}
+	for _, f := range flushes[:len(flushes)-1] {
+		r := fixture()
+		if _, err := ops.Doctor(ctx, fsx.NewFault(fsx.Real()).CrashAfter(f), r, opts); !fsx.IsCrash(err) {
+			t.Fatalf("cut after the done mark at %d: want a crash, got %v", f, err)
+		}
+		states, stateRows = append(states, fsxtest.Snapshot(t, r.Dir, drSkip(r))), append(stateRows, drRowsFull(t, r))
+	}
+	states, stateRows = append(states, final), append(stateRows, finalRows)
+	count := func(at []int, k int) int {
+		n := 0
+		for _, a := range at {
+			if k >= a {
+				n++
+			}
+		}
+		return n
+	}
+	beginAt, flushAt := begins[0], flushes[len(flushes)-1]
 	for _, kind := range kinds {
 		if clean.Count(kind) == 0 {
 			t.Fatalf("the repair never issued %s (%d ops)", kind, clean.Ops())
@@ -99,24 +133,31 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{LockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: forward recovery round %d: %v", k, round, err)
 			}
-			want, wantRows := final, finalRows
-			if k < beginAt {
-				want, wantRows = initial, initialRows // nothing was journaled, nothing was done
-			}
-			check(k, "forward recovery round "+strconv.Itoa(round), crashed, want, wantRows)
+			// Every journaled intent is finished.
+			n := count(begins, k)
+			check(k, "forward recovery round "+strconv.Itoa(round), crashed, states[n], stateRows[n])
 
 			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
-			want, wantRows = initial, initialRows
-			if k >= flushAt {
-				want, wantRows = final, finalRows // already marked done: nothing to roll back
-			}
-			check(k, "rollback round "+strconv.Itoa(round), rolled, want, wantRows)
+			// Intents marked done stay; the open one is undone.
+			d := count(flushes, k)
+			check(k, "rollback round "+strconv.Itoa(round), rolled, states[d], stateRows[d])
 		}
 	}
-	t.Logf("%d of %d cut points recovered forward and rolled back, twice each (intent journaled at op %d, marked done at op %d)",
-		cuts+1, cuts+1, beginAt, flushAt)
+	t.Logf("%d of %d cut points recovered forward and rolled back, twice each (%d intent(s), first journaled at op %d, last marked done at op %d)",
+		cuts+1, cuts+1, len(begins), beginAt, flushAt)
+}
+
+// drOpIndexes are the 1-based positions of every operation of a kind.
+func drOpIndexes(f *fsx.Fault, kind string) []int {
+	var out []int
+	for _, op := range f.Trace() {
+		if op.Kind == kind {
+			out = append(out, op.N)
+		}
+	}
+	return out
 }
 
 // drOpIndex is the 1-based position of the first operation of a kind.

@@ -259,7 +259,7 @@ func drSkip(r *repo.Repo) func(string) bool {
 			return true
 		case strings.HasPrefix(rel, ".swamp/data/_catalog.db"):
 			return true
-		case base == ".lock", dir == modelDir && drLockTemp.MatchString(base):
+		case base == ".lock" && !strings.HasPrefix(rel, ".swamp/.swampj-quarantine/"), dir == modelDir && drLockTemp.MatchString(base):
 			return true
 		}
 		return false

@@ -96,6 +96,26 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	for _, c := range rep.Checks {
+		mark := "ok  "
+		if !c.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %-15s", mark, c.ID)
+		if c.Checked >= 0 {
+			fmt.Fprintf(w, " %d checked", c.Checked)
+		}
+		if c.Failed > 0 {
+			fmt.Fprintf(w, ", %d failed", c.Failed)
+		}
+		if c.Fixed > 0 {
+			fmt.Fprintf(w, ", %d repaired", c.Fixed)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, f := range rep.InFlight {
+		fmt.Fprintf(w, "  in progress: %s\n", f.Message)
+	}
 	if len(rep.Findings) == 0 {
 		if rep.ChecksumsVerified {
 			fmt.Fprintln(w, "No problems found.")

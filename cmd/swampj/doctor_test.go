@@ -255,8 +255,8 @@ func TestDoctorRepairFinishesAnOpenIntentFirst(t *testing.T) {
 
 // TestDoctorRepairsCommittedFixture runs on the committed #3955 data root
 // (testdata/store): `state` has latest 3, zero-byte; its model carries an
-// abandoned, unparseable per-model lock from the crashed swamp, which the
-// doctor takes over once it is older than the TTL (G25).
+// abandoned, unparseable per-model lock from the crashed swamp: a finding
+// of its own (lock_dead, issue #11), moved to quarantine by the repair.
 func TestDoctorRepairsCommittedFixture(t *testing.T) {
 	dir := newRepo(t)
 	data := filepath.Join(dir, ".swamp", "data")
@@ -268,11 +268,11 @@ func TestDoctorRepairsCommittedFixture(t *testing.T) {
 	}
 	r := swampj(t, dir, "doctor", "--json")
 	d := docDecode(t, r)
-	if r.code != 1 || d.Remaining != 2 {
+	if r.code != 1 || d.Remaining != 3 || d.Findings[0]["code"] != "lock_dead" {
 		t.Fatalf("check: %+v %+v", r, d)
 	}
 	r = swampj(t, dir, "doctor", "--repair", "--confirm", "--lock-timeout", "2s")
-	if r.code != 0 || !strings.Contains(r.stdout, "Repaired 2 problem(s)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "Repaired 3 problem(s)") {
 		t.Fatalf("repair: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(model, "state", "latest")); string(b) != "2" {

@@ -1,0 +1,322 @@
+package ops
+
+// Dead lock files (issue #11). swamp creates a lock file and writes its JSON
+// in a second call, without fsync (§8), so a crash or power cut leaves a
+// zero-byte lock, and a torn write an unparseable one; swamp never removes
+// either, and every later command on that model (or, for the datastore lock,
+// every structural command) times out with exit 75. A lock naming a pid that
+// no longer exists on this host is dead too (swamp itself would take that
+// one over, but only when it next tries; until then `swamp datastore lock
+// status` shows a holder that is gone).
+//
+// The doctor judges every lock file with lock.Judge and reports each one
+// that is provably dead (DoctorLockDead). The repair moves them into
+// quarantine rather than deleting them: a lock file is not user data, but a
+// rename is a journaled step recovery can undo with the existing machinery,
+// it keeps the bytes for whoever investigates the crash, and it costs the
+// same as a remove. The quarantine is outside every tree swamp's lock drain
+// matches ({base}/.swampj-quarantine/{stamp}/locks/…, never
+// data/<type>/<id>/.lock relative to the base).
+//
+// Order: the dead locks are moved in an intent of their own, before the
+// per-model locks are taken — a model whose lock file is dead can then be
+// locked and repaired in the same run. That intent holds only the journal
+// lock (never waiting on a model lock while holding it, the order every
+// swampj writer keeps), and each move re-reads the file first and refuses
+// if it changed or is no longer dead (KindQuarantineLock).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+const (
+	// DoctorLockDead: a swamp lock file nobody holds (zero bytes, not a
+	// lock record, or naming a holder that is gone); swamp waits on it.
+	DoctorLockDead DoctorCode = "lock_dead"
+	// DoctorJournalHolderStale: swampj's journal holder record names a
+	// process that is gone (or cannot be read): timeout messages would
+	// name a holder that does not exist.
+	DoctorJournalHolderStale DoctorCode = "journal_holder_stale"
+)
+
+// KindQuarantineLock moves a dead lock file Path to To. OldData is the
+// content it was judged dead with; the move happens only while the file
+// still holds those bytes and is still dead (lock.StillDead).
+const KindQuarantineLock = "quarantine-lock"
+
+func init() {
+	register(KindQuarantineLock, kind{Observe: observeQuarantineLock, Apply: applyQuarantineLock, Undo: undoQuarantineLock})
+}
+
+func observeQuarantineLock(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	from, err := fsx.Exists(env.FS, s.Path)
+	if err != nil {
+		return Conflict, "", err
+	}
+	to, err := fsx.Exists(env.FS, s.To)
+	if err != nil {
+		return Conflict, "", err
+	}
+	switch {
+	case to:
+		// Moved. A file at Path too is a lock someone took since: theirs.
+		return Done, "", nil
+	case from:
+		return NotDone, "", nil
+	default:
+		// Gone without our move: released or taken over and released by
+		// its owner; there is nothing left to move or to put back.
+		return Done, "", nil
+	}
+}
+
+// LockChangedError: a lock judged dead was taken (or rewritten) before the
+// repair could move it.
+type LockChangedError struct{ Path, Detail string }
+
+func (e *LockChangedError) Error() string {
+	return fmt.Sprintf("did not move lock %s: %s; someone may hold it now, so it is left in place. Run 'swampj doctor' again", e.Path, e.Detail)
+}
+
+func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	ok, detail, err := lock.StillDead(env.FS, s.Path, s.OldData, time.Now())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &LockChangedError{Path: s.Path, Detail: detail}
+	}
+	if err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path), filepath.Dir(s.To))
+	return nil
+}
+
+func undoQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if ok, err := fsx.Exists(env.FS, s.To); err != nil || !ok {
+		return err
+	}
+	if ok, err := fsx.Exists(env.FS, s.Path); err != nil {
+		return err
+	} else if ok {
+		// A live lock took its place: putting a dead one back would wedge
+		// that holder's model. It stays in quarantine.
+		return nil
+	}
+	if err := env.FS.RenameNoReplace(s.To, s.Path); err != nil {
+		return err
+	}
+	d.Add(filepath.Dir(s.Path), filepath.Dir(s.To))
+	return nil
+}
+
+// doctorLockMove is one dead lock and where it goes.
+type doctorLockMove struct {
+	DoctorMove
+	data []byte
+}
+
+// lockQPath is where a lock file under the base goes in quarantine.
+func (s *doctorSurvey) lockQPath(p string) string {
+	base := s.r.Base
+	rel, err := filepath.Rel(base, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel = filepath.Base(p)
+	}
+	return filepath.Join(s.qstamp, "locks", rel)
+}
+
+// surveyLocks judges every swamp lock file of the repo: dead ones become
+// units repaired by the lock intent; every judgement is kept for the
+// in-flight test (s.locks).
+func (s *doctorSurvey) surveyLocks(ctx context.Context) error {
+	s.locks = map[string]lock.Judgement{}
+	found, err := lock.FindLockFiles(s.fsys, s.r.Base, s.r.Namespace)
+	if err != nil {
+		if fsx.IsCrash(err) || ctx.Err() != nil {
+			return err
+		}
+		s.warnings = append(s.warnings, "lock files not all checked: "+err.Error())
+	}
+	now := time.Now() // mtimes and heartbeats are real time, whatever the stamp clock says
+	for _, f := range found {
+		j, missing, err := lock.Judge(s.fsys, f.Path, now)
+		if err != nil {
+			if fsx.IsCrash(err) {
+				return err
+			}
+			s.warnings = append(s.warnings, fmt.Sprintf("lock %s not checked: %v", f.Path, err))
+			continue
+		}
+		if missing {
+			continue
+		}
+		s.lockCount++
+		s.locks[f.Path] = j
+		if !j.Dead {
+			continue
+		}
+		what := "swamp's datastore lock"
+		blocks := "every structural swamp command (datastore compact, data gc, data prune) waits on it and exits 75"
+		item := ""
+		if f.Scope == "model" {
+			what = "swamp's lock of model " + f.Type + "/" + f.ModelID
+			blocks = "every 'swamp model method run', workflow step, data delete and rename of that model waits on it and exits 75"
+			item = f.Type + "/" + f.ModelID
+			if j.Info != nil {
+				blocks = "swamp takes it over on its next try, but until then 'swamp datastore lock status' names a holder that is gone"
+			}
+		} else if j.Info != nil {
+			blocks = "swamp takes it over on its next structural command; until then lock status names a holder that is gone"
+		}
+		dest := s.lockQPath(f.Path)
+		u := &doctorUnit{}
+		u.lockMoves = append(u.lockMoves, doctorLockMove{DoctorMove: DoctorMove{From: f.Path, To: dest}, data: j.Data})
+		u.add(DoctorFinding{Code: DoctorLockDead, Path: f.Path, Item: item,
+			Message: fmt.Sprintf("%s is dead: %s; %s", what, j.Why, blocks),
+			Fix:     "move it to " + dest + " (lock files are not data; nothing else changes)"}, true)
+		s.units = append(s.units, u)
+	}
+	return nil
+}
+
+// surveyJournalHolder reports a journal holder record whose process is gone
+// or that cannot be read. The journal lock itself is a bbolt flock, which
+// the kernel releases with its process: it cannot be left behind. A
+// confirmed repair replaces the record (journal.Open writes its own) and
+// removes it when it closes.
+func (s *doctorSurvey) surveyJournalHolder() {
+	p := journal.HolderPath(s.r.JournalPath)
+	data, err := s.fsys.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.warnings = append(s.warnings, fmt.Sprintf("journal holder record %s not checked: %v", p, err))
+		}
+		return
+	}
+	why := ""
+	var h journal.Holder
+	if jerr := json.Unmarshal(data, &h); jerr != nil || h.PID <= 0 {
+		fi, err := s.fsys.Stat(p)
+		if err != nil || time.Since(fi.ModTime()) <= lock.WriteWindow {
+			return
+		}
+		why = fmt.Sprintf("it is not a holder record (%d bytes)", len(data))
+	} else if host := doctorHostname(); h.Host == host && !fsx.ProcessExists(h.PID) {
+		why = fmt.Sprintf("it names pid %d on this host (started %s, %s), which does not exist",
+			h.PID, h.StartedAt.Format(time.RFC3339), strings.Join(h.Command, " "))
+	}
+	if why == "" {
+		return
+	}
+	u := &doctorUnit{holderFix: true}
+	u.add(DoctorFinding{Code: DoctorJournalHolderStale, Path: p,
+		Message: "swampj's journal holder record is stale: " + why + "; nothing is blocked (the journal lock is a flock its process released), but a lock timeout would name this holder",
+		Fix:     "replace it: the repair's own journal lock writes a fresh record and removes it when done"}, true)
+	s.units = append(s.units, u)
+}
+
+// lockRepair runs the lock intent: every dead lock of a fresh look, under
+// the journal lock only. It returns what it moved and the intent id (0:
+// nothing to do).
+func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions) (fixed []doctorFix, moves []DoctorMove, id uint64, qstamp string, err error) {
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	if err != nil {
+		return nil, nil, 0, "", err
+	}
+	crashed := false
+	defer func() {
+		if crashed {
+			j.Abandon()
+			return
+		}
+		if cerr := j.Close(); fsx.IsCrash(cerr) {
+			fixed, moves, id, qstamp, err = nil, nil, 0, "", cerr
+		} else if cerr != nil {
+			o.Warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the lock repair done)", cerr))
+		}
+	}()
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, nil, 0, "", err
+	}
+	if len(open) > 0 {
+		return nil, nil, 0, "", NewOpenIntentsError(open, "run the doctor again")
+	}
+	s := &doctorSurvey{fsys: fsys, r: r, o: o}
+	if err := s.chooseQuarantine(); err != nil {
+		crashed = fsx.IsCrash(err)
+		return nil, nil, 0, "", err
+	}
+	if err := s.surveyLocks(ctx); err != nil {
+		crashed = fsx.IsCrash(err)
+		return nil, nil, 0, "", err
+	}
+	in := &journal.Intent{Kind: IntentKindRepair, Repo: r.Dir, Command: o.Command}
+	planned := map[string]bool{}
+	var steps []journal.Step
+	for _, u := range s.units {
+		for _, m := range u.lockMoves {
+			missing, err := MissingDirs(fsys, filepath.Dir(m.To), planned)
+			if err != nil {
+				crashed = fsx.IsCrash(err)
+				return nil, nil, 0, "", err
+			}
+			for _, d := range missing {
+				in.Steps = append(in.Steps, journal.Step{Kind: KindMkdir, Path: d, Note: "create a quarantine directory"})
+			}
+			steps = append(steps, journal.Step{Kind: KindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
+				Note: "move a dead lock file into quarantine"})
+			moves = append(moves, m.DoctorMove)
+		}
+		fixed = append(fixed, u.findings...)
+	}
+	if len(steps) == 0 {
+		return fixed, nil, 0, "", nil
+	}
+	if len(in.Steps) > 0 {
+		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the quarantine directories durable"})
+	}
+	in.Steps = append(in.Steps, steps...)
+	in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the moves durable"})
+	in.Summary = fmt.Sprintf("doctor: move %d dead lock file(s) into quarantine", len(steps))
+
+	env := &Env{FS: fsys}
+	if _, err := Execute(ctx, env, j, in, nil); err != nil {
+		if fsx.IsCrash(err) {
+			crashed = true
+			return nil, nil, 0, "", err
+		}
+		if in.ID == 0 {
+			return nil, nil, 0, "", fmt.Errorf("recording the lock repair in the journal: %w", err)
+		}
+		re := &DoctorRepairError{IntentID: in.ID, Err: err}
+		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		if fsx.IsCrash(rerr) {
+			crashed = true
+			return nil, nil, 0, "", rerr
+		}
+		re.RollbackErr = rerr
+		return nil, nil, 0, "", re
+	}
+	return fixed, moves, in.ID, s.qstamp, nil
+}
+
+func doctorHostname() string {
+	h, _ := os.Hostname()
+	return h
+}

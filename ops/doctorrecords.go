@@ -1,0 +1,164 @@
+package ops
+
+// Run records (issue #11). swamp keeps method outputs under
+// outputs/{type}/{method}/{id}-{ts}.yaml (+ .log), workflow runs under
+// workflow-runs/{workflowId}/workflow-run-{id}.yaml with .runs-index.json
+// indexes, and its command audit in audit/*.jsonl (§2.8), all in the
+// datastore tier, written without fsync. A power cut leaves zero-byte
+// records; swamp's readers parse every file of a directory and one null
+// document fails the whole command ("Cannot read properties of null
+// (reading 'logFile')" from `swamp model output search` and `model method
+// history search`). Such a record is a finding (DoctorRecordUnreadable) and
+// the repair moves it — with its .log — to {quarantine}/records/…, as it
+// moves damaged versions. swamp writes these files by temp file and rename,
+// so a live writer never shows a partial record at the final name; files
+// younger than the lock write window are still left alone.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/lock"
+)
+
+// DoctorRecordUnreadable: a run record swamp reads back (method output,
+// workflow run, run index, audit log) is empty or does not parse.
+const DoctorRecordUnreadable DoctorCode = "record_unreadable"
+
+// doctorRecordDirs are the datastore-tier trees whose records swamp reads.
+var doctorRecordDirs = []string{"outputs", "workflow-runs", "audit"}
+
+// tierDir is {base}[/{ns}]/{sub}.
+func (s *doctorSurvey) tierDir(sub string) string {
+	if s.r.Namespace == "" {
+		return filepath.Join(s.r.Base, sub)
+	}
+	return filepath.Join(s.r.Base, s.r.Namespace, sub)
+}
+
+// recordProblem says what is wrong with a record's bytes ("" when fine).
+func recordProblem(name string, data []byte) string {
+	switch {
+	case strings.HasSuffix(name, ".yaml"):
+		if len(bytes.TrimSpace(data)) == 0 {
+			return fmt.Sprintf("it is empty (%d bytes): swamp parses it as null", len(data))
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return "it is not valid YAML: " + err.Error()
+		}
+		if doc == nil {
+			return "it is not a YAML mapping"
+		}
+	case strings.HasSuffix(name, ".json"):
+		if !json.Valid(data) {
+			return fmt.Sprintf("it is not valid JSON (%d bytes)", len(data))
+		}
+	case strings.HasSuffix(name, ".jsonl"):
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) > 0 && !json.Valid(line) {
+				return fmt.Sprintf("line %d is not valid JSON (a torn append)", i+1)
+			}
+		}
+	}
+	return ""
+}
+
+// surveyRecords finds damaged run records and plans their moves.
+func (s *doctorSurvey) surveyRecords(ctx context.Context) error {
+	for _, sub := range doctorRecordDirs {
+		root := s.tierDir(sub)
+		var walk func(dir string) error
+		walk = func(dir string) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ents, err := s.fsys.ReadDir(dir)
+			if err != nil {
+				if fsx.IsCrash(err) {
+					return err
+				}
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				s.warnings = append(s.warnings, fmt.Sprintf("run records under %s not checked: %v", dir, err))
+				return nil
+			}
+			names := map[string]bool{}
+			for _, e := range ents {
+				names[e.Name()] = true
+			}
+			for _, e := range ents {
+				p := filepath.Join(dir, e.Name())
+				if e.IsDir() {
+					if err := walk(p); err != nil {
+						return err
+					}
+					continue
+				}
+				n := e.Name()
+				if !e.Type().IsRegular() || (strings.HasPrefix(n, ".") && n != ".runs-index.json") {
+					continue
+				}
+				if !strings.HasSuffix(n, ".yaml") && !strings.HasSuffix(n, ".json") && !strings.HasSuffix(n, ".jsonl") {
+					continue
+				}
+				s.records++
+				data, err := s.fsys.ReadFile(p)
+				if err != nil {
+					if fsx.IsCrash(err) {
+						return err
+					}
+					s.warnings = append(s.warnings, fmt.Sprintf("run record %s not checked: %v", p, err))
+					continue
+				}
+				why := recordProblem(n, data)
+				if why == "" {
+					continue
+				}
+				if fi, err := s.fsys.Stat(p); err == nil && time.Since(fi.ModTime()) <= lock.WriteWindow {
+					continue // possibly still being written
+				}
+				u := &doctorUnit{}
+				dest := s.recordQPath(p)
+				u.moves = append(u.moves, DoctorMove{From: p, To: dest})
+				fix := "move it to " + dest
+				if strings.HasSuffix(n, ".yaml") {
+					if log := strings.TrimSuffix(n, ".yaml") + ".log"; names[log] {
+						lp := filepath.Join(dir, log)
+						u.moves = append(u.moves, DoctorMove{From: lp, To: s.recordQPath(lp)})
+						fix += " with its " + log
+					}
+				}
+				u.add(DoctorFinding{Code: DoctorRecordUnreadable, Path: p,
+					Message: fmt.Sprintf("swamp's %s record %s cannot be read: %s; swamp's readers of %s/ fail on it", sub, p, why, sub),
+					Fix:     fix}, true)
+				s.units = append(s.units, u)
+			}
+			return nil
+		}
+		if err := walk(root); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordQPath is where a record under the tier goes in quarantine.
+func (s *doctorSurvey) recordQPath(p string) string {
+	rel, err := filepath.Rel(s.r.Base, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = filepath.Base(p)
+	}
+	return filepath.Join(s.qstamp, "records", rel)
+}

@@ -1,0 +1,227 @@
+package lock
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+// WriteWindow bounds how long a live swamp leaves a lock file empty or
+// partial: it creates the file and writes its JSON in the next call, and its
+// heartbeat truncates and rewrites it (§8). Both take milliseconds; an
+// unparseable lock untouched for longer has no writer. The doctor waits this
+// long before calling one dead; it is far shorter than the TTL, which is what
+// Acquire waits, so a repair is not held up by a lock a power cut emptied.
+const WriteWindow = 5 * time.Second
+
+// Judgement is what one look at a lock file proves about its holder. It is
+// the doctor's reading, stricter than Acquire's in one direction (a local
+// pid that exists is alive whatever its age) and quicker in another (an
+// unparseable file is dead after WriteWindow, not after a TTL).
+type Judgement struct {
+	Path  string
+	Data  []byte
+	Size  int64
+	Mtime time.Time
+	// Info is the parsed record; nil when the file is not a lock record.
+	Info *Info
+	// Dead: provably nobody holds it; removing it frees the lock.
+	Dead bool
+	// Ours: this process holds it (a repair judging under its own locks).
+	Ours bool
+	// Why says in words what was seen and why it is (not) dead.
+	Why string
+}
+
+// Holder names a live holder for messages ("pid 4711 on host h").
+func (j Judgement) Holder() string {
+	if j.Info == nil {
+		return "a writer between swamp's create and write"
+	}
+	return fmt.Sprintf("pid %d on host %s", j.Info.Pid, j.Info.Hostname)
+}
+
+// Judge reads the lock file at path and decides whether its holder is
+// provably dead at now. missing is true (and the judgement empty) when there
+// is no file.
+func Judge(fsys fsx.FS, path string, now time.Time) (j Judgement, missing bool, err error) {
+	o, err := observe(fsys, path)
+	if err != nil || o.missing {
+		return Judgement{}, o.missing, err
+	}
+	return judge(path, o, now, hostname()), false, nil
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func judge(path string, o observed, now time.Time, host string) Judgement {
+	j := Judgement{Path: path, Data: o.data, Size: int64(len(o.data)), Mtime: o.mtime, Info: o.info}
+	age := now.Sub(o.mtime).Round(time.Second)
+	if o.info == nil {
+		what := "zero bytes"
+		if len(o.data) > 0 {
+			what = fmt.Sprintf("%d bytes that are not a lock record (%q)", len(o.data), short(o.data))
+		}
+		if now.Sub(o.mtime) <= WriteWindow {
+			j.Why = fmt.Sprintf("%s, written %s ago: swamp may be between creating and writing it", what, age)
+			return j
+		}
+		j.Dead = true
+		j.Why = fmt.Sprintf("%s, untouched for %s (a crash or power cut between swamp's create and write); "+
+			"swamp never removes such a file and waits on it until it times out (exit 75)", what, age)
+		return j
+	}
+	i := o.info
+	if heldHere(path, i.Nonce) {
+		j.Ours = true
+		j.Why = "held by this process"
+		return j
+	}
+	if i.Hostname == host && host != "" {
+		if i.Pid == os.Getpid() {
+			j.Dead = true
+			j.Why = fmt.Sprintf("names pid %d on this host, this very process, which does not hold it: left by an earlier process with the same pid", i.Pid)
+			return j
+		}
+		if fsx.ProcessExists(i.Pid) {
+			j.Why = fmt.Sprintf("held by pid %d on this host (alive)", i.Pid)
+			if i.Expired(now) {
+				j.Why += fmt.Sprintf(", not refreshed since %s: it may be stopped or hung; it is left alone", i.AcquiredAt.Format(time.RFC3339))
+			}
+			return j
+		}
+		j.Dead = true
+		j.Why = fmt.Sprintf("names pid %d on this host (%s), which does not exist", i.Pid, i.Hostname)
+		return j
+	}
+	// Another host: its pid cannot be probed. Dead only when neither the
+	// record nor the file has been refreshed for a whole TTL past its
+	// expiry (the heartbeat rewrites both every TTL/3).
+	far := i.TTL() + max(i.TTL(), 30*time.Second)
+	last := i.AcquiredAt
+	if o.mtime.After(last) {
+		last = o.mtime
+	}
+	if now.Sub(last) > far {
+		j.Dead = true
+		j.Why = fmt.Sprintf("held by pid %d on host %s, last refreshed %s ago with a TTL of %s: its holder stopped refreshing it long ago",
+			i.Pid, i.Hostname, now.Sub(last).Round(time.Second), i.TTL())
+		return j
+	}
+	j.Why = fmt.Sprintf("held by pid %d on host %s (another host; refreshed %s ago)", i.Pid, i.Hostname, now.Sub(last).Round(time.Second))
+	return j
+}
+
+func short(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
+}
+
+// StillDead re-reads path and reports whether it is still the file j judged
+// dead (same bytes) and still dead at now: what a step checks right before
+// it moves a dead lock away, so that a lock someone took in the meantime is
+// never moved.
+func StillDead(fsys fsx.FS, path string, want []byte, now time.Time) (bool, string, error) {
+	j, missing, err := Judge(fsys, path, now)
+	switch {
+	case err != nil:
+		return false, "", err
+	case missing:
+		return false, path + " is gone", nil
+	case !bytes.Equal(j.Data, want):
+		return false, fmt.Sprintf("%s changed since it was judged dead (now %s)", path, j.Why), nil
+	case !j.Dead:
+		return false, fmt.Sprintf("%s is no longer dead: %s", path, j.Why), nil
+	}
+	return true, "", nil
+}
+
+// Found is a swamp lock file on disk.
+type Found struct {
+	Path string
+	// Scope is "global" (the datastore lock) or "model".
+	Scope   string
+	Type    string // model locks: normalised type
+	ModelID string
+}
+
+// FindLockFiles lists every swamp lock file of a repo, parseable or not:
+// the global lock ({base}/.datastore.lock solo, {base}/.locks/{ns}.lock
+// namespaced) and the per-model locks {base}[/{ns}]/data/<type…>/<id>/.lock.
+// Directories holding a regular `latest` are data items: their version
+// directories are not listed (no lock lives there), which keeps the walk to
+// the model level. Symlinks are not followed.
+func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
+	var out []Found
+	g := GlobalPath(base, ns)
+	if fi, err := fsys.Lstat(g); err == nil && fi.Mode().IsRegular() {
+		out = append(out, Found{Path: g, Scope: "global"})
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("inspecting %s: %w", g, err)
+	}
+	root := filepath.Join(base, "data")
+	if ns != "" {
+		root = filepath.Join(base, ns, "data")
+	}
+	var walk func(dir string, segs []string) error
+	walk = func(dir string, segs []string) error {
+		ents, err := fsys.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("scanning for model locks in %s: %w", dir, err)
+		}
+		item := false
+		for _, e := range ents {
+			if e.Name() == "latest" && e.Type().IsRegular() {
+				item = true
+			}
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if item && allDigits(e.Name()) || strings.HasPrefix(e.Name(), ".swampj-") {
+					continue
+				}
+				if err := walk(p, append(segs[:len(segs):len(segs)], e.Name())); err != nil {
+					return err
+				}
+			case e.Name() == modelLockName && e.Type().IsRegular() && len(segs) >= 2:
+				out = append(out, Found{Path: p, Scope: "model", Type: strings.Join(segs[:len(segs)-1], "/"), ModelID: segs[len(segs)-1]})
+			}
+		}
+		return nil
+	}
+	if err := walk(root, nil); err != nil {
+		return out, err
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
+	return out, nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
