@@ -15,3 +15,7 @@ func FreeBytes(path string) (uint64, error) {
 	}
 	return st.Bavail * uint64(st.Bsize), nil
 }
+
+// Writable reports whether this process may create entries in dir
+// (access(2) W_OK: it asks, it writes nothing — an inspection must not).
+func Writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }

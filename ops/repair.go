@@ -232,6 +232,10 @@ type DoctorReport struct {
 	// Notes explain states that are not problems (never counted in
 	// Remaining): what swamp's own doctor misreports (swampDoctorNote).
 	Notes []string `json:"notes"`
+	// SwampChecks are swamp's own doctor datastores checks, computed right
+	// (check, passed, message as swamp prints them; swampDiffers where
+	// swamp's answer would differ).
+	SwampChecks []SwampCheck `json:"swampChecks"`
 	// Locks is how many swamp lock files were judged.
 	Locks int `json:"locks"`
 	// Records is how many run records (outputs, workflow runs, audit) were read.
@@ -651,6 +655,13 @@ type doctorSurvey struct {
 	records   int
 	// inFlight are versions a live writer is streaming (not findings).
 	inFlight []DoctorInFlight
+
+	// For swamp's own checks (doctorswamp.go): items on disk per type,
+	// whether the catalog is populated, how many rows it has here.
+	diskByType  map[string]int
+	populated   bool
+	catalogRows int
+	swamp       []SwampCheck
 }
 
 // surveyDoctor walks the data root, reads the catalog, and decides every
@@ -686,6 +697,10 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		if only != nil && !only[filepath.Clean(it.Dir)] {
 			return nil
 		}
+		if s.diskByType == nil {
+			s.diskByType = map[string]int{}
+		}
+		s.diskByType[it.Type]++
 		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true
 		st, err := store.ScanItem(fsys, it, store.CheckOptions{VerifyChecksum: o.VerifyChecksum})
@@ -780,6 +795,26 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		}
 	}
 
+	// 7. swamp's own checks, computed right (doctorswamp.go).
+	if only == nil {
+		latest := map[string]int{}
+		for _, group := range rows {
+			for _, row := range group {
+				if row.IsLatest {
+					latest[row.TypeNormalized]++
+				}
+			}
+		}
+		s.swamp = s.swampChecks(s.diskByType, latest)
+		for _, c := range s.swamp {
+			if !c.Passed {
+				general.add(DoctorFinding{Code: DoctorSwampCheck, Path: r.Base,
+					Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message),
+					Fix:     "as the message says"}, false)
+			}
+		}
+	}
+
 	if len(general.findings) > 0 {
 		s.units = append([]*doctorUnit{general}, s.units...)
 	}
@@ -869,6 +904,10 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 	s.stepCol = c.HasStepLatest()
 	all, err := c.Rows(ctx, s.r.Namespace)
 	if err != nil {
+		return nil, err
+	}
+	s.catalogRows = len(all)
+	if s.populated, err = c.Populated(ctx); err != nil {
 		return nil, err
 	}
 	s.catalogUsable = true
@@ -1407,6 +1446,7 @@ func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
 		Notes: swampDoctorNotes(s.fsys, s.r),
 		Locks: s.lockCount, Records: s.records, InFlight: append([]DoctorInFlight{}, s.inFlight...),
+		SwampChecks: append([]SwampCheck{}, s.swamp...),
 	}
 }
 

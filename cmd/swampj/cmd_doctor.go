@@ -113,6 +113,19 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(rep.SwampChecks) > 0 {
+		fmt.Fprintln(w, "  swamp's checks (as 'swamp doctor datastores' names them, computed on the real data root):")
+		for _, c := range rep.SwampChecks {
+			mark := "✓"
+			if !c.Passed {
+				mark = "✗"
+			}
+			fmt.Fprintf(w, "    %s %s: %s\n", mark, c.Check, c.Message)
+			if c.SwampDiffers != "" {
+				fmt.Fprintf(w, "      (swamp differs: %s)\n", c.SwampDiffers)
+			}
+		}
+	}
 	for _, f := range rep.InFlight {
 		fmt.Fprintf(w, "  in progress: %s\n", f.Message)
 	}

@@ -343,6 +343,24 @@ func swampUnmigratedReport(t *testing.T, dir string) {
 	if j, ok := swampjReadOnly(t, dir, "ns1", "doctor"); ok && !strings.Contains(strings.ToLower(j.stdout), "un-migrated") {
 		t.Errorf("swamp doctor datastores reports %q; swampj doctor does not explain it:\n%s", firstLine(r.stdout+r.stderr, "Un-migrated"), j.stdout)
 	}
+	// swampj computes swamp's own check right, under swamp's id: it
+	// passes, and says where swamp differs.
+	j := swampj(t, dir, "doctor", "--json")
+	var rep struct {
+		SwampChecks []struct {
+			Check, SwampDiffers string
+			Passed              bool
+		} `json:"swampChecks"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil {
+		t.Errorf("swampj doctor --json: %v", err)
+		return
+	}
+	for _, c := range rep.SwampChecks {
+		if c.Check == "namespace_migration" && (!c.Passed || c.SwampDiffers == "") {
+			t.Errorf("swamp reports a false namespace_migration failure; swampj's own computation of it: %+v", c)
+		}
+	}
 }
 
 func firstLine(s, containing string) string {

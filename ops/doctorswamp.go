@@ -1,0 +1,186 @@
+package ops
+
+// swamp's own `doctor datastores` checks (swamp-format §5.1), computed the
+// way they should be, under swamp's check ids and with swamp's keys, so an
+// operator can hold the two doctors side by side. swamp gets three of them
+// wrong after a migration (issue #11; A2, A13): it counts the repo-local
+// catalog and the .log files its own method runs write to {base}/outputs
+// as un-migrated data, and it counts catalog completeness against
+// {repo}/.swamp/data whatever the real data root is, so a namespaced or
+// external datastore reports "covers all 0 record(s)".
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// SwampCheck is one of swamp's datastore checks: check, passed and message
+// are swamp's keys (its healthFindings); SwampDiffers says where swamp's
+// own answer differs and why.
+type SwampCheck struct {
+	Check        string `json:"check"`
+	Passed       bool   `json:"passed"`
+	Message      string `json:"message"`
+	SwampDiffers string `json:"swampDiffers,omitempty"`
+}
+
+// Swamp's check ids (doctor_datastores.ts).
+const (
+	SwampCheckHealth        = "health"
+	SwampCheckMigration     = "namespace_migration"
+	SwampCheckContamination = "namespace_contamination"
+	SwampCheckCompleteness  = "catalog_completeness"
+)
+
+// DoctorSwampCheck is a failing swamp check as a doctor finding.
+const DoctorSwampCheck DoctorCode = "swamp_check_failed"
+
+// swampChecks computes the four checks. diskByType counts the items the
+// walk of the real data root found per type; catalogLatest the catalog's
+// is_latest rows of the repo namespace per type.
+func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []SwampCheck {
+	r := s.r
+	var out []SwampCheck
+
+	// health: the base exists, is a directory, and can be written — asked
+	// with access(2), not with swamp's probe file (an inspection writes
+	// nothing).
+	h := SwampCheck{Check: SwampCheckHealth}
+	fi, err := s.fsys.Stat(r.Base)
+	switch {
+	case err != nil:
+		h.Message = fmt.Sprintf("Datastore directory does not exist: %s (%v)", r.Base, err)
+	case !fi.IsDir():
+		h.Message = fmt.Sprintf("Path exists but is not a directory: %s", r.Base)
+	case !fsx.Writable(r.Base):
+		h.Message = fmt.Sprintf("Directory exists but is not writable: %s", r.Base)
+	default:
+		h.Passed, h.Message = true, fmt.Sprintf("Filesystem datastore at %s is healthy", r.Base)
+	}
+	out = append(out, h)
+
+	// namespace_migration: real files (not the catalog, not swamp's own
+	// root logs) under an un-namespaced subdirectory.
+	if r.Namespace != "" {
+		m := SwampCheck{Check: SwampCheckMigration}
+		var real, explained []string
+		tier := map[string]bool{}
+		for _, d := range r.Directories {
+			tier[d] = true
+		}
+		for _, sub := range repo.DefaultSubdirs {
+			dir := filepath.Join(r.Base, sub)
+			files, logs := s.rootFiles(dir, sub)
+			switch {
+			case files > 0 && !tier[sub]:
+				// secrets and bundles stay local by design (§1.3).
+				explained = append(explained, sub+" (always local, never namespaced)")
+			case files > 0:
+				real = append(real, sub)
+			case logs > 0:
+				explained = append(explained, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there; 'swampj datastore namespace migrate --confirm' folds them in)", sub, logs))
+			case sub == "data" && s.holdsCatalog(dir):
+				explained = append(explained, "data (only the repo-local catalog, which never moves)")
+			}
+		}
+		if len(real) > 0 {
+			m.Message = fmt.Sprintf("Un-migrated data found at root level (%s). Run 'swampj datastore namespace migrate --confirm' to move it into namespace %q",
+				strings.Join(real, ", "), r.Namespace)
+		} else {
+			m.Passed = true
+			m.Message = fmt.Sprintf("All data is under namespace %q", r.Namespace)
+		}
+		if len(explained) > 0 {
+			m.SwampDiffers = "swamp reports un-migrated data at root level here: " + strings.Join(explained, "; ") + " — swamp's defect, not data left behind"
+			if len(real) > 0 {
+				m.Message += "; not counted: " + strings.Join(explained, "; ")
+			}
+		}
+		out = append(out, m)
+
+		out = append(out, SwampCheck{Check: SwampCheckContamination, Passed: true,
+			Message: "not applicable: a filesystem datastore has no remote namespace to be contaminated (swamp runs this check for extension datastores only)"})
+	}
+
+	// catalog_completeness: every on-disk item of the real data root has
+	// its latest row, per type.
+	c := SwampCheck{Check: SwampCheckCompleteness}
+	disk, cat := 0, 0
+	var short []string
+	types := make([]string, 0, len(diskByType))
+	for t := range diskByType {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, t := range types {
+		disk += diskByType[t]
+		cat += catalogLatest[t]
+		if catalogLatest[t] < diskByType[t] {
+			short = append(short, fmt.Sprintf("%s: %d indexed of %d on disk", t, catalogLatest[t], diskByType[t]))
+		}
+	}
+	switch {
+	case !s.catalogUsable || (!s.populated && s.catalogRows == 0):
+		// No catalog, or one swamp invalidated: swamp's next query builds
+		// it from disk, so nothing is missing from a query's point of view.
+		c.Passed = true
+		c.Message = fmt.Sprintf("Catalog index not built yet: swamp builds it from the %d record(s) on disk at its next query ('swampj catalog rebuild --confirm' builds it now)", disk)
+	case len(short) > 0:
+		c.Message = fmt.Sprintf("Catalog index is missing %d record(s) across %d model type(s) that exist on disk (%s). Run 'swampj catalog rebuild --confirm'",
+			disk-cat, len(short), strings.Join(short, "; "))
+	default:
+		c.Passed = true
+		c.Message = fmt.Sprintf("Catalog index covers all %d record(s) on disk", disk)
+	}
+	if local := filepath.Join(r.Dir, ".swamp", "data"); filepath.Clean(r.DataRoot) != filepath.Clean(local) {
+		c.SwampDiffers = fmt.Sprintf("swamp counts the records under %s, not the data root %s, so it reports the index complete whatever it holds", local, r.DataRoot)
+	}
+	out = append(out, c)
+	return out
+}
+
+// rootFiles counts, below {base}/{sub}, the files swamp's check would call
+// un-migrated data (catalog files of data/ excluded) and, for outputs/,
+// the .log files swamp itself writes there.
+func (s *doctorSurvey) rootFiles(dir, sub string) (files, logs int) {
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		ents, err := s.fsys.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			p := filepath.Join(d, e.Name())
+			switch {
+			case e.IsDir():
+				walk(p, depth+1)
+			case sub == "data" && depth == 0 && repo.IsCatalogFile(e.Name()):
+			case sub == "outputs" && strings.HasSuffix(e.Name(), ".log") && e.Type()&fs.ModeType == 0:
+				logs++
+			default:
+				files++
+			}
+		}
+	}
+	walk(dir, 0)
+	return files, logs
+}
+
+func (s *doctorSurvey) holdsCatalog(dir string) bool {
+	ents, err := s.fsys.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if repo.IsCatalogFile(e.Name()) {
+			return true
+		}
+	}
+	return false
+}
