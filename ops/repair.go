@@ -57,9 +57,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/swampj/swampj/catalog"
@@ -693,32 +695,79 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			only[filepath.Clean(d)] = true
 		}
 	}
+	// Items are scanned (every version's files opened, checksums hashed)
+	// by a worker per core while the walk goes on: the scan is most of
+	// the doctor's time and items are independent. Results are used in
+	// walk order, so findings come out as a sequential run's would.
+	type scanned struct {
+		st  *store.ItemState
+		err error
+	}
+	var (
+		mu     sync.Mutex
+		walked []store.Item
+		scans  []scanned
+		jobs   = make(chan int, 256)
+		wg     sync.WaitGroup
+	)
+	workers := 1
+	if fsx.Concurrent(fsys) {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				mu.Lock()
+				it := walked[i]
+				mu.Unlock()
+				st, err := store.ScanItem(fsys, it, store.CheckOptions{VerifyChecksum: o.VerifyChecksum})
+				mu.Lock()
+				scans[i] = scanned{st, err}
+				mu.Unlock()
+			}
+		}()
+	}
 	walkErr := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
 		if only != nil && !only[filepath.Clean(it.Dir)] {
 			return nil
 		}
-		if s.diskByType == nil {
-			s.diskByType = map[string]int{}
-		}
-		s.diskByType[it.Type]++
+		mu.Lock()
+		walked = append(walked, it)
+		scans = append(scans, scanned{})
+		i := len(walked) - 1
+		mu.Unlock()
+		jobs <- i
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	for i, it := range walked {
 		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true
-		st, err := store.ScanItem(fsys, it, store.CheckOptions{VerifyChecksum: o.VerifyChecksum})
+		st, err := scans[i].st, scans[i].err
 		if err != nil {
 			if fsx.IsCrash(err) {
-				return err
+				return nil, err
 			}
 			general.add(doctorUnlistable(it.Dir, err), false)
 			byKey[di.key] = nil // its rows must not look orphaned
-			return nil
+			continue
 		}
 		di.st = st
 		s.items++
 		s.versions += len(st.Versions)
+		if st.LatestReadable != nil {
+			// What swamp's walk lists, and what has an is_latest row.
+			if s.diskByType == nil {
+				s.diskByType = map[string]int{}
+			}
+			s.diskByType[it.Type]++
+		}
 		items = append(items, di)
 		byKey[di.key] = di
-		return nil
-	})
+	}
 	if walkErr != nil {
 		if ctx.Err() != nil || fsx.IsCrash(walkErr) {
 			return nil, walkErr
