@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The tests name their repo by working directory (or --repo-dir): an
+	// inherited SWAMP_REPO_DIR would point every one of them elsewhere.
+	os.Unsetenv("SWAMP_REPO_DIR")
 	binary = filepath.Join(dir, "swampj")
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
