@@ -104,12 +104,13 @@ func listedVersions(t *testing.T, stdout string) []map[string]any {
 func errCode(t *testing.T, r result) (code, message string) {
 	t.Helper()
 	var e struct {
-		Error struct{ Code, Message string }
+		Error, Code string
+		ExitCode    *int
 	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil {
-		t.Fatalf("stderr is not one JSON error: %q", r.stderr)
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || e.ExitCode == nil || *e.ExitCode != r.code {
+		t.Fatalf("stderr is not one JSON error {error, code, exitCode} with the exit code %d: %q", r.code, r.stderr)
 	}
-	return e.Error.Code, e.Error.Message
+	return e.Code, e.Error
 }
 
 // TestDataWriteThenReadBack writes three versions (from a file, from stdin,

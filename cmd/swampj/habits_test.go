@@ -96,7 +96,7 @@ func TestVerboseAndNoColor(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, `"debug"`) || !strings.Contains(r.stderr, "error code not_found") {
 		t.Errorf("-v on an error: %+v", r)
 	}
-	if code, _ := errCode(t, result{stderr: lastLine(r.stderr)}); code != "not_found" {
+	if code, _ := errCode(t, result{code: r.code, stderr: lastLine(r.stderr)}); code != "not_found" {
 		t.Errorf("the error must stay the last line: %q", r.stderr)
 	}
 	if r := mustOK(t, swampj(t, dir, "--version"), "--version"); !strings.Contains(r.stdout, "swampj version") {

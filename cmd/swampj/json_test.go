@@ -11,7 +11,7 @@ import (
 )
 
 // Every command under --json prints exactly one JSON document on stdout —
-// success or failure — and, on failure, one {"error":{...}} on stderr.
+// success or failure — and, on failure, one {"error","code","exitCode"} on stderr.
 func TestEveryCommandPrintsOneJSONDocument(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "repo")
 	if out, err := exec.Command("cp", "-R", "../../testdata/example-repo", dir).CombinedOutput(); err != nil {
@@ -49,13 +49,13 @@ func TestEveryCommandPrintsOneJSONDocument(t *testing.T) {
 			t.Fatalf("%v: usage error: %s", args, r.stderr)
 		}
 		last := lastLine(r.stderr)
+		// swamp's shape, {"error": "<message>", "code": "<code>"}, plus exitCode.
 		var e struct {
-			Error struct {
-				Code    string `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
+			Error    string `json:"error"`
+			Code     string `json:"code"`
+			ExitCode int    `json:"exitCode"`
 		}
-		if err := json.Unmarshal([]byte(last), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		if err := json.Unmarshal([]byte(last), &e); err != nil || e.Code == "" || e.Error == "" || e.ExitCode != r.code {
 			t.Fatalf("%v: exit %d without a JSON error on stderr: %q", args, r.code, r.stderr)
 		}
 		if s := strings.TrimSpace(r.stdout); s != "" && !json.Valid([]byte(s)) {

@@ -268,7 +268,7 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 	s := swampCmd(t, dir, "data", "get", "nope", "result", "--json")
 	j := swampj(t, dir, "data", "get", "nope", "result", "--json")
 	var se, je map[string]any
-	if err := json.Unmarshal([]byte(lastLine(s.stderr+s.stdout)), &se); err != nil {
+	if err := json.Unmarshal([]byte(strings.TrimSpace(s.stderr)), &se); err != nil {
 		t.Fatalf("swamp's error: %v %+v", err, s)
 	}
 	if err := json.Unmarshal([]byte(lastLine(j.stderr)), &je); err != nil {
