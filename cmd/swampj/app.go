@@ -45,7 +45,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	sorted := append([]*cli.Command(nil), commands...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
 	setUsageErrors(sorted)
+	addExamples("", sorted)
 	return &cli.App{
+		EnableBashCompletion: true,
 		Name:      "swampj",
 		Usage:     "crash-safe changes to a swamp datastore",
 		Version:   version,

@@ -19,6 +19,11 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) == 0 {
 		return args, nil
 	}
+	// Shell completion asks with a last --generate-bash-completion: it stays last.
+	if n := len(args); n > 1 && args[n-1] == "--generate-bash-completion" {
+		out, err := reorderArgs(app, args[:n-1])
+		return append(out, args[n-1]), err
+	}
 	out := []string{args[0]}
 	var globals, path, positionals []string
 	var flags [][]string // the current command level's flags, each with its value

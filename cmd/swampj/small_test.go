@@ -155,7 +155,7 @@ func usageCases(t *testing.T) []usageCase {
 	// (not the missing argument) is what is wrong.
 	positionals := map[string][]string{
 		"data write": {smallAddr}, "data get": {smallAddr}, "data versions": {smallAddr}, "data list": {},
-		"journal show": {"1"}, "datastore namespace set": {"ns1"}, "demo": {}, "run": {"--", "true"},
+		"journal show": {"1"}, "datastore namespace set": {"ns1"}, "demo": {}, "run": {"--", "true"}, "completion": {"bash"},
 	}
 	badValue := func(f cli.Flag) []string {
 		name := "--" + f.Names()[0]
