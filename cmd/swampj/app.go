@@ -48,14 +48,14 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	addExamples("", sorted)
 	return &cli.App{
 		EnableBashCompletion: true,
-		Name:      "swampj",
-		Usage:     "crash-safe changes to a swamp datastore",
-		Version:   version,
-		Flags:     globalFlags,
-		Commands:  sorted,
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
+		Name:                 "swampj",
+		Usage:                "crash-safe changes to a swamp datastore",
+		Version:              version,
+		Flags:                globalFlags,
+		Commands:             sorted,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
 		// Errors are rendered by run, once, with their exit code.
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
