@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -213,8 +214,8 @@ type DataProblem struct {
 // field is always present in JSON.
 type DataVersion struct {
 	Version int64 `json:"version"`
-	// Latest: this is the version `latest` designates.
-	Latest bool `json:"latest"`
+	// Latest: this is the version `latest` designates (swamp's isLatest).
+	Latest bool `json:"isLatest"`
 	// State is readable, incomplete (a write that stopped part-way, or a
 	// streaming write in progress), damaged, or missing.
 	State    string `json:"state"`
@@ -233,19 +234,31 @@ type DataVersion struct {
 	Problems []DataProblem `json:"problems"`
 }
 
-// DataItem is one item as `data list` shows it. Every field is always
-// present in JSON.
+// DataItem is one item as `data list` shows it: swamp's keys for the same
+// facts (id, name, version, contentType, type, streaming, size, createdAt —
+// of the version `latest` designates, empty when it is unreadable), the
+// model's, and swampj's own. Every field is always present in JSON.
 type DataItem struct {
-	Address  string `json:"address"`
-	Type     string `json:"type"`
-	ModelID  string `json:"modelId"`
-	DataName string `json:"dataName"`
-	Path     string `json:"path"`
+	Address string `json:"address"`
+	// ID and the fields down to CreatedAt are the latest version's metadata.
+	ID          string `json:"id"`
+	DataName    string `json:"name"`
+	DataType    string `json:"type"` // tag type: resource, file, report…
+	ContentType string `json:"contentType"`
+	Streaming   bool   `json:"streaming"`
+	Size        *int64 `json:"size"`
+	CreatedAt   string `json:"createdAt"`
+	Type        string `json:"modelType"`
+	ModelID     string `json:"modelId"`
+	// ModelName is from the model's definition, else the latest version's
+	// modelName tag ("": neither says).
+	ModelName string `json:"modelName"`
+	Path      string `json:"path"`
 	// Latest is the version `latest` designates (null: none, or a number
 	// beyond store.MaxVersion, whose text is then LatestOutOfRange), and
 	// LatestRule how it was read: file, symlink, fallback (no usable
 	// `latest`: the highest version directory) or none.
-	Latest           *int64 `json:"latest"`
+	Latest           *int64 `json:"version"`
 	LatestOutOfRange string `json:"latestOutOfRange,omitempty"`
 	LatestRule       string `json:"latestRule"`
 	LatestReadable   bool   `json:"latestReadable"`
@@ -278,6 +291,7 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 		return nil, nil, err
 	}
 	item := itemOf(st)
+	item.ModelName, _ = modelNameOf(fsys, r, a)
 	vs := make([]DataVersion, 0, len(st.Versions)+1)
 	listed := false
 	for _, v := range st.Versions {
@@ -305,6 +319,7 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
 	items, walkErr := store.FindItems(ctx, fsys, r.DataRoot, prefix)
 	out := make([]DataItem, 0, len(items))
+	names := map[[2]string]string{}
 	var errs []error
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
@@ -318,7 +333,15 @@ func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]
 		if renamedAway(st) {
 			continue
 		}
-		out = append(out, itemOf(st))
+		d := itemOf(st)
+		k := [2]string{it.Type, it.ModelID}
+		name, ok := names[k]
+		if !ok {
+			name, _ = modelNameOf(fsys, r, repo.Address{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName})
+			names[k] = name
+		}
+		d.ModelName = name
+		out = append(out, d)
 	}
 	return out, errors.Join(append([]error{walkErr}, errs...)...)
 }
@@ -348,6 +371,11 @@ func itemOf(st *store.ItemState) DataItem {
 		v := st.LastGood.Number
 		d.LastReadable = &v
 	}
+	if st.LatestReadable != nil && st.LatestReadable.Metadata != nil {
+		m := st.LatestReadable.Metadata
+		d.ID, d.ContentType, d.Streaming, d.Size, d.CreatedAt = m.ID, m.ContentType, m.Streaming, m.Size, m.CreatedAt
+		d.DataType, _ = m.Tags.Get("type")
+	}
 	for _, v := range st.Versions {
 		d.Versions++
 		if !v.Readable() {
@@ -374,4 +402,78 @@ func problemsOf(ps []store.Problem) []DataProblem {
 		out = append(out, DataProblem{Code: string(p.Code), Path: p.Path, Message: p.Message})
 	}
 	return out
+}
+
+// ModelData is one model's items as swamp's `data list MODEL --json` groups
+// them: by their type tag, swamp's standard types first (log, file,
+// resource, data), then the others sorted; items by name in each group.
+type ModelData struct {
+	ModelID   string      `json:"modelId"`
+	ModelName string      `json:"modelName"`
+	ModelType string      `json:"modelType"`
+	Namespace string      `json:"namespace,omitempty"`
+	Groups    []DataGroup `json:"groups"`
+	Total     int         `json:"total"`
+}
+
+// DataGroup is the items of one type tag.
+type DataGroup struct {
+	Type  string     `json:"type"`
+	Items []DataItem `json:"items"`
+}
+
+// standardTypes is swamp's group order (data/list.ts STANDARD_TYPES).
+var standardTypes = []string{"log", "file", "resource", "data"}
+
+// GroupByModel groups items by model (in the order the models first
+// appear), each as ModelData. An item whose type tag cannot be read (its
+// latest version is unreadable) is grouped under "unreadable".
+func GroupByModel(items []DataItem, namespace string) []ModelData {
+	var out []ModelData
+	index := map[[2]string]int{}
+	byType := []map[string][]DataItem{}
+	for _, it := range items {
+		k := [2]string{it.Type, it.ModelID}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, ModelData{ModelID: it.ModelID, ModelName: it.ModelName, ModelType: it.Type, Namespace: namespace})
+			byType = append(byType, map[string][]DataItem{})
+		}
+		t := it.DataType
+		if t == "" {
+			t = "unreadable"
+		}
+		byType[i][t] = append(byType[i][t], it)
+		out[i].Total++
+	}
+	for i := range out {
+		out[i].Groups = groupsOf(byType[i])
+	}
+	return out
+}
+
+func groupsOf(m map[string][]DataItem) []DataGroup {
+	groups := []DataGroup{}
+	add := func(t string) {
+		items := m[t]
+		sort.SliceStable(items, func(a, b int) bool { return items[a].DataName < items[b].DataName })
+		groups = append(groups, DataGroup{Type: t, Items: items})
+		delete(m, t)
+	}
+	for _, t := range standardTypes {
+		if _, ok := m[t]; ok {
+			add(t)
+		}
+	}
+	rest := make([]string, 0, len(m))
+	for t := range m {
+		rest = append(rest, t)
+	}
+	sort.Strings(rest)
+	for _, t := range rest {
+		add(t)
+	}
+	return groups
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,25 +28,34 @@ var commands []*cli.Command
 func register(c *cli.Command) { commands = append(commands, c) }
 
 var globalFlags = []cli.Flag{
-	&cli.StringFlag{Name: "repo", Usage: "the swamp repo (default: the nearest directory above the working directory holding .swamp.yaml)"},
+	&cli.StringFlag{Name: "repo-dir", Aliases: []string{"repo"}, Usage: "the swamp repo `DIR` (default: $SWAMP_REPO_DIR, else the nearest directory above the working directory holding .swamp.yaml)"},
 	&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON document on stdout (errors as JSON on stderr)"},
 	&cli.DurationFlag{Name: "lock-timeout", Value: journal.DefaultLockTimeout, Usage: "how long to wait for another swampj process holding the repo"},
 	&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and no warnings on stderr"},
+	&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug detail on stderr (which repo, how a model name was resolved, the error's code)"},
+	&cli.BoolFlag{Name: "no-color", Usage: "accepted as swamp accepts it; swampj never prints color"},
+}
+
+func init() {
+	// -v is --verbose, as in swamp; the version is --version only.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	sorted := append([]*cli.Command(nil), commands...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
 	setUsageErrors(sorted)
+	addExamples("", sorted)
 	return &cli.App{
-		Name:      "swampj",
-		Usage:     "crash-safe changes to a swamp datastore",
-		Version:   version,
-		Flags:     globalFlags,
-		Commands:  sorted,
-		Reader:    stdin,
-		Writer:    stdout,
-		ErrWriter: stderr,
+		EnableBashCompletion: true,
+		Name:                 "swampj",
+		Usage:                "crash-safe changes to a swamp datastore",
+		Version:              version,
+		Flags:                globalFlags,
+		Commands:             sorted,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
 		// Errors are rendered by run, once, with their exit code.
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: true,
@@ -121,7 +131,33 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &re) {
 		return re.code // swampj run: the command's own status, already reported by it
 	}
+	if hasFlag(argv, "--verbose", "-v") {
+		exit, code := classify(err)
+		msg := fmt.Sprintf("error code %s, exit %d (%T)", code, exit, err)
+		if wantsJSON(argv) {
+			b, _ := json.Marshal(map[string]any{"debug": msg})
+			fmt.Fprintln(stderr, string(b))
+		} else {
+			fmt.Fprintln(stderr, "swampj: debug: "+msg)
+		}
+	}
 	return report(stderr, wantsJSON(argv), err)
+}
+
+// hasFlag reports whether one of the boolean flags names is given (before
+// any "--").
+func hasFlag(args []string, names ...string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		for _, n := range names {
+			if a == n || a == n+"=true" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // wantsJSON looks for --json in the reordered arguments (the error may come
@@ -157,12 +193,16 @@ func newEnv(c *cli.Context) *env {
 		lockTO: c.Duration("lock-timeout"),
 	}
 	e.out = newPrinter(c.App.Writer, c.App.ErrWriter, e.json, e.quiet)
+	e.out.verbose = c.Bool("verbose")
 	return e
 }
 
 // repoDir resolves --repo or the nearest ancestor holding .swamp.yaml.
 func (e *env) repoDir() (string, error) {
-	start := e.c.String("repo")
+	start := e.c.String("repo-dir")
+	if start == "" {
+		start = os.Getenv("SWAMP_REPO_DIR") // swamp: --repo-dir, then SWAMP_REPO_DIR, then the working directory
+	}
 	if start == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -179,7 +219,15 @@ func (e *env) loadRepo() (*repo.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return repo.Load(e.fs, dir, os.Getenv)
+	r, err := repo.Load(e.fs, dir, os.Getenv)
+	if err == nil {
+		ns := r.Namespace
+		if ns == "" {
+			ns = "(none)"
+		}
+		e.out.debug("repo %s (data root %s, namespace %s, catalog %s)", r.Dir, r.DataRoot, ns, r.CatalogPath)
+	}
+	return r, err
 }
 
 // command line recorded as the journal lock holder and in intents.

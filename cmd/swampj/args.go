@@ -19,8 +19,14 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) == 0 {
 		return args, nil
 	}
+	// Shell completion asks with a last --generate-bash-completion: it stays last.
+	if n := len(args); n > 1 && args[n-1] == "--generate-bash-completion" {
+		out, err := reorderArgs(app, args[:n-1])
+		return append(out, args[n-1]), err
+	}
 	out := []string{args[0]}
-	var globals, path, flags, positionals []string
+	var globals, path, positionals []string
+	var flags [][]string // the current command level's flags, each with its value
 	cmds := app.Commands
 	var cur *cli.Command
 	rest := args[1:]
@@ -41,25 +47,36 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 			if f == nil {
 				f = findFlag(app.Flags, name)
 			}
-			group := &globals
-			if local || (cur != nil && f == nil) {
-				group = &flags
-			}
-			*group = append(*group, a)
+			tok := []string{a}
 			if f != nil && takesValue(f) && !strings.Contains(a, "=") {
 				if i+1 >= len(rest) {
 					return args, usageErr(fmt.Errorf("flag needs an argument: %s", a))
 				}
 				i++
-				*group = append(*group, rest[i])
+				tok = append(tok, rest[i])
+			}
+			if local || (cur != nil && f == nil) {
+				flags = append(flags, tok)
+			} else {
+				globals = append(globals, tok...)
 			}
 			continue
 		}
 		if len(positionals) == 0 {
 			if sub := findCommand(cmds, a); sub != nil {
-				// Flags seen so far belong to the parent command level.
-				path = append(path, flags...)
-				flags = nil
+				// Flags seen so far belong to the parent command level,
+				// unless the subcommand has them too: then they are its
+				// (`doctor --repair datastores` repairs; a parent's copy
+				// would be set while the subcommand reads its own, unset).
+				var keep [][]string
+				for _, tok := range flags {
+					if findFlag(sub.Flags, flagName(tok[0])) != nil {
+						keep = append(keep, tok)
+					} else {
+						path = append(path, tok...)
+					}
+				}
+				flags = keep
 				path = append(path, a)
 				cur = sub
 				cmds = sub.Subcommands
@@ -70,7 +87,9 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	out = append(out, globals...)
 	out = append(out, path...)
-	out = append(out, flags...)
+	for _, tok := range flags {
+		out = append(out, tok...)
+	}
 	return append(out, positionals...), nil
 }
 

@@ -60,11 +60,11 @@ func decodeVerify(t *testing.T, r result) verifyJSON {
 
 func errorCode(t *testing.T, r result) string {
 	t.Helper()
-	var e struct{ Error struct{ Code string } }
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil {
+	var e struct{ Error, Code string }
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || e.Error == "" {
 		t.Fatalf("stderr is not one JSON error: %q", r.stderr)
 	}
-	return e.Error.Code
+	return e.Code
 }
 
 func TestCatalogVerifyExitCodesAndJSON(t *testing.T) {

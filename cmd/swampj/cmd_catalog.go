@@ -48,7 +48,7 @@ func init() {
 					"Foreign rows (other repos' namespaces) are kept. A damaged catalog is moved aside with its -wal\n" +
 					"and -shm files (never deleted) and rebuilt. Refuses while 'swampj recover' has work to do.",
 				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "confirm", Usage: "apply the changes (default: preview only)"},
+					&cli.BoolFlag{Name: "confirm", Aliases: []string{"y", "yes"}, Usage: "apply the changes (default: preview only)"},
 					checksums,
 				},
 				Action: runCatalogRebuild,

@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,13 +27,16 @@ func init() {
 	register(&cli.Command{
 		Name:  "data",
 		Usage: "write and read versioned data items",
-		Description: "ADDR is TYPE/MODEL_ID/DATA_NAME, e.g. command/shell/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result\n" +
+		Description: "An item is named as swamp names it, MODEL DATA_NAME (or --model MODEL --name DATA_NAME), MODEL a\n" +
+			"model's name or id: the name is resolved through the definitions under models/ (models/{type}/{name}.yaml\n" +
+			"holds its id and type), then the catalog's model_name; a name two models share is an error listing them.\n" +
+			"Or as one ADDR, TYPE/MODEL_ID/DATA_NAME, e.g. command/shell/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result\n" +
 			"(TYPE may itself contain '/').",
 		Subcommands: []*cli.Command{
 			{
 				Name:      "write",
 				Usage:     "write a new version of a data item, crash-safe (never a partial version, latest moves only to a complete one)",
-				ArgsUsage: "ADDR [--file PATH | -]",
+				ArgsUsage: "MODEL DATA_NAME [--file PATH | -] | ADDR [--file PATH | -]",
 				Description: "Reads the content from --file PATH, or from stdin when no file (or '-') is given. Takes swamp's\n" +
 					"per-model lock (SWAMP_LOCK_TIMEOUT_MS, exit 75 on timeout), stages the version in a hidden\n" +
 					"directory, publishes it with one rename, then moves latest and the catalog row to it.\n" +
@@ -40,6 +46,7 @@ func init() {
 					"is refused before anything is written. A new item is owned as swamp's method runs own it\n" +
 					"(model-method, the model id) and named after the model's definition file models/TYPE/NAME.yaml.",
 				Flags: []cli.Flag{
+					modelFlag(), nameFlag(),
 					&cli.StringFlag{Name: "file", Usage: "read the content from `PATH` ('-': stdin)"},
 					&cli.BoolFlag{Name: "allow-empty", Usage: "write a zero-byte version (refused by default: an empty stdin — cron's /dev/null — is almost never meant)"},
 					&cli.StringFlag{Name: "content-type", Value: ops.DefaultContentType, Usage: "MIME type of the content"},
@@ -62,24 +69,33 @@ func init() {
 			{
 				Name:      "get",
 				Usage:     "print a version's content (the one latest designates by default)",
-				ArgsUsage: "ADDR",
+				ArgsUsage: "MODEL DATA_NAME | ADDR",
 				Description: "Follows latest as swamp does (a text file, a legacy symlink, else the highest version).\n" +
 					"An unreadable version is an error naming each bad file (exit 1, code unreadable_version).\n" +
-					"With --json: the metadata and where the content is (the content is read to check it).",
-				Flags:  []cli.Flag{&cli.Int64Flag{Name: "version", Usage: "read version `N` instead of the latest"}},
+					"With --json: swamp's document (the metadata, contentPath, and the content unless --no-content).",
+				Flags: []cli.Flag{
+					modelFlag(), nameFlag(),
+					&cli.Int64Flag{Name: "version", Usage: "read version `N` instead of the latest"},
+					&cli.BoolFlag{Name: "no-content", Usage: "with --json: the metadata only, without the content"},
+				},
 				Action: runDataGet,
 			},
 			{
 				Name:      "versions",
 				Usage:     "list the versions of a data item on disk, marking the one latest designates and unreadable ones",
-				ArgsUsage: "ADDR",
+				ArgsUsage: "MODEL DATA_NAME | ADDR",
+				Flags:     []cli.Flag{modelFlag(), nameFlag()},
 				Action:    runDataVersions,
 			},
 			{
 				Name:      "list",
-				Usage:     "list data items (whose TYPE/MODEL_ID/DATA_NAME starts with PREFIX)",
-				ArgsUsage: "[PREFIX]",
-				Action:    runDataList,
+				Usage:     "list a model's data items (all models' without MODEL; or those whose TYPE/MODEL_ID/DATA_NAME starts with PREFIX)",
+				ArgsUsage: "[MODEL | PREFIX]",
+				Description: "MODEL is a model's name or id, as in swamp (--json: swamp's document, items grouped by type);\n" +
+					"a PREFIX holds a '/' (command/shell/). Without either: every model's items (--json: {models, total}).\n" +
+					"A MODEL no definition, catalog row or data knows, or a PREFIX no item starts with, is an error (not_found).",
+				Flags:  []cli.Flag{modelFlag()},
+				Action: runDataList,
 			},
 		},
 	})
@@ -105,28 +121,65 @@ func (t *tagFlag) String() string {
 	return strings.Join(parts, ",")
 }
 
-func dataAddress(c *cli.Context, min, max int, usage string) (repo.Address, []string, error) {
+func modelFlag() cli.Flag {
+	return &cli.StringFlag{Name: "model", Usage: "model name or id (alternative to the positional argument)"}
+}
+
+func nameFlag() cli.Flag {
+	return &cli.StringFlag{Name: "name", Usage: "data name (alternative to the positional argument)"}
+}
+
+// itemArgs maps the command line to an item, as swamp's data commands take
+// it: MODEL DATA_NAME, --model/--name for either, or one
+// TYPE/MODEL_ID/DATA_NAME. It returns the model and name words and the
+// positionals left over (at most maxRest of them).
+func itemArgs(c *cli.Context, maxRest int, usage string) (model, name string, rest []string, err error) {
+	bad := func(why string) error {
+		return usageErr(fmt.Errorf("%s; usage: swampj data %s %s", why, c.Command.Name, usage))
+	}
 	args := c.Args().Slice()
-	if len(args) < min || len(args) > max {
-		return repo.Address{}, nil, usageErr(fmt.Errorf("usage: swampj data %s %s", c.Command.Name, usage))
+	model, name = c.String("model"), c.String("name")
+	if model == "" && len(args) > 0 {
+		model, args = args[0], args[1:]
 	}
-	if len(args) == 0 {
-		return repo.Address{}, args, nil
+	if model == "" {
+		return "", "", nil, bad("a model (name or id) and a data name, or TYPE/MODEL_ID/DATA_NAME, are required")
 	}
-	a, err := repo.ParseAddress(args[0])
-	return a, args, err
+	isAddr := strings.Contains(model, "/")
+	if isAddr && name != "" {
+		return "", "", nil, bad(fmt.Sprintf("--name %q with an address %q: give one or the other", name, model))
+	}
+	if !isAddr && name == "" {
+		if len(args) == 0 {
+			return "", "", nil, bad(fmt.Sprintf("a data name is required after the model %q", model))
+		}
+		name, args = args[0], args[1:]
+	}
+	if len(args) > maxRest {
+		return "", "", nil, bad(fmt.Sprintf("unexpected argument(s) %q", strings.Join(args, " ")))
+	}
+	return model, name, args, nil
+}
+
+// resolveItem resolves the words itemArgs returned.
+func (e *env) resolveItem(r *repo.Repo, model, name string) (repo.Address, ops.Model, error) {
+	a, m, err := ops.ResolveItem(e.c.Context, e.fs, r, model, name)
+	if err == nil {
+		e.out.debug("item %s: model %s, resolved from %s", a, m, m.From)
+	}
+	return a, m, err
 }
 
 func runDataWrite(c *cli.Context) error {
 	e := newEnv(c)
-	a, args, err := dataAddress(c, 1, 2, "ADDR [--file PATH | -]")
+	model, name, args, err := itemArgs(c, 1, "MODEL DATA_NAME [--file PATH | -]")
 	if err != nil {
 		return err
 	}
 	file := c.String("file")
-	if len(args) == 2 {
-		if args[1] != "-" || (file != "" && file != "-") {
-			return usageErr(fmt.Errorf("usage: swampj data write ADDR [--file PATH | -] (got %q)", strings.Join(args[1:], " ")))
+	if len(args) == 1 {
+		if args[0] != "-" || (file != "" && file != "-") {
+			return usageErr(fmt.Errorf("usage: swampj data write MODEL DATA_NAME [--file PATH | -] (got %q)", strings.Join(args, " ")))
 		}
 		file = "-"
 	}
@@ -134,6 +187,10 @@ func runDataWrite(c *cli.Context) error {
 		return err
 	}
 	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	a, _, err := e.resolveItem(r, model, name)
 	if err != nil {
 		return err
 	}
@@ -329,7 +386,7 @@ func nullable(v int64) *int64 {
 
 func runDataGet(c *cli.Context) error {
 	e := newEnv(c)
-	a, _, err := dataAddress(c, 1, 1, "ADDR [--version N]")
+	model, name, _, err := itemArgs(c, 0, "MODEL DATA_NAME [--version N]")
 	if err != nil {
 		return err
 	}
@@ -337,7 +394,14 @@ func runDataGet(c *cli.Context) error {
 	if c.IsSet("version") && version <= 0 {
 		return usageErr(fmt.Errorf("--version must be a positive version number, got %d", version))
 	}
+	if c.Bool("no-content") && !e.json {
+		return usageErr(errors.New("--no-content needs --json (without --json the content is all data get prints)"))
+	}
 	r, err := e.loadRepo()
+	if err != nil {
+		return err
+	}
+	a, m, err := e.resolveItem(r, model, name)
 	if err != nil {
 		return err
 	}
@@ -351,27 +415,41 @@ func runDataGet(c *cli.Context) error {
 		return err
 	}
 	// OpenData has already checked the content against its checksum.
-	return e.out.result(getJSON{
-		Address: dc.Address.String(), Version: dc.Version, Rule: dc.Rule, Path: dc.Dir,
-		ContentPath: dc.RawPath, MetadataPath: dc.MetadataPath, RenamedFrom: append([]string{}, dc.RenamedFrom...),
-		Metadata: dc.Metadata.JSON(),
-	}, func(io.Writer) {})
-}
-
-type getJSON struct {
-	Address      string          `json:"address"`
-	Version      int64           `json:"version"`
-	Rule         string          `json:"rule"`
-	Path         string          `json:"path"`
-	ContentPath  string          `json:"contentPath"`
-	MetadataPath string          `json:"metadataPath"`
-	RenamedFrom  []string        `json:"renamedFrom"`
-	Metadata     json.RawMessage `json:"metadata"`
+	doc := map[string]any{}
+	if err := json.Unmarshal(dc.Metadata.JSON(), &doc); err != nil {
+		return err
+	}
+	// swamp's keys (data/get.ts DataGetData), then swampj's.
+	delete(doc, "lifecycle")
+	delete(doc, "renamedTo")
+	rel, err := filepath.Rel(r.Dir, dc.RawPath)
+	if err != nil {
+		rel = dc.RawPath
+	}
+	doc["modelId"], doc["modelName"], doc["modelType"] = dc.Address.ModelID, m.Name, dc.Address.Type
+	doc["contentPath"] = rel
+	doc["address"], doc["rule"], doc["path"], doc["metadataPath"] = dc.Address.String(), dc.Rule, dc.Dir, dc.MetadataPath
+	doc["renamedFrom"] = append([]string{}, dc.RenamedFrom...)
+	if !c.Bool("no-content") {
+		raw, err := io.ReadAll(dc.Reader)
+		if err != nil {
+			return err
+		}
+		switch {
+		case dc.Metadata.ContentType == "application/json" && json.Valid(raw):
+			doc["content"] = json.RawMessage(raw) // as swamp: JSON content inline
+		case utf8.Valid(raw):
+			doc["content"] = string(raw)
+		default:
+			doc["content"], doc["contentEncoding"] = base64.StdEncoding.EncodeToString(raw), "base64"
+		}
+	}
+	return e.out.result(doc, func(io.Writer) {})
 }
 
 func runDataVersions(c *cli.Context) error {
 	e := newEnv(c)
-	a, _, err := dataAddress(c, 1, 1, "ADDR")
+	model, name, _, err := itemArgs(c, 0, "MODEL DATA_NAME")
 	if err != nil {
 		return err
 	}
@@ -379,12 +457,31 @@ func runDataVersions(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	a, m, err := e.resolveItem(r, model, name)
+	if err != nil {
+		return err
+	}
 	item, vs, err := ops.DataVersions(c.Context, e.fs, r, a)
 	if err != nil {
 		return err
 	}
-	return e.out.result(vs, func(w io.Writer) {
-		fmt.Fprintf(w, "%s (latest: %s)\n", item.Address, latestText(item))
+	if m.Name != "" {
+		item.ModelName = m.Name
+	}
+	// swamp's document (data/versions.ts), newest first, then swampj's keys.
+	desc := make([]ops.DataVersion, len(vs))
+	for i, v := range vs {
+		desc[len(vs)-1-i] = v
+	}
+	doc := versionsJSON{
+		DataName: item.DataName, ModelID: item.ModelID, ModelName: item.ModelName, ModelType: item.Type,
+		Versions: desc, Total: len(vs),
+		Address: item.Address, Path: item.Path, LatestOutOfRange: item.LatestOutOfRange,
+		LatestRule: item.LatestRule, LatestReadable: item.LatestReadable, LastReadable: item.LastReadable,
+		Unreadable: item.Unreadable, Problems: item.Problems,
+	}
+	return e.out.result(doc, func(w io.Writer) {
+		fmt.Fprintf(w, "%s%s (latest: %s)\n", item.Address, modelNameText(item.ModelName), latestText(item))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "VERSION\tSTATE\tSIZE\tCREATED\t")
 		for _, v := range vs {
@@ -415,16 +512,26 @@ func runDataVersions(c *cli.Context) error {
 func runDataList(c *cli.Context) error {
 	e := newEnv(c)
 	args := c.Args().Slice()
-	if len(args) > 1 {
-		return usageErr(errors.New("usage: swampj data list [PREFIX]"))
+	arg := c.String("model")
+	if len(args) > 1 || (arg != "" && len(args) > 0) {
+		return usageErr(errors.New("usage: swampj data list [MODEL | PREFIX] (one of them)"))
 	}
-	prefix := ""
 	if len(args) == 1 {
-		prefix = args[0]
+		arg = args[0]
 	}
 	r, err := e.loadRepo()
 	if err != nil {
 		return err
+	}
+	prefix := arg
+	var model *ops.Model
+	if arg != "" && !strings.Contains(arg, "/") {
+		m, err := ops.ResolveModel(c.Context, e.fs, r, arg)
+		if err != nil {
+			return err
+		}
+		e.out.debug("model %s, resolved from %s", m, m.From)
+		model, prefix = &m, m.Type+"/"+m.ID+"/"
 	}
 	items, err := ops.ListData(c.Context, e.fs, r, prefix)
 	if err != nil {
@@ -433,13 +540,28 @@ func runDataList(c *cli.Context) error {
 		}
 		e.out.warn(err.Error())
 	}
-	return e.out.result(items, func(w io.Writer) {
+	if model == nil && prefix != "" && len(items) == 0 {
+		return &ops.DataNotFoundError{Address: prefix + "*", Reason: "no data item's TYPE/MODEL_ID/DATA_NAME starts with " + strconv.Quote(prefix)}
+	}
+	groups := ops.GroupByModel(items, r.Namespace)
+	var doc any = listJSON{Models: groups, Total: len(items)}
+	if model != nil {
+		md := ops.ModelData{ModelID: model.ID, ModelName: model.Name, ModelType: model.Type, Namespace: r.Namespace, Groups: []ops.DataGroup{}}
+		if len(groups) > 0 {
+			md = groups[0]
+			if model.Name != "" {
+				md.ModelName = model.Name
+			}
+		}
+		doc = md
+	}
+	return e.out.result(doc, func(w io.Writer) {
 		if len(items) == 0 {
 			fmt.Fprintln(w, "No data items.")
 			return
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ADDRESS\tLATEST\tVERSIONS\tSTATE\t")
+		fmt.Fprintln(tw, "MODEL\tADDRESS\tLATEST\tVERSIONS\tSTATE\t")
 		for _, it := range items {
 			state := "ok"
 			switch {
@@ -451,7 +573,11 @@ func runDataList(c *cli.Context) error {
 			case len(it.Unreadable) > 0:
 				state = fmt.Sprintf("ok; unreadable versions %s", joinInts(it.Unreadable))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t\n", it.Address, latestText(&it), it.Versions, state)
+			mn := it.ModelName
+			if mn == "" {
+				mn = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", mn, it.Address, latestText(&it), it.Versions, state)
 		}
 		tw.Flush()
 	})
@@ -485,4 +611,38 @@ func joinInts(ns []int64) string {
 		parts[i] = strconv.FormatInt(n, 10)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// versionsJSON is swamp's `data versions --json` document (dataName,
+// modelId, modelName, modelType, versions newest first, total), then
+// swampj's facts about the item, named as in `data list`.
+type versionsJSON struct {
+	DataName         string            `json:"dataName"`
+	ModelID          string            `json:"modelId"`
+	ModelName        string            `json:"modelName"`
+	ModelType        string            `json:"modelType"`
+	Versions         []ops.DataVersion `json:"versions"`
+	Total            int               `json:"total"`
+	Address          string            `json:"address"`
+	Path             string            `json:"path"`
+	LatestOutOfRange string            `json:"latestOutOfRange,omitempty"`
+	LatestRule       string            `json:"latestRule"`
+	LatestReadable   bool              `json:"latestReadable"`
+	LastReadable     *int64            `json:"lastReadable"`
+	Unreadable       []int64           `json:"unreadableVersions"`
+	Problems         []ops.DataProblem `json:"problems"`
+}
+
+// listJSON is `data list --json` without a model: each model's document
+// as swamp prints it for `data list MODEL --json`.
+type listJSON struct {
+	Models []ops.ModelData `json:"models"`
+	Total  int             `json:"total"`
+}
+
+func modelNameText(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " [model " + name + "]"
 }

@@ -29,11 +29,12 @@ func init() {
 			"every finding listed under --json; 75 when the only problems left are in models whose lock was busy.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "show the repair (changes nothing without --confirm)"},
-			&cli.BoolFlag{Name: "confirm", Usage: "with --repair: apply it"},
+			&cli.BoolFlag{Name: "confirm", Aliases: []string{"y", "yes"}, Usage: "with --repair: apply it"},
 			&cli.BoolFlag{Name: "verify-checksums", Usage: "also read every raw file and compare its SHA-256 with metadata.yaml (reads all data; slow)"},
 		},
 		Action: runDoctor,
 	})
+	doctorDatastores() // swamp's spelling, `doctor datastores` (cmd_swamp.go)
 }
 
 func runDoctor(c *cli.Context) error {

@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -57,15 +59,58 @@ func mustOK(t *testing.T, r result, what string) result {
 }
 
 // errCode parses the --json error document on stderr.
+// listedItems flattens `data list --json` ({models: [{groups: [{items}]}]})
+// into its items, sorted by address.
+func listedItems(t *testing.T, stdout string) []map[string]any {
+	t.Helper()
+	var doc struct {
+		Models []struct {
+			Groups []struct {
+				Items []map[string]any `json:"items"`
+			} `json:"groups"`
+		} `json:"models"`
+		Total *int `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Total == nil {
+		t.Fatalf("data list --json: %v\n%s", err, stdout)
+	}
+	var items []map[string]any
+	for _, m := range doc.Models {
+		for _, g := range m.Groups {
+			items = append(items, g.Items...)
+		}
+	}
+	if len(items) != *doc.Total {
+		t.Fatalf("data list --json: total %d, %d items", *doc.Total, len(items))
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i]["address"].(string) < items[j]["address"].(string) })
+	return items
+}
+
+// listedVersions is `data versions --json`'s versions, oldest first.
+func listedVersions(t *testing.T, stdout string) []map[string]any {
+	t.Helper()
+	var doc struct {
+		Versions []map[string]any `json:"versions"`
+		Total    int              `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Total != len(doc.Versions) {
+		t.Fatalf("data versions --json: %v\n%s", err, stdout)
+	}
+	slices.Reverse(doc.Versions)
+	return doc.Versions
+}
+
 func errCode(t *testing.T, r result) (code, message string) {
 	t.Helper()
 	var e struct {
-		Error struct{ Code, Message string }
+		Error, Code string
+		ExitCode    *int
 	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil {
-		t.Fatalf("stderr is not one JSON error: %q", r.stderr)
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || e.ExitCode == nil || *e.ExitCode != r.code {
+		t.Fatalf("stderr is not one JSON error {error, code, exitCode} with the exit code %d: %q", r.code, r.stderr)
 	}
-	return e.Error.Code, e.Error.Message
+	return e.Code, e.Error
 }
 
 // TestDataWriteThenReadBack writes three versions (from a file, from stdin,
@@ -123,31 +168,37 @@ func TestDataWriteThenReadBack(t *testing.T) {
 	}
 
 	r = mustOK(t, swampj(t, dir, "data", "versions", addr, "--json"), "versions")
-	var vs []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil || len(vs) != 3 {
-		t.Fatalf("versions --json: %v\n%s", err, r.stdout)
+	vs := listedVersions(t, r.stdout)
+	if len(vs) != 3 {
+		t.Fatalf("versions --json:\n%s", r.stdout)
 	}
 	for i, v := range vs {
-		for _, k := range []string{"version", "latest", "state", "readable", "path", "size", "contentType", "createdAt", "checksum", "lifecycle", "rawSize", "problems"} {
+		for _, k := range []string{"version", "isLatest", "state", "readable", "path", "size", "contentType", "createdAt", "checksum", "lifecycle", "rawSize", "problems"} {
 			if _, ok := v[k]; !ok {
 				t.Fatalf("version object lacks %q: %v", k, v)
 			}
 		}
-		if v["version"] != float64(i+1) || v["latest"] != (i == 2) || v["readable"] != true || v["state"] != "readable" {
+		if v["version"] != float64(i+1) || v["isLatest"] != (i == 2) || v["readable"] != true || v["state"] != "readable" {
 			t.Fatalf("version %d: %v", i+1, v)
 		}
 	}
 	r = mustOK(t, swampj(t, dir, "data", "list", "--json"), "list")
-	var items []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil || len(items) != 1 {
-		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+	items := listedItems(t, r.stdout)
+	if len(items) != 1 {
+		t.Fatalf("list --json:\n%s", r.stdout)
 	}
-	if it := items[0]; it["address"] != addr || it["latest"] != float64(3) || it["latestReadable"] != true || it["versions"] != float64(3) ||
+	if it := items[0]; it["address"] != addr || it["version"] != float64(3) || it["latestReadable"] != true || it["versions"] != float64(3) ||
 		it["latestRule"] != "file" || len(it["unreadableVersions"].([]any)) != 0 {
 		t.Fatalf("list item: %v", it)
 	}
-	if r := mustOK(t, swampj(t, dir, "data", "list", "command/shell/nope"), "list with prefix"); !strings.Contains(r.stdout, "No data items") {
-		t.Fatalf("list with a prefix matching nothing: %q", r.stdout)
+	// A prefix no item starts with is not an empty answer (#15: nothing silently ignored).
+	if r := swampj(t, dir, "data", "list", "command/shell/nope", "--json"); r.code != 1 || r.stdout != "" {
+		t.Fatalf("list with a prefix matching nothing: %+v", r)
+	} else if code, _ := errCode(t, r); code != "not_found" {
+		t.Fatalf("list with a prefix matching nothing: code %q", code)
+	}
+	if r := mustOK(t, swampj(t, dir, "data", "list", "command/shell/"), "list with prefix"); !strings.Contains(r.stdout, addr) {
+		t.Fatalf("list with a prefix: %q", r.stdout)
 	}
 	// Nothing is left open in the journal.
 	if r := mustOK(t, swampj(t, dir, "journal", "list", "--json"), "journal list"); strings.Contains(r.stdout, `"open"`) {
@@ -231,7 +282,7 @@ func TestDataWriteRefusals(t *testing.T) {
 		{[]string{"data", "write", "command/shell/m/LaTeSt"}, 1, "invalid_address", "reserved"},
 		{[]string{"data", "write", "command/shell/m/a..b"}, 1, "invalid_address", ".."},
 		{[]string{"data", "write", "command/shell/m/x\\y"}, 1, "invalid_address", `\`},
-		{[]string{"data", "write", "onlyonepart"}, 1, "invalid_address", "missing"},
+		{[]string{"data", "write", "only/onepart"}, 1, "invalid_address", "missing"},
 		{[]string{"data", "write", "evil/t/m/x"}, 1, "outside_data_root", "outside the data root"},
 		{[]string{"data", "write", addr, "--file", filepath.Join(dir, "no-such-file")}, 1, "input_unreadable", "no-such-file"},
 		{[]string{"data", "write", addr, "--file", t.TempDir()}, 1, "input_unreadable", "is a directory"},
@@ -443,17 +494,13 @@ func TestDataReadsSwampLayouts(t *testing.T) {
 	// versions: what is on disk, which one latest names, unreadable marked.
 	versions := func(name string) []map[string]any {
 		r := mustOK(t, swampj(t, dir, "data", "versions", at(name), "--json"), "versions "+name)
-		var vs []map[string]any
-		if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil {
-			t.Fatal(err)
-		}
-		return vs
+		return listedVersions(t, r.stdout)
 	}
 	summary := func(vs []map[string]any) string {
 		var parts []string
 		for _, v := range vs {
 			s := fmt.Sprintf("%v:%v", v["version"], v["state"])
-			if v["latest"] == true {
+			if v["isLatest"] == true {
 				s += "*"
 			}
 			parts = append(parts, s)
@@ -478,14 +525,11 @@ func TestDataReadsSwampLayouts(t *testing.T) {
 	// list: every item of the model (swamp's walk would drop them all
 	// because of state/3, G2), the bad one flagged with its last good version.
 	r = mustOK(t, swampj(t, dir, "data", "list", "--json"), "list")
-	var items []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil {
-		t.Fatal(err)
-	}
+	items := listedItems(t, r.stdout)
 	var got []string
 	for _, it := range items {
 		got = append(got, fmt.Sprintf("%s latest=%v rule=%v readable=%v lastReadable=%v unreadable=%v",
-			it["dataName"], it["latest"], it["latestRule"], it["latestReadable"], it["lastReadable"], it["unreadableVersions"]))
+			it["name"], it["version"], it["latestRule"], it["latestReadable"], it["lastReadable"], it["unreadableVersions"]))
 	}
 	want := []string{
 		"deferred latest=1 rule=file readable=true lastReadable=1 unreadable=[]",

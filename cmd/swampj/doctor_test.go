@@ -50,11 +50,11 @@ func docDecode(t *testing.T, r result) doctorJSON {
 
 func docErrCode(t *testing.T, r result) string {
 	t.Helper()
-	var e struct{ Error struct{ Code string } }
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil {
+	var e struct{ Error, Code string }
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || e.Error == "" {
 		t.Fatalf("stderr is not one JSON error: %q", r.stderr)
 	}
-	return e.Error.Code
+	return e.Code
 }
 
 // docRepo writes the #3955 item — versions 1..3 readable, 4 and 5 zero

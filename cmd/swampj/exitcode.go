@@ -130,7 +130,9 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media)"
 	}
 	if asJSON {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg, "exitCode": exit}})
+		// swamp's shape (presentation/output/error_output.ts buildErrorJson):
+		// the message under "error", the code beside it; plus the exit code.
+		b, _ := json.Marshal(map[string]any{"error": msg, "code": code, "exitCode": exit})
 		fmt.Fprintln(stderr, string(b))
 		return exit
 	}

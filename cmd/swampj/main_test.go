@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The tests name their repo by working directory (or --repo-dir): an
+	// inherited SWAMP_REPO_DIR would point every one of them elsewhere.
+	os.Unsetenv("SWAMP_REPO_DIR")
 	binary = filepath.Join(dir, "swampj")
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
@@ -107,14 +109,9 @@ func TestSecondProcessTimesOutWith75NamingHolder(t *testing.T) {
 	if waited < 400*time.Millisecond || waited > 10*time.Second {
 		t.Fatalf("waited %s, want about the lock timeout", waited)
 	}
-	var e struct {
-		Error struct{ Code, Message string }
-	}
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil {
-		t.Fatalf("stderr is not one JSON error: %q", r.stderr)
-	}
-	if e.Error.Code != "lock_timeout" || !strings.Contains(e.Error.Message, "pid "+itoa(holder.Process.Pid)) {
-		t.Fatalf("error must name the holder pid %d: %+v", holder.Process.Pid, e)
+	code, msg := errCode(t, r)
+	if code != "lock_timeout" || !strings.Contains(msg, "pid "+itoa(holder.Process.Pid)) {
+		t.Fatalf("error must name the holder pid %d: %+v", holder.Process.Pid, r)
 	}
 }
 

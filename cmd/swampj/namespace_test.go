@@ -349,11 +349,11 @@ func TestIssue3316CaseC(t *testing.T) {
 func nsErrorCode(t *testing.T, stderr string) string {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	var e struct{ Error struct{ Code string } }
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+	var e struct{ Error, Code string }
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil || e.Error == "" {
 		t.Fatalf("stderr does not end with a JSON error: %q", stderr)
 	}
-	return e.Error.Code
+	return e.Code
 }
 
 func nsJSONKeys(t *testing.T, doc string) string {

@@ -13,6 +13,7 @@ import (
 type printer struct {
 	stdout, stderr io.Writer
 	json, quiet    bool
+	verbose        bool
 	tty            bool
 	mu             sync.Mutex
 	lastProgress   time.Time
@@ -49,6 +50,22 @@ func (p *printer) warn(msg string) {
 		return
 	}
 	fmt.Fprintln(p.stderr, "swampj: warning: "+msg)
+}
+
+// debug prints detail on stderr under --verbose only (a JSON line under
+// --json), as swamp's -v does.
+func (p *printer) debug(format string, args ...any) {
+	if !p.verbose {
+		return
+	}
+	p.endProgress()
+	msg := fmt.Sprintf(format, args...)
+	if p.json {
+		b, _ := json.Marshal(map[string]any{"debug": msg})
+		fmt.Fprintln(p.stderr, string(b))
+		return
+	}
+	fmt.Fprintln(p.stderr, "swampj: debug: "+msg)
 }
 
 // progress draws "label done/total" on stderr, at most 10 times a second,

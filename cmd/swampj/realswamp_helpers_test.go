@@ -306,10 +306,11 @@ func healthy(t *testing.T, dir, ns, when string) {
 // What swampj says about the data (the --json documents).
 type sjItem struct {
 	Address        string `json:"address"`
-	Type           string `json:"type"`
+	Type           string `json:"modelType"`
 	ModelID        string `json:"modelId"`
-	DataName       string `json:"dataName"`
-	Latest         int64  `json:"latest"`
+	ModelName      string `json:"modelName"`
+	DataName       string `json:"name"`
+	Latest         int64  `json:"version"`
 	LatestReadable bool   `json:"latestReadable"`
 	Versions       int    `json:"versions"`
 	raw            map[string]any
@@ -317,7 +318,7 @@ type sjItem struct {
 
 type sjVersion struct {
 	Version   int64  `json:"version"`
-	Latest    bool   `json:"latest"`
+	Latest    bool   `json:"isLatest"`
 	Readable  bool   `json:"readable"`
 	State     string `json:"state"`
 	Size      int64  `json:"size"`
@@ -332,11 +333,10 @@ func sjList(t *testing.T, dir string) []sjItem {
 		t.FailNow()
 	}
 	var items []sjItem
-	var raws []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil {
+	raws := listedItems(t, r.stdout)
+	if err := remarshal(raws, &items); err != nil {
 		t.Fatalf("swampj data list --json: %v", err)
 	}
-	_ = json.Unmarshal([]byte(r.stdout), &raws)
 	for i := range items {
 		items[i].raw = raws[i]
 	}
@@ -350,7 +350,7 @@ func sjVersions(t *testing.T, dir, addr string) []sjVersion {
 		return nil
 	}
 	var vs []sjVersion
-	if err := json.Unmarshal([]byte(r.stdout), &vs); err != nil {
+	if err := remarshal(listedVersions(t, r.stdout), &vs); err != nil {
 		t.Errorf("swampj data versions --json: %v", err)
 	}
 	return vs

@@ -53,7 +53,8 @@ func TestSymlinkedVersionIsNotAVersionAnywhere(t *testing.T) {
 		LastReadable   *int64 `json:"lastReadable"`
 		Versions       int    `json:"versions"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil || len(items) != 1 ||
+	err := remarshal(listedItems(t, r.stdout), &items)
+	if err != nil || len(items) != 1 ||
 		items[0].LatestReadable || items[0].LastReadable == nil || *items[0].LastReadable != 2 || items[0].Versions != 2 {
 		t.Fatalf("data list: %v %s", err, r.stdout)
 	}
@@ -154,7 +155,7 @@ func usageCases(t *testing.T) []usageCase {
 	// (not the missing argument) is what is wrong.
 	positionals := map[string][]string{
 		"data write": {smallAddr}, "data get": {smallAddr}, "data versions": {smallAddr}, "data list": {},
-		"journal show": {"1"}, "datastore namespace set": {"ns1"}, "demo": {}, "run": {"--", "true"},
+		"journal show": {"1"}, "datastore namespace set": {"ns1"}, "demo": {}, "run": {"--", "true"}, "completion": {"bash"},
 	}
 	badValue := func(f cli.Flag) []string {
 		name := "--" + f.Names()[0]
@@ -283,12 +284,12 @@ func TestOutOfRangeLatestIsReportedAsFound(t *testing.T) {
 		t.Errorf("data get: %+v", r)
 	}
 	var items []struct {
-		Latest           *int64 `json:"latest"`
+		Latest           *int64 `json:"version"`
 		LatestOutOfRange string `json:"latestOutOfRange"`
 		LastReadable     *int64 `json:"lastReadable"`
 	}
 	r = mustOK(t, swampj(t, dir, "data", "list", "--json"), "list")
-	if err := json.Unmarshal([]byte(r.stdout), &items); err != nil || len(items) != 1 || items[0].Latest != nil ||
+	if err := remarshal(listedItems(t, r.stdout), &items); err != nil || len(items) != 1 || items[0].Latest != nil ||
 		items[0].LatestOutOfRange != big || items[0].LastReadable == nil || *items[0].LastReadable != 2 {
 		t.Fatalf("data list --json: %v %s", err, r.stdout)
 	}
@@ -326,4 +327,13 @@ func TestVerifyAdvisesMigrateWhileNotMigrated(t *testing.T) {
 	}
 	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--confirm"), "migrate")
 	mustOK(t, swampj(t, dir, "catalog", "verify"), "verify after the migration")
+}
+
+// remarshal decodes v (decoded JSON) again into out.
+func remarshal(v, out any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
 }

@@ -95,3 +95,51 @@ func readDefinition(fsys fsx.FS, path string) (ModelDefinition, bool) {
 	d.Path = path
 	return d, true
 }
+
+// ModelDefinitions lists every definition file where swamp's name lookup
+// looks (yaml_definition_repository.ts findByNameGlobal): every *.yaml at
+// any depth under {repo}/models, then under the auto-definitions directory
+// (datastore tier). Type is the file's type, else its directory path below
+// the base, normalized either way. Unreadable or unparseable files are
+// skipped, as swamp skips broken definition files; err is only an I/O error
+// listing a directory that exists.
+func (r *Repo) ModelDefinitions(fsys fsx.FS) ([]ModelDefinition, error) {
+	var out []ModelDefinition
+	var walk func(dir string, segs []string) error
+	walk = func(dir string, segs []string) error {
+		entries, err := fsys.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if err := walk(p, append(append([]string{}, segs...), e.Name())); err != nil {
+					return err
+				}
+			case strings.HasSuffix(e.Name(), ".yaml") && (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0):
+				d, ok := readDefinition(fsys, p)
+				if !ok {
+					continue
+				}
+				if d.Type == "" {
+					d.Type = strings.Join(segs, "/")
+				}
+				d.Type = NormalizeType(d.Type)
+				out = append(out, d)
+			}
+		}
+		return nil
+	}
+	for _, base := range []string{filepath.Join(r.Dir, "models"), r.ResolvePath("auto-definitions")} {
+		if err := walk(base, nil); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
