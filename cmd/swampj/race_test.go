@@ -81,7 +81,7 @@ func TestWritesRaceMigrations(t *testing.T) {
 				}
 				code := nsErrorCode(t, r.stderr)
 				switch code {
-				case "lock_timeout", "unmigrated_data", "namespace_changed":
+				case "lock_timeout", "catalog_busy", "unmigrated_data", "namespace_changed":
 					mu.Lock()
 					refused[code]++
 					mu.Unlock()
@@ -102,7 +102,18 @@ func TestWritesRaceMigrations(t *testing.T) {
 				{"datastore", "namespace", "migrate", "--confirm"},
 				{"datastore", "namespace", "unset", "--migrate", "--confirm"},
 			} {
-				if r := swampj(t, dir, append(args, "--lock-timeout", "20s")...); r.code != 0 {
+				r := swampj(t, dir, append(args, "--lock-timeout", "20s")...)
+				for tries := 0; r.code == 75 && tries < 3; tries++ {
+					// Busy (the writers held their model locks past the
+					// timeout on a loaded machine): retry later, as exit
+					// 75 says. The intent, if any, stays open and the
+					// re-run finishes it.
+					mu.Lock()
+					refused["structural_busy"]++
+					mu.Unlock()
+					r = swampj(t, dir, append(args, "--lock-timeout", "20s")...)
+				}
+				if r.code != 0 {
 					fail(fmt.Sprintf("%s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr))
 					return
 				}
