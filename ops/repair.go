@@ -145,6 +145,9 @@ type DoctorFinding struct {
 	Code    DoctorCode   `json:"code"`
 	Path    string       `json:"path"`
 	Item    string       `json:"item"` // TYPE/MODEL_ID/DATA_NAME
+	// ModelName is the item's model as swamp users know it (its
+	// definition's name, else the catalog's model_name); "" if unknown.
+	ModelName string `json:"modelName,omitempty"`
 	Version int64        `json:"version"`
 	Message string       `json:"message"`
 	Fix     string       `json:"fix"`
@@ -661,6 +664,7 @@ type doctorSurvey struct {
 	// For swamp's own checks (doctorswamp.go): items on disk per type,
 	// whether the catalog is populated, how many rows it has here.
 	diskByType  map[string]int
+	modelNames  map[string]string // model id → name (catalog rows, then definitions)
 	populated   bool
 	catalogRows int
 	swamp       []SwampCheck
@@ -956,6 +960,14 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		return nil, err
 	}
 	s.catalogRows = len(all)
+	for _, row := range all {
+		if row.ModelName != "" {
+			if s.modelNames == nil {
+				s.modelNames = map[string]string{}
+			}
+			s.modelNames[row.ModelID] = row.ModelName
+		}
+	}
 	if s.populated, err = c.Populated(ctx); err != nil {
 		return nil, err
 	}
@@ -1581,7 +1593,34 @@ func (s *doctorSurvey) report(mode string, moves []DoctorMove, status func(*doct
 			rep.Remaining++
 		}
 	}
+	s.nameModels(rep.Findings)
 	return rep
+}
+
+// nameModels fills each finding's model name from the model definitions
+// (models/{type}/{name}.yaml, as swamp resolves them), else from the
+// catalog's model_name.
+func (s *doctorSurvey) nameModels(fs []DoctorFinding) {
+	names := map[string]string{}
+	for id, n := range s.modelNames {
+		names[id] = n
+	}
+	if defs, err := s.r.ModelDefinitions(s.fsys); err == nil {
+		for _, d := range defs {
+			if d.ID != "" && d.Name != "" {
+				names[d.ID] = d.Name
+			}
+		}
+	}
+	for i := range fs {
+		if fs[i].Item == "" {
+			continue
+		}
+		parts := strings.Split(fs[i].Item, "/")
+		if len(parts) >= 3 {
+			fs[i].ModelName = names[parts[len(parts)-2]]
+		}
+	}
 }
 
 // reportRepair is the report of a confirmed run: in (nil: nothing ran)

@@ -146,6 +146,9 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 			if f.Version > 0 {
 				subject += fmt.Sprintf(" v%d", f.Version)
 			}
+			if f.ModelName != "" {
+				subject += " (model " + f.ModelName + ")"
+			}
 		}
 		fmt.Fprintf(w, "  %-24s %s  [%s]\n", f.Code, subject, f.Status)
 		fmt.Fprintf(w, "      %s\n", f.Message)

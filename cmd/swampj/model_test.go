@@ -281,3 +281,25 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 		t.Errorf("swampj's error: %v", je)
 	}
 }
+
+// TestDoctorFindingsNameTheModel: a doctor finding about an item carries
+// the model's name from its definition (text and --json).
+func TestDoctorFindingsNameTheModel(t *testing.T) {
+	dir := newRepo(t)
+	defineModel(t, dir, "command/shell", "m1", dataModel)
+	mustOK(t, swampjIn(t, dir, []byte(`{"n":1}`), "data", "write", smallAddr, "-q"), "write")
+	mustOK(t, swampjIn(t, dir, []byte(`{"n":2}`), "data", "write", smallAddr, "-q"), "write")
+	v2 := filepath.Join(dir, ".swamp", "data", filepath.FromSlash(smallAddr), "2")
+	for _, f := range []string{"raw", "metadata.yaml"} {
+		if err := os.Truncate(filepath.Join(v2, f), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := swampj(t, dir, "doctor", "--json")
+	if r.code != 1 || !strings.Contains(r.stdout, `"modelName": "m1"`) {
+		t.Fatalf("doctor --json findings must name the model: %d\n%s", r.code, r.stdout)
+	}
+	if r := swampj(t, dir, "doctor"); !strings.Contains(r.stdout, "(model m1)") {
+		t.Fatalf("doctor text must name the model:\n%s", r.stdout)
+	}
+}
