@@ -142,16 +142,16 @@ const (
 // DoctorFinding is one problem. Version is 0 when the finding is not about
 // one version; Item is "" when it is not about one data item.
 type DoctorFinding struct {
-	Code    DoctorCode   `json:"code"`
-	Path    string       `json:"path"`
-	Item    string       `json:"item"` // TYPE/MODEL_ID/DATA_NAME
+	Code DoctorCode `json:"code"`
+	Path string     `json:"path"`
+	Item string     `json:"item"` // TYPE/MODEL_ID/DATA_NAME
 	// ModelName is the item's model as swamp users know it (its
 	// definition's name, else the catalog's model_name); "" if unknown.
-	ModelName string `json:"modelName,omitempty"`
-	Version int64        `json:"version"`
-	Message string       `json:"message"`
-	Fix     string       `json:"fix"`
-	Status  DoctorStatus `json:"status"`
+	ModelName string       `json:"modelName,omitempty"`
+	Version   int64        `json:"version"`
+	Message   string       `json:"message"`
+	Fix       string       `json:"fix"`
+	Status    DoctorStatus `json:"status"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
 }
