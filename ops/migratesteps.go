@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -141,6 +142,24 @@ func onlyDebris(fsys fsx.FS, path string) (bool, error) {
 // fails if something appeared in it meanwhile, so nothing but debris is
 // ever removed; a path that is not debris is an error naming it.
 func removeDebris(fsys fsx.FS, path string, d *Dirty) error {
+	err := removeDebrisOnce(fsys, path, d)
+	if err == nil || !fsx.Concurrent(fsys) {
+		return err
+	}
+	// A writer racing the structural command may be between creating its
+	// per-model lock (and the lock's parent directories) and seeing swamp's
+	// datastore lock, after which it backs off and removes the lock file;
+	// the directories it leaves are debris. Give it a moment rather than
+	// leave the intent open: a real file stays in the way, and the error
+	// says so after the wait.
+	for deadline := time.Now().Add(2 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		err = removeDebrisOnce(fsys, path, d)
+	}
+	return err
+}
+
+func removeDebrisOnce(fsys fsx.FS, path string, d *Dirty) error {
 	deb, err := onlyDebris(fsys, path)
 	if err != nil {
 		return err
