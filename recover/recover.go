@@ -62,11 +62,25 @@ type Report struct {
 // namespaced subdirectory, so no migration ever moves it.
 func JournalPath(repoDir string) string { return repo.JournalPathOf(repoDir) }
 
-// Run recovers the repo at repoDir (the directory holding .swamp.yaml).
-func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {
+// ErrNotARepo is matched (errors.Is) by the error Run returns for a
+// directory that is not inside any swamp repo. It is repo.ErrNotARepo.
+var ErrNotARepo = repo.ErrNotARepo
+
+// Run recovers the swamp repo that holds dir: dir itself or its nearest
+// ancestor holding .swamp.yaml (repo.Find), so a hook started anywhere
+// inside the repo recovers the whole repo. Report.Repo is that root.
+//
+// A dir outside every repo is an error matching ErrNotARepo, never a silent
+// success. Finding the root costs one stat per directory climbed; nothing is
+// created.
+func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 	fsys := opts.FS
 	if fsys == nil {
 		fsys = fsx.Real()
+	}
+	repoDir, err := repo.Find(fsys, dir)
+	if err != nil {
+		return &Report{Repo: dir, DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}, err
 	}
 	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
 	exists, err := journal.Exists(fsys, rep.Journal)

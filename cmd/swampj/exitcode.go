@@ -129,6 +129,7 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 		msg += " (the file system is read-only (EROFS): this command changes the repo and must run where it can be written; " +
 			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media)"
 	}
+	msg += cliHint(err, code, msg)
 	if asJSON {
 		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg, "exitCode": exit}})
 		fmt.Fprintln(stderr, string(b))
@@ -139,4 +140,23 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 		fmt.Fprintln(stderr, "Run 'swampj --help' for usage.")
 	}
 	return exit
+}
+
+// cliHint is what the CLI adds to a library error: the command or flag to
+// use. The library packages say what happened and never name a command or
+// flag; the advice on how to act on it through this CLI lives here, keyed by
+// error type or code. msg is the message so far (a hint already there, from
+// a wrapping command, is not repeated).
+func cliHint(err error, code, msg string) string {
+	add := func(h string) string {
+		if strings.Contains(msg, h) {
+			return ""
+		}
+		return h
+	}
+	switch {
+	case errors.Is(err, repo.ErrNotARepo):
+		return add("; run inside a swamp repo or pass --repo DIR")
+	}
+	return ""
 }

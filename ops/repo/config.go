@@ -42,7 +42,7 @@ func Load(fsys fsx.FS, dir string, env func(string) string) (*Repo, error) {
 	data, err := fsys.ReadFile(cfgPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s has no %s; run inside a swamp repo or pass --repo DIR", ErrNotARepo, abs, ConfigFileName)
+			return nil, fmt.Errorf("%w: %s has no %s", ErrNotARepo, abs, ConfigFileName)
 		}
 		return nil, fmt.Errorf("reading %s: %w", cfgPath, err)
 	}

@@ -151,7 +151,7 @@ func Find(fsys fsx.FS, start string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("%w: no %s in %s or any parent directory; run inside a swamp repo or pass --repo DIR",
+			return "", fmt.Errorf("%w: no %s in %s or any parent directory",
 				ErrNotARepo, ConfigFileName, abs)
 		}
 		dir = parent
