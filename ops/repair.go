@@ -287,6 +287,7 @@ func (e *DoctorRepairError) Unwrap() []error {
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
 func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) (*DoctorReport, error) {
+	fsys = orReal(fsys)
 	o := opts.withDefaults()
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")

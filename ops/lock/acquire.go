@@ -151,6 +151,7 @@ type Lock struct {
 // missing, as swamp does. It returns a *TimeoutError when the lock stays
 // held, ctx's error when ctx ends first.
 func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock, error) {
+	fsys = fsx.OrReal(fsys)
 	opts = opts.withDefaults()
 	dir := filepath.Dir(path)
 	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
@@ -514,6 +515,7 @@ func (l *Lock) Abandon() {
 // undoes leaves a lock whose holder is dead, which every acquirer treats as
 // stale (see createExclusive).
 func ReleaseNonce(fsys fsx.FS, path, nonce string) error {
+	fsys = fsx.OrReal(fsys)
 	data, err := fsys.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

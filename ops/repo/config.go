@@ -33,6 +33,7 @@ const EnvDatastore = "SWAMP_DATASTORE"
 // extension's provider and cannot be known here. env looks variables up
 // (nil: the process environment).
 func Load(fsys fsx.FS, dir string, env func(string) string) (*Repo, error) {
+	fsys = fsx.OrReal(fsys)
 	env = envOrOS(env)
 	abs, err := filepath.Abs(dir)
 	if err != nil {

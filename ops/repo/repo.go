@@ -134,6 +134,7 @@ type Repo struct {
 // .swamp.yaml. start is made absolute first (symlinks are not resolved, as
 // swamp does not resolve them either).
 func Find(fsys fsx.FS, start string) (string, error) {
+	fsys = fsx.OrReal(fsys)
 	abs, err := filepath.Abs(start)
 	if err != nil {
 		return "", fmt.Errorf("resolving %s: %w", start, err)
