@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,54 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 	defer j.Close()
 	if _, err := ops.RecoverOpen(ctx, &ops.Env{}, j, false); err != nil {
 		t.Fatalf("RecoverOpen with a nil Env.FS: %v", err)
+	}
+}
+
+// TestSameRepoAfterSetNamespace: the *repo.Repo a host loaded once keeps
+// working for the namespace operations after it set the namespace: they
+// plan from .swamp.yaml as it is on disk.
+func TestSameRepoAfterSetNamespace(t *testing.T) {
+	ctx := context.Background()
+	dir := apiRepo(t)
+	env := func(string) string { return "" }
+	r, err := repo.Load(nil, dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := ops.NamespaceOptions{LockTimeout: time.Second, Getenv: env}
+	if _, err := ops.SetNamespace(ctx, r, "team", no); err != nil {
+		t.Fatal(err)
+	}
+	mo := ops.MigrateOptions{LockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
+	prev, err := ops.Migrate(ctx, r, mo)
+	if err != nil {
+		t.Fatalf("preview with the Repo loaded before SetNamespace: %v", err)
+	}
+	if prev.Preview.Namespace != "team" || prev.Preview.NothingToDo {
+		t.Fatalf("preview: %+v", prev.Preview)
+	}
+	mo.Confirm = true
+	if _, err := ops.Migrate(ctx, r, mo); err != nil {
+		t.Fatalf("confirmed migration with the same Repo: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".swamp", "team", "data", "command", "shell", "m1", "result", "latest")); err != nil {
+		t.Fatalf("data not in the namespace: %v", err)
+	}
+	mo.Unset = true
+	if _, err := ops.Migrate(ctx, r, mo); err != nil {
+		t.Fatalf("unset --migrate with the same Repo: %v", err)
+	}
+	if r2, err := repo.Load(nil, dir, env); err != nil || r2.Namespace != "" {
+		t.Fatalf("after unset: %+v %v", r2, err)
+	}
+	if _, err := ops.SetNamespace(ctx, r, "team", no); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.UnsetNamespace(ctx, r, no); err != nil {
+		t.Fatalf("UnsetNamespace with the Repo loaded before SetNamespace: %v", err)
+	}
+	var nn *ops.NoNamespaceError
+	if _, err := ops.Migrate(ctx, r, mo); !errors.As(err, &nn) {
+		t.Fatalf("after unset, want NoNamespaceError, got %v", err)
 	}
 }

@@ -157,7 +157,13 @@ type MigrateResult struct {
 	Completed *MigrateCompleted
 }
 
-// Migrate previews or (with Confirm) runs a namespace migration of r.
+// Migrate previews or (with Confirm) runs a namespace migration of the repo
+// at r.Dir.
+//
+// It plans from the disk, configuration included: .swamp.yaml is read again
+// (with opts.Getenv) before anything else, so a *repo.Repo loaded before a
+// SetNamespace or UnsetNamespace — by this process or by swamp — is not
+// stale here. Only r.Dir is taken from r.
 func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
 	fsys := orReal(opts.FS)
 	opts.FS = fsys
@@ -166,6 +172,10 @@ func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateRe
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
+	}
+	r, err := repo.Load(fsys, r.Dir, opts.Getenv)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err

@@ -251,6 +251,9 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	}
 	defer run.close()
 	r = run.repo
+	if r.EnvOverride {
+		return nil, &EnvOverrideError{}
+	}
 	if r.Namespace == "" {
 		if len(run.recovered) > 0 {
 			// Re-running an interrupted unset: finishing it was the whole job.
@@ -367,21 +370,26 @@ func openJournal(fsys fsx.FS, path string, lockTimeout time.Duration, command []
 	return journal.Open(fsys, path, journal.Options{LockTimeout: lockTimeout, Command: command})
 }
 
-// finishOpen drives open intents forward and reloads the configuration they
-// may have changed (an interrupted unset --migrate rewrites .swamp.yaml).
+// finishOpen drives open intents forward and then reads the configuration
+// again, under the journal lock: an interrupted unset --migrate rewrites
+// .swamp.yaml, and so does a SetNamespace or UnsetNamespace (of this process
+// or of swamp) since the caller loaded its *repo.Repo. The namespace
+// operations plan from the configuration on disk, never from a stale Repo.
 func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string) error {
 	open, err := m.j.OpenIntents()
-	if err != nil || len(open) == 0 {
+	if err != nil {
 		return err
 	}
-	outs, err := RecoverOpen(ctx, m.env, m.j, false)
-	m.recovered = outs
-	if err != nil {
-		m.crashed = fsx.IsCrash(err)
-		if m.crashed {
-			return err
+	if len(open) > 0 {
+		outs, err := RecoverOpen(ctx, m.env, m.j, false)
+		m.recovered = outs
+		if err != nil {
+			m.crashed = fsx.IsCrash(err)
+			if m.crashed {
+				return err
+			}
+			return &UnfinishedIntentError{Outcomes: outs, Err: err}
 		}
-		return &UnfinishedIntentError{Outcomes: outs, Err: err}
 	}
 	if getenv == nil {
 		getenv = os.Getenv

@@ -95,7 +95,12 @@ func isAlwaysLocal(subdir string) bool {
 	return false
 }
 
-// Repo is a resolved swamp repo: the configuration swamp would use for it.
+// Repo is a resolved swamp repo: the configuration swamp would use for it,
+// as .swamp.yaml said when Load read it. It is never updated in place. The
+// namespace operations (ops.SetNamespace, ops.UnsetNamespace, ops.Migrate)
+// read the configuration again from disk before they plan, so a Repo loaded
+// before a namespace change stays usable for them; every other function
+// uses the Repo as given: Load again after changing the namespace.
 type Repo struct {
 	Dir        string // absolute repo directory (holds .swamp.yaml)
 	ConfigPath string // {Dir}/.swamp.yaml
