@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 
 	"modernc.org/sqlite"
@@ -163,6 +164,11 @@ func (e *DBError) Unwrap() []error {
 	}
 	return []error{e.Err}
 }
+
+// Is matches swampj.ErrBusy when another connection held the catalog past
+// the busy timeout (code catalog_busy): retry later.
+func (e *DBError) Is(target error) bool { return target == swampj.ErrBusy && isBusy(e.Err) }
+
 func (e *DBError) Code() string {
 	if isBusy(e.Err) {
 		return CodeBusy

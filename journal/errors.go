@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"syscall"
 	"time"
+
+	"github.com/swampj/swampj"
 )
 
 // ErrLockTimeout is matched (errors.Is) by a LockTimeoutError.
@@ -33,7 +35,10 @@ func (e *LockTimeoutError) Error() string {
 	return fmt.Sprintf("the repo is locked by %s; waited %s. Wait for it to finish, or raise --lock-timeout", who, e.Waited)
 }
 
-func (e *LockTimeoutError) Is(target error) bool { return target == ErrLockTimeout }
+// Is matches ErrLockTimeout and swampj.ErrBusy (retry later).
+func (e *LockTimeoutError) Is(target error) bool {
+	return target == ErrLockTimeout || target == swampj.ErrBusy
+}
 
 // CorruptError is returned when the journal file cannot be read. The file
 // has been moved to MovedTo (when not empty) and nothing was deleted.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
@@ -62,9 +63,16 @@ type Report struct {
 // namespaced subdirectory, so no migration ever moves it.
 func JournalPath(repoDir string) string { return repo.JournalPathOf(repoDir) }
 
-// ErrNotARepo is matched (errors.Is) by the error Run returns for a
-// directory that is not inside any swamp repo. It is repo.ErrNotARepo.
-var ErrNotARepo = repo.ErrNotARepo
+// Error classes a startup hook branches on (errors.Is).
+var (
+	// ErrNotARepo: the directory given is not inside any swamp repo (no
+	// .swamp.yaml at or above it). It is repo.ErrNotARepo.
+	ErrNotARepo = repo.ErrNotARepo
+	// ErrBusy: another process holds the journal lock or a swamp lock the
+	// recovery needs past its timeout; the intent stays open, nothing was
+	// changed. Retry later (the CLI exits 75). It is swampj.ErrBusy.
+	ErrBusy = swampj.ErrBusy
+)
 
 // Run recovers the swamp repo that holds dir: dir itself or its nearest
 // ancestor holding .swamp.yaml (repo.Find), so a hook started anywhere

@@ -110,6 +110,9 @@ func classify(err error) (exit int, code string) {
 		return exitLockTimeout, catalog.CodeBusy
 	case catalog.ErrorCode(err) != "":
 		return exitFailure, catalog.ErrorCode(err)
+	case errors.Is(err, ops.ErrBusy):
+		// Any other "someone else holds it": retry later.
+		return exitLockTimeout, "busy"
 	}
 	if c, ok := err.(interface{ Code() string }); ok {
 		return exitFailure, c.Code()

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/jsfmt"
 )
@@ -102,6 +103,9 @@ func (e *TimeoutError) Error() string {
 }
 
 func (e *TimeoutError) Unwrap() error { return ErrTimeout }
+
+// Is matches swampj.ErrBusy: someone else holds the lock, retry later.
+func (e *TimeoutError) Is(target error) bool { return target == swampj.ErrBusy }
 
 // ErrNotHolder is matched by a refused release: the lock file is gone or
 // carries another acquisition's nonce.
