@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,10 @@ func TestErrBusyMatchesEveryRetryLater(t *testing.T) {
 		t.Helper()
 		if !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, ops.ErrBusy) || !errors.Is(err, recover.ErrBusy) {
 			t.Errorf("%s: want errors.Is ErrBusy, got %T %v", what, err, err)
+		}
+		// A library message says what happened; the CLI adds the flag.
+		if m := err.Error(); strings.Contains(m, "--") || strings.Contains(m, "'swampj ") || strings.Contains(m, "`swamp") {
+			t.Errorf("%s: the message names a CLI command or flag: %s", what, m)
 		}
 	}
 

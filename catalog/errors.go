@@ -61,9 +61,9 @@ type ForeignSchemaError struct {
 func (e *ForeignSchemaError) Code() string { return CodeSchema }
 func (e *ForeignSchemaError) Error() string {
 	return fmt.Sprintf("catalog %s: %s; swampj left it untouched (swamp itself would drop it). "+
-		"Inspect it with `swampj catalog verify --json` (read-only). If it is disposable, stop every swamp "+
+		"If it is disposable, stop every swamp "+
 		"process, move %s together with its -wal, -shm and -journal files (never one without the others), "+
-		"then run `swampj catalog rebuild --confirm`",
+		"then rebuild the catalog from the data on disk",
 		e.Path, e.Problem, e.Path)
 }
 
@@ -79,8 +79,8 @@ type CorruptError struct {
 func (e *CorruptError) Code() string  { return CodeCorrupt }
 func (e *CorruptError) Unwrap() error { return e.Err }
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("catalog %s is not usable: %s. Run `swampj catalog rebuild --confirm` "+
-		"to move it aside with its sidecars (nothing is deleted) and rebuild it from the data on disk",
+	return fmt.Sprintf("catalog %s is not usable: %s. A confirmed rebuild "+
+		"moves it aside with its sidecars (nothing is deleted) and rebuilds it from the data on disk",
 		e.Path, e.Reason)
 }
 
@@ -92,7 +92,7 @@ type MissingError struct {
 
 func (e *MissingError) Code() string { return CodeMissing }
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("catalog %s: %s. Run `swampj catalog rebuild --confirm` to build it from the data on disk",
+	return fmt.Sprintf("catalog %s: %s. A confirmed rebuild builds it from the data on disk",
 		e.Path, e.Detail)
 }
 
@@ -119,7 +119,7 @@ func (e *MoveAsideError) Error() string {
 		done = "moved so far: " + strings.Join(moved, ", ")
 	}
 	return fmt.Sprintf("moving damaged catalog %s aside (%s) failed: %v; %s; nothing was deleted. "+
-		"Fix the cause and run `swampj catalog rebuild --confirm` again to finish the move",
+		"Fix the cause and run the confirmed rebuild again to finish the move",
 		e.Path, e.Reason, e.Err, done)
 }
 

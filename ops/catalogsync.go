@@ -520,7 +520,7 @@ type UnmigratedError struct{ Path, Namespace string }
 
 func (e *UnmigratedError) Code() string { return "unmigrated_data" }
 func (e *UnmigratedError) Error() string {
-	return fmt.Sprintf("namespace %q is configured but data still sits at %s; run 'swampj datastore namespace migrate --confirm' first "+
+	return fmt.Sprintf("namespace %q is configured but data still sits at %s; migrate it into the namespace first "+
 		"(it keeps the catalog rows of that data), then rebuild", e.Namespace, e.Path)
 }
 

@@ -132,7 +132,7 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("intent %d, step %d (%s): the disk matches neither the state before nor after it: %s. "+
-		"Nothing more was changed; inspect these paths, then run 'swampj recover' (or 'swampj recover --rollback')",
+		"Nothing more was changed; inspect these paths, then finish the intent or roll it back",
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
 }
 

@@ -516,7 +516,11 @@ func orReal(fsys fsx.FS) fsx.FS {
 // CLI prints under --json; all of them exit 1.
 
 // NoNamespaceError: the command needs a configured namespace.
-type NoNamespaceError struct{ Msg string }
+type NoNamespaceError struct {
+	Msg string
+	// NeedSet: the operation needs a namespace set first.
+	NeedSet bool
+}
 
 func (e *NoNamespaceError) Error() string { return e.Msg }
 func (e *NoNamespaceError) Code() string  { return "no_namespace" }
@@ -627,6 +631,6 @@ func (e *UnfinishedIntentError) Error() string {
 		which = fmt.Sprintf("interrupted operation %d (%s)", o.ID, o.Summary)
 	}
 	return fmt.Sprintf("%s must be finished before anything else, and it could not be: %v. "+
-		"Fix the cause and run the command again (it finishes the operation first), or undo it with 'swampj recover --rollback'", which, e.Err)
+		"Fix the cause and run the operation again (it finishes the interrupted one first), or undo that one with a rollback recovery", which, e.Err)
 }
 func (e *UnfinishedIntentError) Unwrap() error { return e.Err }

@@ -37,7 +37,7 @@ func (e *DataNotFoundError) Error() string {
 	if e.Version > 0 {
 		return fmt.Sprintf("%s has no version %d: %s", e.Address, e.Version, e.Reason)
 	}
-	return fmt.Sprintf("no data at %s: %s (run 'swampj data list' to see the items on disk)", e.Address, e.Reason)
+	return fmt.Sprintf("no data at %s: %s", e.Address, e.Reason)
 }
 func (e *DataNotFoundError) Code() string { return "not_found" }
 
@@ -77,7 +77,7 @@ func (e *UnreadableDataError) Error() string {
 	}
 	switch {
 	case e.LastReadable > 0:
-		fmt.Fprintf(&b, ". The last readable version is %d (swampj data get %s --version %d)", e.LastReadable, e.Address, e.LastReadable)
+		fmt.Fprintf(&b, ". The last readable version is %d", e.LastReadable)
 	default:
 		b.WriteString(". No earlier version is readable")
 	}

@@ -244,5 +244,5 @@ func (e *OpenIntentsError) Error() string {
 		ids[i] = strconv.FormatUint(id, 10)
 	}
 	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change, so nothing was changed. "+
-		"Run 'swampj recover' first, then %s", len(e.IDs), strings.Join(ids, ", "), e.Then)
+		"Recover first, then %s", len(e.IDs), strings.Join(ids, ", "), e.Then)
 }

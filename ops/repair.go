@@ -270,7 +270,7 @@ type DoctorRepairError struct {
 func (e *DoctorRepairError) Code() string { return "repair_failed" }
 func (e *DoctorRepairError) Error() string {
 	if e.RollbackErr != nil {
-		return fmt.Sprintf("the repair failed: %v; rolling it back failed too: %v. Intent %d is still open: run 'swampj recover'",
+		return fmt.Sprintf("the repair failed: %v; rolling it back failed too: %v. Intent %d is still open: recovery finishes it",
 			e.Err, e.RollbackErr, e.IntentID)
 	}
 	return fmt.Sprintf("the repair failed: %v; it was rolled back, nothing changed (intent %d)", e.Err, e.IntentID)

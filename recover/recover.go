@@ -1,10 +1,3 @@
-// Package recover finishes or rolls back whatever a crashed swampj left
-// half done. Other tools call it as a startup hook:
-//
-//	rep, err := recover.Run(ctx, repoDir, recover.Options{})
-//
-// It never prints and never exits. On the clean path — no journal file, or
-// no open intent — it creates nothing and returns quickly.
 package recover
 
 import (
@@ -214,11 +207,11 @@ func (e *PendingError) Error() string {
 		ids[i] = fmt.Sprintf("%d (%s)", in.ID, in.Summary)
 	}
 	why := "the file system is read-only (EROFS)"
-	fix := "Run 'swampj recover' where the repo can be written (remount it read-write)"
+	fix := "Recover where the repo can be written (remount it read-write)"
 	if !e.Media.ReadOnly() {
 		why = fmt.Sprintf("this process may not write it (%v)", e.Media.Err)
-		fix = "Run 'swampj recover' as a user who may write the repo's .swamp directory"
+		fix = "Recover as a user who may write the repo's .swamp directory"
 	}
 	return fmt.Sprintf("the journal %s holds %d interrupted operation(s) — intent %s — but %s: nothing was recovered or changed, "+
-		"and nothing is damaged. %s; 'swampj recover --dry-run' shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
+		"and nothing is damaged. %s; a dry run shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
 }

@@ -97,8 +97,7 @@ func (e *TimeoutError) Error() string {
 	}
 	h := e.Holder
 	return fmt.Sprintf("timed out after %s waiting for lock %s: held by %s (pid %d on host %s, last heartbeat %s); "+
-		"wait for it to finish and retry, or run `swamp datastore lock status` to inspect it "+
-		"(`swamp datastore lock release --force` only if that process is gone)",
+		"wait for it to finish and retry",
 		waited, e.Path, h.Holder, h.Pid, h.Hostname, jsfmt.ISOString(h.AcquiredAt))
 }
 
