@@ -166,7 +166,6 @@ func cliHint(err error, code, msg string) string {
 		jnotFound    *journal.NotFoundError
 		notAFile     *journal.NotAFileError
 		swampLock    *lock.TimeoutError
-		foreign      *catalog.ForeignSchemaError
 		ccorrupt     *catalog.CorruptError
 		cmissing     *catalog.MissingError
 		moveAside    *catalog.MoveAsideError
@@ -247,8 +246,6 @@ func cliHint(err error, code, msg string) string {
 		if noNamespace.NeedSet {
 			return add(" Run 'swampj datastore namespace set <slug>'.")
 		}
-	case errors.As(err, &foreign):
-		return add(". Inspect it with `swampj catalog verify --json` (read-only); rebuild with `swampj catalog rebuild --confirm`")
 	case errors.As(err, &ccorrupt), errors.As(err, &cmissing):
 		return add(": run `swampj catalog rebuild --confirm`")
 	case errors.As(err, &moveAside):
