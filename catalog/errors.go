@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 
 	"modernc.org/sqlite"
@@ -78,8 +79,8 @@ type CorruptError struct {
 func (e *CorruptError) Code() string  { return CodeCorrupt }
 func (e *CorruptError) Unwrap() error { return e.Err }
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("catalog %s is not usable: %s. Run `swampj catalog rebuild --confirm` "+
-		"to move it aside with its sidecars (nothing is deleted) and rebuild it from the data on disk",
+	return fmt.Sprintf("catalog %s is not usable: %s. A confirmed rebuild "+
+		"moves it aside with its sidecars (nothing is deleted) and rebuilds it from the data on disk",
 		e.Path, e.Reason)
 }
 
@@ -91,7 +92,7 @@ type MissingError struct {
 
 func (e *MissingError) Code() string { return CodeMissing }
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("catalog %s: %s. Run `swampj catalog rebuild --confirm` to build it from the data on disk",
+	return fmt.Sprintf("catalog %s: %s. A confirmed rebuild builds it from the data on disk",
 		e.Path, e.Detail)
 }
 
@@ -118,7 +119,7 @@ func (e *MoveAsideError) Error() string {
 		done = "moved so far: " + strings.Join(moved, ", ")
 	}
 	return fmt.Sprintf("moving damaged catalog %s aside (%s) failed: %v; %s; nothing was deleted. "+
-		"Fix the cause and run `swampj catalog rebuild --confirm` again to finish the move",
+		"Fix the cause and run the confirmed rebuild again to finish the move",
 		e.Path, e.Reason, e.Err, done)
 }
 
@@ -163,6 +164,11 @@ func (e *DBError) Unwrap() []error {
 	}
 	return []error{e.Err}
 }
+
+// Is matches swampj.ErrBusy when another connection held the catalog past
+// the busy timeout (code catalog_busy): retry later.
+func (e *DBError) Is(target error) bool { return target == swampj.ErrBusy && isBusy(e.Err) }
+
 func (e *DBError) Code() string {
 	if isBusy(e.Err) {
 		return CodeBusy

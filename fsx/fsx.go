@@ -1,17 +1,3 @@
-// Package fsx is swampj's only door to the disk.
-//
-// Engine code never calls package os for anything that reads or changes the
-// datastore; it goes through an FS. That gives the crash suite one place to
-// stop the world after any operation (see Fault) and keeps the durable
-// primitives — atomic replace, rename without replace, durable mkdir and
-// cross-directory rename — written once (durable.go).
-//
-// Rules the primitives follow (durability-notes §1.7):
-//   - temp files live in the destination directory and are created O_EXCL;
-//   - a file is fsynced and closed before it is renamed into place;
-//   - the parent directory is fsynced after every rename, mkdir or remove
-//     that must survive a power cut (both parents for a cross-directory move);
-//   - an fsync error is final: it is returned, never retried (fsyncgate).
 package fsx
 
 import (

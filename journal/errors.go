@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"syscall"
 	"time"
+
+	"github.com/swampj/swampj"
 )
 
 // ErrLockTimeout is matched (errors.Is) by a LockTimeoutError.
@@ -30,10 +32,13 @@ func (e *LockTimeoutError) Error() string {
 			who += fmt.Sprintf(" (%s)", joinCmd(e.Holder.Command))
 		}
 	}
-	return fmt.Sprintf("the repo is locked by %s; waited %s. Wait for it to finish, or raise --lock-timeout", who, e.Waited)
+	return fmt.Sprintf("the repo is locked by %s; waited %s. Wait for it to finish and retry", who, e.Waited)
 }
 
-func (e *LockTimeoutError) Is(target error) bool { return target == ErrLockTimeout }
+// Is matches ErrLockTimeout and swampj.ErrBusy (retry later).
+func (e *LockTimeoutError) Is(target error) bool {
+	return target == ErrLockTimeout || target == swampj.ErrBusy
+}
 
 // CorruptError is returned when the journal file cannot be read. The file
 // has been moved to MovedTo (when not empty) and nothing was deleted.
@@ -49,14 +54,14 @@ type CorruptError struct {
 func (e *CorruptError) Error() string {
 	if e.ReadOnly {
 		return fmt.Sprintf("journal %s is damaged: %s. It was opened read-only for inspection, so it was left in place and nothing was changed. "+
-			"Run 'swampj recover' where the repo can be written: it moves the file aside (nothing is deleted) and starts a fresh journal", e.Path, e.Reason)
+			"Recovering where the repo can be written moves the file aside (nothing is deleted) and starts a fresh journal", e.Path, e.Reason)
 	}
 	if e.MovedTo == "" {
 		return fmt.Sprintf("journal %s is damaged: %s", e.Path, e.Reason)
 	}
 	return fmt.Sprintf("journal %s was damaged (%s) and has been moved to %s. It may have recorded unfinished operations: "+
-		"swampj plans from the disk, so re-run the interrupted command to finish it, and run 'swampj catalog verify'. "+
-		"Running swampj again now starts a fresh journal", e.Path, e.Reason, e.MovedTo)
+		"swampj plans from the disk, so re-run the interrupted operation to finish it, and verify the catalog. "+
+		"The next swampj operation starts a fresh journal", e.Path, e.Reason, e.MovedTo)
 }
 
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
@@ -65,7 +70,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 type NotFoundError struct{ ID uint64 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no intent %d in the journal (run 'swampj journal list --all')", e.ID)
+	return fmt.Sprintf("no intent %d in the journal", e.ID)
 }
 
 func joinCmd(c []string) string {
@@ -107,13 +112,13 @@ func (e *MediaError) Code() string {
 func (e *MediaError) Error() string {
 	if e.ReadOnly() {
 		return fmt.Sprintf("journal %s: could not %s: the file system is read-only (EROFS). Nothing was changed and the journal is not damaged. "+
-			"Run this command where the repo can be written (remount it read-write, or on a writable copy); "+
-			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media",
+			"Run it where the repo can be written (remount it read-write, or on a writable copy); "+
+			"inspection (a dry-run recovery, listing the journal, the doctor, verifying the catalog) works on read-only media",
 			e.Path, e.Op)
 	}
 	return fmt.Sprintf("journal %s: could not %s: permission denied (%v). Nothing was changed and the journal is not damaged. "+
-		"Run this command as a user who may write the repo's .swamp directory; "+
-		"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' only need to read it",
+		"Run it as a user who may write the repo's .swamp directory; "+
+		"inspection (a dry-run recovery, listing the journal, the doctor, verifying the catalog) only needs to read it",
 		e.Path, e.Op, e.Err)
 }
 
@@ -147,6 +152,6 @@ func (e *NotAFileError) Error() string {
 	}
 	return fmt.Sprintf("journal %s is %s. swampj did not read, move or delete it, and nothing was changed. "+
 		"Check what it holds, then move it out of the way yourself (for example 'mv %s %s.aside'); "+
-		"with no journal at that path 'swampj recover' has nothing to recover, and the next command that changes data creates a fresh journal there",
+		"with no journal at that path there is nothing to recover, and the next operation that changes data creates a fresh journal there",
 		e.Path, what, e.Path, e.Path)
 }

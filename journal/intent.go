@@ -1,22 +1,3 @@
-// Package journal is swampj's intent log: a bbolt file at
-// {repo}/.swamp/_journal.db that records, before anything touches the
-// datastore, the whole plan of every migrate, reverse, version write and
-// repair. A recovery pass reads the open intents back and runs the same
-// executor over them, forward (finish) or backward (undo), deciding each step
-// by observing the disk.
-//
-// What the journal promises:
-//   - Begin returns only after one synced bbolt commit holding the complete
-//     plan. Nothing in the plan has been done yet.
-//   - Completion marks are written lazily (with the next Begin, or at Close):
-//     losing one costs only a re-observation at the next recovery.
-//   - The direction of an interrupted intent, once chosen, is written before
-//     the first step in that direction and never flips by itself.
-//   - The bbolt file lock is swampj's process lock for the repo; opening it
-//     always has a timeout, and the holder is named in the timeout error.
-//
-// Reading order: intent.go (the records), journal.go (open, create, lock),
-// then package ops (the executor) and package recover.
 package journal
 
 import (

@@ -73,11 +73,12 @@ type Holder struct {
 
 // Exists reports whether a journal file is present. Callers on the clean
 // path (a startup hook) use it to do nothing at all when there is none.
-func Exists(fsys fsx.FS, path string) (bool, error) { return fsx.Exists(fsys, path) }
+func Exists(fsys fsx.FS, path string) (bool, error) { return fsx.Exists(fsx.OrReal(fsys), path) }
 
 // Open opens the journal at path, creating it atomically when missing, and
 // takes the repo lock (waiting at most opts.LockTimeout).
 func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
+	fsys = fsx.OrReal(fsys)
 	opts = opts.withDefaults()
 	fi, err := fsys.Lstat(path)
 	switch {
@@ -167,6 +168,7 @@ func (o Options) withDefaults() Options {
 // each other. A damaged journal is reported (CorruptError with ReadOnly set)
 // and left in place. The returned Journal refuses Begin, Decide and Flush.
 func OpenReadOnly(fsys fsx.FS, path string, opts Options) (*Journal, error) {
+	fsys = fsx.OrReal(fsys)
 	opts = opts.withDefaults()
 	fi, err := fsys.Lstat(path)
 	switch {
@@ -338,6 +340,7 @@ func creatingPrefix(path string) string { return "." + filepath.Base(path) + ".c
 // crashed before its rename: they never held an intent. A temp file whose
 // creator is still alive is left alone.
 func CleanCreationLeftovers(fsys fsx.FS, path string) error {
+	fsys = fsx.OrReal(fsys)
 	dir := filepath.Dir(path)
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {

@@ -127,7 +127,7 @@ func TestGarbageJournalIsMovedAsideWithClearError(t *testing.T) {
 		if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("size %d: want CorruptError, got %v", size, err)
 		}
-		if ce.MovedTo == "" || !strings.Contains(err.Error(), "re-run the interrupted command") {
+		if ce.MovedTo == "" || !strings.Contains(err.Error(), "re-run the interrupted operation") {
 			t.Fatalf("message must say where it went and what to do: %v", err)
 		}
 		got, rerr := os.ReadFile(ce.MovedTo)

@@ -36,6 +36,7 @@ type repoCatalog struct {
 
 // RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use.
 func RepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
+	fsys = orReal(fsys)
 	return &repoCatalog{fsys: fsys, path: repo.CatalogPathOf(repoDir)}
 }
 

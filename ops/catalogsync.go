@@ -209,6 +209,7 @@ type scanned struct {
 // Cost: the walk's ReadDirs, and per version one read of metadata.yaml and
 // one stat of raw (content only with VerifyChecksum).
 func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedOptions) (*Expected, error) {
+	fsys = orReal(fsys)
 	e := &Expected{
 		Namespace:    r.Namespace,
 		DataRoot:     r.DataRoot,
@@ -519,7 +520,7 @@ type UnmigratedError struct{ Path, Namespace string }
 
 func (e *UnmigratedError) Code() string { return "unmigrated_data" }
 func (e *UnmigratedError) Error() string {
-	return fmt.Sprintf("namespace %q is configured but data still sits at %s; run 'swampj datastore namespace migrate --confirm' first "+
+	return fmt.Sprintf("namespace %q is configured but data still sits at %s; migrate it into the namespace first "+
 		"(it keeps the catalog rows of that data), then rebuild", e.Namespace, e.Path)
 }
 
@@ -547,6 +548,7 @@ func unmigratedData(fsys fsx.FS, r *repo.Repo) string {
 // opts.Confirm it only reports. It holds the journal lock throughout and
 // refuses while the journal holds an open intent (*OpenIntentsError).
 func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
+	fsys = orReal(fsys)
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
 	rep.UnmigratedData = unmigratedData(fsys, r)
@@ -631,6 +633,7 @@ func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journ
 // damaged one or one with a foreign schema is returned as the catalog
 // package's error.
 func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
+	fsys = orReal(fsys)
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
 	j, open, err := readJournalListOpen(fsys, r, opts)

@@ -19,6 +19,7 @@ import (
 // the command can hide a change; one second of slack covers coarse
 // timestamps.
 func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
+	fsys = orReal(fsys)
 	since = since.Add(-time.Second)
 	var out []string
 	err := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {

@@ -88,7 +88,7 @@ func observeQuarantineLock(_ context.Context, env *Env, s *journal.Step) (Observ
 type LockChangedError struct{ Path, Detail string }
 
 func (e *LockChangedError) Error() string {
-	return fmt.Sprintf("did not move lock %s: %s; someone may hold it now, so it is left in place. Run 'swampj doctor' again", e.Path, e.Detail)
+	return fmt.Sprintf("did not move lock %s: %s; someone may hold it now, so it is left in place. Run the doctor again", e.Path, e.Detail)
 }
 
 func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {

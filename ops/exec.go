@@ -36,6 +36,7 @@ func (o Observation) String() string {
 
 // Env is what steps act on.
 type Env struct {
+	// FS is the disk (nil: the real one).
 	FS fsx.FS
 	// Catalog opens the repo's catalog on first use (nil: catalog steps fail).
 	Catalog CatalogOpener
@@ -49,6 +50,16 @@ type Env struct {
 	// that finishes interrupted intents before its own): recovery does
 	// not take them again.
 	HeldLocks map[string]bool
+}
+
+// orRealFS returns env, or a copy of it on the real disk when env.FS is nil.
+func (env *Env) orRealFS() *Env {
+	if env.FS != nil {
+		return env
+	}
+	c := *env
+	c.FS = fsx.Real()
+	return &c
 }
 
 // ErrCannotRedo is returned by a step that cannot be applied from the
@@ -121,7 +132,7 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("intent %d, step %d (%s): the disk matches neither the state before nor after it: %s. "+
-		"Nothing more was changed; inspect these paths, then run 'swampj recover' (or 'swampj recover --rollback')",
+		"Nothing more was changed; inspect these paths, then finish the intent or roll it back",
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
 }
 
@@ -155,6 +166,7 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	if in.Direction == journal.Backward {
 		dir = journal.Backward // a rollback once decided is finished, never reversed
 	}
+	env = env.orRealFS()
 	res := &Result{IntentID: in.ID, Kind: in.Kind, Summary: in.Summary, Direction: dir, Steps: len(in.Steps)}
 	d := &Dirty{fs: env.FS}
 	if dir == journal.Backward && in.Direction != journal.Backward {

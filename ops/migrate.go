@@ -157,7 +157,13 @@ type MigrateResult struct {
 	Completed *MigrateCompleted
 }
 
-// Migrate previews or (with Confirm) runs a namespace migration of r.
+// Migrate previews or (with Confirm) runs a namespace migration of the repo
+// at r.Dir.
+//
+// It plans from the disk, configuration included: .swamp.yaml is read again
+// (with opts.Getenv) before anything else, so a *repo.Repo loaded before a
+// SetNamespace or UnsetNamespace — by this process or by swamp — is not
+// stale here. Only r.Dir is taken from r.
 func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
 	fsys := orReal(opts.FS)
 	opts.FS = fsys
@@ -166,6 +172,10 @@ func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateRe
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
+	}
+	r, err := repo.Load(fsys, r.Dir, opts.Getenv)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
@@ -223,7 +233,7 @@ func noNamespace(opts MigrateOptions) error {
 	if opts.Unset {
 		return &NoNamespaceError{Msg: "No namespace is configured. Nothing to unset or migrate."}
 	}
-	return &NoNamespaceError{Msg: "No namespace is configured. Run 'swampj datastore namespace set <slug>' first."}
+	return &NoNamespaceError{Msg: "No namespace is configured; set one first.", NeedSet: true}
 }
 
 func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
@@ -1315,7 +1325,7 @@ func (e *MigrateFailedError) Error() string {
 		what = fmt.Sprintf("Failed to migrate %q", e.Failed)
 	}
 	return fmt.Sprintf("%s: %v. Partially migrated: %d directory(s) moved before the failure. "+
-		"The run is journaled as intent %d and stays open: fix the cause and run '%s' again to finish it, "+
-		"or run 'swampj recover --rollback' to return to the starting layout", what, e.Err, len(e.Succeeded), e.IntentID, e.Rerun)
+		"The run is journaled as intent %d and stays open: fix the cause and run the same migration again to finish it, "+
+		"or roll it back to return to the starting layout", what, e.Err, len(e.Succeeded), e.IntentID)
 }
 func (e *MigrateFailedError) Unwrap() error { return e.Err }

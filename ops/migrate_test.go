@@ -544,10 +544,14 @@ func TestFailedStepThenRerun(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Failed != "outputs" || strings.Join(fe.Succeeded, ",") != "data" || fe.IntentID == 0 {
 		t.Fatalf("want a partial failure at outputs after data, got %#v", err)
 	}
-	for _, hint := range []string{"swampj datastore namespace migrate --confirm", "swampj recover --rollback"} {
+	// Both ways out, in words; the CLI adds the commands (fe.Rerun).
+	for _, hint := range []string{"run the same migration again", "roll it back"} {
 		if !strings.Contains(err.Error(), hint) {
 			t.Fatalf("the error must name %q: %v", hint, err)
 		}
+	}
+	if fe.Rerun != "swampj datastore namespace migrate --confirm" || strings.Contains(err.Error(), "'swampj ") {
+		t.Fatalf("rerun %q; the message must not name CLI commands: %v", fe.Rerun, err)
 	}
 	if err := os.Remove(filepath.Join(dir, ".swamp", migNS, "outputs")); err != nil {
 		t.Fatal(err)

@@ -251,6 +251,9 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	}
 	defer run.close()
 	r = run.repo
+	if r.EnvOverride {
+		return nil, &EnvOverrideError{}
+	}
 	if r.Namespace == "" {
 		if len(run.recovered) > 0 {
 			// Re-running an interrupted unset: finishing it was the whole job.
@@ -367,21 +370,26 @@ func openJournal(fsys fsx.FS, path string, lockTimeout time.Duration, command []
 	return journal.Open(fsys, path, journal.Options{LockTimeout: lockTimeout, Command: command})
 }
 
-// finishOpen drives open intents forward and reloads the configuration they
-// may have changed (an interrupted unset --migrate rewrites .swamp.yaml).
+// finishOpen drives open intents forward and then reads the configuration
+// again, under the journal lock: an interrupted unset --migrate rewrites
+// .swamp.yaml, and so does a SetNamespace or UnsetNamespace (of this process
+// or of swamp) since the caller loaded its *repo.Repo. The namespace
+// operations plan from the configuration on disk, never from a stale Repo.
 func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string) error {
 	open, err := m.j.OpenIntents()
-	if err != nil || len(open) == 0 {
+	if err != nil {
 		return err
 	}
-	outs, err := RecoverOpen(ctx, m.env, m.j, false)
-	m.recovered = outs
-	if err != nil {
-		m.crashed = fsx.IsCrash(err)
-		if m.crashed {
-			return err
+	if len(open) > 0 {
+		outs, err := RecoverOpen(ctx, m.env, m.j, false)
+		m.recovered = outs
+		if err != nil {
+			m.crashed = fsx.IsCrash(err)
+			if m.crashed {
+				return err
+			}
+			return &UnfinishedIntentError{Outcomes: outs, Err: err}
 		}
-		return &UnfinishedIntentError{Outcomes: outs, Err: err}
 	}
 	if getenv == nil {
 		getenv = os.Getenv
@@ -508,7 +516,11 @@ func orReal(fsys fsx.FS) fsx.FS {
 // CLI prints under --json; all of them exit 1.
 
 // NoNamespaceError: the command needs a configured namespace.
-type NoNamespaceError struct{ Msg string }
+type NoNamespaceError struct {
+	Msg string
+	// NeedSet: the operation needs a namespace set first.
+	NeedSet bool
+}
 
 func (e *NoNamespaceError) Error() string { return e.Msg }
 func (e *NoNamespaceError) Code() string  { return "no_namespace" }
@@ -619,6 +631,6 @@ func (e *UnfinishedIntentError) Error() string {
 		which = fmt.Sprintf("interrupted operation %d (%s)", o.ID, o.Summary)
 	}
 	return fmt.Sprintf("%s must be finished before anything else, and it could not be: %v. "+
-		"Fix the cause and run the command again (it finishes the operation first), or undo it with 'swampj recover --rollback'", which, e.Err)
+		"Fix the cause and run the operation again (it finishes the interrupted one first), or undo that one with a rollback recovery", which, e.Err)
 }
 func (e *UnfinishedIntentError) Unwrap() error { return e.Err }

@@ -38,7 +38,7 @@ func (e *DataNotFoundError) Error() string {
 	if e.Version > 0 {
 		return fmt.Sprintf("%s has no version %d: %s", e.Address, e.Version, e.Reason)
 	}
-	return fmt.Sprintf("no data at %s: %s (run 'swampj data list' to see the items on disk)", e.Address, e.Reason)
+	return fmt.Sprintf("no data at %s: %s", e.Address, e.Reason)
 }
 func (e *DataNotFoundError) Code() string { return "not_found" }
 
@@ -78,7 +78,7 @@ func (e *UnreadableDataError) Error() string {
 	}
 	switch {
 	case e.LastReadable > 0:
-		fmt.Fprintf(&b, ". The last readable version is %d (swampj data get %s --version %d)", e.LastReadable, e.Address, e.LastReadable)
+		fmt.Fprintf(&b, ". The last readable version is %d", e.LastReadable)
 	default:
 		b.WriteString(". No earlier version is readable")
 	}
@@ -114,6 +114,7 @@ type DataContent struct {
 // *DataNotFoundError. It never returns an empty reader for a damaged
 // version, nor one of bytes that fail their checksum.
 func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
+	fsys = orReal(fsys)
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, err
@@ -276,6 +277,7 @@ type DataItem struct {
 // directory, checked, plus the one `latest` designates if it has no
 // directory.
 func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address) (*DataItem, []DataVersion, error) {
+	fsys = orReal(fsys)
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, nil, err
@@ -317,6 +319,7 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 // `data get` follows the marker, as swamp's do. A deletion marker without
 // renamedTo is listed, as swamp lists it.
 func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
+	fsys = orReal(fsys)
 	items, walkErr := store.FindItems(ctx, fsys, r.DataRoot, prefix)
 	out := make([]DataItem, 0, len(items))
 	names := map[[2]string]string{}

@@ -66,6 +66,7 @@ type StepView struct {
 // the first intent that cannot be completed — later intents may depend on
 // it — and returns the outcomes so far with that error.
 func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	env = env.orRealFS()
 	open, err := j.OpenIntents()
 	if err != nil {
 		return nil, err
@@ -175,6 +176,7 @@ func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lende
 // PreviewOpen observes every step of every open intent without changing
 // anything, for recover --dry-run.
 func PreviewOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	env = env.orRealFS()
 	open, err := j.OpenIntents()
 	if err != nil {
 		return nil, err
@@ -242,5 +244,5 @@ func (e *OpenIntentsError) Error() string {
 		ids[i] = strconv.FormatUint(id, 10)
 	}
 	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change, so nothing was changed. "+
-		"Run 'swampj recover' first, then %s", len(e.IDs), strings.Join(ids, ", "), e.Then)
+		"Recover first, then %s", len(e.IDs), strings.Join(ids, ", "), e.Then)
 }

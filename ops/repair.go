@@ -279,7 +279,7 @@ type DoctorRepairError struct {
 func (e *DoctorRepairError) Code() string { return "repair_failed" }
 func (e *DoctorRepairError) Error() string {
 	if e.RollbackErr != nil {
-		return fmt.Sprintf("the repair failed: %v; rolling it back failed too: %v. Intent %d is still open: run 'swampj recover'",
+		return fmt.Sprintf("the repair failed: %v; rolling it back failed too: %v. Intent %d is still open: recovery finishes it",
 			e.Err, e.RollbackErr, e.IntentID)
 	}
 	return fmt.Sprintf("the repair failed: %v; it was rolled back, nothing changed (intent %d)", e.Err, e.IntentID)
@@ -296,6 +296,7 @@ func (e *DoctorRepairError) Unwrap() []error {
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
 func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) (*DoctorReport, error) {
+	fsys = orReal(fsys)
 	o := opts.withDefaults()
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")

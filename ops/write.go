@@ -261,7 +261,7 @@ func (e *WriteFailedError) Error() string {
 			live = " Now on disk: " + strings.Join(e.Live, "; ") + "."
 		}
 		return fmt.Sprintf("%s failed: %v; rolling it back failed too: %v.%s Intent %d is still open, decided backward: "+
-			"'swampj recover' finishes rolling it back (latest back at the previous version, the new one removed); "+
+			"recovery finishes rolling it back (latest back at the previous version, the new one removed); "+
 			"a published version is always complete",
 			e.Summary, e.Err, e.RollbackErr, live, e.IntentID)
 	}
@@ -877,7 +877,7 @@ type UnmigratedWriteError struct {
 
 func (e *UnmigratedWriteError) Error() string {
 	return fmt.Sprintf("write %d (%s): namespace %q is configured but this model's data still sits at %s (not migrated yet); "+
-		"nothing was written. Run 'swampj datastore namespace migrate --confirm' first, then write again", e.Index+1, e.Address, e.Namespace, e.Path)
+		"nothing was written. Migrate the data into the namespace first, then write again", e.Index+1, e.Address, e.Namespace, e.Path)
 }
 func (e *UnmigratedWriteError) Code() string { return "unmigrated_data" }
 

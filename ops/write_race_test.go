@@ -83,7 +83,7 @@ func TestWriteRefusesDataNotMigrated(t *testing.T) {
 	r := migLoad(t, dir)
 	err := raceWrite(t, r, "command/shell/m1/out", "x", time.Second)
 	var ue *ops.UnmigratedWriteError
-	if !errors.As(err, &ue) || ue.Code() != "unmigrated_data" || !strings.Contains(err.Error(), "swampj datastore namespace migrate --confirm") {
+	if !errors.As(err, &ue) || ue.Code() != "unmigrated_data" || !strings.Contains(err.Error(), "Migrate the data into the namespace first") {
 		t.Fatalf("want an unmigrated-data refusal, got %v", err)
 	}
 	if migExists(filepath.Join(dir, ".swamp", migNS, "data")) || migExists(r.JournalPath) {

@@ -1,10 +1,3 @@
-// Package recover finishes or rolls back whatever a crashed swampj left
-// half done. Other tools call it as a startup hook:
-//
-//	rep, err := recover.Run(ctx, repoDir, recover.Options{})
-//
-// It never prints and never exits. On the clean path — no journal file, or
-// no open intent — it creates nothing and returns quickly.
 package recover
 
 import (
@@ -14,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
@@ -62,11 +56,32 @@ type Report struct {
 // namespaced subdirectory, so no migration ever moves it.
 func JournalPath(repoDir string) string { return repo.JournalPathOf(repoDir) }
 
-// Run recovers the repo at repoDir (the directory holding .swamp.yaml).
-func Run(ctx context.Context, repoDir string, opts Options) (*Report, error) {
+// Error classes a startup hook branches on (errors.Is).
+var (
+	// ErrNotARepo: the directory given is not inside any swamp repo (no
+	// .swamp.yaml at or above it). It is repo.ErrNotARepo.
+	ErrNotARepo = repo.ErrNotARepo
+	// ErrBusy: another process holds the journal lock or a swamp lock the
+	// recovery needs past its timeout; the intent stays open, nothing was
+	// changed. Retry later (the CLI exits 75). It is swampj.ErrBusy.
+	ErrBusy = swampj.ErrBusy
+)
+
+// Run recovers the swamp repo that holds dir: dir itself or its nearest
+// ancestor holding .swamp.yaml (repo.Find), so a hook started anywhere
+// inside the repo recovers the whole repo. Report.Repo is that root.
+//
+// A dir outside every repo is an error matching ErrNotARepo, never a silent
+// success. Finding the root costs one stat per directory climbed; nothing is
+// created.
+func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 	fsys := opts.FS
 	if fsys == nil {
 		fsys = fsx.Real()
+	}
+	repoDir, err := repo.Find(fsys, dir)
+	if err != nil {
+		return &Report{Repo: dir, DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}, err
 	}
 	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
 	exists, err := journal.Exists(fsys, rep.Journal)
@@ -192,11 +207,11 @@ func (e *PendingError) Error() string {
 		ids[i] = fmt.Sprintf("%d (%s)", in.ID, in.Summary)
 	}
 	why := "the file system is read-only (EROFS)"
-	fix := "Run 'swampj recover' where the repo can be written (remount it read-write)"
+	fix := "Recover where the repo can be written (remount it read-write)"
 	if !e.Media.ReadOnly() {
 		why = fmt.Sprintf("this process may not write it (%v)", e.Media.Err)
-		fix = "Run 'swampj recover' as a user who may write the repo's .swamp directory"
+		fix = "Recover as a user who may write the repo's .swamp directory"
 	}
 	return fmt.Sprintf("the journal %s holds %d interrupted operation(s) — intent %s — but %s: nothing was recovered or changed, "+
-		"and nothing is damaged. %s; 'swampj recover --dry-run' shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
+		"and nothing is damaged. %s; a dry run shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
 }

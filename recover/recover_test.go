@@ -294,3 +294,39 @@ func TestPowerCutAtEveryPointThenRecover(t *testing.T) {
 	}
 	t.Logf("%d of %d cut points recovered after a power cut (%d runs lost un-fsynced changes)", cuts+1, cuts+1, lostSome)
 }
+
+// TestRunFromSubdirectoryFindsTheRepo: a hook started anywhere inside the
+// repo recovers the whole repo, as the CLI does (nearest .swamp.yaml).
+func TestRunFromSubdirectoryFindsTheRepo(t *testing.T) {
+	root := fixture(t)
+	if err := runPlan(t, root, fsx.NewFault(fsx.Real()).CrashAfter(measure(t).beginAt+1)); err != nil && !fsx.IsCrash(err) {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(root, ".swamp", "keep")
+	rep, err := recover.Run(context.Background(), sub, recover.Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Repo != root || !rep.JournalExists || rep.Finished != 1 {
+		t.Fatalf("from %s: want the open intent of %s finished, got %+v", sub, root, rep)
+	}
+	if _, err := os.Stat(filepath.Join(root, "dst", "a", "latest")); err != nil {
+		t.Fatalf("the plan was not finished: %v", err)
+	}
+}
+
+// TestRunOutsideARepoIsTyped: a wrong path is an error, never a silent
+// success that skips recovery.
+func TestRunOutsideARepoIsTyped(t *testing.T) {
+	dir := t.TempDir()
+	_, err := recover.Run(context.Background(), dir, recover.Options{})
+	if !errors.Is(err, recover.ErrNotARepo) {
+		t.Fatalf("want ErrNotARepo for %s, got %v", dir, err)
+	}
+	if strings.Contains(err.Error(), "--repo") || strings.Contains(err.Error(), "swampj ") {
+		t.Fatalf("a library error must not name CLI flags or commands: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("created %v", ents)
+	}
+}

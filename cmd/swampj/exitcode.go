@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/recover"
 )
 
 // Exit codes. Scripts should treat any other non-zero code as failure.
@@ -110,6 +111,9 @@ func classify(err error) (exit int, code string) {
 		return exitLockTimeout, catalog.CodeBusy
 	case catalog.ErrorCode(err) != "":
 		return exitFailure, catalog.ErrorCode(err)
+	case errors.Is(err, ops.ErrBusy):
+		// Any other "someone else holds it": retry later.
+		return exitLockTimeout, "lock_timeout"
 	}
 	if c, ok := err.(interface{ Code() string }); ok {
 		return exitFailure, c.Code()
@@ -129,6 +133,7 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 		msg += " (the file system is read-only (EROFS): this command changes the repo and must run where it can be written; " +
 			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media)"
 	}
+	msg += cliHint(err, code, msg)
 	if asJSON {
 		// swamp's shape (presentation/output/error_output.ts buildErrorJson):
 		// the message under "error", the code beside it; plus the exit code.
@@ -141,4 +146,112 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 		fmt.Fprintln(stderr, "Run 'swampj --help' for usage.")
 	}
 	return exit
+}
+
+// cliHint is what the CLI adds to a library error: the command or flag to
+// use. The library packages say what happened and never name a command or
+// flag; the advice on how to act on it through this CLI lives here, keyed by
+// error type or code. msg is the message so far (a hint already there, from
+// a wrapping command, is not repeated).
+func cliHint(err error, code, msg string) string {
+	add := func(h string) string {
+		if strings.Contains(msg, h) {
+			return ""
+		}
+		return h
+	}
+	const roCommands = "'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify'"
+	var (
+		pending      *recover.PendingError
+		media        *journal.MediaError
+		jcorrupt     *journal.CorruptError
+		jnotFound    *journal.NotFoundError
+		notAFile     *journal.NotAFileError
+		swampLock    *lock.TimeoutError
+		ccorrupt     *catalog.CorruptError
+		cmissing     *catalog.MissingError
+		moveAside    *catalog.MoveAsideError
+		conflict     *ops.ConflictError
+		openIntents  *ops.OpenIntentsError
+		dataNotFound *ops.DataNotFoundError
+		unreadable   *ops.UnreadableDataError
+		unmigrated   *ops.UnmigratedError
+		unmigratedW  *ops.UnmigratedWriteError
+		writeFailed  *ops.WriteFailedError
+		repairFailed *ops.DoctorRepairError
+		lockChanged  *ops.LockChangedError
+		unfinished   *ops.UnfinishedIntentError
+		noNamespace  *ops.NoNamespaceError
+		migFailed    *ops.MigrateFailedError
+	)
+	const migrate = "'swampj datastore namespace migrate --confirm'"
+	switch {
+	case errors.Is(err, repo.ErrNotARepo):
+		return add("; run inside a swamp repo or pass --repo DIR")
+	case errors.Is(err, journal.ErrLockTimeout):
+		return add(", or raise --lock-timeout")
+	case errors.As(err, &swampLock):
+		h := " (SWAMP_LOCK_TIMEOUT_MS sets how long to wait)"
+		if swampLock.Holder != nil {
+			h = "; `swamp datastore lock status` inspects it (`swamp datastore lock release --force` only if that process is gone)"
+		}
+		return add(h)
+	case errors.As(err, &migFailed):
+		return add(fmt.Sprintf(": run '%s' again, or 'swampj recover --rollback'", migFailed.Rerun))
+	case errors.As(err, &writeFailed):
+		if writeFailed.RollbackErr != nil {
+			return add(". Run 'swampj recover'")
+		}
+	case errors.As(err, &repairFailed):
+		if repairFailed.RollbackErr != nil {
+			return add(": run 'swampj recover'")
+		}
+	case errors.As(err, &unfinished):
+		return add(" ('swampj recover --rollback')")
+	case errors.As(err, &pending):
+		return add(". Run 'swampj recover' there; 'swampj recover --dry-run' shows what it would do")
+	case errors.As(err, &media):
+		if media.ReadOnly() {
+			return add("; " + roCommands + " work on read-only media")
+		}
+		return add("; " + roCommands + " only need to read it")
+	case errors.As(err, &jcorrupt):
+		if jcorrupt.ReadOnly {
+			return add(". Run 'swampj recover' where the repo can be written")
+		}
+		if jcorrupt.MovedTo != "" {
+			return add(". Verify the catalog with 'swampj catalog verify'")
+		}
+	case errors.As(err, &jnotFound):
+		return add(" (run 'swampj journal list --all')")
+	case errors.As(err, &notAFile):
+		return add(" ('swampj recover' then has nothing to do)")
+	case errors.As(err, &conflict):
+		return add(": run 'swampj recover' (or 'swampj recover --rollback')")
+	case errors.As(err, &openIntents):
+		return add(". Run 'swampj recover' first")
+	case errors.As(err, &lockChanged):
+		return add(" ('swampj doctor')")
+	case errors.As(err, &dataNotFound):
+		if dataNotFound.Version == 0 {
+			return add(" (run 'swampj data list' to see the items on disk)")
+		}
+	case errors.As(err, &unreadable):
+		if unreadable.LastReadable > 0 {
+			return add(fmt.Sprintf(" (swampj data get %s --version %d)", unreadable.Address, unreadable.LastReadable))
+		}
+	case errors.As(err, &unmigrated):
+		return add(": run " + migrate + ", then 'swampj catalog rebuild --confirm'")
+	case errors.As(err, &unmigratedW):
+		return add(": run " + migrate + " first")
+	case errors.As(err, &noNamespace):
+		if noNamespace.NeedSet {
+			return add(" Run 'swampj datastore namespace set <slug>'.")
+		}
+	case errors.As(err, &ccorrupt), errors.As(err, &cmissing):
+		return add(": run `swampj catalog rebuild --confirm`")
+	case errors.As(err, &moveAside):
+		return add(": run `swampj catalog rebuild --confirm` again")
+	}
+	return ""
 }

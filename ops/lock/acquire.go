@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/jsfmt"
 )
@@ -96,12 +97,14 @@ func (e *TimeoutError) Error() string {
 	}
 	h := e.Holder
 	return fmt.Sprintf("timed out after %s waiting for lock %s: held by %s (pid %d on host %s, last heartbeat %s); "+
-		"wait for it to finish and retry, or run `swamp datastore lock status` to inspect it "+
-		"(`swamp datastore lock release --force` only if that process is gone)",
+		"wait for it to finish and retry",
 		waited, e.Path, h.Holder, h.Pid, h.Hostname, jsfmt.ISOString(h.AcquiredAt))
 }
 
 func (e *TimeoutError) Unwrap() error { return ErrTimeout }
+
+// Is matches swampj.ErrBusy: someone else holds the lock, retry later.
+func (e *TimeoutError) Is(target error) bool { return target == swampj.ErrBusy }
 
 // ErrNotHolder is matched by a refused release: the lock file is gone or
 // carries another acquisition's nonce.
@@ -151,6 +154,7 @@ type Lock struct {
 // missing, as swamp does. It returns a *TimeoutError when the lock stays
 // held, ctx's error when ctx ends first.
 func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock, error) {
+	fsys = fsx.OrReal(fsys)
 	opts = opts.withDefaults()
 	dir := filepath.Dir(path)
 	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
@@ -514,6 +518,7 @@ func (l *Lock) Abandon() {
 // undoes leaves a lock whose holder is dead, which every acquirer treats as
 // stale (see createExclusive).
 func ReleaseNonce(fsys fsx.FS, path, nonce string) error {
+	fsys = fsx.OrReal(fsys)
 	data, err := fsys.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

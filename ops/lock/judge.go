@@ -53,6 +53,7 @@ func (j Judgement) Holder() string {
 // provably dead at now. missing is true (and the judgement empty) when there
 // is no file.
 func Judge(fsys fsx.FS, path string, now time.Time) (j Judgement, missing bool, err error) {
+	fsys = fsx.OrReal(fsys)
 	o, err := observe(fsys, path)
 	if err != nil || o.missing {
 		return Judgement{}, o.missing, err
@@ -135,6 +136,7 @@ func short(b []byte) string {
 // it moves a dead lock away, so that a lock someone took in the meantime is
 // never moved.
 func StillDead(fsys fsx.FS, path string, want []byte, now time.Time) (bool, string, error) {
+	fsys = fsx.OrReal(fsys)
 	j, missing, err := Judge(fsys, path, now)
 	switch {
 	case err != nil:
@@ -165,6 +167,7 @@ type Found struct {
 // directories are not listed (no lock lives there), which keeps the walk to
 // the model level. Symlinks are not followed.
 func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
+	fsys = fsx.OrReal(fsys)
 	var out []Found
 	g := GlobalPath(base, ns)
 	if fi, err := fsys.Lstat(g); err == nil && fi.Mode().IsRegular() {

@@ -36,6 +36,7 @@ type Held struct {
 // lock that turns out to guard someone else's model costs only time.
 // Symlinked directories are not followed.
 func LiveModelLocks(fsys fsx.FS, base, ns string, now time.Time, selfPid int) ([]Held, error) {
+	fsys = fsx.OrReal(fsys)
 	roots := []string{filepath.Join(base, "data")}
 	if ns != "" {
 		roots = append([]string{filepath.Join(base, ns, "data")}, roots...)
@@ -98,6 +99,7 @@ func walkModelLocks(fsys fsx.FS, dir string, segs []string, fn func(path string,
 // none is live, for at most timeout (default 60 s). On timeout it returns a
 // *TimeoutError naming the first live holder.
 func WaitNoLiveModelLocks(ctx context.Context, fsys fsx.FS, base, ns string, selfPid int, timeout, poll time.Duration) error {
+	fsys = fsx.OrReal(fsys)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -129,6 +131,7 @@ func WaitNoLiveModelLocks(ctx context.Context, fsys fsx.FS, base, ns string, sel
 // (a swamp command running swampj under a lock it already holds). Such a
 // lock is used as it is: not waited for, not taken over, not removed.
 func LentBy(fsys fsx.FS, path string, pid int, now time.Time) bool {
+	fsys = fsx.OrReal(fsys)
 	if pid == 0 {
 		return false
 	}
@@ -145,6 +148,7 @@ func LentBy(fsys fsx.FS, path string, pid int, now time.Time) bool {
 // on this host by a process that is gone; unparseable and untouched for a
 // TTL). A dead lock file is debris, not a holder.
 func Dead(fsys fsx.FS, path string) (bool, error) {
+	fsys = fsx.OrReal(fsys)
 	o, err := observe(fsys, path)
 	if err != nil {
 		return false, err
@@ -157,6 +161,7 @@ func Dead(fsys fsx.FS, path string) (bool, error) {
 // (see Dead) or lent. A lock this very process holds is not free: a
 // long-lived tool may run a migration and writes side by side.
 func Free(fsys fsx.FS, path string, lender int) (bool, error) {
+	fsys = fsx.OrReal(fsys)
 	o, err := observe(fsys, path)
 	if err != nil {
 		return false, err
@@ -180,6 +185,7 @@ func free(path string, o observed, lender int, opts Options) bool {
 // (acquireModelLocks). On timeout it returns a *TimeoutError naming the
 // holder.
 func WaitFree(ctx context.Context, fsys fsx.FS, path string, timeout time.Duration, lender int) error {
+	fsys = fsx.OrReal(fsys)
 	opts := Options{Timeout: timeout}.withDefaults()
 	start := time.Now()
 	deadline := start.Add(opts.Timeout)

@@ -33,6 +33,7 @@ const EnvDatastore = "SWAMP_DATASTORE"
 // extension's provider and cannot be known here. env looks variables up
 // (nil: the process environment).
 func Load(fsys fsx.FS, dir string, env func(string) string) (*Repo, error) {
+	fsys = fsx.OrReal(fsys)
 	env = envOrOS(env)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -42,7 +43,7 @@ func Load(fsys fsx.FS, dir string, env func(string) string) (*Repo, error) {
 	data, err := fsys.ReadFile(cfgPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s has no %s; run inside a swamp repo or pass --repo DIR", ErrNotARepo, abs, ConfigFileName)
+			return nil, fmt.Errorf("%w: %s has no %s", ErrNotARepo, abs, ConfigFileName)
 		}
 		return nil, fmt.Errorf("reading %s: %w", cfgPath, err)
 	}

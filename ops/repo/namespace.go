@@ -92,6 +92,7 @@ func WriteManifestBytes(ns, repoID string, now time.Time) []byte {
 // swamp writes it in place (G21); this replaces it atomically, so a reader
 // never sees a truncated manifest, and fsyncs it.
 func WriteManifest(fsys fsx.FS, base, ns, repoID string, now time.Time) error {
+	fsys = fsx.OrReal(fsys)
 	if err := ValidateNamespace(ns); err != nil {
 		return err
 	}
@@ -112,6 +113,7 @@ func WriteManifest(fsys fsx.FS, base, ns, repoID string, now time.Time) error {
 // namespace_manifest.ts:56-68). As in swamp the content is not validated
 // further and the namespace field is not compared with the directory name.
 func ReadManifest(fsys fsx.FS, base, ns string) (Manifest, bool, error) {
+	fsys = fsx.OrReal(fsys)
 	p := ManifestPath(base, ns)
 	data, err := fsys.ReadFile(p)
 	if err != nil {
@@ -150,6 +152,7 @@ func parseManifest(data []byte) (Manifest, error) {
 // swamp sorts with localeCompare; for valid slugs ([a-z0-9-]) that order is
 // byte order, which is what this uses.
 func ListNamespaces(fsys fsx.FS, base string) ([]Manifest, error) {
+	fsys = fsx.OrReal(fsys)
 	ents, err := fsys.ReadDir(base)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -95,7 +95,12 @@ func isAlwaysLocal(subdir string) bool {
 	return false
 }
 
-// Repo is a resolved swamp repo: the configuration swamp would use for it.
+// Repo is a resolved swamp repo: the configuration swamp would use for it,
+// as .swamp.yaml said when Load read it. It is never updated in place. The
+// namespace operations (ops.SetNamespace, ops.UnsetNamespace, ops.Migrate)
+// read the configuration again from disk before they plan, so a Repo loaded
+// before a namespace change stays usable for them; every other function
+// uses the Repo as given: Load again after changing the namespace.
 type Repo struct {
 	Dir        string // absolute repo directory (holds .swamp.yaml)
 	ConfigPath string // {Dir}/.swamp.yaml
@@ -134,6 +139,7 @@ type Repo struct {
 // .swamp.yaml. start is made absolute first (symlinks are not resolved, as
 // swamp does not resolve them either).
 func Find(fsys fsx.FS, start string) (string, error) {
+	fsys = fsx.OrReal(fsys)
 	abs, err := filepath.Abs(start)
 	if err != nil {
 		return "", fmt.Errorf("resolving %s: %w", start, err)
@@ -151,7 +157,7 @@ func Find(fsys fsx.FS, start string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("%w: no %s in %s or any parent directory; run inside a swamp repo or pass --repo DIR",
+			return "", fmt.Errorf("%w: no %s in %s or any parent directory",
 				ErrNotARepo, ConfigFileName, abs)
 		}
 		dir = parent

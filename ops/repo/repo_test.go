@@ -304,7 +304,7 @@ func TestFind(t *testing.T) {
 
 	outside := t.TempDir()
 	_, err := Find(fsx.Real(), outside)
-	if !errors.Is(err, ErrNotARepo) || !strings.Contains(err.Error(), outside) || !strings.Contains(err.Error(), "--repo") {
+	if !errors.Is(err, ErrNotARepo) || !strings.Contains(err.Error(), outside) || strings.Contains(err.Error(), "--repo") {
 		t.Errorf("outside: %v", err)
 	}
 }

@@ -1,0 +1,23 @@
+// Package swampj holds what every other swampj package shares and nothing
+// else: the error classes a host program branches on. It imports nothing of
+// swampj, so journal, ops/lock and catalog can all match against it without
+// an import cycle. Hosts usually reach the same values through ops.ErrBusy
+// and recover.ErrBusy.
+//
+// The packages themselves, in reading order: fsx (the only door to the
+// disk) → journal (intent records, bbolt) → ops (the executor, then the
+// protocols: write, migrate, catalog sync, repair) → recover (the startup
+// hook). catalog is swamp's SQLite catalog; ops/repo, ops/meta, ops/store
+// and ops/lock reproduce swamp's on-disk format. cmd/swampj is the CLI.
+package swampj
+
+import "errors"
+
+// ErrBusy is matched (errors.Is) by every error that means "someone else
+// holds it, retry later": the journal lock held by another swampj process
+// past the lock timeout (*journal.LockTimeoutError), a swamp lock held past
+// swamp's lock timeout (*lock.TimeoutError), the catalog locked by another
+// connection past SQLite's busy timeout (catalog code catalog_busy).
+// Nothing was changed by the call that returned it; the same call later,
+// once the holder is done, is the fix. The CLI exits 75 (EX_TEMPFAIL).
+var ErrBusy = errors.New("busy: held by another process, retry later")
