@@ -666,6 +666,7 @@ type doctorSurvey struct {
 	// whether the catalog is populated, how many rows it has here.
 	diskByType  map[string]int
 	modelNames  map[string]string // model id → name (catalog rows, then definitions)
+	notes       []string          // added to swampDoctorNotes
 	populated   bool
 	catalogRows int
 	swamp       []SwampCheck
@@ -763,8 +764,9 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		di.st = st
 		s.items++
 		s.versions += len(st.Versions)
-		if st.LatestReadable != nil {
-			// What swamp's walk lists, and what has an is_latest row.
+		if lr := st.LatestReadable; lr != nil && !(lr.Metadata != nil && lr.Metadata.Lifecycle == "deleted" && lr.Metadata.RenamedTo != "") {
+			// What swamp's walk lists, and what has an is_latest row (a
+			// renamed-away item has none: swamp's rename removes its rows).
 			if s.diskByType == nil {
 				s.diskByType = map[string]int{}
 			}
@@ -861,7 +863,17 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		}
 		s.swamp = s.swampChecks(s.diskByType, latest)
 		for _, c := range s.swamp {
-			if !c.Passed {
+			switch {
+			case c.Passed:
+			case c.Check == SwampCheckMigration:
+				// Where data sits is the migrate command's business (its
+				// preview lists what would move), not damage: after
+				// `migrate --reverse` with the namespace still set, the
+				// data is at the root on purpose. Reported, not a finding.
+				s.notes = append(s.notes, fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
+					"'swampj datastore namespace migrate' previews what would move; after 'migrate --reverse' with the namespace still set, "+
+					"'swampj datastore namespace unset' finishes going back", c.Check, c.Message))
+			default:
 				general.add(DoctorFinding{Code: DoctorSwampCheck, Path: r.Base,
 					Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message),
 					Fix:     "as the message says"}, false)
@@ -1506,7 +1518,7 @@ func (s *doctorSurvey) newReport(mode string) *DoctorReport {
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
 		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
 		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
-		Notes: swampDoctorNotes(s.fsys, s.r),
+		Notes: append(swampDoctorNotes(s.fsys, s.r), s.notes...),
 		Locks: s.lockCount, Records: s.records, InFlight: append([]DoctorInFlight{}, s.inFlight...),
 		SwampChecks: append([]SwampCheck{}, s.swamp...),
 	}

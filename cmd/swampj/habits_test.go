@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -65,6 +66,10 @@ func TestYesConfirmsLikeConfirm(t *testing.T) {
 func TestDoctorDatastoresIsTheDoctor(t *testing.T) {
 	dir, item := docRepo(t)
 	a, b := swampj(t, dir, "doctor", "--json"), swampj(t, dir, "doctor", "datastores", "--json")
+	// The quarantine the fixes name is stamped to the second of each run.
+	stamp := regexp.MustCompile(`\.swampj-quarantine/[0-9TZ-]+`)
+	a.stdout = stamp.ReplaceAllString(a.stdout, ".swampj-quarantine/STAMP")
+	b.stdout = stamp.ReplaceAllString(b.stdout, ".swampj-quarantine/STAMP")
 	if a.code != 1 || a.code != b.code || a.stdout != b.stdout {
 		t.Fatalf("doctor and doctor datastores differ:\n%+v\n%+v", a, b)
 	}
