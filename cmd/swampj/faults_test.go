@@ -6,9 +6,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,6 +217,7 @@ func TestCtrlCInterruptsABlockedRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(700 * time.Millisecond)
+			waitSignalHandled(t, cmd.Process.Pid, 2) // SIGINT caught: the runtime is up
 			_ = cmd.Process.Signal(os.Interrupt)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -304,4 +307,24 @@ func TestCatalogOwnedByAnotherUser(t *testing.T) {
 	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "rebuild (as root, who can write the catalog)")
 	mustOK(t, swampj(t, dir, "doctor"), "doctor after the rebuild")
 	mustOK(t, swampj(t, dir, "catalog", "verify"), "verify after the rebuild")
+}
+
+// waitSignalHandled waits (up to 10 s) until process pid catches signal
+// sig (/proc/PID/status SigCgt), so a signal sent next reaches its handler
+// rather than killing a process that is still starting on a loaded machine.
+func waitSignalHandled(t *testing.T, pid, sig int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			return // not Linux, or gone: send anyway
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if hex, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+				if mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64); err == nil && mask&(1<<(sig-1)) != 0 {
+					return
+				}
+			}
+		}
+	}
 }
