@@ -250,18 +250,27 @@ func TestProtocolCrashAtEveryCutPoint(t *testing.T) {
 // TestBatchWriteCrashDuringRecovery: the batch write is cut after its
 // intent is journaled, then the recovery of that crash is cut at every one
 // of its own operations and recovered again (forward and rollback): the
-// outcome is that of one uninterrupted recovery. Short mode takes every
-// third first cut.
+// outcome is that of one uninterrupted recovery. The crash recipe's full
+// mode takes every first cut; otherwise the intent commit, the middle, the
+// last cut before the catalog commit and the last before the done mark
+// (short mode: the last two).
 func TestBatchWriteCrashDuringRecovery(t *testing.T) {
 	p := pxProtocols()[1]
 	b := pxMeasure(t, p)
-	step := 1
-	if testing.Short() {
-		step = 3
+	var firstCuts []int
+	switch {
+	case crashFull():
+		for k := b.beginAt; k < b.doneAt; k++ {
+			firstCuts = append(firstCuts, k)
+		}
+	case testing.Short():
+		firstCuts = []int{b.commitAt - 1, b.doneAt - 1}
+	default:
+		firstCuts = []int{b.beginAt, (b.beginAt + b.doneAt) / 2, b.commitAt - 1, b.doneAt - 1}
 	}
 	cc := fsxtest.Count(t, p.name, "recovery-crash")
 	runs := 0
-	for k := b.beginAt; k < b.doneAt; k += step {
+	for _, k := range firstCuts {
 		for _, rollback := range []bool{false, true} {
 			crashAt := func() string {
 				dir := fmCopy(t, b.tmpl)
