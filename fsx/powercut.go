@@ -42,9 +42,13 @@ type pendingEntry struct {
 	replaced []byte
 	hadOld   bool
 	released bool // rmdir: durable, the entries renamed out of it released
+	seq      int  // order of all recorded changes
+	durable  bool // no longer pending
 }
 
 type durability struct {
+	seq     int
+	renames []*pendingEntry // every rename, pending or durable, in order
 	pending []*pendingEntry
 	synced  map[string]int64 // file -> durable size
 	tracked map[string]bool  // files created through fsx
@@ -82,8 +86,28 @@ func (f *Fault) noteRename(op, path, from string, replaced []byte, hadOld bool) 
 	if f.dur == nil {
 		return
 	}
-	e := &pendingEntry{op: op, path: path, from: from, waiting: map[string]bool{filepath.Dir(path): true}, replaced: replaced, hadOld: hadOld}
+	f.dur.seq++
+	e := &pendingEntry{op: op, path: path, from: from, waiting: map[string]bool{filepath.Dir(path): true}, replaced: replaced, hadOld: hadOld, seq: f.dur.seq}
 	if op == "rename" {
+		// A renamed directory keeps its inode: the files written in it and
+		// the changes waiting for its fsync follow it to the new name.
+		for n := range f.dur.tracked {
+			if under(n, from) {
+				m := path + strings.TrimPrefix(n, from)
+				f.dur.tracked[m], f.dur.synced[m] = true, f.dur.synced[n]
+				delete(f.dur.tracked, n)
+				delete(f.dur.synced, n)
+			}
+		}
+		for _, p := range f.dur.pending {
+			for w := range p.waiting {
+				if w == from || under(w, from) {
+					delete(p.waiting, w)
+					p.waiting[path+strings.TrimPrefix(w, from)] = true
+				}
+			}
+		}
+		f.dur.renames = append(f.dur.renames, e)
 		e.waiting[filepath.Dir(from)] = true
 		if f.dur.tracked[from] {
 			f.dur.tracked[path] = true
@@ -132,6 +156,8 @@ func (f *Fault) noteSyncDir(dir string) {
 	for _, e := range f.dur.pending {
 		if len(e.waiting) > 0 {
 			kept = append(kept, e)
+		} else {
+			e.durable = true
 		}
 	}
 	f.dur.pending = kept
@@ -215,7 +241,9 @@ func (f *Fault) PowerCut() ([]string, error) {
 		}
 	}
 	for i := len(f.dur.pending) - 1; i >= 0; i-- {
-		e := f.dur.pending[i]
+		// Its names now: the newer pending changes are undone already,
+		// the durable renames of its directories since then stay.
+		e := f.dur.now(f.dur.pending[i], false)
 		switch e.op {
 		case "rmdir":
 			// Not durable: the directory is back, empty (what was in it
@@ -446,7 +474,7 @@ func (f *Fault) PowerCutState(s CrashState) ([]string, error) {
 		}
 	case CrashOmit:
 		if s.Index < len(f.dur.pending) {
-			l, err := f.undoEntry(f.dur.pending[s.Index])
+			l, err := f.undoEntry(f.dur.now(f.dur.pending[s.Index], true))
 			if err != nil {
 				return did, err
 			}
@@ -459,7 +487,7 @@ func (f *Fault) PowerCutState(s CrashState) ([]string, error) {
 			did = append(did, fmt.Sprintf("data of %s cut back to %d bytes", n, f.dur.synced[n]))
 		}
 	case CrashRenameNeither, CrashRenameBoth:
-		e := f.dur.pending[s.Index]
+		e := f.dur.now(f.dur.pending[s.Index], true)
 		if e.op != "rename" {
 			return did, fmt.Errorf("fsx: crash state %s: pending change %d is a %s", s, s.Index, e.op)
 		}
@@ -485,6 +513,26 @@ func (f *Fault) PowerCutState(s CrashState) ([]string, error) {
 	}
 	f.dur.pending = nil
 	return did, nil
+}
+
+// under reports whether p lies inside directory dir.
+func under(p, dir string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }
+
+// now is e with its names as they are now: moved along by every rename of
+// one of their directories made after e (only the durable ones, unless all).
+func (d *durability) now(e *pendingEntry, all bool) *pendingEntry {
+	c := *e
+	for _, r := range d.renames {
+		if r.seq <= e.seq || r == e || !(all || r.durable) {
+			continue
+		}
+		for _, p := range []*string{&c.path, &c.from} {
+			if *p != "" && under(*p, r.from) {
+				*p = r.path + strings.TrimPrefix(*p, r.from)
+			}
+		}
+	}
+	return &c
 }
 
 // undoEntry undoes one pending directory change (as PowerCut does for all).
