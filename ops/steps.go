@@ -289,7 +289,13 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 		if err != nil {
 			return Conflict, "", err
 		}
-		if !ours {
+		// Only a version that exists can be somebody else's. A pointer
+		// naming nothing (the publish rename lost both names, ALICE's
+		// non-atomic rename) is this step's, and undoing it is what
+		// points latest back at a readable version.
+		if there, err := fsx.Exists(env.FS, s.To); err != nil {
+			return Conflict, "", err
+		} else if !ours && there {
 			return Missing, fmt.Sprintf("%s names %s, which holds another version", s.Path, s.To), nil
 		}
 	}
