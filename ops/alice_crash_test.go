@@ -35,9 +35,9 @@ func aliceEvery() int {
 	case crashFull():
 		return 1
 	case testing.Short():
-		return 7
+		return 9
 	}
-	return 3
+	return 6
 }
 
 func aliceRefuses(m fsx.CrashMode) bool {

@@ -87,7 +87,7 @@ func TestKillRandomMigration(t *testing.T) {
 	orig := treeSums(t, probe)
 	args := []string{"datastore", "namespace", "migrate", "--confirm"}
 	_, d := killAfter(t, probe, time.Hour, nil, args...)
-	trials := killTrials(3, 8, 30)
+	trials := killTrials(2, 4, 30)
 	cc := fsxtest.Count(t, "migrate", "kill")
 	outcomes := map[string]int{}
 	for i := 0; i < trials; i++ {
@@ -162,7 +162,7 @@ func TestKillRandomWriteLoop(t *testing.T) {
 	_, d := killAfter(t, dir, time.Hour, payload(0), "data", "write", addr)
 	acked := map[string]bool{string(payload(0)): true}
 	written := map[string]bool{string(payload(0)): true}
-	trials := killTrials(8, 20, 80)
+	trials := killTrials(8, 16, 80)
 	cc := fsxtest.Count(t, "version-write", "kill")
 	kills := 0
 	for i := 1; i <= trials; i++ {
