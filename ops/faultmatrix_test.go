@@ -441,17 +441,37 @@ func TestFaultMatrix(t *testing.T) {
 			t.Run(p.name+"/"+e.name, func(t *testing.T) {
 				t.Parallel()
 				n, outcomes := 0, map[string]int{}
+				cc := fsxtest.Count(t, fmReportName(p.name), "errors")
 				for i, op := range trace {
 					if i%every != 0 && !strings.HasPrefix(op.Kind, "failpoint:") {
 						continue
 					}
+					cc.Check()
 					outcomes[fmInject(t, p, tmpl, final, op, e.err)]++
+					if !t.Failed() {
+						cc.Recovered()
+					}
 					n++
 				}
 				t.Logf("%s × %s: %d of %d operations injected; first call: %v", p.name, e.name, n, len(trace), outcomes)
 			})
 		}
 	}
+}
+
+// fmReportName is the crash report's name of a matrix protocol.
+func fmReportName(p string) string {
+	switch p {
+	case "write":
+		return "version-write"
+	case "batch":
+		return "batch-write"
+	case "unset":
+		return "unset-migrate"
+	case "rebuild":
+		return "catalog-rebuild"
+	}
+	return p
 }
 
 var fmOpenClaim = regexp.MustCompile(`(still open|stays open|left open|is open|remains open|intent \d+ .*open)`)

@@ -583,6 +583,7 @@ type migrationPlanner struct {
 	counted    []countedTree   // subtrees whose files change sides
 	gone       map[string]bool // subdirectories whose source the plan removes
 	nsMkdir    string          // {base}/{ns} to create before the first move, if missing
+	newDirs    []string        // directories the plan creates, not yet followed by a barrier
 	emptied    []emptiedDir    // merged sources to remove after the barrier, deepest first
 	copies     []string        // catalog copies an older swamp carried into the namespace
 	qdir       string          // quarantineDir, once chosen
@@ -693,6 +694,26 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 		mkdir := p.nsMkdir
 		p.nsMkdir = ""
 		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
+	}
+	// A move into a directory this plan created waits until that
+	// directory's own entry is durable: otherwise a power cut may keep the
+	// move and lose the mkdir, and everything moved into it with it
+	// (ALICE's omission of one un-fsynced operation; found by
+	// TestMigrateALICECrashStates).
+	switch s.Kind {
+	case KindMkdir, KindMoveMkdir:
+		p.newDirs = append(p.newDirs, s.Path)
+	case KindBarrier:
+		p.newDirs = nil
+	case KindMove, KindRename:
+		for _, d := range p.newDirs {
+			if to := filepath.Dir(s.To); to == d || strings.HasPrefix(to, d+string(filepath.Separator)) {
+				p.newDirs = nil
+				p.plan.steps = append(p.plan.steps, journal.Step{Kind: KindBarrier, Note: "make the new directories durable before moving into them"})
+				p.plan.stepSubdir = append(p.plan.stepSubdir, subdir)
+				break
+			}
+		}
 	}
 	p.plan.steps = append(p.plan.steps, s)
 	p.plan.stepSubdir = append(p.plan.stepSubdir, subdir)

@@ -182,7 +182,9 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 		t.Fatal("the uncut run changed nothing")
 	}
 
+	cc := fsxtest.Count(t, migProtocolName(sc.name), "cut")
 	for k := 0; k <= cuts; k++ {
+		cc.Check()
 		crashedAt := func(dir string) *fsx.Fault {
 			f := fsx.NewFault(fsx.Real()).CrashAfter(k)
 			migCrashRun(t, sc, dir, f)
@@ -236,6 +238,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 		if d := migSnapshot(t, dir).diff(final); len(d) > 0 {
 			t.Fatalf("cut %d (after %s): re-run:\n%s", k, migLastOp(f), strings.Join(d, "\n"))
 		}
+		cc.Recovered()
 	}
 	t.Logf("%s: %d of %d cut points recovered forward, rolled back and re-run (intent journaled at op %d, marked done at op %d)",
 		sc.name, cuts+1, cuts+1, beginAt, finishAt)
@@ -252,6 +255,17 @@ func migRemoveDeadLocks(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// migProtocolName is the crash report's name of a migration scenario.
+func migProtocolName(scenario string) string {
+	switch {
+	case strings.HasPrefix(scenario, "reverse"):
+		return "reverse"
+	case strings.HasPrefix(scenario, "unset"):
+		return "unset-migrate"
+	}
+	return "migrate"
 }
 
 func migOpIndex(f *fsx.Fault, kind string) int {

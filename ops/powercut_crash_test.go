@@ -125,8 +125,10 @@ func writePowerCutMatrix(t *testing.T, sc *crashScenario) {
 	}
 
 	lostSome, newForward, acked := 0, 0, 0
+	cc := fsxtest.Count(t, "version-write", "powercut")
 	for k := 0; k <= cuts; k++ {
 		for _, rollback := range []bool{false, true} {
+			cc.Check()
 			r := sc.setup(t)
 			p := &pcRun{k: k, f: newPCFault(k)}
 			err := sc.write(r, p.f)
@@ -177,6 +179,7 @@ func writePowerCutMatrix(t *testing.T, sc *crashScenario) {
 			if n := openIntentCount(t, r); n != 0 {
 				t.Fatalf("%d intents still open after recovery\n%s", n, p)
 			}
+			cc.Recovered()
 		}
 	}
 	if lostSome == 0 {
@@ -221,8 +224,10 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 	}
 
 	lostSome := 0
+	cc := fsxtest.Count(t, migProtocolName(sc.name), "powercut")
 	for k := 0; k <= cuts; k++ {
 		for _, rollback := range []bool{false, true} {
+			cc.Check()
 			dir := sc.build(t)
 			p := &pcRun{k: k, f: newPCFault(k)}
 			migCrashRun(t, sc, dir, p.f)
@@ -252,6 +257,7 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 					drNothingLost(t, initial.tree, got.tree)
 				}
 			}
+			cc.Recovered()
 		}
 	}
 	if lostSome == 0 {
@@ -313,8 +319,10 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 	}
 
 	lostSome := 0
+	cc := fsxtest.Count(t, "repair", "powercut")
 	for k := 0; k <= cuts; k++ {
 		for _, rollback := range []bool{false, true} {
+			cc.Check()
 			r := fixture()
 			p := &pcRun{k: k, f: newPCFault(k)}
 			if _, err := ops.Doctor(ctx, p.f, r, opts); err != nil && !fsx.IsCrash(err) {
@@ -343,6 +351,7 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 				drWant(t, "catalog rows, "+where, drRowsFull(t, r), wantRows)
 				drNothingLost(t, initial, got)
 			}
+			cc.Recovered()
 		}
 	}
 	if lostSome == 0 {

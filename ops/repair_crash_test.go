@@ -119,7 +119,9 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 		drNothingLost(t, initial, fsxtest.Snapshot(t, r.Dir, drSkip(r)))
 	}
 
+	cc := fsxtest.Count(t, "repair", "cut")
 	for k := 0; k <= cuts; k++ {
+		cc.Check()
 		// The journal holds absolute paths, so the rollback gets its own
 		// tree, cut at the same point (the cut is deterministic).
 		crashed, rolled := fixture(), fixture()
@@ -144,6 +146,7 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 			d := count(flushes, k)
 			check(k, "rollback round "+strconv.Itoa(round), rolled, states[d], stateRows[d])
 		}
+		cc.Recovered()
 	}
 	t.Logf("%d of %d cut points recovered forward and rolled back, twice each (%d intent(s), first journaled at op %d, last marked done at op %d)",
 		cuts+1, cuts+1, len(begins), beginAt, flushAt)
@@ -210,6 +213,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 	flushAt := drOpIndex(clean, "failpoint:journal.flush")
 
 	runs := 0
+	cc := fsxtest.Count(t, "repair", "recovery-crash")
 	for _, k := range []int{firstRemove + 1, flushAt - 1} {
 		for _, rollback := range []bool{false, true} {
 			crashAt := func() *repo.Repo {
@@ -229,6 +233,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 				want, wantRows = initial, initialRows
 			}
 			for m := 0; m < counter.Ops(); m++ {
+				cc.Check()
 				r := crashAt()
 				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second})
 				if err != nil && !fsx.IsCrash(err) {
@@ -242,6 +247,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 				}
 				drWant(t, fmt.Sprintf("cut %d, recovery cut %d (rollback=%v): rows", k, m, rollback), drRowsFull(t, r), wantRows)
 				runs++
+				cc.Recovered()
 			}
 		}
 	}

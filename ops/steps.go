@@ -3,6 +3,8 @@ package ops
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -288,7 +290,13 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 		if err != nil {
 			return Conflict, "", err
 		}
-		if !ours {
+		// Only a version that exists can be somebody else's. A pointer
+		// naming nothing (the publish rename lost both names, ALICE's
+		// non-atomic rename) is this step's, and undoing it is what
+		// points latest back at a readable version.
+		if there, err := fsx.Exists(env.FS, s.To); err != nil {
+			return Conflict, "", err
+		} else if !ours && there {
 			return Missing, fmt.Sprintf("%s names %s, which holds another version", s.Path, s.To), nil
 		}
 	}
@@ -445,8 +453,15 @@ func undoDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 		return err
 	}
 	defer src.Close()
-	_, tmp, err := fsx.WriteTemp(env.FS, s.Path, src, 0o644, nil)
-	if err != nil {
+	// The temp name is the step's own, not a random one: an undo cut
+	// between writing it and renaming it leaves it behind, and the undo
+	// run again (the copy is still missing) removes it first.
+	tmp := restoreTemp(s.Path)
+	if err := env.FS.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, err := fsx.WriteNew(env.FS, tmp, src, 0o644, nil); err != nil {
+		_ = env.FS.Remove(tmp)
 		return err
 	}
 	if err := env.FS.RenameNoReplace(tmp, s.Path); err != nil {
@@ -455,6 +470,12 @@ func undoDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	}
 	d.Add(filepath.Dir(s.Path))
 	return nil
+}
+
+// restoreTemp is the temp file undoDropDup restores path through.
+func restoreTemp(path string) string {
+	sum := sha256.Sum256([]byte(filepath.Base(path)))
+	return filepath.Join(filepath.Dir(path), "."+hex.EncodeToString(sum[:8])+".swampj-restore.tmp")
 }
 
 // ---- stage (a version's files in a hidden staging directory)

@@ -164,7 +164,9 @@ func crashMatrix(t *testing.T, sc *crashScenario) {
 		t.Fatalf("unexpected trace (%d ops): %v", cuts, clean.Trace())
 	}
 
+	cc := fsxtest.Count(t, "version-write", "cut")
 	for k := 0; k <= cuts; k++ {
+		cc.Check()
 		crashed, rolled := sc.setup(t), sc.setup(t)
 		var trace []fsx.Op
 		for _, r := range []*repo.Repo{crashed, rolled} {
@@ -219,6 +221,7 @@ func crashMatrix(t *testing.T, sc *crashScenario) {
 				t.Fatalf("cut %d: %d intents still open after recovery", k, n)
 			}
 		}
+		cc.Recovered()
 	}
 	t.Logf("%s: %d of %d cut points recovered forward and backward, twice each (version complete from op %d, intent done from op %d)",
 		sc, cuts+1, cuts+1, completeAt, doneAt)
@@ -365,6 +368,7 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 			}
 			initial := crashTree(t, sc.setup(t))
 			total := 0
+			cc := fsxtest.Count(t, "version-write", "recovery-crash")
 			for k := beginAt; k < cuts; k++ {
 				// How many operations does recovering this crash take?
 				r := sc.setup(t)
@@ -376,6 +380,7 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 					t.Fatalf("cut %d: recover: %v", k, err)
 				}
 				for j := 0; j < rf.Ops(); j++ {
+					cc.Check()
 					r := sc.setup(t)
 					if err := sc.write(r, fsx.NewFault(fsx.Real()).CrashAfter(k)); !fsx.IsCrash(err) && err != nil {
 						t.Fatalf("cut %d: %v", k, err)
@@ -401,6 +406,7 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 						t.Fatalf("%s: %d intents open", where, n)
 					}
 					total++
+					cc.Recovered()
 				}
 			}
 			t.Logf("%s: %d (write cut, recovery cut) pairs recovered", sc, total)

@@ -76,7 +76,9 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 		t.Fatalf("suspiciously few cut points: %d", cuts)
 	}
 
+	cc := fsxtest.Count(t, "recovery", "cut")
 	for k := 0; k <= cuts; k++ {
+		cc.Check()
 		crashed := fixture(t)
 		f := fsx.NewFault(fsx.Real()).CrashAfter(k)
 		err := runPlan(t, crashed, f)
@@ -114,6 +116,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 				t.Fatalf("cut %d (after %v): rollback round %d:\n%s", k, lastOp(f), round, strings.Join(d, "\n"))
 			}
 		}
+		cc.Recovered()
 	}
 	t.Logf("%d of %d cut points recovered forward and backward, twice each", cuts+1, cuts+1)
 }
@@ -215,6 +218,7 @@ func TestCrashDuringRecoveryConverges(t *testing.T) {
 	b := measure(t)
 	initial, final, beginAt, finishAt := b.initial, b.final, b.beginAt, b.finishAt
 	runs := 0
+	cc := fsxtest.Count(t, "recovery", "recovery-crash")
 	for k := beginAt; k < finishAt; k++ {
 		for _, rollback := range []bool{false, true} {
 			// How many operations does an uninterrupted recovery take here?
@@ -225,6 +229,7 @@ func TestCrashDuringRecoveryConverges(t *testing.T) {
 				t.Fatal(err)
 			}
 			for m := 0; m < counter.Ops(); m++ {
+				cc.Check()
 				root := fixture(t)
 				_ = runPlan(t, root, fsx.NewFault(fsx.Real()).CrashAfter(k))
 				_, err := recover.Run(ctx, root, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback})
@@ -242,6 +247,7 @@ func TestCrashDuringRecoveryConverges(t *testing.T) {
 					t.Fatalf("cut %d, recovery cut %d (rollback=%v):\n%s", k, m, rollback, strings.Join(d, "\n"))
 				}
 				runs++
+				cc.Recovered()
 			}
 		}
 	}
@@ -260,8 +266,10 @@ func TestPowerCutAtEveryPointThenRecover(t *testing.T) {
 	b := measure(t)
 	initial, final, cuts, beginAt, finishAt := b.initial, b.final, b.cuts, b.beginAt, b.finishAt
 	lostSome := 0
+	cc := fsxtest.Count(t, "recovery", "powercut")
 	for k := 0; k <= cuts; k++ {
 		for _, rollback := range []bool{false, true} {
+			cc.Check()
 			root := fixture(t)
 			f := fsx.NewFault(fsx.Real()).TrackDurability().CrashAfter(k)
 			if err := runPlan(t, root, f); err != nil && !fsx.IsCrash(err) {
@@ -287,6 +295,7 @@ func TestPowerCutAtEveryPointThenRecover(t *testing.T) {
 			if d := fsxtest.Diff(want, fsxtest.Snapshot(t, root, skip)); len(d) > 0 {
 				t.Fatalf("cut %d (after %v), rollback=%v, lost %v:\n%s", k, lastOp(f), rollback, lost, strings.Join(d, "\n"))
 			}
+			cc.Recovered()
 		}
 	}
 	if lostSome == 0 {

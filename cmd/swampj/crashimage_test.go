@@ -24,11 +24,33 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/fsx/fsxtest"
 )
+
+// imageFS is the file system of the images: SWAMPJ_CRASH_IMAGES_FS=xfs
+// (mkfs.xfs from xfsprogs) or ext4, the default.
+func imageFS() string {
+	if os.Getenv("SWAMPJ_CRASH_IMAGES_FS") == "xfs" {
+		return "xfs"
+	}
+	return "ext4"
+}
+
+// imageCuts is how many stop points each image test takes:
+// SWAMPJ_CRASH_IMAGES_CUTS (the crash recipe's short mode sets a few), 40
+// by default.
+func imageCuts() int {
+	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_CRASH_IMAGES_CUTS")); err == nil && n > 0 {
+		return n
+	}
+	return 40
+}
 
 const crashImageAddr = "command/shell/" + dataModel + "/result"
 
@@ -58,7 +80,11 @@ func (c *crashImg) mount(img, mp string) error {
 		return err
 	}
 	dev := strings.TrimSpace(out)
-	if _, err := c.sh("mount", "-t", "ext4", "-o", "commit=600", dev, mp); err != nil {
+	opts := []string{"-t", "ext4", "-o", "commit=600"}
+	if imageFS() == "xfs" {
+		opts = []string{"-t", "xfs"}
+	}
+	if _, err := c.sh("mount", append(opts, dev, mp)...); err != nil {
 		_, _ = c.sh("losetup", "-d", dev)
 		return err
 	}
@@ -96,7 +122,7 @@ func newCrashImg(t *testing.T) *crashImg {
 	if os.Geteuid() != 0 {
 		t.Skip("crash images need root (loop devices and mount)")
 	}
-	for _, tool := range []string{"mkfs.ext4", "losetup", "mount", "umount", "cp", "truncate"} {
+	for _, tool := range []string{"mkfs." + imageFS(), "losetup", "mount", "umount", "cp", "truncate"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not found: %v", tool, err)
 		}
@@ -108,10 +134,14 @@ func newCrashImg(t *testing.T) *crashImg {
 		}
 	})
 	base := filepath.Join(c.dir, "base.img")
-	if _, err := c.sh("truncate", "-s", "64M", base); err != nil {
+	size, mkfs := "64M", []string{"mkfs.ext4", "-q", "-F", base}
+	if imageFS() == "xfs" {
+		size, mkfs = "320M", []string{"mkfs.xfs", "-q", "-f", base} // xfs needs 300 MB
+	}
+	if _, err := c.sh("truncate", "-s", size, base); err != nil {
 		t.Skip(err)
 	}
-	if _, err := c.sh("mkfs.ext4", "-q", "-F", base); err != nil {
+	if _, err := c.sh(mkfs[0], mkfs[1:]...); err != nil {
 		t.Skip(err)
 	}
 	if err := c.mount(base, c.mp()); err != nil {
@@ -306,13 +336,15 @@ func TestCrashImageDataWrite(t *testing.T) {
 	c.control(base)
 	args := []string{"data", "write", crashImageAddr, "--file", "payload.bin"}
 	d := measureRun(t, c, base, args...)
-	delays := cutDelays(d, 40)
+	delays := cutDelays(d, imageCuts())
 	t.Logf("data write takes about %s (start to exit); %d cut points", d, len(delays))
 
 	counts := map[string]int{}
 	start := time.Now()
+	cc := fsxtest.Count(t, "version-write", "image")
 	for i, delay := range delays {
 		img, returned, _ := c.cut(base, i, delay, args...)
+		cc.Check()
 		r, mp := c.open(img, i)
 		rec := mustOK(t, swampj(t, r, "recover"), fmt.Sprintf("cut %d: recover", i))
 		pending := !strings.Contains(rec.stdout, "Nothing to recover")
@@ -346,6 +378,9 @@ func TestCrashImageDataWrite(t *testing.T) {
 			key += " (after return)"
 		}
 		counts[key]++
+		if !t.Failed() {
+			cc.Recovered()
+		}
 		c.close(img, mp)
 	}
 	t.Logf("data write: %d power-cut images in %s: %v", len(delays), time.Since(start).Round(time.Millisecond), counts)
@@ -396,13 +431,15 @@ func TestCrashImageNamespaceMigrate(t *testing.T) {
 	base := c.finishBase()
 	args := []string{"datastore", "namespace", "migrate", "--confirm"}
 	d := measureRun(t, c, base, args...)
-	delays := cutDelays(d, 40)
+	delays := cutDelays(d, imageCuts())
 	t.Logf("migrate takes about %s (start to exit); %d cut points, %d files", d, len(delays), len(orig))
 
 	counts := map[string]int{}
 	start := time.Now()
+	cc := fsxtest.Count(t, "migrate", "image")
 	for i, delay := range delays {
 		img, returned, _ := c.cut(base, i, delay, args...)
+		cc.Check()
 		r, mp := c.open(img, i)
 		rec := mustOK(t, swampj(t, r, "recover"), fmt.Sprintf("cut %d: recover", i))
 		pending := !strings.Contains(rec.stdout, "Nothing to recover")
@@ -471,6 +508,9 @@ func TestCrashImageNamespaceMigrate(t *testing.T) {
 			key += " (after return)"
 		}
 		counts[key]++
+		if !t.Failed() {
+			cc.Recovered()
+		}
 		c.close(img, mp)
 	}
 	t.Logf("namespace migrate: %d power-cut images in %s: %v", len(delays), time.Since(start).Round(time.Millisecond), counts)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/swampj/swampj/fsx/fsxtest"
 )
 
 // swampjKilledAt runs the binary with SWAMPJ_FAILPOINT=spec and reports
@@ -99,12 +101,18 @@ func TestKillPointsThenRecover(t *testing.T) {
 			new:    `{"v":1}`,
 		},
 	}
+	counts := map[string]*fsxtest.CrashCount{}
+	for _, p := range protos {
+		counts[p.name] = fsxtest.Count(t, p.name, "kill")
+	}
 	for _, p := range protos {
 		for _, point := range p.points {
 			for _, then := range []string{"recover", "rollback", "rerun"} {
 				p, point, then := p, point, then
 				t.Run(p.name+"/"+point+"/"+then, func(t *testing.T) {
 					t.Parallel()
+					cc := counts[p.name]
+					cc.Check()
 					dir := p.setup(t)
 					if !swampjKilledAt(t, dir, point, p.stdin, p.args...) {
 						t.Fatalf("the failpoint %s was never reached", point)
@@ -137,6 +145,7 @@ func TestKillPointsThenRecover(t *testing.T) {
 					}
 					mustOK(t, swampj(t, dir, "doctor"), "doctor")
 					mustOK(t, swampj(t, dir, "catalog", "verify"), "catalog verify")
+					cc.Recovered()
 				})
 			}
 		}
@@ -146,6 +155,8 @@ func TestKillPointsThenRecover(t *testing.T) {
 // TestKillDuringRecovery: recovery itself is killed part way (at its first
 // rename) and run again: it converges.
 func TestKillDuringRecovery(t *testing.T) {
+	cc := fsxtest.Count(t, "recovery", "kill")
+	cc.Check()
 	dir := newRepo(t)
 	addr := "command/shell/" + dataModel + "/result"
 	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "v1")
@@ -162,6 +173,7 @@ func TestKillDuringRecovery(t *testing.T) {
 	if got := mustOK(t, swampj(t, dir, "data", "get", addr), "get").stdout; got != `{"v":1}` {
 		t.Fatalf("content = %q", got)
 	}
+	cc.Recovered()
 }
 
 // TestKillPointSpecIsValidated: a malformed SWAMPJ_FAILPOINT is a usage error.

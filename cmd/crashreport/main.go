@@ -1,0 +1,290 @@
+// Command crashreport runs every layer of the crash suite, writes
+// crash-report.json in the module root and prints it as a table, then
+// applies each deliberate protocol bug (a mutant) to a copy of the module
+// and runs the crash tests that must catch it. It exits 1 if any layer of
+// any protocol did not recover every case it checked, if a protocol has a
+// layer the suite requires with nothing checked, or if a mutant survived.
+//
+//	go run ./cmd/crashreport            # the full suite (SWAMPJ_CRASH_FULL=1), images where possible
+//	go run ./cmd/crashreport -short     # a few minutes: sampled cut points, a few images
+//	go run ./cmd/crashreport -mutants=false
+//
+// The tests write their counts as JSON lines to $SWAMPJ_CRASH_REPORT
+// (fsx/fsxtest.Count); this program only runs them and adds them up.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Protocols and layers, in the report's order.
+var (
+	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery"}
+	layers    = []string{"cut", "powercut", "recovery-crash", "kill", "errors", "image"}
+)
+
+// Cell is one protocol × layer.
+type Cell struct {
+	Checked   int `json:"checked"`
+	Recovered int `json:"recovered"`
+}
+
+// Protocol is one row of the report.
+type Protocol struct {
+	Name   string          `json:"name"`
+	Layers map[string]Cell `json:"layers"`
+}
+
+// Mutants is the mutant section of the report.
+type Mutants struct {
+	Total    int      `json:"total"`
+	Caught   int      `json:"caught"`
+	Names    []string `json:"names"`
+	Survived []string `json:"survived,omitempty"`
+}
+
+// Report is crash-report.json.
+type Report struct {
+	Protocols []Protocol `json:"protocols"`
+	Mutants   Mutants    `json:"mutants"`
+	Mode      string     `json:"mode"`
+	Images    string     `json:"images"`
+	Seconds   float64    `json:"seconds"`
+	Failures  []string   `json:"failures,omitempty"`
+}
+
+// The test runs of the layers: one go test per line.
+var suites = []struct {
+	pkgs []string
+	run  string
+}{
+	{[]string{"./ops"}, "CrashAtEveryCutPoint|PowerCutAtEveryCutPoint|CrashDuringRecovery|RecoveryCrashConverges|FaultMatrix|ALICE"},
+	{[]string{"./recover"}, "CutPoint|PowerCut|CrashDuringRecovery|ALICE"},
+	{[]string{"./fsx/..."}, "PowerCut|ALICE"},
+	{[]string{"./cmd/swampj"}, "KillPoint|KillDuring|KillRandom|CrashImage"},
+}
+
+// required: the cells every run must have checked (image only where the
+// machine can make images; the others everywhere).
+func required(images bool) map[string][]string {
+	r := map[string][]string{
+		"version-write":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
+		"batch-write":     {"cut", "powercut", "recovery-crash", "errors"}, // the CLI writes one version: no kill layer
+		"migrate":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
+		"reverse":         {"cut", "powercut", "recovery-crash", "errors"},
+		"unset-migrate":   {"cut", "powercut", "recovery-crash", "errors"},
+		"repair":          {"cut", "powercut", "kill", "errors"},
+		"catalog-rebuild": {"cut", "powercut", "errors"},
+		"recovery":        {"cut", "powercut", "recovery-crash", "kill"},
+	}
+	if images {
+		r["version-write"] = append(r["version-write"], "image")
+		r["migrate"] = append(r["migrate"], "image")
+	}
+	return r
+}
+
+func main() {
+	short := flag.Bool("short", false, "sampled cut points and a few images (the full suite enumerates every one)")
+	withMutants := flag.Bool("mutants", true, "run the mutants")
+	withLayers := flag.Bool("layers", true, "run the layers (false: only the mutants)")
+	out := flag.String("out", "crash-report.json", "report file, relative to the module root")
+	flag.Parse()
+	root, err := moduleRoot()
+	if err != nil {
+		fatal(err)
+	}
+	start := time.Now()
+	rep := &Report{Mode: "full"}
+	if *short {
+		rep.Mode = "short"
+	}
+
+	lines := filepath.Join(os.TempDir(), fmt.Sprintf("swampj-crash-%d.jsonl", os.Getpid()))
+	_ = os.Remove(lines)
+	defer os.Remove(lines)
+	env := append(os.Environ(), "SWAMPJ_CRASH_REPORT="+lines)
+	if !*short {
+		env = append(env, "SWAMPJ_CRASH_FULL=1")
+	}
+	images, why := imagesPossible()
+	rep.Images = why
+	if images {
+		env = append(env, "SWAMPJ_CRASH_IMAGES=1")
+		if *short {
+			env = append(env, "SWAMPJ_CRASH_IMAGES_CUTS=6")
+		}
+	} else {
+		fmt.Printf("crashreport: real-kernel images skipped: %s\n", why)
+	}
+	for _, s := range suites {
+		if !*withLayers {
+			break
+		}
+		args := append([]string{"test", "-count=1", "-timeout=30m", "-run", s.run}, s.pkgs...)
+		if *short {
+			args = append(args, "-short")
+		}
+		fmt.Printf("== go %s\n", strings.Join(args, " "))
+		t0 := time.Now()
+		cmd := exec.Command("go", args...)
+		cmd.Dir, cmd.Env = root, env
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &buf), io.MultiWriter(os.Stderr, &buf)
+		if err := cmd.Run(); err != nil {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("go %s: %v", strings.Join(args, " "), err))
+		}
+		fmt.Printf("   (%s)\n", time.Since(t0).Round(time.Second))
+	}
+	cells, err := readLines(lines)
+	if err != nil {
+		fatal(err)
+	}
+	for _, p := range protocols {
+		row := Protocol{Name: p, Layers: map[string]Cell{}}
+		for _, l := range layers {
+			row.Layers[l] = cells[p+"/"+l]
+		}
+		rep.Protocols = append(rep.Protocols, row)
+	}
+	for p, ls := range required(images) {
+		if !*withLayers {
+			break
+		}
+		for _, l := range ls {
+			if cells[p+"/"+l].Checked == 0 {
+				rep.Failures = append(rep.Failures, fmt.Sprintf("%s × %s: nothing checked", p, l))
+			}
+		}
+	}
+	for k, c := range cells {
+		if c.Recovered != c.Checked {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: %d of %d checked did not recover", k, c.Checked-c.Recovered, c.Checked))
+		}
+	}
+
+	if *withMutants {
+		rep.Mutants = runMutants(root)
+		for _, m := range rep.Mutants.Survived {
+			rep.Failures = append(rep.Failures, "mutant not caught: "+m)
+		}
+	}
+	sort.Strings(rep.Failures)
+	rep.Seconds = time.Since(start).Round(time.Second).Seconds()
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(filepath.Join(root, *out), append(b, '\n'), 0o644); err != nil {
+		fatal(err)
+	}
+	printTable(os.Stdout, rep)
+	if len(rep.Failures) > 0 {
+		fmt.Println("\nFAILED:")
+		for _, f := range rep.Failures {
+			fmt.Println("  " + f)
+		}
+		os.Exit(1)
+	}
+	fmt.Printf("\nevery layer of every protocol recovered; %d of %d mutants caught; %s written (%s)\n",
+		rep.Mutants.Caught, rep.Mutants.Total, *out, time.Duration(rep.Seconds)*time.Second)
+}
+
+func readLines(path string) (map[string]Cell, error) {
+	cells := map[string]Cell{}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return cells, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l struct {
+			Protocol, Layer    string
+			Checked, Recovered int
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("%s: %v: %s", path, err, sc.Text())
+		}
+		k := l.Protocol + "/" + l.Layer
+		c := cells[k]
+		c.Checked += l.Checked
+		c.Recovered += l.Recovered
+		cells[k] = c
+	}
+	return cells, sc.Err()
+}
+
+func printTable(w io.Writer, rep *Report) {
+	fmt.Fprintf(w, "\ncrash report (%s mode): recovered/checked\n\n", rep.Mode)
+	fmt.Fprintf(w, "%-16s", "protocol")
+	for _, l := range layers {
+		fmt.Fprintf(w, " %15s", l)
+	}
+	fmt.Fprintln(w)
+	tot := Cell{}
+	for _, p := range rep.Protocols {
+		fmt.Fprintf(w, "%-16s", p.Name)
+		for _, l := range layers {
+			c := p.Layers[l]
+			s := "-"
+			if c.Checked > 0 {
+				s = fmt.Sprintf("%d/%d", c.Recovered, c.Checked)
+			}
+			tot.Checked += c.Checked
+			tot.Recovered += c.Recovered
+			fmt.Fprintf(w, " %15s", s)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\ntotal: %d of %d crash states recovered; mutants caught: %d of %d %v\n",
+		tot.Recovered, tot.Checked, rep.Mutants.Caught, rep.Mutants.Total, rep.Mutants.Names)
+	if rep.Images != "" {
+		fmt.Fprintf(w, "images: %s\n", rep.Images)
+	}
+}
+
+// imagesPossible: root, loop devices and mkfs.ext4.
+func imagesPossible() (bool, string) {
+	if os.Geteuid() != 0 {
+		return false, "not root (loop devices and mount need it)"
+	}
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		return false, "no loop devices (/dev/loop-control)"
+	}
+	for _, tool := range []string{"mkfs.ext4", "losetup", "mount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return false, tool + " not found"
+		}
+	}
+	return true, "ext4 on loop devices"
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside the swampj module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "crashreport:", err)
+	os.Exit(1)
+}
