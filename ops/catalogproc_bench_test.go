@@ -28,7 +28,10 @@ import (
 //	go test ./ops/ -run '^$' -bench 'MigrateWithCatalog|OneItemCatalogSize' -benchtime 1x
 //
 // SWAMPJ_BENCH_MIGRATE_VERSIONS (comma-separated) overrides the sizes of
-// BenchmarkMigrateWithCatalog (default 50000,120000).
+// BenchmarkMigrateWithCatalog (default 50000,120000); SWAMPJ_BENCH_BIG_ROWS
+// the large catalog of BenchmarkOneItemCatalogSize (default 100000).
+// SWAMPJ_BENCH_BIN runs a prebuilt binary instead (an older build, for a
+// before/after comparison).
 
 var (
 	benchBinOnce sync.Once
@@ -39,6 +42,10 @@ var (
 // swampjBinary builds cmd/swampj once per test binary run.
 func swampjBinary(b *testing.B) string {
 	benchBinOnce.Do(func() {
+		if p := os.Getenv("SWAMPJ_BENCH_BIN"); p != "" {
+			benchBin = p
+			return
+		}
 		dir, err := os.MkdirTemp("", "swampj-bench-bin-")
 		if err != nil {
 			benchBinErr = err
@@ -234,4 +241,64 @@ func benchMigrateWithCatalog(b *testing.B, versions int) {
 		b.ReportMetric(float64(times[op])/float64(walks[op]), op+"/walk")
 	}
 	b.Logf("target: every op/walk ≤ 1.5 (issue #16, target 1)")
+}
+
+// BenchmarkOneItemCatalogSize: `data write` of 4 KiB and `data get` of one
+// item, as whole processes, on a repo whose catalog has 100 rows and on one
+// with 100,000 (cmd/mkswamp's generator), alternating. Target (issue #16,
+// target 2): big/small ≤ 1.2 for both.
+func BenchmarkOneItemCatalogSize(b *testing.B) {
+	b.StopTimer()
+	bigRows := 100_000
+	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_BENCH_BIG_ROWS")); err == nil && n > 0 {
+		bigRows = n
+	}
+	small := filepath.Join(b.TempDir(), "small")
+	big := filepath.Join(b.TempDir(), "big")
+	populatedRepo(b, small, 100)
+	populatedRepo(b, big, bigRows)
+	payload := filepath.Join(b.TempDir(), "payload")
+	if err := os.WriteFile(payload, bytes.Repeat([]byte("swampj-4k-bench\n"), 4096/16), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const addr = "command/shell/bench-model/bench"
+	const perRound = 10
+	var write, get [2]time.Duration
+	for i := 0; i < b.N; i++ {
+		for k := 0; k < perRound; k++ {
+			// Every other round the big repo goes first, so whatever one
+			// command leaves behind (writeback, cache) falls on both alike.
+			order := []int{0, 1}
+			if (i*perRound+k)%2 == 1 {
+				order = []int{1, 0}
+			}
+			dirs := []string{small, big}
+			for _, j := range order {
+				dir := dirs[j]
+				b.StartTimer()
+				d, _, _ := procRun(b, dir, nil, "data", "write", addr, "--file", payload)
+				b.StopTimer()
+				write[j] += d
+			}
+			for _, j := range order {
+				dir := dirs[j]
+				b.StartTimer()
+				d, out, _ := procRun(b, dir, nil, "data", "get", addr)
+				b.StopTimer()
+				if len(out) != 4096 {
+					b.Fatalf("data get returned %d bytes", len(out))
+				}
+				get[j] += d
+			}
+		}
+	}
+	n := float64(b.N * perRound)
+	b.ReportMetric(float64(bigRows), "big-rows")
+	b.ReportMetric(float64(write[0].Microseconds())/n/1000, "write-small-ms")
+	b.ReportMetric(float64(write[1].Microseconds())/n/1000, "write-big-ms")
+	b.ReportMetric(float64(get[0].Microseconds())/n/1000, "get-small-ms")
+	b.ReportMetric(float64(get[1].Microseconds())/n/1000, "get-big-ms")
+	b.ReportMetric(float64(write[1])/float64(write[0]), "write-big/small")
+	b.ReportMetric(float64(get[1])/float64(get[0]), "get-big/small")
+	b.Logf("target: write-big/small and get-big/small ≤ 1.2 (issue #16, target 2)")
 }
