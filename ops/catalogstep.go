@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 
@@ -367,10 +368,13 @@ type restampAhead struct {
 
 // startRestampAhead starts preparing the move of the rows stamped from to
 // to, on the real disk only (under a test file system every operation
-// keeps its place in line) and only when the catalog exists.
-func startRestampAhead(ctx context.Context, env *Env, from, to string) *restampAhead {
+// keeps its place in line), and only when opening the catalog early
+// changes no file even if the run is then refused: a catalog closed
+// cleanly (no -wal, -shm or -journal beside it) already in WAL mode.
+// Otherwise the step applies itself, after the renames.
+func startRestampAhead(ctx context.Context, env *Env, repoDir, from, to string) *restampAhead {
 	ra := &restampAhead{from: from, to: to, done: make(chan struct{})}
-	if env.Catalog == nil || !fsx.Concurrent(env.FS) || from == to {
+	if env.Catalog == nil || !fsx.Concurrent(env.FS) || from == to || !cleanWALCatalog(env.FS, repo.CatalogPathOf(repoDir)) {
 		close(ra.done)
 		ra.err = errors.New("not prepared")
 		return ra
@@ -434,4 +438,24 @@ func (ra *restampAhead) liveApply(steps []journal.Step) LiveApply {
 	}
 	ra.abandon()
 	return nil
+}
+
+// cleanWALCatalog reports whether path is an SQLite file in WAL mode (file
+// format bytes 18 and 19 are 2) with no sidecar beside it.
+func cleanWALCatalog(fsys fsx.FS, path string) bool {
+	for _, suf := range []string{"-wal", "-shm", "-journal"} {
+		if ok, err := fsx.Exists(fsys, path+suf); err != nil || ok {
+			return false
+		}
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var hdr [20]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return false
+	}
+	return string(hdr[:16]) == "SQLite format 3\x00" && hdr[18] == 2 && hdr[19] == 2
 }

@@ -348,7 +348,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	// The set-based restamp's statements run while the plan walks the tree
 	// (on the real disk); its step only commits them (restampAhead).
 	from, to := migrationStamps(r, opts)
-	ahead := startRestampAhead(ctx, run.env, from, to)
+	ahead := startRestampAhead(ctx, run.env, r.Dir, from, to)
 	defer ahead.abandon()
 	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rows, ahead.abandon)
 	if err != nil {

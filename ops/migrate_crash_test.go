@@ -60,15 +60,6 @@ func migCrashScenarios() []migCrashScenario {
 			restampOp: "move-stamp",
 		},
 		{
-			// The destination stamp has a row already (a rare catalog):
-			// the restamp names its items (keyed "restamp"), and an undo
-			// leaves the row that was there before.
-			name:      "forward onto stamped rows",
-			fix:       migFixture{catalogStamp: "", alsoStamped: []string{migNS}, manifest: true},
-			opts:      ops.MigrateOptions{Confirm: true},
-			restampOp: "restamp",
-		},
-		{
 			// Older swamp's layout: secrets and catalog copies inside the
 			// namespace; a bundle already at the solo path is merged.
 			name: "reverse",
@@ -102,6 +93,15 @@ func migCrashScenarios() []migCrashScenario {
 			fix:       migFixture{nsLayout: true, catalogStamp: migNS, manifest: true},
 			opts:      ops.MigrateOptions{Unset: true, Confirm: true},
 			restampOp: "move-stamp",
+		},
+		{
+			// (Last: other tests pick scenarios by index.) The destination stamp has a row already (a rare catalog):
+			// the restamp names its items (keyed "restamp"), and an undo
+			// leaves the row that was there before.
+			name:      "forward onto stamped rows",
+			fix:       migFixture{catalogStamp: "", alsoStamped: []string{migNS}, manifest: true},
+			opts:      ops.MigrateOptions{Confirm: true},
+			restampOp: "restamp",
 		},
 	}
 }
