@@ -268,24 +268,8 @@ func dropIndexesForBulk(ctx context.Context, tx *sql.Tx, n int) (restore func() 
 	if err := tx.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM catalog)`).Scan(&empty); err != nil || !empty {
 		return noop, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid`)
+	all, err := masterObjects(ctx, tx)
 	if err != nil {
-		return nil, err
-	}
-	type object struct {
-		typ, name, table string
-		sql              sql.NullString
-	}
-	var all []object
-	for rows.Next() {
-		var o object
-		if err := rows.Scan(&o.typ, &o.name, &o.table, &o.sql); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		all = append(all, o)
-	}
-	if err := rows.Close(); err != nil {
 		return nil, err
 	}
 	// The suffix of explicit catalog indexes.
@@ -293,9 +277,38 @@ func dropIndexesForBulk(ctx context.Context, tx *sql.Tx, n int) (restore func() 
 	for i > 0 && all[i-1].typ == "index" && all[i-1].table == "catalog" && all[i-1].sql.Valid {
 		i--
 	}
-	suffix := all[i:]
+	return dropAndRestore(ctx, tx, all[i:])
+}
+
+// masterObject is one row of sqlite_master.
+type masterObject struct {
+	typ, name, table string
+	sql              sql.NullString
+}
+
+// masterObjects lists sqlite_master in rowid order.
+func masterObjects(ctx context.Context, tx *sql.Tx) ([]masterObject, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid`)
+	if err != nil {
+		return nil, err
+	}
+	var all []masterObject
+	for rows.Next() {
+		var o masterObject
+		if err := rows.Scan(&o.typ, &o.name, &o.table, &o.sql); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, o)
+	}
+	return all, rows.Close()
+}
+
+// dropAndRestore drops the given indexes (a suffix of sqlite_master) and
+// returns a function that creates them again from their text, in order.
+func dropAndRestore(ctx context.Context, tx *sql.Tx, suffix []masterObject) (restore func() error, err error) {
 	if len(suffix) == 0 {
-		return noop, nil
+		return func() error { return nil }, nil
 	}
 	for _, o := range suffix {
 		if _, err := tx.ExecContext(ctx, `DROP INDEX "`+strings.ReplaceAll(o.name, `"`, `""`)+`"`); err != nil {

@@ -38,6 +38,14 @@ type Options struct {
 	Mode Mode
 	// Now is the clock for moved-aside names; nil means time.Now.
 	Now func() time.Time
+	// NoIntegrityCheck skips PRAGMA quick_check, which reads the whole
+	// file (its cost grows with the catalog). One-item commands set it:
+	// their open then costs the same on any catalog. Damage quick_check
+	// would have found shows up as SQLITE_CORRUPT in the statement that
+	// meets it (a write-through step then leaves the catalog stale); the
+	// commands that look at the whole catalog — doctor, verify, rebuild —
+	// open without it and move a damaged file aside (rebuild) or report it.
+	NoIntegrityCheck bool
 }
 
 // Failpoint names, one per kind of commit (fsx.FS.Failpoint). The crash suite
@@ -67,6 +75,7 @@ type Catalog struct {
 	movedAside    *MoveAside
 	foreign       *ForeignSchemaError
 	immutable     bool // report mode on read-only media (readonly.go)
+	noCheck       bool // Options.NoIntegrityCheck
 	closeOnce     sync.Once
 	closeErr      error
 	stmts         stmtCache
@@ -119,7 +128,8 @@ func (c *Catalog) Close() error {
 // (zero bytes, no SQLite header, SQLITE_NOTADB/SQLITE_CORRUPT, quick_check
 // failing) is moved aside with its sidecars (quarantine.go, see MovedAside)
 // and replaced by a fresh catalog; a catalog with another schema is left
-// untouched and reported as *ForeignSchemaError.
+// untouched and reported as *ForeignSchemaError. With
+// Options.NoIntegrityCheck, quick_check is not run.
 func Open(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Catalog, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -129,7 +139,7 @@ func Open(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Catalog
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	c := &Catalog{fsys: fsys, path: abs, mode: opts.Mode}
+	c := &Catalog{fsys: fsys, path: abs, mode: opts.Mode, noCheck: opts.NoIntegrityCheck}
 	alreadyOpen := holdPath(abs)
 	if err := c.open(ctx, alreadyOpen, now); err != nil {
 		if c.db != nil {
@@ -364,8 +374,8 @@ func (c *Catalog) dsn() string {
 }
 
 // connect opens the pool, asks for the journal mode (the first read of the
-// file, where SQLITE_NOTADB shows up), runs quick_check and inspects the
-// schema. Damage is returned as *damagedError with the pool closed.
+// file, where SQLITE_NOTADB shows up), runs quick_check (unless
+// Options.NoIntegrityCheck) and inspects the schema. Damage is returned as *damagedError with the pool closed.
 func (c *Catalog) connect(ctx context.Context) (schemaState, error) {
 	db, err := sql.Open("sqlite", c.dsn())
 	if err != nil {
@@ -383,13 +393,15 @@ func (c *Catalog) connect(ctx context.Context) (schemaState, error) {
 	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		return fail("read journal_mode of", err)
 	}
-	problems, err := quickCheck(ctx, db)
-	if err != nil {
-		return fail("quick_check", err)
-	}
-	if len(problems) > 0 {
-		_ = db.Close()
-		return schemaState{}, &damagedError{reason: "quick_check: " + strings.Join(problems, "; ")}
+	if !c.noCheck {
+		problems, err := quickCheck(ctx, db)
+		if err != nil {
+			return fail("quick_check", err)
+		}
+		if len(problems) > 0 {
+			_ = db.Close()
+			return schemaState{}, &damagedError{reason: "quick_check: " + strings.Join(problems, "; ")}
+		}
 	}
 	st, err := inspectSchema(ctx, db)
 	if err != nil {

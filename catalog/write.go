@@ -54,11 +54,24 @@ type Pending struct {
 	c             *Catalog
 	tx            *sql.Tx
 	op, failpoint string
+	// release, if set, runs once the transaction is over (a dedicated
+	// connection goes back to the pool).
+	release func()
+	// Moved is how many rows a PrepareMoveStamp moves.
+	Moved int64
+}
+
+func (p *Pending) done() {
+	if p.release != nil {
+		p.release()
+		p.release = nil
+	}
 }
 
 // Commit makes the transaction's changes durable (the failpoint first, as
 // every write-through does).
 func (p *Pending) Commit() error {
+	defer p.done()
 	if err := p.c.fsys.Failpoint(p.failpoint); err != nil {
 		_ = p.tx.Rollback()
 		return err
@@ -70,7 +83,10 @@ func (p *Pending) Commit() error {
 }
 
 // Rollback abandons the transaction; the catalog is as it was.
-func (p *Pending) Rollback() { _ = p.tx.Rollback() }
+func (p *Pending) Rollback() {
+	_ = p.tx.Rollback()
+	p.done()
+}
 
 // PrepareUpsertVersions is UpsertVersions up to, not including, its commit.
 func (c *Catalog) PrepareUpsertVersions(ctx context.Context, rows []Row) (*Pending, error) {

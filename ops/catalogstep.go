@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 
@@ -34,7 +35,13 @@ type repoCatalog struct {
 	cat  *catalog.Catalog
 }
 
-// RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use.
+// RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use, for
+// the steps of an intent. It skips the whole-file integrity check
+// (catalog.Options.NoIntegrityCheck), so a one-item write costs the same on
+// any catalog: a step that meets damage fails with SQLITE_CORRUPT and the
+// executor leaves the catalog stale (kind.Derived); doctor, verify and
+// rebuild, which open the catalog on their own, check the whole file, and
+// rebuild moves a damaged one aside.
 func RepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
 	fsys = orReal(fsys)
 	return &repoCatalog{fsys: fsys, path: repo.CatalogPathOf(repoDir)}
@@ -46,7 +53,7 @@ func (r *repoCatalog) Get(ctx context.Context) (*catalog.Catalog, error) {
 	if r.cat != nil {
 		return r.cat, nil
 	}
-	c, err := catalog.Open(ctx, r.fsys, r.path, catalog.Options{})
+	c, err := catalog.Open(ctx, r.fsys, r.path, catalog.Options{NoIntegrityCheck: true})
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +104,27 @@ type CatalogChange struct {
 	// Keys are the items a restamp moves (their Namespace is From). Undo
 	// moves back exactly these; rows that carried To before are left alone.
 	Keys []catalog.ItemKey `json:"keys,omitempty"`
+	// FromRows, for Op "move-stamp", is how many rows were stamped From
+	// when the step was planned (none were stamped To).
+	//
+	// "move-stamp" is the set-based restamp a migration plans when no row
+	// carries the destination stamp: every row stamped From becomes To in
+	// one statement (catalog.MoveStamp). Observed by counting rows per
+	// stamp: none left under From (and some under To) is done. Applying it
+	// is refused while any row is stamped To, and undoing it while the rows
+	// stamped To are not exactly FromRows, so an undo can only move back
+	// rows this step moved; a refusal leaves the catalog stale (Derived)
+	// for the next rebuild to settle. A destination stamp that has rows
+	// already (rare: data was migrated by hand or swamp wrote there) is
+	// planned as a keyed "restamp" instead.
+	FromRows int64 `json:"fromRows,omitempty"`
+}
+
+// MoveStampStep is the set-based restamp of a migration: the n rows stamped
+// from become to (CatalogChange, Op "move-stamp").
+func MoveStampStep(from, to string, n int64) journal.Step {
+	return CatalogStep(fmt.Sprintf("restamp %d rows %q -> %q", n, from, to),
+		CatalogChange{Op: "move-stamp", From: from, To: to, FromRows: n})
 }
 
 // CatalogStep builds a catalog step.
@@ -185,6 +213,24 @@ func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation
 			return Done, "", nil
 		}
 		return NotDone, fmt.Sprintf("%d items still stamped %q", len(left), ch.From), nil
+	case "move-stamp":
+		nFrom, err := c.CountStamped(ctx, ch.From)
+		if err != nil {
+			return Conflict, "", err
+		}
+		nTo, err := c.CountStamped(ctx, ch.To)
+		if err != nil {
+			return Conflict, "", err
+		}
+		switch {
+		case nFrom > 0:
+			return NotDone, fmt.Sprintf("%d rows still stamped %q", nFrom, ch.From), nil
+		case nTo > 0:
+			return Done, "", nil
+		}
+		// No row under either stamp: nothing to move either way (a
+		// forward apply moves nothing, a rollback skips it).
+		return NotDone, fmt.Sprintf("no rows stamped %q or %q", ch.From, ch.To), nil
 	}
 	return Conflict, "", fmt.Errorf("unknown catalog op %q", ch.Op)
 }
@@ -203,6 +249,8 @@ func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) erro
 		return c.UpsertVersions(ctx, ch.Rows)
 	case "restamp":
 		return restamp(ctx, c, ch.From, ch.To, ch.Keys)
+	case "move-stamp":
+		return c.MoveStamp(ctx, ch.From, ch.To, -1)
 	}
 	return fmt.Errorf("unknown catalog op %q", ch.Op)
 }
@@ -233,6 +281,9 @@ func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error
 		return nil
 	case "restamp":
 		return restamp(ctx, c, ch.To, ch.From, ch.Keys)
+	case "move-stamp":
+		// Only rows this step moved: the destination had none before it.
+		return c.MoveStamp(ctx, ch.To, ch.From, ch.FromRows)
 	}
 	return fmt.Errorf("unknown catalog op %q", ch.Op)
 }
@@ -296,4 +347,116 @@ func itemKeys(ctx context.Context, c *catalog.Catalog, ns string) ([]catalog.Ite
 	}
 	sort.Slice(keys, func(a, b int) bool { return fmt.Sprint(keys[a]) < fmt.Sprint(keys[b]) })
 	return keys, nil
+}
+
+// restampAhead is a migration's set-based restamp prepared while the plan
+// walks the tree: the UPDATE runs in a catalog transaction of its own that
+// nobody sees, and the step, once the renames before it are done and
+// observed, only commits it. Nothing about it is journaled: a crash leaves
+// an uncommitted transaction SQLite discards, and recovery applies the
+// step as journaled. It is used only when what it did is what the step
+// says (same stamps, FromRows rows moved); otherwise it is rolled back and
+// the step applies itself. While it is open it holds the catalog's write
+// lock: the migration lets go of it (abandon) before it waits for any
+// writer, and in every way out of the run.
+type restampAhead struct {
+	from, to string
+	done     chan struct{}
+	p        *catalog.Pending
+	err      error
+	once     sync.Once
+}
+
+// startRestampAhead starts preparing the move of the rows stamped from to
+// to, on the real disk only (under a test file system every operation
+// keeps its place in line), and only when opening the catalog early
+// changes no file even if the run is then refused: a catalog closed
+// cleanly (no -wal, -shm or -journal beside it) already in WAL mode.
+// Otherwise the step applies itself, after the renames.
+func startRestampAhead(ctx context.Context, env *Env, repoDir, from, to string) *restampAhead {
+	ra := &restampAhead{from: from, to: to, done: make(chan struct{})}
+	if env.Catalog == nil || !fsx.Concurrent(env.FS) || from == to || !cleanWALCatalog(env.FS, repo.CatalogPathOf(repoDir)) {
+		close(ra.done)
+		ra.err = errors.New("not prepared")
+		return ra
+	}
+	go func() {
+		defer close(ra.done)
+		c, ok, err := env.Catalog.Existing(ctx)
+		if err == nil && !ok {
+			err = errors.New("no catalog")
+		}
+		if err != nil {
+			ra.err = err
+			return
+		}
+		ra.p, ra.err = c.PrepareMoveStamp(ctx, from, to, -1)
+	}()
+	return ra
+}
+
+// abandon rolls back what was prepared and not committed (idempotent).
+func (ra *restampAhead) abandon() {
+	ra.once.Do(func() {
+		<-ra.done
+		if ra.err == nil && ra.p != nil {
+			ra.p.Rollback()
+		}
+	})
+}
+
+// liveApply returns the apply of the plan's move-stamp step: commit what
+// was prepared if it is that step's work, else roll it back and apply the
+// step as journaled. Without such a step, what was prepared is abandoned.
+func (ra *restampAhead) liveApply(steps []journal.Step) LiveApply {
+	for i := range steps {
+		if steps[i].Kind != KindCatalog {
+			continue
+		}
+		ch, err := decodeChange(&steps[i])
+		if err != nil || ch.Op != "move-stamp" || ch.From != ra.from || ch.To != ra.to {
+			continue
+		}
+		return LiveApply{i: func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+			committed := false
+			var err error
+			ra.once.Do(func() {
+				<-ra.done
+				if ra.err != nil || ra.p == nil {
+					return
+				}
+				if ra.p.Moved != ch.FromRows {
+					ra.p.Rollback()
+					return
+				}
+				committed, err = true, ra.p.Commit()
+			})
+			if committed {
+				return err
+			}
+			return applyCatalog(ctx, env, s, d)
+		}}
+	}
+	ra.abandon()
+	return nil
+}
+
+// cleanWALCatalog reports whether path is an SQLite file in WAL mode (file
+// format bytes 18 and 19 are 2) with no sidecar beside it.
+func cleanWALCatalog(fsys fsx.FS, path string) bool {
+	for _, suf := range []string{"-wal", "-shm", "-journal"} {
+		if ok, err := fsx.Exists(fsys, path+suf); err != nil || ok {
+			return false
+		}
+	}
+	f, err := fsys.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var hdr [20]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return false
+	}
+	return string(hdr[:16]) == "SQLite format 3\x00" && hdr[18] == 2 && hdr[19] == 2
 }

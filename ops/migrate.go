@@ -249,7 +249,7 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planMigration(ctx, r, opts, func(ns string) []catalog.ItemKey { return catalogKeys(ctx, opts.FS, r.CatalogPath, ns) })
+	plan, err := planMigration(ctx, r, opts, previewStampRows(ctx, opts.FS, r.CatalogPath))
 	if err != nil {
 		return nil, err
 	}
@@ -354,14 +354,18 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		}
 	}
 
-	rowKeys := func(ns string) []catalog.ItemKey {
-		return catalogKeysIn(ctx, run.env.Catalog, ns)
-	}
-	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rowKeys)
+	rows := runStampRows(ctx, run.env.Catalog)
+	// The set-based restamp's statements run while the plan walks the tree
+	// (on the real disk); its step only commits them (restampAhead).
+	from, to := migrationStamps(r, opts)
+	ahead := startRestampAhead(ctx, run.env, r.Dir, from, to)
+	defer ahead.abandon()
+	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rows, ahead.abandon)
 	if err != nil {
 		run.crashed = fsx.IsCrash(err)
 		return nil, err
 	}
+	live := ahead.liveApply(plan.steps)
 	res := &MigrateResult{Preview: plan.preview(true)}
 	done := &MigrateCompleted{Namespace: r.Namespace, DatastorePath: r.Base, Reverse: opts.Reverse,
 		MigratedDirectories: []string{}, Warnings: plan.warnings, Recovered: run.recovered}
@@ -377,7 +381,8 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	// Recovery finishes or undoes a migration only under swamp's global
 	// lock, as the migration itself runs.
 	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps, Locks: []string{global.Path()}}
-	exec, err := run.execute(ctx, in, opts.Progress)
+	exec, err := run.execute(ctx, in, opts.Progress, live)
+	ahead.abandon()
 	if err != nil {
 		if run.crashed || in.ID == 0 {
 			return nil, err // a crash, or nothing was journaled (and so nothing done)
@@ -428,7 +433,11 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 // runs only when a lock file was seen, or the plan did not walk the source
 // data. If a lock is live, wait until none is — a writer was active while
 // the plan looked — and plan again.
-func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, timeout time.Duration, selfPid int, rowKeys func(string) []catalog.ItemKey) (*migrationPlan, error) {
+//
+// beforeWait runs before a full lock scan or a wait: whatever the run holds
+// that a writer might wait for (the catalog write lock of a restamp being
+// prepared) is let go there.
+func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, timeout time.Duration, selfPid int, rows stampRows, beforeWait func()) (*migrationPlan, error) {
 	otherSide := filepath.Join(r.Base, r.Namespace) // holds the destination data root…
 	if opts.Reverse {
 		otherSide = r.Base // …{base}/{ns}/data forward, {base}/data in reverse
@@ -440,7 +449,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 		defer close(scanned)
 		otherLive, otherErr = lock.LiveModelLocks(opts.FS, otherSide, "", time.Now(), selfPid)
 	}()
-	plan, err := planMigration(ctx, r, opts, rowKeys)
+	plan, err := planMigration(ctx, r, opts, rows)
 	<-scanned
 	if otherErr != nil {
 		return nil, otherErr
@@ -448,6 +457,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 	if err == nil && len(otherLive) == 0 && plan.sourceDataWalked && len(plan.lockFiles) == 0 {
 		return plan, nil
 	}
+	beforeWait()
 	live, lerr := lock.LiveModelLocks(opts.FS, r.Base, r.Namespace, time.Now(), selfPid)
 	if lerr != nil {
 		return nil, lerr
@@ -458,7 +468,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 	if err := lock.WaitNoLiveModelLocks(ctx, opts.FS, r.Base, r.Namespace, selfPid, timeout, 0); err != nil {
 		return nil, err
 	}
-	return planMigration(ctx, r, opts, rowKeys)
+	return planMigration(ctx, r, opts, rows)
 }
 
 // ---- the plan
@@ -576,7 +586,7 @@ type migrationPlanner struct {
 	r           *repo.Repo
 	plan        *migrationPlan
 	liveCatalog string // the directory holding the repo's own catalog
-	rowKeys     func(ns string) []catalog.ItemKey
+	rows        stampRows
 
 	subdir     string          // the subdirectory being planned
 	collisions []string        // "subdir/rel" of every non-identical clash
@@ -601,9 +611,9 @@ type countedTree struct {
 // planMigration reads the disk and returns the plan. hasRows says whether
 // the catalog has rows of a namespace (read-only for a preview; the run's
 // own catalog handle for a confirmed run, which the restamp step reuses).
-func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rowKeys func(ns string) []catalog.ItemKey) (*migrationPlan, error) {
+func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows stampRows) (*migrationPlan, error) {
 	fsys := opts.FS
-	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rowKeys: rowKeys,
+	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rows: rows,
 		plan: &migrationPlan{ns: r.Namespace, base: r.Base, reverse: opts.Reverse, unset: opts.Unset}}
 	nsDir := filepath.Join(r.Base, r.Namespace)
 	nsExists, err := topLevelDir(fsys, r.Base, nsDir)
@@ -910,17 +920,22 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		}
 	}
 	if moved || opts.Unset {
-		from, to := "", p.r.Namespace
-		if opts.Reverse {
-			from, to = to, from
-		}
-		// The step names the items it restamps, as the catalog holds them
-		// now, so an undo moves back exactly those and never rows that
-		// carried the new stamp before the run.
-		if keys := p.rowKeys(from); len(keys) > 0 {
-			tail = append(tail, CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
-				CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
-			p.plan.restamps = true
+		from, to := migrationStamps(p.r, opts)
+		// One set-based step, "rows stamped from become to", when no row
+		// carries the new stamp yet: its undo then moves back exactly the
+		// rows it moved (CatalogChange.FromRows). Otherwise (rare) the step
+		// names the items it restamps, as the catalog holds them now, so an
+		// undo moves back exactly those and never rows that carried the new
+		// stamp before the run.
+		if n := p.rows.count(from); n > 0 {
+			if p.rows.count(to) == 0 {
+				tail = append(tail, MoveStampStep(from, to, n))
+				p.plan.restamps = true
+			} else if keys := p.rows.keys(from); len(keys) > 0 {
+				tail = append(tail, CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
+					CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
+				p.plan.restamps = true
+			}
 		}
 	}
 	if opts.Unset {
@@ -1199,31 +1214,80 @@ func sameContent(fsys fsx.FS, a, b string) (bool, string, error) {
 	return sa == sb, sa, nil
 }
 
-// catalogKeys lists the items that have rows stamped ns, if the catalog
-// exists (it is opened read-only: a preview changes nothing).
-func catalogKeys(ctx context.Context, fsys fsx.FS, path, ns string) []catalog.ItemKey {
-	if ok, err := fsx.Exists(fsys, path); err != nil || !ok {
-		return nil
-	}
-	c, err := catalog.Open(ctx, fsys, path, catalog.Options{Mode: catalog.ModeReport})
-	if err != nil {
-		return nil
-	}
-	defer c.Close()
-	keys, _ := itemKeys(ctx, c, ns)
-	return keys
+// stampRows is how the planner reads the catalog: rows per stamp, and the
+// items of a stamp (for a keyed restamp). A catalog that cannot be read
+// counts as empty: the catalog is derived state and never stops a plan.
+type stampRows struct {
+	count func(ns string) int64
+	keys  func(ns string) []catalog.ItemKey
 }
 
-// catalogKeysIn is catalogKeys through the run's own catalog handle, so a
-// confirmed run opens the catalog once. A missing catalog is not created:
-// without rows there is no restamp step to open it for.
-func catalogKeysIn(ctx context.Context, cat CatalogOpener, ns string) []catalog.ItemKey {
-	c, ok, err := cat.Existing(ctx)
-	if err != nil || !ok {
-		return nil
+// migrationStamps is the stamp a migration moves rows from and the one it
+// moves them to.
+func migrationStamps(r *repo.Repo, opts MigrateOptions) (from, to string) {
+	if opts.Reverse {
+		return r.Namespace, ""
 	}
-	keys, _ := itemKeys(ctx, c, ns)
-	return keys
+	return "", r.Namespace
+}
+
+// previewStampRows reads the catalog, if it exists, opened read-only for
+// each question (a preview changes nothing).
+func previewStampRows(ctx context.Context, fsys fsx.FS, path string) stampRows {
+	open := func() *catalog.Catalog {
+		if ok, err := fsx.Exists(fsys, path); err != nil || !ok {
+			return nil
+		}
+		c, err := catalog.Open(ctx, fsys, path, catalog.Options{Mode: catalog.ModeReport, NoIntegrityCheck: true})
+		if err != nil {
+			return nil
+		}
+		return c
+	}
+	return stampRows{
+		count: func(ns string) int64 {
+			c := open()
+			if c == nil {
+				return 0
+			}
+			defer c.Close()
+			n, _ := c.CountStamped(ctx, ns)
+			return n
+		},
+		keys: func(ns string) []catalog.ItemKey {
+			c := open()
+			if c == nil {
+				return nil
+			}
+			defer c.Close()
+			keys, _ := itemKeys(ctx, c, ns)
+			return keys
+		},
+	}
+}
+
+// runStampRows reads through the run's own catalog handle, so a confirmed
+// run opens the catalog once. A missing catalog is not created: without
+// rows there is no restamp step to open it for.
+func runStampRows(ctx context.Context, cat CatalogOpener) stampRows {
+	return stampRows{
+		count: func(ns string) int64 {
+			c, ok, err := cat.Existing(ctx)
+			if err != nil || !ok {
+				return 0
+			}
+			n, _ := c.CountStamped(ctx, ns)
+			return n
+		},
+		keys: func(ns string) []catalog.ItemKey {
+			c, ok, err := cat.Existing(ctx)
+			if err != nil || !ok {
+				return nil
+			}
+			keys, _ := itemKeys(ctx, c, ns)
+			return keys
+		},
+	}
 }
 
 func pathJoin(rel, name string) string {

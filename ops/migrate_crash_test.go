@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
@@ -36,6 +38,9 @@ type migCrashScenario struct {
 	name string
 	fix  migFixture
 	opts ops.MigrateOptions
+	// restampOp is the catalog op the intent journals for the restamp
+	// ("move-stamp" unless the destination stamp has rows already).
+	restampOp string
 }
 
 func migCrashScenarios() []migCrashScenario {
@@ -51,7 +56,8 @@ func migCrashScenarios() []migCrashScenario {
 				ns + "outputs/run-1/extra/notes.txt": "notes",
 				ns + "outputs/run-0/old.json":        "older run",
 			}},
-			opts: ops.MigrateOptions{Confirm: true},
+			opts:      ops.MigrateOptions{Confirm: true},
+			restampOp: "move-stamp",
 		},
 		{
 			// Older swamp's layout: secrets and catalog copies inside the
@@ -61,7 +67,8 @@ func migCrashScenarios() []migCrashScenario {
 				ns + "vault-bundles/b.js":   "bundle",
 				".swamp/vault-bundles/b.js": "bundle",
 			}},
-			opts: ops.MigrateOptions{Reverse: true, Confirm: true},
+			opts:      ops.MigrateOptions{Reverse: true, Confirm: true},
+			restampOp: "move-stamp",
 		},
 		{
 			// Reverse after ordinary use (#9.3): the solo path holds files
@@ -76,14 +83,25 @@ func migCrashScenarios() []migCrashScenario {
 				".swamp/data/command/shell/m3/log/latest": "1",
 				".swamp/audit/2026-08-02.jsonl":           "solo audit",
 			}},
-			opts: ops.MigrateOptions{Reverse: true, Confirm: true},
+			opts:      ops.MigrateOptions{Reverse: true, Confirm: true},
+			restampOp: "move-stamp",
 		},
 		{
 			// Adds the .swamp.yaml edit, the manifest removal and the rmdir of
 			// the emptied namespace directory to the same intent.
-			name: "unset --migrate",
-			fix:  migFixture{nsLayout: true, catalogStamp: migNS, manifest: true},
-			opts: ops.MigrateOptions{Unset: true, Confirm: true},
+			name:      "unset --migrate",
+			fix:       migFixture{nsLayout: true, catalogStamp: migNS, manifest: true},
+			opts:      ops.MigrateOptions{Unset: true, Confirm: true},
+			restampOp: "move-stamp",
+		},
+		{
+			// (Last: other tests pick scenarios by index.) The destination stamp has a row already (a rare catalog):
+			// the restamp names its items (keyed "restamp"), and an undo
+			// leaves the row that was there before.
+			name:      "forward onto stamped rows",
+			fix:       migFixture{catalogStamp: "", alsoStamped: []string{migNS}, manifest: true},
+			opts:      ops.MigrateOptions{Confirm: true},
+			restampOp: "restamp",
 		},
 	}
 }
@@ -181,6 +199,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 	if d := final.diff(initial); len(d) == 0 {
 		t.Fatal("the uncut run changed nothing")
 	}
+	migCheckRestampOp(t, start, sc.restampOp)
 
 	cc := fsxtest.Count(t, migProtocolName(sc.name), "cut")
 	for k := 0; k <= cuts; k++ {
@@ -242,6 +261,40 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 	}
 	t.Logf("%s: %d of %d cut points recovered forward, rolled back and re-run (intent journaled at op %d, marked done at op %d)",
 		sc.name, cuts+1, cuts+1, beginAt, finishAt)
+}
+
+// migCheckRestampOp checks that the last intent journaled its restamp as
+// op, so the cut points above cover that step kind.
+func migCheckRestampOp(t *testing.T, dir, op string) {
+	t.Helper()
+	j, err := journal.Open(fsx.Real(), filepath.Join(dir, ".swamp", "_journal.db"), journal.Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	all, err := j.List(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, in := range all {
+		for _, s := range in.Steps {
+			if s.Kind != ops.KindCatalog {
+				continue
+			}
+			var ch struct {
+				Op string `json:"op"`
+			}
+			if err := json.Unmarshal(s.Catalog, &ch); err != nil {
+				t.Fatal(err)
+			}
+			if ch.Op == op {
+				return
+			}
+			found = append(found, ch.Op)
+		}
+	}
+	t.Fatalf("no intent journaled a %q catalog step (found %v)", op, found)
 }
 
 // migRemoveDeadLocks removes the lock files a crashed run left. In a real

@@ -62,10 +62,13 @@ func migConfig(dir, ns string) string {
 type migFixture struct {
 	nsLayout     bool   // data under .swamp/{ns}/ (else the solo layout)
 	catalogStamp string // namespace of the catalog rows; "-" for no catalog
-	secrets      bool   // a .swamp/secrets key (moved into the namespace when nsLayout, as older swamp did)
-	oldCopies    bool   // catalog copies an older swamp carried into .swamp/{ns}/data
-	manifest     bool   // .swamp/{ns}/.namespace.json
-	extra        map[string]string
+	// alsoStamped: the catalog also holds a row of another item under each
+	// of these stamps (a destination stamp that has rows before the run).
+	alsoStamped []string
+	secrets     bool // a .swamp/secrets key (moved into the namespace when nsLayout, as older swamp did)
+	oldCopies   bool // catalog copies an older swamp carried into .swamp/{ns}/data
+	manifest    bool // .swamp/{ns}/.namespace.json
+	extra       map[string]string
 }
 
 // build writes the migFixture into a fresh repo directory and returns it.
@@ -109,7 +112,7 @@ func (f migFixture) buildAt(t testing.TB, dir string) {
 		if err := os.MkdirAll(filepath.Join(dir, ".swamp", "data"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, ".swamp", "data", "_catalog.db"), migCatalogBytes(t, f.catalogStamp), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, ".swamp", "data", "_catalog.db"), migCatalogBytes(t, f.catalogStamp, f.alsoStamped...), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -119,8 +122,9 @@ var migCatalogCache sync.Map
 
 // migCatalogBytes is a real catalog (catalog.Open + two items, three rows)
 // whose rows carry stamp, built once per stamp and copied into fixtures.
-func migCatalogBytes(t testing.TB, stamp string) []byte {
-	if b, ok := migCatalogCache.Load(stamp); ok {
+func migCatalogBytes(t testing.TB, stamp string, also ...string) []byte {
+	cacheKey := strings.Join(append([]string{stamp}, also...), "\x00")
+	if b, ok := migCatalogCache.Load(cacheKey); ok {
 		return b.([]byte)
 	}
 	path := filepath.Join(t.TempDir(), "_catalog.db")
@@ -133,7 +137,13 @@ func migCatalogBytes(t testing.TB, stamp string) []byte {
 			Version: v, ModelName: model, ContentType: "text/plain", Lifetime: "infinite", OwnerType: "model-method",
 			CreatedAt: fmt.Sprintf("2026-08-01T12:00:0%d.000Z", v), Tags: "{}"}
 	}
-	if err := c.UpsertVersions(migCtx, []catalog.Row{row("m1", "out", 1), row("m1", "out", 2), row("m2", "log", 1)}); err != nil {
+	rows := []catalog.Row{row("m1", "out", 1), row("m1", "out", 2), row("m2", "log", 1)}
+	for _, ns := range also {
+		r := row("m9", "other", 1)
+		r.Namespace, r.ID = ns, "m9-other-1-"+ns
+		rows = append(rows, r)
+	}
+	if err := c.UpsertVersions(migCtx, rows); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
@@ -146,7 +156,7 @@ func migCatalogBytes(t testing.TB, stamp string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	migCatalogCache.Store(stamp, b)
+	migCatalogCache.Store(cacheKey, b)
 	return b
 }
 

@@ -226,7 +226,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 		OldData: old, OldExists: oldExists, Note: "namespace manifest"})
 
 	in := &journal.Intent{Kind: "namespace-set", Summary: fmt.Sprintf("set namespace %q", slug), Repo: r.Dir, Steps: steps}
-	if _, err := run.execute(ctx, in, nil); err != nil {
+	if _, err := run.execute(ctx, in, nil, nil); err != nil {
 		return nil, err
 	}
 	res := &SetResult{Namespace: slug, DatastorePath: r.Base, PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered,
@@ -270,7 +270,7 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	}
 	in := &journal.Intent{Kind: "namespace-unset", Summary: fmt.Sprintf("unset namespace %q", r.Namespace), Repo: r.Dir,
 		Steps: []journal.Step{yamlStep}}
-	if _, err := run.execute(ctx, in, nil); err != nil {
+	if _, err := run.execute(ctx, in, nil, nil); err != nil {
 		return nil, err
 	}
 	return &UnsetResult{PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered}, run.finish()
@@ -402,10 +402,11 @@ func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string)
 	return nil
 }
 
-// execute journals and runs one intent.
-func (m *nsMutation) execute(ctx context.Context, in *journal.Intent, progress func(int, int)) (*Result, error) {
+// execute journals and runs one intent (live: steps the run performs itself,
+// a restamp prepared ahead).
+func (m *nsMutation) execute(ctx context.Context, in *journal.Intent, progress func(int, int), live LiveApply) (*Result, error) {
 	m.env.Progress = progress
-	res, err := Execute(ctx, m.env, m.j, in, nil)
+	res, err := Execute(ctx, m.env, m.j, in, live)
 	if err != nil && fsx.IsCrash(err) {
 		m.crashed = true
 	}

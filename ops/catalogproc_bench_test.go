@@ -1,0 +1,304 @@
+package ops_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// Whole-process benchmarks on repos with a populated catalog (issue #16):
+// the real binary, built once per run, against a baseline measured in the
+// same run and alternating with it.
+//
+//	go test ./ops/ -run '^$' -bench 'MigrateWithCatalog|OneItemCatalogSize' -benchtime 1x
+//
+// SWAMPJ_BENCH_MIGRATE_VERSIONS (comma-separated) overrides the sizes of
+// BenchmarkMigrateWithCatalog (default 50000,120000); SWAMPJ_BENCH_BIG_ROWS
+// the large catalog of BenchmarkOneItemCatalogSize (default 100000).
+// SWAMPJ_BENCH_BIN runs a prebuilt binary instead (an older build, for a
+// before/after comparison).
+
+var (
+	benchBinOnce sync.Once
+	benchBin     string
+	benchBinErr  error
+)
+
+// swampjBinary builds cmd/swampj once per test binary run.
+func swampjBinary(b *testing.B) string {
+	benchBinOnce.Do(func() {
+		if p := os.Getenv("SWAMPJ_BENCH_BIN"); p != "" {
+			benchBin = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "swampj-bench-bin-")
+		if err != nil {
+			benchBinErr = err
+			return
+		}
+		benchBin = filepath.Join(dir, "swampj")
+		cmd := exec.Command("go", "build", "-o", benchBin, "./cmd/swampj")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if benchBinErr != nil {
+		b.Fatal(benchBinErr)
+	}
+	return benchBin
+}
+
+// procRun runs the binary in dir and returns its wall time. env adds
+// variables; killed reports a process that died of SIGKILL (a kill point).
+func procRun(b *testing.B, dir string, env []string, args ...string) (d time.Duration, out []byte, killed bool) {
+	b.Helper()
+	cmd := exec.Command(swampjBinary(b), append([]string{"--repo", dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	d = time.Since(start)
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return d, stdout.Bytes(), true
+		}
+	}
+	if err != nil {
+		b.Fatalf("swampj %v: %v\n%s%s", args, err, stdout.Bytes(), stderr.Bytes())
+	}
+	return d, stdout.Bytes(), false
+}
+
+// procWalk is the baseline: a bare filepath.WalkDir of the whole .swamp tree.
+func procWalk(b *testing.B, dir string) (time.Duration, int) {
+	start := time.Now()
+	n := 0
+	if err := filepath.WalkDir(filepath.Join(dir, ".swamp"), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			n++
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start), n
+}
+
+// populatedRepo writes a synthetic repo (cmd/mkswamp's generator) of
+// versions versions, 10 per item, with its catalog built by a rebuild.
+func populatedRepo(b *testing.B, dir string, versions int) *repo.Repo {
+	b.Helper()
+	fsys := fsx.Real()
+	items := versions / 10
+	if items < 1 {
+		items = 1
+	}
+	if _, err := gen.Synthetic(fsys, dir, gen.SyntheticOptions{Items: items, Versions: versions / items, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	r, err := repo.Load(fsys, dir, func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true}); err != nil || !rep.Applied {
+		b.Fatalf("building the catalog: %v", err)
+	}
+	return r
+}
+
+// stampCount is the number of catalog rows stamped ns.
+func stampCount(b *testing.B, r *repo.Repo, ns string) int64 {
+	b.Helper()
+	c, err := catalog.Open(csCtx, fsx.Real(), r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.CountStamped(csCtx, ns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkMigrateWithCatalog: `namespace migrate --confirm`, its reverse,
+// `unset --migrate --confirm`, and `recover` of a migration killed at its
+// catalog commit, each as a whole process on a repo whose catalog holds a
+// row per version, against a bare walk of the same tree measured right
+// before each of them. Target (issue #16): every ratio ≤ 1.5, at 50,000 and
+// at 120,000 versions.
+func BenchmarkMigrateWithCatalog(b *testing.B) {
+	sizes := []int{50_000, 120_000}
+	if s := os.Getenv("SWAMPJ_BENCH_MIGRATE_VERSIONS"); s != "" {
+		sizes = nil
+		for _, f := range bytes.Split([]byte(s), []byte(",")) {
+			n, err := strconv.Atoi(string(f))
+			if err != nil || n <= 0 {
+				b.Fatalf("SWAMPJ_BENCH_MIGRATE_VERSIONS=%q", s)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, v := range sizes {
+		b.Run(fmt.Sprintf("versions=%d", v), func(b *testing.B) { benchMigrateWithCatalog(b, v) })
+	}
+}
+
+func benchMigrateWithCatalog(b *testing.B, versions int) {
+	b.StopTimer()
+	dir := filepath.Join(b.TempDir(), "repo")
+	r := populatedRepo(b, dir, versions)
+	procRun(b, dir, nil, "datastore", "namespace", "set", "ns1")
+	if n := stampCount(b, r, ""); n != int64(versions) {
+		b.Fatalf("%d rows stamped \"\", want %d", n, versions)
+	}
+
+	ops := []string{"migrate", "reverse", "unset", "recover"}
+	walks := map[string]time.Duration{}
+	times := map[string]time.Duration{}
+	files := 0
+	// timed measures a walk, then the command, so both meet the same
+	// page cache and the same neighbours.
+	timed := func(op string, env []string, args ...string) []byte {
+		w, n := procWalk(b, dir)
+		files = n
+		b.StartTimer()
+		d, out, killed := procRun(b, dir, env, args...)
+		b.StopTimer()
+		if killed {
+			b.Fatalf("%s: killed", op)
+		}
+		walks[op] += w
+		times[op] += d
+		return out
+	}
+	checkRestamped := func(op string, out []byte) {
+		var res struct {
+			CatalogRestamped bool   `json:"catalogRestamped"`
+			CatalogStale     string `json:"catalogStale"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil || !res.CatalogRestamped || res.CatalogStale != "" {
+			b.Fatalf("%s: catalog not restamped: %v %s", op, err, out)
+		}
+	}
+	procWalk(b, dir) // warm the page cache
+
+	for i := 0; i < b.N; i++ {
+		// migrate, reverse
+		checkRestamped("migrate", timed("migrate", nil, "--json", "datastore", "namespace", "migrate", "--confirm"))
+		if n := stampCount(b, r, "ns1"); n != int64(versions) {
+			b.Fatalf("after migrate: %d rows stamped ns1, want %d", n, versions)
+		}
+		checkRestamped("reverse", timed("reverse", nil, "--json", "datastore", "namespace", "migrate", "--reverse", "--confirm"))
+		if n := stampCount(b, r, ""); n != int64(versions) {
+			b.Fatalf("after reverse: %d rows stamped \"\", want %d", n, versions)
+		}
+
+		// unset --migrate (from migrated data), then set again
+		procRun(b, dir, nil, "datastore", "namespace", "migrate", "--confirm")
+		checkRestamped("unset", timed("unset", nil, "--json", "datastore", "namespace", "unset", "--migrate", "--confirm"))
+		if n := stampCount(b, r, ""); n != int64(versions) {
+			b.Fatalf("after unset --migrate: %d rows stamped \"\", want %d", n, versions)
+		}
+		procRun(b, dir, nil, "datastore", "namespace", "set", "ns1")
+
+		// recover a migration killed right before its catalog commit
+		if _, _, killed := procRun(b, dir, []string{"SWAMPJ_FAILPOINT=failpoint:" + catalog.FailpointRestamp},
+			"datastore", "namespace", "migrate", "--confirm"); !killed {
+			b.Fatal("the migration was not killed at its catalog commit")
+		}
+		timed("recover", nil, "recover")
+		if n := stampCount(b, r, "ns1"); n != int64(versions) {
+			b.Fatalf("after recover: %d rows stamped ns1, want %d", n, versions)
+		}
+		procRun(b, dir, nil, "datastore", "namespace", "migrate", "--reverse", "--confirm")
+	}
+	b.ReportMetric(float64(versions), "versions")
+	b.ReportMetric(float64(files), "files")
+	for _, op := range ops {
+		b.ReportMetric(float64(walks[op].Milliseconds())/float64(b.N), op+"-walk-ms")
+		b.ReportMetric(float64(times[op].Milliseconds())/float64(b.N), op+"-ms")
+		b.ReportMetric(float64(times[op])/float64(walks[op]), op+"/walk")
+	}
+	b.Logf("target: every op/walk ≤ 1.5 (issue #16, target 1)")
+}
+
+// BenchmarkOneItemCatalogSize: `data write` of 4 KiB and `data get` of one
+// item, as whole processes, on a repo whose catalog has 100 rows and on one
+// with 100,000 (cmd/mkswamp's generator), alternating. Target (issue #16,
+// target 2): big/small ≤ 1.2 for both.
+func BenchmarkOneItemCatalogSize(b *testing.B) {
+	b.StopTimer()
+	bigRows := 100_000
+	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_BENCH_BIG_ROWS")); err == nil && n > 0 {
+		bigRows = n
+	}
+	small := filepath.Join(b.TempDir(), "small")
+	big := filepath.Join(b.TempDir(), "big")
+	populatedRepo(b, small, 100)
+	populatedRepo(b, big, bigRows)
+	payload := filepath.Join(b.TempDir(), "payload")
+	if err := os.WriteFile(payload, bytes.Repeat([]byte("swampj-4k-bench\n"), 4096/16), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const addr = "command/shell/bench-model/bench"
+	const perRound = 10
+	var write, get [2]time.Duration
+	for i := 0; i < b.N; i++ {
+		for k := 0; k < perRound; k++ {
+			// Every other round the big repo goes first, so whatever one
+			// command leaves behind (writeback, cache) falls on both alike.
+			order := []int{0, 1}
+			if (i*perRound+k)%2 == 1 {
+				order = []int{1, 0}
+			}
+			dirs := []string{small, big}
+			for _, j := range order {
+				dir := dirs[j]
+				b.StartTimer()
+				d, _, _ := procRun(b, dir, nil, "data", "write", addr, "--file", payload)
+				b.StopTimer()
+				write[j] += d
+			}
+			for _, j := range order {
+				dir := dirs[j]
+				b.StartTimer()
+				d, out, _ := procRun(b, dir, nil, "data", "get", addr)
+				b.StopTimer()
+				if len(out) != 4096 {
+					b.Fatalf("data get returned %d bytes", len(out))
+				}
+				get[j] += d
+			}
+		}
+	}
+	n := float64(b.N * perRound)
+	b.ReportMetric(float64(bigRows), "big-rows")
+	b.ReportMetric(float64(write[0].Microseconds())/n/1000, "write-small-ms")
+	b.ReportMetric(float64(write[1].Microseconds())/n/1000, "write-big-ms")
+	b.ReportMetric(float64(get[0].Microseconds())/n/1000, "get-small-ms")
+	b.ReportMetric(float64(get[1].Microseconds())/n/1000, "get-big-ms")
+	b.ReportMetric(float64(write[1])/float64(write[0]), "write-big/small")
+	b.ReportMetric(float64(get[1])/float64(get[0]), "get-big/small")
+	b.Logf("target: write-big/small and get-big/small ≤ 1.2 (issue #16, target 2)")
+}
