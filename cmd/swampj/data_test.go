@@ -35,19 +35,10 @@ func swampjEnv(t *testing.T, dir string, env []string, stdin []byte, args ...str
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}
+	return runResult(t, cmd)
 }
 
 func mustOK(t *testing.T, r result, what string) result {

@@ -137,16 +137,7 @@ func TestEmptyInputIsRefused(t *testing.T) {
 	run := func(stdin *os.File, args ...string) result {
 		cmd := exec.Command(binary, args...)
 		cmd.Dir, cmd.Stdin = dir, stdin
-		var so, se bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &so, &se
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{code, so.String(), se.String()}
+		return runResult(t, cmd)
 	}
 	for name, r := range map[string]result{
 		"stdin /dev/null": run(devnull, "data", "write", addr, "--json"),
@@ -277,19 +268,10 @@ func TestCatalogOwnedByAnotherUser(t *testing.T) {
 		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", binary}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "HOME="+dir)
-		var so, se bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &so, &se
 		if stdin != nil {
 			cmd.Stdin = bytes.NewReader(stdin)
 		}
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return result{code, so.String(), se.String()}
+		return runResult(t, cmd)
 	}
 	w := asNobody([]byte(`{"v":2}`), "data", "write", addr)
 	if w.code != 0 || !strings.Contains(w.stderr, "catalog could not follow") {

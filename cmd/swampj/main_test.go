@@ -50,11 +50,18 @@ func swampjIn(t *testing.T, dir string, stdin []byte, args ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Dir = dir
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
+	return runResult(t, cmd)
+}
+
+// runResult runs cmd (stdin, dir and environment already set) and returns
+// its exit code and output; a command that cannot be run fails the test.
+func runResult(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -20,16 +19,7 @@ func realSwamp(t *testing.T, dir string, args ...string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Getenv("SWAMP_BIN"), args...)
 	cmd.Dir = dir
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code: code, stdout: so.String(), stderr: se.String()}
+	return runResult(t, cmd)
 }
 
 // TestOwnerWithRealSwamp (issue #9): a swampj write into an item swamp's
