@@ -31,8 +31,19 @@ type CatalogOpener interface {
 type repoCatalog struct {
 	fsys fsx.FS
 	path string
-	mu   sync.Mutex
-	cat  *catalog.Catalog
+	// report: opened in catalog.ModeReport (a dry run observes steps and
+	// never applies them, so nothing is created, converted or moved —
+	// read-only media included).
+	report bool
+	mu     sync.Mutex
+	cat    *catalog.Catalog
+}
+
+// ReportCatalog is RepoCatalog for a dry run: the catalog is opened in
+// catalog.ModeReport, and a schema a read-write open would refuse is
+// refused the same way.
+func ReportCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
+	return &repoCatalog{fsys: orReal(fsys), path: repo.CatalogPathOf(repoDir), report: true}
 }
 
 // RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use, for
@@ -53,9 +64,17 @@ func (r *repoCatalog) Get(ctx context.Context) (*catalog.Catalog, error) {
 	if r.cat != nil {
 		return r.cat, nil
 	}
-	c, err := catalog.Open(ctx, r.fsys, r.path, catalog.Options{NoIntegrityCheck: true})
+	opts := catalog.Options{NoIntegrityCheck: true}
+	if r.report {
+		opts = catalog.Options{Mode: catalog.ModeReport}
+	}
+	c, err := catalog.Open(ctx, r.fsys, r.path, opts)
 	if err != nil {
 		return nil, err
+	}
+	if f := c.Foreign(); f != nil && r.report {
+		_ = c.Close()
+		return nil, f // what a read-write open would refuse
 	}
 	r.cat = c
 	return c, nil
@@ -71,6 +90,10 @@ func (r *repoCatalog) Existing(ctx context.Context) (*catalog.Catalog, bool, err
 		}
 	}
 	c, err := r.Get(ctx)
+	var missing *catalog.MissingError
+	if r.report && errors.As(err, &missing) {
+		return nil, false, nil // a file without the catalog table: no rows yet
+	}
 	return c, err == nil, err
 }
 

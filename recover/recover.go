@@ -153,7 +153,7 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 	defer j.Close()
 	env := &ops.Env{FS: fsys, Catalog: opts.Catalog, SwampLockTimeout: opts.SwampLockTimeout}
 	if env.Catalog == nil {
-		env.Catalog = reportCatalog(fsys, repoDir)
+		env.Catalog = ops.ReportCatalog(fsys, repoDir)
 	}
 	defer env.CloseCatalog()
 	rep.Intents, err = ops.PreviewOpen(ctx, env, j, opts.Rollback)
