@@ -173,36 +173,40 @@ func noStagingLeft(t testing.TB, r *repo.Repo) {
 
 func openWriteIntents(t testing.TB, r *repo.Repo) []*journal.Intent {
 	t.Helper()
+	var open []*journal.Intent
+	withJournal(t, r, func(j *journal.Journal) {
+		var err error
+		if open, err = j.OpenIntents(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return open
+}
+
+// withJournal opens the repo's journal (if there is one) for fn.
+func withJournal(t testing.TB, r *repo.Repo, fn func(*journal.Journal)) {
+	t.Helper()
 	if ok, _ := fsx.Exists(fsx.Real(), r.JournalPath); !ok {
-		return nil
+		return
 	}
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	open, err := j.OpenIntents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return open
+	fn(j)
 }
 
 // catalogStaleMark is the journal's stale-catalog mark (nil: none).
 func catalogStaleMark(t testing.TB, r *repo.Repo) *journal.CatalogStale {
 	t.Helper()
-	if ok, _ := fsx.Exists(fsx.Real(), r.JournalPath); !ok {
-		return nil
-	}
-	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	cs, err := j.CatalogStale()
-	if err != nil {
-		t.Fatal(err)
-	}
+	var cs *journal.CatalogStale
+	withJournal(t, r, func(j *journal.Journal) {
+		var err error
+		if cs, err = j.CatalogStale(); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return cs
 }
 
