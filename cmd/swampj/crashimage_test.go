@@ -196,6 +196,12 @@ func allStopped(pid int) bool {
 // power cut), and return the copy's path, whether swampj had returned with
 // exit 0 before the copy, and how long it ran (when it returned).
 func (c *crashImg) cut(base string, n int, delay time.Duration, args ...string) (img string, returned bool, ran time.Duration) {
+	c.t.Helper()
+	return c.cutIn(base, n, delay, "repo", binary, args...)
+}
+
+// cutIn is cut for any program name run in the mount's directory rel.
+func (c *crashImg) cutIn(base string, n int, delay time.Duration, rel, name string, args ...string) (img string, returned bool, ran time.Duration) {
 	t := c.t
 	t.Helper()
 	live := filepath.Join(c.dir, fmt.Sprintf("live%d.img", n))
@@ -208,8 +214,8 @@ func (c *crashImg) cut(base string, n int, delay time.Duration, args ...string) 
 	if err := c.mount(live, mp); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, args...)
-	cmd.Dir = filepath.Join(mp, "repo")
+	cmd := exec.Command(name, args...)
+	cmd.Dir = filepath.Join(mp, rel)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	started := time.Now()
