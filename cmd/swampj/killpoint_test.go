@@ -84,6 +84,19 @@ func TestKillPointsThenRecover(t *testing.T) {
 			},
 		},
 		{
+			name: "catalog-rebuild",
+			setup: func(t *testing.T) string {
+				dir := writeRepo(t)
+				for _, suf := range []string{"", "-wal", "-shm"} {
+					_ = os.Remove(filepath.Join(dir, ".swamp", "data", "_catalog.db"+suf))
+				}
+				return dir
+			},
+			args:   []string{"catalog", "rebuild", "--confirm"},
+			points: []string{"create:1", "rename:1", "failpoint:catalog", "failpoint:catalog:2"},
+			old:    `{"v":1}`, new: `{"v":1}`,
+		},
+		{
 			name: "unset-migrate",
 			setup: func(t *testing.T) string {
 				dir := writeRepo(t)
