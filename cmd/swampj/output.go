@@ -68,4 +68,3 @@ func (p *printer) debug(format string, args ...any) {
 	}
 	fmt.Fprintln(p.stderr, "swampj: debug: "+msg)
 }
-
