@@ -71,9 +71,9 @@ type ExpectedOptions struct {
 	// Workers is how many items are scanned at once (0: GOMAXPROCS, at
 	// least 2, at most 8). The result does not depend on it.
 	Workers int
-	// Progress, if set, is called with the number of items scanned so far.
-	// It is called from one goroutine at a time and must not block.
-	Progress func(items int)
+	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
+	// "verifying checksums"): items scanned so far (total unknown).
+	Progress Progress
 }
 
 // Problem is a store.Problem as reports carry it.
@@ -268,6 +268,11 @@ func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedO
 	var firstErr error
 	var perItem [][]catalog.Row
 	total := 0
+	phase := "scanning"
+	if opts.VerifyChecksum {
+		phase = "verifying checksums"
+	}
+	opts.Progress.emit(phase, 0, 0, "items")
 	for out := range order {
 		s := <-out
 		if s.err != nil {
@@ -280,8 +285,8 @@ func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedO
 		e.merge(s)
 		perItem = append(perItem, s.rows)
 		total += len(s.rows)
-		if opts.Progress != nil {
-			opts.Progress(e.Items)
+		if opts.Progress != nil && int64(e.Items)%8 == 0 {
+			opts.Progress.emit(phase, int64(e.Items), 0, "items")
 		}
 	}
 	wg.Wait()
@@ -427,7 +432,7 @@ type CatalogOptions struct {
 	// VerifyChecksum, Workers and Progress are passed to ExpectedRows.
 	VerifyChecksum bool
 	Workers        int
-	Progress       func(items int)
+	Progress       Progress
 	// Warn receives warnings (a journal moved aside).
 	Warn func(string)
 }

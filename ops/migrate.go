@@ -77,8 +77,10 @@ type MigrateOptions struct {
 	// SwampLockTimeout bounds the wait for swamp's global datastore lock and
 	// for live per-model locks (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	SwampLockTimeout time.Duration
-	// Progress, if set, is called after each executed step.
-	Progress func(done, total int)
+	// Progress, if set, receives the run's phases: "planning" (files
+	// walked), "moving" (steps applied of the plan's steps) and, before the
+	// catalog commit, "restamping catalog".
+	Progress Progress
 	// Command is recorded as the lock holder and in the intent.
 	Command []string
 	// Catalog serves the catalog steps (nil: the repo's own catalog).
@@ -381,7 +383,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	// Recovery finishes or undoes a migration only under swamp's global
 	// lock, as the migration itself runs.
 	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps, Locks: []string{global.Path()}}
-	exec, err := run.execute(ctx, in, opts.Progress, live)
+	exec, err := run.execute(ctx, in, migrateStepProgress(opts.Progress, plan.steps), live)
 	ahead.abandon()
 	if err != nil {
 		if run.crashed || in.ID == 0 {
@@ -581,6 +583,7 @@ func rerunCommand(opts MigrateOptions) string {
 
 // migrationPlanner walks the two sides and collects the plan.
 type migrationPlanner struct {
+	progress    Progress
 	ctx         context.Context
 	fsys        fsx.FS
 	r           *repo.Repo
@@ -613,7 +616,8 @@ type countedTree struct {
 // own catalog handle for a confirmed run, which the restamp step reuses).
 func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows stampRows) (*migrationPlan, error) {
 	fsys := opts.FS
-	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rows: rows,
+	opts.Progress.emit("planning", 0, 0, "files")
+	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, progress: opts.Progress, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rows: rows,
 		plan: &migrationPlan{ns: r.Namespace, base: r.Base, reverse: opts.Reverse, unset: opts.Unset}}
 	nsDir := filepath.Join(r.Base, r.Namespace)
 	nsExists, err := topLevelDir(fsys, r.Base, nsDir)
@@ -658,6 +662,23 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows 
 		return nil, err
 	}
 	return p.plan, nil
+}
+
+// migrateStepProgress reports the executor's steps as "moving", and the
+// catalog steps (the restamp, whose commit is one long step) as
+// "restamping catalog" before they run.
+func migrateStepProgress(p Progress, steps []journal.Step) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	p.emit("moving", 0, int64(len(steps)), "steps")
+	return func(done, total int) {
+		if done < len(steps) && steps[done].Kind == KindCatalog {
+			p.emit("restamping catalog", 0, 0, "")
+			return
+		}
+		p.emit("moving", int64(done), int64(total), "steps")
+	}
 }
 
 // migrationSubdirs is what a run looks at. Reverse: all 15 default
@@ -1068,7 +1089,8 @@ func (p *migrationPlanner) count() error {
 	for i, c := range p.counted {
 		paths[i] = c.path
 	}
-	files, bytes, locks, err := countTrees(p.ctx, p.fsys, paths)
+	walked := &counter{p: p.progress, phase: "planning", unit: "files"}
+	files, bytes, locks, err := countTrees(p.ctx, p.fsys, paths, walked)
 	if err != nil {
 		return err
 	}
@@ -1088,7 +1110,7 @@ const modelLockName = ".lock"
 // symlinks, and lists the files named like a per-model lock on the way.
 // Directories are spread over a few goroutines: it is the only walk a plan
 // makes of data it moves whole, and on a large datastore it dominates.
-func countTrees(ctx context.Context, fsys fsx.FS, roots []string) (files, bytes []int64, locks []string, err error) {
+func countTrees(ctx context.Context, fsys fsx.FS, roots []string, walked *counter) (files, bytes []int64, locks []string, err error) {
 	files, bytes = make([]int64, len(roots)), make([]int64, len(roots))
 	var firstErr atomic.Pointer[error]
 	fail := func(e error) { firstErr.CompareAndSwap(nil, &e) }
@@ -1137,6 +1159,7 @@ func countTrees(ctx context.Context, fsys fsx.FS, roots []string) (files, bytes 
 		}
 		atomic.AddInt64(&files[i], n)
 		atomic.AddInt64(&bytes[i], size)
+		walked.add(n)
 	}
 	for i, root := range roots {
 		fi, err := fsys.Lstat(root)

@@ -62,6 +62,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swampj/swampj/catalog"
@@ -183,6 +184,9 @@ type DoctorOptions struct {
 	Command []string
 	// Warn receives warnings (a journal moved aside, a lock not released).
 	Warn func(string)
+	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
+	// "verifying checksums"): items scanned of the items walked so far.
+	Progress Progress
 	// Only, when not nil, limits the check to these data-name directories
 	// (ChangedItems after a command): other items, their catalog rows,
 	// staging leftovers, run records and catalog copies elsewhere are not
@@ -720,6 +724,13 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if fsx.Concurrent(fsys) {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	var walkedN atomic.Int64
+	phase := "scanning"
+	if o.VerifyChecksum {
+		phase = "verifying checksums"
+	}
+	o.Progress.emit(phase, 0, 0, "items")
+	scannedN := &counter{p: o.Progress, phase: phase, unit: "items", every: 8, total: walkedN.Load}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -732,6 +743,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 				mu.Lock()
 				scans[i] = scanned{st, err}
 				mu.Unlock()
+				scannedN.add(1)
 			}
 		}()
 	}
@@ -744,11 +756,13 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		scans = append(scans, scanned{})
 		i := len(walked) - 1
 		mu.Unlock()
+		walkedN.Add(1)
 		jobs <- i
 		return nil
 	})
 	close(jobs)
 	wg.Wait()
+	o.Progress.emit(phase, scannedN.n.Load(), walkedN.Load(), "items")
 	for i, it := range walked {
 		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true

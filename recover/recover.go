@@ -35,6 +35,9 @@ type Options struct {
 	Command []string
 	// Warn receives warnings (a damaged journal moved aside).
 	Warn func(string)
+	// Progress, if set, receives "recovering": steps of the intent being
+	// finished or undone.
+	Progress ops.Progress
 }
 
 // Report is what Run found and did.

@@ -64,6 +64,7 @@ func catalogOptions(e *env, c *cli.Context) ops.CatalogOptions {
 		Command:        e.command(),
 		VerifyChecksum: c.Bool("verify-checksums"),
 		Warn:           e.out.warn,
+		Progress:       e.out.progress(),
 	}
 }
 
@@ -74,6 +75,7 @@ func runCatalogVerify(c *cli.Context) error {
 		return err
 	}
 	rep, err := ops.VerifyCatalog(c.Context, e.fs, r, catalogOptions(e, c))
+	e.out.endProgress()
 	if err != nil {
 		return err
 	}
@@ -104,6 +106,7 @@ func runCatalogRebuild(c *cli.Context) error {
 		return err
 	}
 	rep, err := ops.RebuildCatalog(c.Context, e.fs, r, catalogOptions(e, c))
+	e.out.endProgress()
 	if err != nil {
 		return err
 	}

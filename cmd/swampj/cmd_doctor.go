@@ -53,7 +53,9 @@ func runDoctor(c *cli.Context) error {
 		VerifyChecksum: c.Bool("verify-checksums"),
 		Command:        e.command(),
 		Warn:           e.out.warn,
+		Progress:       e.out.progress(),
 	})
+	e.out.endProgress()
 	if rep != nil {
 		for _, w := range rep.Warnings {
 			e.out.warn(w)

@@ -137,7 +137,8 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 		return err
 	}
 	opts.FS, opts.LockTimeout, opts.Command = e.fs, e.lockTO, e.command()
-	opts.Progress = e.out.progress("migrating")
+	opts.Progress = e.out.progress()
+	defer e.out.endProgress()
 	res, err := ops.Migrate(c.Context, r, opts)
 	var failed *ops.MigrateFailedError
 	var unfinished *ops.UnfinishedIntentError

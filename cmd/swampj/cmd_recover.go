@@ -37,7 +37,9 @@ func runRecover(c *cli.Context) error {
 		LockTimeout: e.lockTO,
 		Command:     e.command(),
 		Warn:        e.out.warn,
+		Progress:    e.out.progress(),
 	})
+	e.out.endProgress()
 	if err != nil {
 		if rep != nil && len(rep.Intents) > 0 && e.json {
 			_ = e.out.result(rep, func(io.Writer) {})

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
-	"time"
 )
 
 // printer is the one way commands talk to the user: results on stdout (text,
@@ -15,13 +15,14 @@ type printer struct {
 	json, quiet    bool
 	verbose        bool
 	tty            bool
+	noColor        bool
 	mu             sync.Mutex
-	lastProgress   time.Time
-	progressShown  bool
+	bar            *progressLine
 }
 
 func newPrinter(stdout, stderr io.Writer, asJSON, quiet bool) *printer {
-	return &printer{stdout: stdout, stderr: stderr, json: asJSON, quiet: quiet, tty: isTerminal(stderr)}
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return &printer{stdout: stdout, stderr: stderr, json: asJSON, quiet: quiet, tty: isTerminal(stderr), noColor: noColor}
 }
 
 // result prints v as JSON under --json, else calls text.
@@ -66,32 +67,4 @@ func (p *printer) debug(format string, args ...any) {
 		return
 	}
 	fmt.Fprintln(p.stderr, "swampj: debug: "+msg)
-}
-
-// progress draws "label done/total" on stderr, at most 10 times a second,
-// only when stderr is a terminal and neither --json nor --quiet is set.
-func (p *printer) progress(label string) func(done, total int) {
-	if p.json || p.quiet || !p.tty {
-		return nil
-	}
-	return func(done, total int) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		now := time.Now()
-		if done != total && now.Sub(p.lastProgress) < 100*time.Millisecond {
-			return
-		}
-		p.lastProgress = now
-		p.progressShown = true
-		fmt.Fprintf(p.stderr, "\r%s %d/%d", label, done, total)
-	}
-}
-
-func (p *printer) endProgress() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.progressShown {
-		fmt.Fprint(p.stderr, "\r\033[K")
-		p.progressShown = false
-	}
 }

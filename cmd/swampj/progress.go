@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swampj/swampj/ops"
+)
+
+// progressTick is how often the progress line is redrawn: on a clock of its
+// own, so a long single step (the restamp's commit) still shows time going.
+const progressTick = 250 * time.Millisecond
+
+// progressLine is the one line of progress on stderr: the latest event the
+// library reported, redrawn by a ticker as
+// "{phase} {done}/{total} {unit} ({rate}/s, {elapsed})".
+type progressLine struct {
+	p       *printer
+	mu      sync.Mutex // guards the fields below (events come from workers)
+	ev      ops.ProgressEvent
+	start   time.Time // first event
+	phaseAt time.Time // first event of the current phase
+	width   int       // characters of the last line drawn
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// progress returns the callback a command passes to the library, or nil
+// when no progress is shown (stderr not a terminal, --json, --quiet). The
+// ticker starts at the first event; endProgress stops it and clears the
+// line (result, warn, and every command that passes a callback defers it).
+func (p *printer) progress() ops.Progress {
+	if p.json || p.quiet || !p.tty {
+		return nil
+	}
+	return func(ev ops.ProgressEvent) {
+		p.mu.Lock()
+		b := p.bar
+		if b == nil {
+			now := time.Now()
+			b = &progressLine{p: p, start: now, phaseAt: now, stop: make(chan struct{}), done: make(chan struct{})}
+			p.bar = b
+			go b.run()
+		}
+		p.mu.Unlock()
+		b.mu.Lock()
+		if ev.Phase != b.ev.Phase {
+			b.phaseAt = time.Now()
+		}
+		b.ev = ev
+		b.mu.Unlock()
+	}
+}
+
+func (b *progressLine) run() {
+	defer close(b.done)
+	t := time.NewTicker(progressTick)
+	defer t.Stop()
+	b.draw()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.draw()
+		}
+	}
+}
+
+func (b *progressLine) draw() {
+	b.mu.Lock()
+	line := b.format(time.Now())
+	phase := b.ev.Phase
+	prev := b.width
+	b.width = len(line)
+	b.mu.Unlock()
+	if b.p.noColor {
+		pad := ""
+		if prev > len(line) {
+			pad = strings.Repeat(" ", prev-len(line))
+		}
+		fmt.Fprint(b.p.stderr, "\r"+line+pad)
+		return
+	}
+	fmt.Fprint(b.p.stderr, "\r\033[1m"+phase+"\033[0m"+line[len(phase):]+"\033[K")
+}
+
+// format renders the line (b.mu held).
+func (b *progressLine) format(now time.Time) string {
+	ev := b.ev
+	var s strings.Builder
+	s.WriteString(ev.Phase)
+	if ev.Unit != "" || ev.Done > 0 {
+		fmt.Fprintf(&s, " %d", ev.Done)
+		if ev.Total > 0 {
+			fmt.Fprintf(&s, "/%d", ev.Total)
+		}
+		if ev.Unit != "" {
+			s.WriteString(" " + ev.Unit)
+		}
+		rate := 0.0
+		if d := now.Sub(b.phaseAt).Seconds(); d > 0 {
+			rate = float64(ev.Done) / d
+		}
+		fmt.Fprintf(&s, " (%s/s, %s)", formatRate(rate), now.Sub(b.start).Truncate(100*time.Millisecond))
+	} else {
+		fmt.Fprintf(&s, " (%s)", now.Sub(b.start).Truncate(100*time.Millisecond))
+	}
+	return s.String()
+}
+
+func formatRate(r float64) string {
+	switch {
+	case r >= 10000:
+		return fmt.Sprintf("%.0fk", r/1000)
+	case r >= 100:
+		return fmt.Sprintf("%.0f", r)
+	default:
+		return fmt.Sprintf("%.1f", r)
+	}
+}
+
+// endProgress stops the ticker and clears the line. A later event starts
+// it again (a warning in the middle of a run).
+func (p *printer) endProgress() {
+	p.mu.Lock()
+	b := p.bar
+	p.bar = nil
+	p.mu.Unlock()
+	if b == nil {
+		return
+	}
+	close(b.stop)
+	<-b.done
+	if p.noColor {
+		fmt.Fprint(p.stderr, "\r"+strings.Repeat(" ", b.width)+"\r")
+		return
+	}
+	fmt.Fprint(p.stderr, "\r\033[K")
+}

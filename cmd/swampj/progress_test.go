@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/fsx"
+)
+
+// ptyRun runs the binary with stderr on a pseudo-terminal (util-linux
+// script) and stdout in a file; it returns stdout, and the chunks written
+// to the terminal with the time each arrived.
+type ptyChunk struct {
+	at   time.Time
+	text string
+}
+
+func ptyRun(t *testing.T, dir string, env []string, args ...string) (stdout string, chunks []ptyChunk, start, end time.Time) {
+	t.Helper()
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) for a pseudo-terminal")
+	}
+	outFile := filepath.Join(t.TempDir(), "stdout")
+	quoted := []string{shellQuote(binary)}
+	for _, a := range args {
+		quoted = append(quoted, shellQuote(a))
+	}
+	line := strings.Join(quoted, " ") + " >" + shellQuote(outFile) + " </dev/null"
+	cmd := exec.Command("script", "-qfec", line, "/dev/null")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(pipe)
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			chunks = append(chunks, ptyChunk{time.Now(), string(buf[:n])})
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	end = time.Now()
+	b, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), chunks, start, end
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func progressRepo(t *testing.T, items int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if _, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: items, Versions: 3, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "catalog rebuild")
+	return dir
+}
+
+var csiRE = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
+var progressLineRE = regexp.MustCompile(`([a-z][a-z ]+) (\d+)(/(\d+))? ([a-z]+) \(([0-9.k]+)/s, ([0-9.]+m?s)\)`)
+
+// checkProgress asserts that the terminal saw progress lines of the wanted
+// phases with numbers, and no silence longer than 2 s between redraws.
+func checkProgress(t *testing.T, chunks []ptyChunk, start, end time.Time, phases ...string) {
+	t.Helper()
+	var all strings.Builder
+	last := start
+	for _, c := range chunks {
+		if gap := c.at.Sub(last); gap > 2*time.Second {
+			t.Errorf("%s of silence on the terminal before %q", gap, c.text)
+		}
+		last = c.at
+		all.WriteString(c.text)
+	}
+	if gap := end.Sub(last); gap > 2*time.Second {
+		t.Errorf("%s of silence on the terminal before the exit", gap)
+	}
+	seen := map[string]bool{}
+	plain := csiRE.ReplaceAllString(all.String(), "")
+	for _, m := range progressLineRE.FindAllStringSubmatch(plain, -1) {
+		seen[m[1]] = true
+	}
+	for _, ph := range phases {
+		if !seen[ph] {
+			t.Errorf("no %q progress line on the terminal; saw %v in %q", ph, seen, lastOf(all.String(), 600))
+		}
+	}
+	if !strings.HasSuffix(strings.TrimRight(all.String(), " "), "\r") && !strings.HasSuffix(all.String(), "\033[K") {
+		t.Errorf("the progress line is not cleared at the end: %q", lastOf(all.String(), 200))
+	}
+	t.Logf("%d chunks over %s; phases %v; terminal: %q", len(chunks), end.Sub(start), seen, lastOf(plain, 400))
+}
+
+func lastOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func TestProgressMigrationOnTerminal(t *testing.T) {
+	dir := progressRepo(t, 3000) // 3,000 items x 3 versions: ~21,000 files
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "namespace set")
+	stdout, chunks, start, end := ptyRun(t, dir, []string{"NO_COLOR=1"}, "datastore", "namespace", "migrate", "--confirm")
+	if strings.Contains(stdout, "\r") {
+		t.Errorf("progress on stdout: %q", lastOf(stdout, 200))
+	}
+	checkProgress(t, chunks, start, end, "planning")
+	for _, c := range chunks {
+		if strings.Contains(c.text, "\033") {
+			t.Fatalf("an escape sequence under NO_COLOR: %q", c.text)
+		}
+	}
+}
+
+func TestProgressDoctorChecksumsOnTerminal(t *testing.T) {
+	dir := progressRepo(t, 3000)
+	_, chunks, start, end := ptyRun(t, dir, nil, "doctor", "--verify-checksums")
+	checkProgress(t, chunks, start, end, "verifying checksums")
+}
+
+func TestProgressJSONIsOneDocumentAndNoProgress(t *testing.T) {
+	dir := progressRepo(t, 1000)
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "namespace set")
+	stdout, chunks, _, _ := ptyRun(t, dir, nil, "--json", "datastore", "namespace", "migrate", "--confirm")
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v: %q", err, lastOf(stdout, 300))
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON document on stdout: %q", lastOf(stdout, 300))
+	}
+	var term bytes.Buffer
+	for _, c := range chunks {
+		term.WriteString(c.text)
+	}
+	if strings.Contains(term.String(), "\r") && progressLineRE.MatchString(term.String()) {
+		t.Errorf("progress under --json: %q", lastOf(term.String(), 300))
+	}
+}

@@ -1,0 +1,68 @@
+package ops
+
+import "sync/atomic"
+
+// ProgressEvent is one report of how far a long operation is: the phase it
+// is in ("planning", "moving", "restamping catalog", "scanning",
+// "verifying checksums", "recovering"), Done of Total (0: unknown) counted
+// in Unit ("files", "items", "steps"; "" for a phase with no count).
+type ProgressEvent struct {
+	Phase string
+	Done  int64
+	Total int64
+	Unit  string
+}
+
+// Progress receives ProgressEvents. It may be called from several
+// goroutines at once and must not block; callers keep the rate of calls
+// low (a walk reports every few hundred entries), and a renderer that
+// redraws on a clock of its own only stores the latest event.
+type Progress func(ProgressEvent)
+
+// progressEvery is how many entries a walk counts between two reports.
+const progressEvery = 256
+
+// emit calls p when it is set.
+func (p Progress) emit(phase string, done, total int64, unit string) {
+	if p != nil {
+		p(ProgressEvent{Phase: phase, Done: done, Total: total, Unit: unit})
+	}
+}
+
+// counter counts entries of a walk (atomically: walks run on workers) and
+// reports every progressEvery of them.
+type counter struct {
+	n     atomic.Int64
+	p     Progress
+	phase string
+	unit  string
+	total func() int64
+	every int64 // entries between reports (0: progressEvery)
+}
+
+func (c *counter) add(k int64) {
+	if c == nil || c.p == nil {
+		return
+	}
+	n := c.n.Add(k)
+	every := c.every
+	if every <= 0 {
+		every = progressEvery
+	}
+	if n/every != (n-k)/every {
+		var t int64
+		if c.total != nil {
+			t = c.total()
+		}
+		c.p.emit(c.phase, n, t, c.unit)
+	}
+}
+
+// StepProgress maps the executor's per-step callback (Env.Progress) to
+// events of phase, counted in steps.
+func StepProgress(p Progress, phase string) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	return func(done, total int) { p.emit(phase, int64(done), int64(total), "steps") }
+}
