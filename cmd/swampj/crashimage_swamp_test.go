@@ -98,12 +98,13 @@ func TestCrashImageSwampRuns(t *testing.T) {
 		img, _, _ := c.cutIn(base, 300+i, delay, "swamprepo", bin, run...)
 		r, mp := c.open(img, i)
 		sr := filepath.Join(r, "..", "swamprepo")
-		// A reboot takes longer than swamp's create-then-write window of a
-		// lock file (5 s): age the files the cut left, rather than wait,
-		// so the doctor judges a torn lock as it would after a real boot.
+		// A reboot takes longer than the doctor's 5 s window for files that
+		// may still be being written (a lock between create and write, a
+		// run record): age the files the cut left, rather than wait, so the
+		// doctor judges them as it would after a real boot.
 		past := time.Now().Add(-time.Minute)
 		_ = filepath.WalkDir(filepath.Join(sr, ".swamp"), func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".lock") {
+			if err == nil && !d.IsDir() {
 				_ = os.Chtimes(p, past, past)
 			}
 			return nil
