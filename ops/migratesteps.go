@@ -40,18 +40,9 @@ func init() {
 	register(KindMove, kind{Observe: observeMove, Apply: applyMove, Undo: undoMove})
 	register(KindMoveMkdir, kind{Observe: observeMkdir, Apply: applyMkdir, Undo: removeDirWithDebris})
 	register(KindMoveRmdir, kind{
-		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
-			o, detail, err := observeMkdir(ctx, env, s)
-			switch o {
-			case Done:
-				return NotDone, detail, err
-			case NotDone:
-				return Done, detail, err
-			}
-			return o, detail, err
-		},
-		Apply: removeDirWithDebris,
-		Undo:  applyMkdir,
+		Observe: observeRmdir,
+		Apply:   removeDirWithDebris,
+		Undo:    applyMkdir,
 	})
 }
 

@@ -90,21 +90,25 @@ func Describe(s *journal.Step) string {
 	}
 }
 
+// observeRmdir is a directory removal: observeMkdir with done and not
+// done swapped (a removed directory is the mkdir's before-state).
+func observeRmdir(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+	o, detail, err := observeMkdir(ctx, env, s)
+	switch o {
+	case Done:
+		return NotDone, detail, err
+	case NotDone:
+		return Done, detail, err
+	}
+	return o, detail, err
+}
+
 func init() {
 	register(KindMkdir, kind{Observe: observeMkdir, Apply: applyMkdir, Undo: undoMkdir})
 	register(KindRmdir, kind{
-		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
-			o, detail, err := observeMkdir(ctx, env, s)
-			switch o {
-			case Done:
-				return NotDone, detail, err
-			case NotDone:
-				return Done, detail, err
-			}
-			return o, detail, err
-		},
-		Apply: undoMkdir,
-		Undo:  applyMkdir,
+		Observe: observeRmdir,
+		Apply:   undoMkdir,
+		Undo:    applyMkdir,
 	})
 	register(KindRename, kind{Observe: observeRename, Apply: applyRename, Undo: undoRename})
 	register(KindWrite, kind{Observe: observeWrite, Apply: applyWrite, Undo: undoWrite})
