@@ -3,35 +3,14 @@ package catalog_test
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 )
-
-// roMount bind-mounts dir read-only and returns the mount point, or skips
-// with a notice where that is not possible (not root, no mount).
-func roMount(t *testing.T, dir string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a read-only bind mount; skipped")
-	}
-	mp := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(mp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "--bind", dir, mp).CombinedOutput(); err != nil {
-		t.Skipf("mount --bind unavailable (%v: %s); skipped", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", mp).Run() })
-	if out, err := exec.Command("mount", "-o", "remount,bind,ro", mp).CombinedOutput(); err != nil {
-		t.Skipf("read-only remount unavailable (%v: %s); skipped", err, out)
-	}
-	return mp
-}
 
 // populated writes two rows and closes cleanly (no -wal, no -shm), then,
 // with hot, deletes one in a transaction left in the -wal (a crash image:
@@ -78,7 +57,7 @@ func populated(t *testing.T, hot, keepShm bool) string {
 
 func reportOn(t *testing.T, path string) (*catalog.Catalog, error) {
 	t.Helper()
-	mp := roMount(t, filepath.Dir(path))
+	mp := fsxtest.ReadOnlyMount(t, filepath.Dir(path))
 	return catalog.Open(ctx, fsx.Real(), filepath.Join(mp, filepath.Base(path)), catalog.Options{Mode: catalog.ModeReport})
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,28 +11,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 )
-
-// roMount bind-mounts dir read-only and returns the mount point, or skips
-// with a notice where that is not possible (not root, no mount).
-func roMount(t *testing.T, dir string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a read-only bind mount; skipped")
-	}
-	mp := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(mp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("mount", "--bind", dir, mp).CombinedOutput(); err != nil {
-		t.Skipf("mount --bind unavailable (%v: %s); skipped", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", mp).Run() })
-	if out, err := exec.Command("mount", "-o", "remount,bind,ro", mp).CombinedOutput(); err != nil {
-		t.Skipf("read-only remount unavailable (%v: %s); skipped", err, out)
-	}
-	return mp
-}
 
 func names(t *testing.T, dir string) string {
 	t.Helper()
@@ -58,7 +37,7 @@ func TestOpenReadOnlyOnReadOnlyMedia(t *testing.T) {
 	j.Abandon() // a crash: the holder record is left too
 	before, _ := os.ReadFile(path)
 	list := names(t, dir)
-	mp := roMount(t, dir)
+	mp := fsxtest.ReadOnlyMount(t, dir)
 	rpath := filepath.Join(mp, "_journal.db")
 
 	// Writing is refused as media, not damage, and nothing is moved.
