@@ -2,7 +2,8 @@ package meta
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/swampj/swampj/ops/jsfmt"
 )
 
 // NormalizeType turns a model type into the relative directory path swamp
@@ -14,7 +15,7 @@ import (
 // "normalization resulted in empty string").
 func NormalizeType(s string) string {
 	s = strings.TrimFunc(s, jsIsSpace)
-	s = jsToLower(s)
+	s = jsfmt.ToLower(s)
 	s = strings.ReplaceAll(s, "::", "/")
 	s = replaceSpaceRuns(s)
 	s = strings.ReplaceAll(s, ".", "/")
@@ -53,65 +54,4 @@ func jsIsSpace(r rune) bool {
 		return true
 	}
 	return 0x2000 <= r && r <= 0x200a
-}
-
-// jsToLower is String.prototype.toLowerCase: Go's per-rune mapping plus
-// the two SpecialCasing rules JavaScript applies without a locale — İ → i̇,
-// and Σ → ς at the end of a word (Final_Sigma). Unicode version differences
-// between Go and the JavaScript engine aside, the results agree.
-func jsToLower(s string) string {
-	if !strings.ContainsAny(s, "\u0130\u03a3") {
-		return strings.Map(unicode.ToLower, s)
-	}
-	runes := []rune(s)
-	var b strings.Builder
-	for i, r := range runes {
-		switch {
-		case r == 0x130:
-			b.WriteString("i\u0307")
-		case r == 0x3a3 && isFinalSigma(runes, i):
-			b.WriteRune(0x3c2)
-		default:
-			b.WriteRune(unicode.ToLower(r))
-		}
-	}
-	return b.String()
-}
-
-// isFinalSigma is Unicode's Final_Sigma condition for runes[i]: a cased
-// letter before it (skipping case-ignorables) and none after it.
-func isFinalSigma(runes []rune, i int) bool {
-	before := false
-	for j := i - 1; j >= 0; j-- {
-		if isCaseIgnorable(runes[j]) {
-			continue
-		}
-		before = isCased(runes[j])
-		break
-	}
-	if !before {
-		return false
-	}
-	for j := i + 1; j < len(runes); j++ {
-		if isCaseIgnorable(runes[j]) {
-			continue
-		}
-		return !isCased(runes[j])
-	}
-	return true
-}
-
-func isCased(r rune) bool {
-	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
-}
-
-// isCaseIgnorable is Unicode's Case_Ignorable: Mn, Me, Cf, Lm, Sk and the
-// Word_Break classes MidLetter, MidNumLet and Single_Quote.
-func isCaseIgnorable(r rune) bool {
-	switch r {
-	case '\'', '.', ':', 0xb7, 0x387, 0x55f, 0x5f4, 0x2018, 0x2019, 0x2024, 0x2027,
-		0xfe13, 0xfe52, 0xfe55, 0xff07, 0xff0e, 0xff1a:
-		return true
-	}
-	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/swampj/swampj/ops/jsfmt"
 )
 
 // The checks below are swamp's zod schema DataMetadataSchema
@@ -114,7 +116,7 @@ func ValidateDataName(name string) error {
 	if err := validateNameRules(name); err != nil {
 		return err
 	}
-	if jsToLower(name) == "latest" {
+	if jsfmt.ToLower(name) == "latest" {
 		return invalid("name", "%q is reserved (it is the name of the latest-version pointer file)", name)
 	}
 	return nil
