@@ -3,6 +3,7 @@ package ops_test
 import (
 	"context"
 	"errors"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,7 +83,7 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 		t.Fatalf("journal.Open(nil): %v", err)
 	}
 	defer j.Close()
-	if _, err := ops.RecoverOpen(ctx, &ops.Env{}, j, false); err != nil {
+	if _, err := ops.RecoverOpen(ctx, &engine.Env{}, j, false); err != nil {
 		t.Fatalf("RecoverOpen with a nil Env.FS: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"strconv"
 	"strings"
 	"time"
@@ -65,8 +66,8 @@ type StepView struct {
 // rollback is set or the intent was already being rolled back. It stops at
 // the first intent that cannot be completed — later intents may depend on
 // it — and returns the outcomes so far with that error.
-func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
-	env = env.orRealFS()
+func RecoverOpen(ctx context.Context, env *engine.Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	env = env.OrRealFS()
 	open, err := j.OpenIntents()
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 // same model (its lock, left by a process that died, is stale and taken
 // over). Locks the caller holds, or that the process named by
 // SWAMP_LOCK_HOLDER_PID holds and lent to this one, are not taken again.
-func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
+func driveLocked(ctx context.Context, env *engine.Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*engine.Result, error) {
 	timeout := env.SwampLockTimeout
 	if timeout <= 0 {
 		timeout = lock.TimeoutFromEnv(nil)
@@ -138,13 +139,13 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 	}
 	ctx, stopWatch := watchModelLocks(ctx, held)
 	defer stopWatch()
-	return Drive(ctx, env, j, in, dir, nil)
+	return engine.Drive(ctx, env, j, in, dir, nil)
 }
 
 // waitNoOtherModelLocks waits (bounded) until no live per-model lock is
 // held but those the caller holds itself (env.HeldLocks: a write that
 // finishes interrupted intents before its own) or the lender lent.
-func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lender int, timeout time.Duration) error {
+func waitNoOtherModelLocks(ctx context.Context, env *engine.Env, base, ns string, lender int, timeout time.Duration) error {
 	start := time.Now()
 	for {
 		live, err := lock.LiveModelLocks(env.FS, base, ns, time.Now(), lender)
@@ -175,8 +176,8 @@ func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lende
 
 // PreviewOpen observes every step of every open intent without changing
 // anything, for recover --dry-run.
-func PreviewOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
-	env = env.orRealFS()
+func PreviewOpen(ctx context.Context, env *engine.Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	env = env.OrRealFS()
 	open, err := j.OpenIntents()
 	if err != nil {
 		return nil, err
@@ -190,8 +191,8 @@ func PreviewOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		}
 		for i := range in.Steps {
 			s := &in.Steps[i]
-			v := StepView{Index: i + 1, Description: Describe(s)}
-			k, err := kindOf(s)
+			v := StepView{Index: i + 1, Description: engine.Describe(s)}
+			k, err := engine.KindOf(s)
 			if err != nil {
 				v.Observed, v.Detail = "unknown", err.Error()
 			} else {
@@ -216,7 +217,7 @@ func outcome(in *journal.Intent) IntentOutcome {
 // IsConflict reports whether err is a step conflict (the disk matches no
 // state the journal can explain).
 func IsConflict(err error) bool {
-	var ce *ConflictError
+	var ce *engine.ConflictError
 	return errors.As(err, &ce)
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func (bl *baseline) write(payload []byte) error {
 type library struct {
 	r   *repo.Repo
 	j   *journal.Journal
-	cat ops.CatalogOpener
+	cat engine.CatalogOpener
 }
 
 func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
@@ -130,7 +131,7 @@ func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &library{r: r, j: j, cat: ops.RepoCatalog(fsys, r.Dir)}
+	l := &library{r: r, j: j, cat: engine.RepoCatalog(fsys, r.Dir)}
 	b.Cleanup(func() { l.cat.Close(); j.Close() })
 	return l
 }

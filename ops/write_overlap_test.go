@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,13 +27,13 @@ import (
 // again under the lock, a write that lost the race is planned again, and a
 // lock that cannot be had leaves the item and the journal as they were.
 
-func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, CatalogOpener) {
+func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, engine.CatalogOpener) {
 	t.Helper()
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := RepoCatalog(fsx.Real(), r.Dir)
+	cat := engine.RepoCatalog(fsx.Real(), r.Dir)
 	t.Cleanup(func() { cat.Close(); j.Close() })
 	return j, cat
 }
@@ -203,7 +204,7 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 	if err := os.WriteFile(filepath.Join(itemDir, "latest"), []byte("2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir)}
+	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir)}
 	defer env.CloseCatalog()
 	cat, err := env.Catalog.Get(context.Background())
 	if err != nil {
@@ -300,7 +301,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
 	if _, err := RecoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout while swamp holds the model, got %v", err)
@@ -369,7 +370,7 @@ func TestRecoverUsesALentLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
 	outs, err := RecoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
