@@ -3,7 +3,6 @@ package ops_test
 import (
 	"context"
 	"errors"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,8 +82,8 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 		t.Fatalf("journal.Open(nil): %v", err)
 	}
 	defer j.Close()
-	if _, err := ops.RecoverOpen(ctx, &engine.Env{}, j, false); err != nil {
-		t.Fatalf("RecoverOpen with a nil Env.FS: %v", err)
+	if _, err := ops.Recover(ctx, j, ops.RecoverOptions{Repo: r.Dir}); err != nil {
+		t.Fatalf("Recover with a nil FS: %v", err)
 	}
 }
 

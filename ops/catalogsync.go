@@ -569,7 +569,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 		}
 		defer j.Close()
 		if len(open) > 0 {
-			return nil, NewOpenIntentsError(open, "rebuild the catalog")
+			return nil, newOpenIntentsError(open, "rebuild the catalog")
 		}
 		return verifyLocked(ctx, fsys, r, opts, rep)
 	}
@@ -579,7 +579,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	}
 	defer j.Close()
 	if len(open) > 0 {
-		return nil, NewOpenIntentsError(open, "rebuild the catalog")
+		return nil, newOpenIntentsError(open, "rebuild the catalog")
 	}
 
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite})

@@ -23,7 +23,7 @@ package ops
 // locked and repaired in the same run. That intent holds only the journal
 // lock (never waiting on a model lock while holding it, the order every
 // swampj writer keeps), and each move re-reads the file first and refuses
-// if it changed or is no longer dead (KindQuarantineLock).
+// if it changed or is no longer dead (kindQuarantineLock).
 
 import (
 	"context"
@@ -53,13 +53,13 @@ const (
 	DoctorJournalHolderStale DoctorCode = "journal_holder_stale"
 )
 
-// KindQuarantineLock moves a dead lock file Path to To. OldData is the
+// kindQuarantineLock moves a dead lock file Path to To. OldData is the
 // content it was judged dead with; the move happens only while the file
 // still holds those bytes and is still dead (lock.StillDead).
-const KindQuarantineLock = "quarantine-lock"
+const kindQuarantineLock = "quarantine-lock"
 
 func init() {
-	engine.Register(KindQuarantineLock, engine.Kind{Observe: observeQuarantineLock, Apply: applyQuarantineLock, Undo: undoQuarantineLock})
+	engine.Register(kindQuarantineLock, engine.Kind{Observe: observeQuarantineLock, Apply: applyQuarantineLock, Undo: undoQuarantineLock})
 }
 
 func observeQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
@@ -256,7 +256,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 		return nil, nil, 0, "", err
 	}
 	if len(open) > 0 {
-		return nil, nil, 0, "", NewOpenIntentsError(open, "run the doctor again")
+		return nil, nil, 0, "", newOpenIntentsError(open, "run the doctor again")
 	}
 	s := &doctorSurvey{fsys: fsys, r: r, o: o}
 	if err := s.chooseQuarantine(); err != nil {
@@ -280,7 +280,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 			for _, d := range missing {
 				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create a quarantine directory"})
 			}
-			steps = append(steps, journal.Step{Kind: KindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
+			steps = append(steps, journal.Step{Kind: kindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
 				Note: "move a dead lock file into quarantine"})
 			moves = append(moves, m.DoctorMove)
 		}

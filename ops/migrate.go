@@ -85,7 +85,7 @@ type MigrateOptions struct {
 	// Command is recorded as the lock holder and in the intent.
 	Command []string
 	// Catalog serves the catalog steps (nil: the repo's own catalog).
-	Catalog engine.CatalogOpener
+	Catalog *CatalogHandle
 	// Getenv looks up SWAMP_LOCK_TIMEOUT_MS, SWAMP_LOCK_HOLDER_PID and
 	// SWAMP_DATASTORE (nil: the process environment).
 	Getenv func(string) string
@@ -316,7 +316,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		crashed = fsx.IsCrash(err)
 		return nil, err
 	}
-	cat := opts.Catalog
+	cat := opts.Catalog.get()
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
@@ -937,7 +937,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		if old, ok, err := readIfExists(p.fsys, manifest); err != nil {
 			return err
 		} else if ok {
-			tail = append(tail, RemoveFileStep(manifest, old, "namespace manifest"))
+			tail = append(tail, removeFileStep(manifest, old, "namespace manifest"))
 			removesManifest = true
 		}
 	}
@@ -1359,7 +1359,7 @@ func predictDirFsyncs(steps []journal.Step) int {
 		case engine.KindRmdir, engine.KindMoveRmdir:
 			mark(filepath.Dir(s.Path))
 			removed[s.Path] = true
-		case engine.KindDropDup, KindRemoveFile:
+		case engine.KindDropDup, kindRemoveFile:
 			mark(filepath.Dir(s.Path))
 		case engine.KindWrite:
 			d := filepath.Dir(s.Path)

@@ -29,20 +29,20 @@ import (
 	"github.com/swampj/swampj/ops/swampyaml"
 )
 
-// KindRemoveFile removes the small file Path whose whole content is OldData
+// kindRemoveFile removes the small file Path whose whole content is OldData
 // (a namespace manifest). Done when the file is absent; not done while it
 // still holds OldData; anything else is a conflict, because the file changed
 // since the plan was made. Undo writes OldData back durably through the
 // temp name Temp fixed at plan time.
-const KindRemoveFile = "remove-file"
+const kindRemoveFile = "remove-file"
 
 func init() {
-	engine.Register(KindRemoveFile, engine.Kind{Observe: observeRemoveFile, Apply: applyRemoveFile, Undo: undoRemoveFile})
+	engine.Register(kindRemoveFile, engine.Kind{Observe: observeRemoveFile, Apply: applyRemoveFile, Undo: undoRemoveFile})
 }
 
-// RemoveFileStep builds a remove-file step for path, which holds old now.
-func RemoveFileStep(path string, old []byte, note string) journal.Step {
-	return journal.Step{Kind: KindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
+// removeFileStep builds a remove-file step for path, which holds old now.
+func removeFileStep(path string, old []byte, note string) journal.Step {
+	return journal.Step{Kind: kindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
 }
 
 func observeRemoveFile(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
@@ -98,7 +98,7 @@ type NamespaceOptions struct {
 	Command []string
 	// Catalog serves catalog steps of open intents finished first (nil: the
 	// repo's own catalog).
-	Catalog engine.CatalogOpener
+	Catalog *CatalogHandle
 	// Getenv looks up SWAMP_DATASTORE when the configuration is reloaded
 	// after open intents were finished (nil: the process environment).
 	Getenv func(string) string
@@ -172,7 +172,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog, opts.Getenv)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog, opts.Getenv)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +382,7 @@ func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string)
 		return err
 	}
 	if len(open) > 0 {
-		outs, err := RecoverOpen(ctx, m.env, m.j, false)
+		outs, err := recoverOpen(ctx, m.env, m.j, false)
 		m.recovered = outs
 		if err != nil {
 			m.crashed = fsx.IsCrash(err)

@@ -78,11 +78,11 @@ import (
 // IntentKindRepair is the journal kind of a doctor repair.
 const IntentKindRepair = "repair"
 
-// KindRepairCatalog is the catalog step of a repair: the rows of some items
+// kindRepairCatalog is the catalog step of a repair: the rows of some items
 // go from Before (as found) to After (rows of quarantined versions removed,
 // latest flags per the readable versions). Its Path is the catalog file;
 // while no catalog exists the step does nothing and never creates one.
-const KindRepairCatalog = "repair-catalog"
+const kindRepairCatalog = "repair-catalog"
 
 // DoctorCode names a kind of finding. Codes are stable: scripts read them.
 type DoctorCode string
@@ -374,7 +374,7 @@ func doctorFinishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 		return err
 	}
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir)}
-	outs, rerr := RecoverOpen(ctx, env, j, false)
+	outs, rerr := recoverOpen(ctx, env, j, false)
 	env.CloseCatalog()
 	for _, out := range outs {
 		o.Warn(out.Sentence() + ", before the repair")
@@ -493,7 +493,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 		held[p] = l
 		order = append(order, l)
 	}
-	ctx, stopWatch := watchModelLocks(ctx, order)
+	ctx, stopWatch := lock.WatchLost(ctx, order)
 	defer stopWatch()
 
 	// 2. The journal (swampj's repo lock); nothing may be open.
@@ -1518,7 +1518,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		if err != nil {
 			return nil, err
 		}
-		in.Steps = append(in.Steps, journal.Step{Kind: KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
+		in.Steps = append(in.Steps, journal.Step{Kind: kindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
 			Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", items)})
 	}
 	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
@@ -1680,7 +1680,7 @@ func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit)
 // refused is the report and error of a confirmed repair refused because
 // intents are open.
 func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
-	e := NewOpenIntentsError(open, "run the doctor again")
+	e := newOpenIntentsError(open, "run the doctor again")
 	rep := s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
 	for i := range rep.Findings {
 		if rep.Findings[i].Status == DoctorSkipped {

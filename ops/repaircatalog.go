@@ -46,7 +46,7 @@ func (it *doctorCatalogItem) known(v int64) bool {
 }
 
 func init() {
-	engine.Register(KindRepairCatalog, engine.Kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog, Derived: true})
+	engine.Register(kindRepairCatalog, engine.Kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog, Derived: true})
 }
 
 func decodeDoctorChange(s *journal.Step) (*doctorCatalogChange, error) {

@@ -87,7 +87,7 @@ import (
 // IntentKindVersionWrite is the journal kind of a versioned write.
 const IntentKindVersionWrite = "version-write"
 
-// KindCatalogPublish is the catalog step of a versioned write: the
+// kindCatalogPublish is the catalog step of a versioned write: the
 // upsert-versions change of CatalogStep, except that a row journaled with
 // Size < 0 (a stream whose size was unknown at plan time) is completed from
 // the published version's metadata.yaml before it is written, so recovery
@@ -95,7 +95,7 @@ const IntentKindVersionWrite = "version-write"
 // catalog step's.
 //
 // To is the data root the rows' versions live under.
-const KindCatalogPublish = "catalog-publish"
+const kindCatalogPublish = "catalog-publish"
 
 // stagePrefix starts every staging directory; swamp's readers skip it (no
 // digits first, G3) and so does store.Walk (".swampj-").
@@ -173,7 +173,7 @@ type WriteOptions struct {
 	// the journal (0: journal.DefaultLockTimeout).
 	JournalLockTimeout time.Duration
 	// Catalog opens the catalog (nil: the repo's own, closed on return).
-	Catalog engine.CatalogOpener
+	Catalog *CatalogHandle
 	// LockTimeout bounds the wait for swamp's per-model lock
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	LockTimeout time.Duration
@@ -336,7 +336,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 	}
 
-	env := &engine.Env{FS: fsys, Catalog: o.Catalog}
+	env := &engine.Env{FS: fsys, Catalog: o.Catalog.get()}
 	if env.Catalog == nil {
 		env.Catalog = engine.RepoCatalog(fsys, r.Dir)
 		defer env.CloseCatalog()
@@ -355,11 +355,11 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	// 3. swamp's per-model locks, in path order (no deadlock between two
 	// swampj writers of overlapping models).
 	locks, err := lockWriteModels(ctx, fsys, r, ps, o)
-	defer releaseModelLocks(locks, o.Warn)
+	defer lock.ReleaseAll(locks, o.Warn)
 	if err != nil {
 		return nil, err
 	}
-	ctx, stopWatch := watchModelLocks(ctx, locks)
+	ctx, stopWatch := lock.WatchLost(ctx, locks)
 	defer stopWatch()
 
 	// 4. The journal (the repo's swampj lock).
@@ -389,7 +389,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		for _, l := range locks {
 			env.HeldLocks[l.Path()] = true
 		}
-		outs, err := RecoverOpen(ctx, env, j, false)
+		outs, err := recoverOpen(ctx, env, j, false)
 		for _, out := range outs {
 			o.Warn(out.Sentence() + ", before this write")
 		}
@@ -452,7 +452,7 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 		o.recorded()
 	}
 	h := <-got
-	defer releaseModelLocks(h.locks, o.Warn) // before a fallback takes them again
+	defer lock.ReleaseAll(h.locks, o.Warn) // before a fallback takes them again
 	// abandon closes the journaled plan as rolled back without observing
 	// the disk: no step of it ran, which this process knows for certain,
 	// while the disk may meanwhile hold what others did (a version of the
@@ -482,7 +482,7 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 	case recordErr != nil:
 		return nil, fmt.Errorf("recording the write in the journal: %w", recordErr), true
 	}
-	ctx, stopWatch := watchModelLocks(ctx, h.locks)
+	ctx, stopWatch := lock.WatchLost(ctx, h.locks)
 	defer stopWatch()
 
 	same, err := stillPlanned(fsys, r, items)
@@ -808,7 +808,7 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		if free {
 			return held, checkUnderModelLocks(fsys, r, ps)
 		}
-		releaseModelLocks(held, o.Warn) // a structural command started: let it run first
+		lock.ReleaseAll(held, o.Warn) // a structural command started: let it run first
 		if time.Now().After(deadline) {
 			return nil, lock.WaitFree(ctx, fsys, global, time.Millisecond, lender)
 		}
@@ -908,34 +908,6 @@ func modelLockPaths(r *repo.Repo, ps []*pendingVersion) []string {
 	return paths
 }
 
-func releaseModelLocks(locks []*lock.Lock, warn func(string)) {
-	for i := len(locks) - 1; i >= 0; i-- {
-		if err := locks[i].Release(); err != nil && !fsx.IsCrash(err) {
-			warn(fmt.Sprintf("releasing %s: %v", locks[i].Path(), err))
-		}
-	}
-}
-
-// watchModelLocks cancels the returned context when a lock is taken over, so the
-// write stops (and rolls back) instead of finishing unprotected.
-func watchModelLocks(ctx context.Context, locks []*lock.Lock) (context.Context, func()) {
-	if len(locks) == 0 {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	for _, l := range locks {
-		go func(l *lock.Lock) {
-			select {
-			case <-l.Lost():
-				cancel(fmt.Errorf("swamp's model lock %s was lost: %w", l.Path(), l.LostErr()))
-			case <-done:
-			}
-		}(l)
-	}
-	return ctx, func() { close(done); cancel(nil) }
-}
-
 // planWrite allocates version numbers and builds the intent.
 // With readOnly (before the locks are held) it refuses, with errNeedsLock,
 // whatever would change the disk.
@@ -1032,7 +1004,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
 		if !p.known {
-			row.Size = -1 // completed from the published metadata (KindCatalogPublish)
+			row.Size = -1 // completed from the published metadata (kindCatalogPublish)
 		}
 		rows = append(rows, row)
 	}
@@ -1061,7 +1033,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 	}
 	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
 		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = KindCatalogPublish, r.CatalogPath, r.DataRoot
+	cs.Kind, cs.Path, cs.To = kindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 	return in, live, items, nil
 }
@@ -1241,7 +1213,7 @@ func (c cancelableReader) Read(b []byte) (int, error) {
 // ---- catalog-publish
 
 func init() {
-	engine.Register(KindCatalogPublish, engine.Kind{
+	engine.Register(kindCatalogPublish, engine.Kind{
 		Observe: func(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 			return engine.Kinds[engine.KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
 		},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -27,13 +28,13 @@ import (
 // again under the lock, a write that lost the race is planned again, and a
 // lock that cannot be had leaves the item and the journal as they were.
 
-func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, engine.CatalogOpener) {
+func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, *CatalogHandle) {
 	t.Helper()
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := engine.RepoCatalog(fsx.Real(), r.Dir)
+	cat := OpenCatalog(fsx.Real(), r.Dir)
 	t.Cleanup(func() { cat.Close(); j.Close() })
 	return j, cat
 }
@@ -224,13 +225,13 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	if _, err := RecoverOpen(context.Background(), env, j, false); err == nil {
+	if _, err := recoverOpen(context.Background(), env, j, false); err == nil {
 		t.Fatal("recovering forward over swamp's version 2 must stop with a conflict")
 	}
 	if after := viewItem(t, r, a); !sameView(before, after) {
 		t.Fatalf("forward recovery changed the item:\nbefore %v\nafter  %v", before, after)
 	}
-	outs, err := RecoverOpen(context.Background(), env, j, true)
+	outs, err := recoverOpen(context.Background(), env, j, true)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusRolledBack {
 		t.Fatalf("rollback: %+v, %v", outs, err)
 	}
@@ -303,7 +304,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 	defer j.Close()
 	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
-	if _, err := RecoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
+	if _, err := recoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout while swamp holds the model, got %v", err)
 	}
 	if after := viewItem(t, r, a); !sameView(before, after) {
@@ -319,7 +320,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 	if err := os.Remove(lockPath); err != nil { // swamp is done
 		t.Fatal(err)
 	}
-	outs, err := RecoverOpen(context.Background(), env, j, false)
+	outs, err := recoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
 		t.Fatalf("recovery after the lock is free: %+v, %v", outs, err)
 	}
@@ -372,7 +373,7 @@ func TestRecoverUsesALentLock(t *testing.T) {
 	defer j.Close()
 	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
-	outs, err := RecoverOpen(context.Background(), env, j, false)
+	outs, err := recoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
 		t.Fatalf("recovery under a lent lock: %+v, %v", outs, err)
 	}

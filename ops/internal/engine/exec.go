@@ -121,6 +121,17 @@ func (e *StepError) Error() string {
 }
 func (e *StepError) Unwrap() error { return e.Err }
 
+// Is makes every StepError match ErrStepFailed.
+func (e *StepError) Is(target error) bool { return target == ErrStepFailed }
+
+// Error classes of the executor's errors (errors.Is); ops re-exports them.
+var (
+	// ErrConflict is matched by every *ConflictError.
+	ErrConflict = errors.New("the disk matches neither the state before nor after a step")
+	// ErrStepFailed is matched by every *StepError.
+	ErrStepFailed = errors.New("a step failed")
+)
+
 // ConflictError says the disk matches neither the before nor the after state
 // of a step, so swampj will not guess. The intent stays open.
 type ConflictError struct {
@@ -135,6 +146,9 @@ func (e *ConflictError) Error() string {
 		"Nothing more was changed; inspect these paths, then finish the intent or roll it back",
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
 }
+
+// Is makes every ConflictError match ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
 // Execute journals a new intent (one synced commit) and runs it forward.
 // On failure the intent stays open for recovery or a re-run.
