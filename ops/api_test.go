@@ -82,8 +82,8 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 		t.Fatalf("journal.Open(nil): %v", err)
 	}
 	defer j.Close()
-	if _, err := ops.RecoverOpen(ctx, &ops.Env{}, j, false); err != nil {
-		t.Fatalf("RecoverOpen with a nil Env.FS: %v", err)
+	if _, err := ops.Recover(ctx, j, ops.RecoverOptions{Repo: r.Dir}); err != nil {
+		t.Fatalf("Recover with a nil FS: %v", err)
 	}
 }
 

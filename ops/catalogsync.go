@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -568,7 +569,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 		}
 		defer j.Close()
 		if len(open) > 0 {
-			return nil, NewOpenIntentsError(open, "rebuild the catalog")
+			return nil, newOpenIntentsError(open, "rebuild the catalog")
 		}
 		return verifyLocked(ctx, fsys, r, opts, rep)
 	}
@@ -578,7 +579,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	}
 	defer j.Close()
 	if len(open) > 0 {
-		return nil, NewOpenIntentsError(open, "rebuild the catalog")
+		return nil, newOpenIntentsError(open, "rebuild the catalog")
 	}
 
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite})
@@ -757,7 +758,7 @@ func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
 // disk in one transaction, as a confirmed rebuild does; a catalog with rows,
 // a populated one, or none at all is left alone. The caller holds the
 // journal lock, and no data is mid-change. It reports whether it built.
-func buildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat CatalogOpener) (bool, error) {
+func buildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat engine.CatalogOpener) (bool, error) {
 	if unmigratedData(fsys, r) != "" {
 		return false, nil // the rows would describe data that is about to move
 	}

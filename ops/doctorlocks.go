@@ -23,13 +23,14 @@ package ops
 // locked and repaired in the same run. That intent holds only the journal
 // lock (never waiting on a model lock while holding it, the order every
 // swampj writer keeps), and each move re-reads the file first and refuses
-// if it changed or is no longer dead (KindQuarantineLock).
+// if it changed or is no longer dead (kindQuarantineLock).
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,34 +53,34 @@ const (
 	DoctorJournalHolderStale DoctorCode = "journal_holder_stale"
 )
 
-// KindQuarantineLock moves a dead lock file Path to To. OldData is the
+// kindQuarantineLock moves a dead lock file Path to To. OldData is the
 // content it was judged dead with; the move happens only while the file
 // still holds those bytes and is still dead (lock.StillDead).
-const KindQuarantineLock = "quarantine-lock"
+const kindQuarantineLock = "quarantine-lock"
 
 func init() {
-	register(KindQuarantineLock, kind{Observe: observeQuarantineLock, Apply: applyQuarantineLock, Undo: undoQuarantineLock})
+	engine.Register(kindQuarantineLock, engine.Kind{Observe: observeQuarantineLock, Apply: applyQuarantineLock, Undo: undoQuarantineLock})
 }
 
-func observeQuarantineLock(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	from, err := fsx.Exists(env.FS, s.Path)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	to, err := fsx.Exists(env.FS, s.To)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	switch {
 	case to:
 		// Moved. A file at Path too is a lock someone took since: theirs.
-		return Done, "", nil
+		return engine.Done, "", nil
 	case from:
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	default:
 		// Gone without our move: released or taken over and released by
 		// its owner; there is nothing left to move or to put back.
-		return Done, "", nil
+		return engine.Done, "", nil
 	}
 }
 
@@ -91,7 +92,7 @@ func (e *LockChangedError) Error() string {
 	return fmt.Sprintf("did not move lock %s: %s; someone may hold it now, so it is left in place. Run the doctor again", e.Path, e.Detail)
 }
 
-func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	ok, detail, err := lock.StillDead(env.FS, s.Path, s.OldData, time.Now())
 	if err != nil {
 		return err
@@ -106,7 +107,7 @@ func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty)
 	return nil
 }
 
-func undoQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if ok, err := fsx.Exists(env.FS, s.To); err != nil || !ok {
 		return err
 	}
@@ -255,7 +256,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 		return nil, nil, 0, "", err
 	}
 	if len(open) > 0 {
-		return nil, nil, 0, "", NewOpenIntentsError(open, "run the doctor again")
+		return nil, nil, 0, "", newOpenIntentsError(open, "run the doctor again")
 	}
 	s := &doctorSurvey{fsys: fsys, r: r, o: o}
 	if err := s.chooseQuarantine(); err != nil {
@@ -271,15 +272,15 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 	var steps []journal.Step
 	for _, u := range s.units {
 		for _, m := range u.lockMoves {
-			missing, err := MissingDirs(fsys, filepath.Dir(m.To), planned)
+			missing, err := engine.MissingDirs(fsys, filepath.Dir(m.To), planned)
 			if err != nil {
 				crashed = fsx.IsCrash(err)
 				return nil, nil, 0, "", err
 			}
 			for _, d := range missing {
-				in.Steps = append(in.Steps, journal.Step{Kind: KindMkdir, Path: d, Note: "create a quarantine directory"})
+				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create a quarantine directory"})
 			}
-			steps = append(steps, journal.Step{Kind: KindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
+			steps = append(steps, journal.Step{Kind: kindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
 				Note: "move a dead lock file into quarantine"})
 			moves = append(moves, m.DoctorMove)
 		}
@@ -289,14 +290,14 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 		return fixed, nil, 0, "", nil
 	}
 	if len(in.Steps) > 0 {
-		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the quarantine directories durable"})
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine directories durable"})
 	}
 	in.Steps = append(in.Steps, steps...)
-	in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the moves durable"})
+	in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the moves durable"})
 	in.Summary = fmt.Sprintf("doctor: move %d dead lock file(s) into quarantine", len(steps))
 
-	env := &Env{FS: fsys}
-	if _, err := Execute(ctx, env, j, in, nil); err != nil {
+	env := &engine.Env{FS: fsys}
+	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
 		if fsx.IsCrash(err) {
 			crashed = true
 			return nil, nil, 0, "", err
@@ -305,7 +306,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 			return nil, nil, 0, "", fmt.Errorf("recording the lock repair in the journal: %w", err)
 		}
 		re := &DoctorRepairError{IntentID: in.ID, Err: err}
-		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
 		if fsx.IsCrash(rerr) {
 			crashed = true
 			return nil, nil, 0, "", rerr

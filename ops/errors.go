@@ -2,6 +2,7 @@ package ops
 
 import (
 	"github.com/swampj/swampj"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -15,4 +16,14 @@ var (
 	// ErrNotARepo: no .swamp.yaml at or above the directory given. It is
 	// repo.ErrNotARepo.
 	ErrNotARepo = repo.ErrNotARepo
+	// ErrConflict: a step of the operation found the disk in neither the
+	// state before it nor the state after it — something else changed
+	// those paths — so swampj stopped rather than guess. Nothing more was
+	// changed and the operation's intent stays open: once the paths are
+	// settled, recovery finishes or rolls it back.
+	ErrConflict = engine.ErrConflict
+	// ErrStepFailed: a step of the operation failed (the error wraps the
+	// cause: ENOSPC, EIO, ...). Its intent stays open for recovery, which
+	// finishes or rolls it back.
+	ErrStepFailed = engine.ErrStepFailed
 )

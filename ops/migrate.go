@@ -41,6 +41,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ type MigrateOptions struct {
 	// Command is recorded as the lock holder and in the intent.
 	Command []string
 	// Catalog serves the catalog steps (nil: the repo's own catalog).
-	Catalog CatalogOpener
+	Catalog *CatalogHandle
 	// Getenv looks up SWAMP_LOCK_TIMEOUT_MS, SWAMP_LOCK_HOLDER_PID and
 	// SWAMP_DATASTORE (nil: the process environment).
 	Getenv func(string) string
@@ -315,11 +316,11 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		crashed = fsx.IsCrash(err)
 		return nil, err
 	}
-	cat := opts.Catalog
+	cat := opts.Catalog.get()
 	if cat == nil {
-		cat = RepoCatalog(fsys, r.Dir)
+		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	run := &nsMutation{fsys: fsys, j: j, env: &Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}}, repo: r}
+	run := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}}, repo: r}
 	defer func() {
 		crashed = crashed || run.crashed
 		run.close()
@@ -360,14 +361,14 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	// The set-based restamp's statements run while the plan walks the tree
 	// (on the real disk); its step only commits them (restampAhead).
 	from, to := migrationStamps(r, opts)
-	ahead := startRestampAhead(ctx, run.env, r.Dir, from, to)
-	defer ahead.abandon()
-	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rows, ahead.abandon)
+	ahead := engine.StartRestampAhead(ctx, run.env, r.Dir, from, to)
+	defer ahead.Abandon()
+	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rows, ahead.Abandon)
 	if err != nil {
 		run.crashed = fsx.IsCrash(err)
 		return nil, err
 	}
-	live := ahead.liveApply(plan.steps)
+	live := ahead.LiveApply(plan.steps)
 	res := &MigrateResult{Preview: plan.preview(true)}
 	done := &MigrateCompleted{Namespace: r.Namespace, DatastorePath: r.Base, Reverse: opts.Reverse,
 		MigratedDirectories: []string{}, Warnings: plan.warnings, Recovered: run.recovered}
@@ -384,7 +385,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	// lock, as the migration itself runs.
 	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps, Locks: []string{global.Path()}}
 	exec, err := run.execute(ctx, in, migrateStepProgress(opts.Progress, plan.steps), live)
-	ahead.abandon()
+	ahead.Abandon()
 	if err != nil {
 		if run.crashed || in.ID == 0 {
 			return nil, err // a crash, or nothing was journaled (and so nothing done)
@@ -543,8 +544,8 @@ func (p *migrationPlan) preview(confirm bool) *MigratePreview {
 // are fully on the other side, which one failed.
 func (p *migrationPlan) failure(id uint64, err error, opts MigrateOptions) error {
 	failedAt := -1
-	var se *StepError
-	var ce *ConflictError
+	var se *engine.StepError
+	var ce *engine.ConflictError
 	switch {
 	case errors.As(err, &se):
 		failedAt = se.Index
@@ -650,10 +651,10 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows 
 		return nil, err
 	}
 	if len(p.plan.steps) > 0 {
-		p.add("", journal.Step{Kind: KindBarrier, Note: "make every rename durable: one fsync per parent directory"})
+		p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make every rename durable: one fsync per parent directory"})
 	}
 	for _, e := range p.emptied {
-		p.add(e.subdir, journal.Step{Kind: KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
+		p.add(e.subdir, journal.Step{Kind: engine.KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
 	}
 	if err := p.planQuarantine(); err != nil {
 		return nil, err
@@ -673,7 +674,7 @@ func migrateStepProgress(p Progress, steps []journal.Step) func(done, total int)
 	}
 	p.emit("moving", 0, int64(len(steps)), "steps")
 	return func(done, total int) {
-		if done < len(steps) && steps[done].Kind == KindCatalog {
+		if done < len(steps) && steps[done].Kind == engine.KindCatalog {
 			p.emit("restamping catalog", 0, 0, "")
 			return
 		}
@@ -724,7 +725,7 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 	if p.nsMkdir != "" && subdir != "" {
 		mkdir := p.nsMkdir
 		p.nsMkdir = ""
-		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
+		p.add(subdir, journal.Step{Kind: engine.KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
 	}
 	// A move into a directory this plan created waits until that
 	// directory's own entry is durable: otherwise a power cut may keep the
@@ -732,15 +733,15 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 	// (ALICE's omission of one un-fsynced operation; found by
 	// TestMigrateALICECrashStates).
 	switch s.Kind {
-	case KindMkdir, KindMoveMkdir:
+	case engine.KindMkdir, engine.KindMoveMkdir:
 		p.newDirs = append(p.newDirs, s.Path)
-	case KindBarrier:
+	case engine.KindBarrier:
 		p.newDirs = nil
-	case KindMove, KindRename:
+	case engine.KindMove, engine.KindRename:
 		for _, d := range p.newDirs {
 			if to := filepath.Dir(s.To); to == d || strings.HasPrefix(to, d+string(filepath.Separator)) {
 				p.newDirs = nil
-				p.plan.steps = append(p.plan.steps, journal.Step{Kind: KindBarrier, Note: "make the new directories durable before moving into them"})
+				p.plan.steps = append(p.plan.steps, journal.Step{Kind: engine.KindBarrier, Note: "make the new directories durable before moving into them"})
 				p.plan.stepSubdir = append(p.plan.stepSubdir, subdir)
 				break
 			}
@@ -830,14 +831,14 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 		// A destination that is a file is not merged into: the rename is
 		// planned and fails at run time, leaving the intent open for a
 		// re-run once the obstacle is gone.
-		p.add(subdir, journal.Step{Kind: KindMove, Path: src, To: dst, Note: subdir})
+		p.add(subdir, journal.Step{Kind: engine.KindMove, Path: src, To: dst, Note: subdir})
 		p.counted = append(p.counted, countedTree{move, src})
 		p.gone[subdir] = true
 	case len(movable) > 0:
-		p.add(subdir, journal.Step{Kind: KindMoveMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
+		p.add(subdir, journal.Step{Kind: engine.KindMoveMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
 		for _, e := range movable {
 			from := filepath.Join(src, e.Name())
-			p.add(subdir, journal.Step{Kind: KindMove, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
+			p.add(subdir, journal.Step{Kind: engine.KindMove, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 		}
 	}
@@ -872,7 +873,7 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 		}
 		toInfo, err := p.fsys.Lstat(to)
 		if errors.Is(err, fs.ErrNotExist) {
-			p.add(p.subdir, journal.Step{Kind: KindMove, Path: from, To: to, Note: p.subdir})
+			p.add(p.subdir, journal.Step{Kind: engine.KindMove, Path: from, To: to, Note: p.subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 			continue
 		}
@@ -897,7 +898,7 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 				p.collisions = append(p.collisions, p.subdir+"/"+relPath)
 				continue
 			}
-			p.add(p.subdir, journal.Step{Kind: KindDropDup, Path: from, To: to, Note: p.subdir,
+			p.add(p.subdir, journal.Step{Kind: engine.KindDropDup, Path: from, To: to, Note: p.subdir,
 				Files: []journal.FileExpect{{Name: name, Size: fromInfo.Size(), SHA256: sum}}})
 			p.plan.moves[move].FileCount++
 			p.plan.moves[move].TotalBytes += fromInfo.Size()
@@ -936,7 +937,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		if old, ok, err := readIfExists(p.fsys, manifest); err != nil {
 			return err
 		} else if ok {
-			tail = append(tail, RemoveFileStep(manifest, old, "namespace manifest"))
+			tail = append(tail, removeFileStep(manifest, old, "namespace manifest"))
 			removesManifest = true
 		}
 	}
@@ -950,11 +951,11 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		// stamp before the run.
 		if n := p.rows.count(from); n > 0 {
 			if p.rows.count(to) == 0 {
-				tail = append(tail, MoveStampStep(from, to, n))
+				tail = append(tail, engine.MoveStampStep(from, to, n))
 				p.plan.restamps = true
 			} else if keys := p.rows.keys(from); len(keys) > 0 {
-				tail = append(tail, CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
-					CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
+				tail = append(tail, engine.CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
+					engine.CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
 				p.plan.restamps = true
 			}
 		}
@@ -965,7 +966,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 			return err
 		}
 		if empty {
-			tail = append(tail, journal.Step{Kind: KindMoveRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
+			tail = append(tail, journal.Step{Kind: engine.KindMoveRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
 		}
 	}
 	for _, s := range tail {
@@ -1040,17 +1041,17 @@ func (p *migrationPlanner) planQuarantine() error {
 		return nil
 	}
 	q := p.quarantineDir()
-	dirs, err := MissingDirs(p.fsys, q, nil)
+	dirs, err := engine.MissingDirs(p.fsys, q, nil)
 	if err != nil {
 		return err
 	}
 	for _, d := range dirs {
-		p.add("data", journal.Step{Kind: KindMoveMkdir, Path: d, Note: "quarantine for swamp's catalog copies"})
+		p.add("data", journal.Step{Kind: engine.KindMoveMkdir, Path: d, Note: "quarantine for swamp's catalog copies"})
 	}
 	for _, c := range p.copies {
-		p.add("data", journal.Step{Kind: KindMove, Path: c, To: filepath.Join(q, filepath.Base(c)), Note: "catalog copy to quarantine"})
+		p.add("data", journal.Step{Kind: engine.KindMove, Path: c, To: filepath.Join(q, filepath.Base(c)), Note: "catalog copy to quarantine"})
 	}
-	p.add("", journal.Step{Kind: KindBarrier, Note: "make the quarantine moves durable"})
+	p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine moves durable"})
 	return nil
 }
 
@@ -1283,7 +1284,7 @@ func previewStampRows(ctx context.Context, fsys fsx.FS, path string) stampRows {
 				return nil
 			}
 			defer c.Close()
-			keys, _ := itemKeys(ctx, c, ns)
+			keys, _ := engine.ItemKeys(ctx, c, ns)
 			return keys
 		},
 	}
@@ -1292,7 +1293,7 @@ func previewStampRows(ctx context.Context, fsys fsx.FS, path string) stampRows {
 // runStampRows reads through the run's own catalog handle, so a confirmed
 // run opens the catalog once. A missing catalog is not created: without
 // rows there is no restamp step to open it for.
-func runStampRows(ctx context.Context, cat CatalogOpener) stampRows {
+func runStampRows(ctx context.Context, cat engine.CatalogOpener) stampRows {
 	return stampRows{
 		count: func(ns string) int64 {
 			c, ok, err := cat.Existing(ctx)
@@ -1307,7 +1308,7 @@ func runStampRows(ctx context.Context, cat CatalogOpener) stampRows {
 			if err != nil || !ok {
 				return nil
 			}
-			keys, _ := itemKeys(ctx, c, ns)
+			keys, _ := engine.ItemKeys(ctx, c, ns)
 			return keys
 		},
 	}
@@ -1348,19 +1349,19 @@ func predictDirFsyncs(steps []journal.Step) int {
 	}
 	for _, s := range steps {
 		switch s.Kind {
-		case KindMkdir, KindMoveMkdir:
+		case engine.KindMkdir, engine.KindMoveMkdir:
 			mark(filepath.Dir(s.Path))
 			delete(removed, s.Path)
-		case KindRename, KindMove:
+		case engine.KindRename, engine.KindMove:
 			mark(filepath.Dir(s.Path), filepath.Dir(s.To))
 			removed[s.Path] = true
 			delete(removed, s.To)
-		case KindRmdir, KindMoveRmdir:
+		case engine.KindRmdir, engine.KindMoveRmdir:
 			mark(filepath.Dir(s.Path))
 			removed[s.Path] = true
-		case KindDropDup, KindRemoveFile:
+		case engine.KindDropDup, kindRemoveFile:
 			mark(filepath.Dir(s.Path))
-		case KindWrite:
+		case engine.KindWrite:
 			d := filepath.Dir(s.Path)
 			if dirty[d] {
 				delete(dirty, d)
@@ -1372,7 +1373,7 @@ func predictDirFsyncs(steps []journal.Step) int {
 				}
 			}
 			n++
-		case KindBarrier:
+		case engine.KindBarrier:
 			flush()
 		}
 	}

@@ -3,6 +3,7 @@ package ops_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,7 +280,7 @@ func migCheckRestampOp(t *testing.T, dir, op string) {
 	var found []string
 	for _, in := range all {
 		for _, s := range in.Steps {
-			if s.Kind != ops.KindCatalog {
+			if s.Kind != engine.KindCatalog {
 				continue
 			}
 			var ch struct {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,23 +29,23 @@ import (
 	"github.com/swampj/swampj/ops/swampyaml"
 )
 
-// KindRemoveFile removes the small file Path whose whole content is OldData
+// kindRemoveFile removes the small file Path whose whole content is OldData
 // (a namespace manifest). Done when the file is absent; not done while it
 // still holds OldData; anything else is a conflict, because the file changed
 // since the plan was made. Undo writes OldData back durably through the
 // temp name Temp fixed at plan time.
-const KindRemoveFile = "remove-file"
+const kindRemoveFile = "remove-file"
 
 func init() {
-	register(KindRemoveFile, kind{Observe: observeRemoveFile, Apply: applyRemoveFile, Undo: undoRemoveFile})
+	engine.Register(kindRemoveFile, engine.Kind{Observe: observeRemoveFile, Apply: applyRemoveFile, Undo: undoRemoveFile})
 }
 
-// RemoveFileStep builds a remove-file step for path, which holds old now.
-func RemoveFileStep(path string, old []byte, note string) journal.Step {
-	return journal.Step{Kind: KindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
+// removeFileStep builds a remove-file step for path, which holds old now.
+func removeFileStep(path string, old []byte, note string) journal.Step {
+	return journal.Step{Kind: kindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
 }
 
-func observeRemoveFile(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeRemoveFile(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	tempLeft := false
 	if s.Temp != "" {
 		if ok, _ := fsx.Exists(env.FS, s.Temp); ok {
@@ -57,30 +58,30 @@ func observeRemoveFile(_ context.Context, env *Env, s *journal.Step) (Observatio
 		if tempLeft {
 			// An undo that crashed before its rename: forward removes the
 			// temp, backward writes the file again.
-			return Partial, "temp file " + s.Temp + " left behind", nil
+			return engine.Partial, "temp file " + s.Temp + " left behind", nil
 		}
-		return Done, "", nil
+		return engine.Done, "", nil
 	case err != nil:
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	case bytes.Equal(cur, s.OldData):
 		if tempLeft {
-			return Partial, "temp file " + s.Temp + " left behind", nil
+			return engine.Partial, "temp file " + s.Temp + " left behind", nil
 		}
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	default:
-		return Conflict, fmt.Sprintf("%s holds %d bytes that are not the content the plan removes", s.Path, len(cur)), nil
+		return engine.Conflict, fmt.Sprintf("%s holds %d bytes that are not the content the plan removes", s.Path, len(cur)), nil
 	}
 }
 
-func applyRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyRemoveFile(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return cleanTemp(env, s, d)
+	return engine.CleanTemp(env, s, d)
 }
 
-func undoRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.OldData, 0o644); err != nil {
+func undoRemoveFile(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
+	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, engine.WriteTemp(s), s.OldData, 0o644); err != nil {
 		return err
 	}
 	d.Synced(filepath.Dir(s.Path))
@@ -97,7 +98,7 @@ type NamespaceOptions struct {
 	Command []string
 	// Catalog serves catalog steps of open intents finished first (nil: the
 	// repo's own catalog).
-	Catalog CatalogOpener
+	Catalog *CatalogHandle
 	// Getenv looks up SWAMP_DATASTORE when the configuration is reloaded
 	// after open intents were finished (nil: the process environment).
 	Getenv func(string) string
@@ -171,7 +172,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog, opts.Getenv)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 		return nil, err
 	}
 	if !exists {
-		steps = append(steps, journal.Step{Kind: KindMkdir, Path: nsDir, Note: "namespace directory"})
+		steps = append(steps, journal.Step{Kind: engine.KindMkdir, Path: nsDir, Note: "namespace directory"})
 	}
 	yamlStep, err := configEditStep(fsys, r, slug)
 	if err != nil {
@@ -222,7 +223,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err != nil {
 		return nil, err
 	}
-	steps = append(steps, journal.Step{Kind: KindWrite, Path: manifest, Data: repo.WriteManifestBytes(slug, repoID, now()),
+	steps = append(steps, journal.Step{Kind: engine.KindWrite, Path: manifest, Data: repo.WriteManifestBytes(slug, repoID, now()),
 		OldData: old, OldExists: oldExists, Note: "namespace manifest"})
 
 	in := &journal.Intent{Kind: "namespace-set", Summary: fmt.Sprintf("set namespace %q", slug), Repo: r.Dir, Steps: steps}
@@ -245,7 +246,7 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog, opts.Getenv)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +312,7 @@ func configEditStep(fsys fsx.FS, r *repo.Repo, ns string) (journal.Step, error) 
 	if ns == "" {
 		note = "remove datastore.namespace"
 	}
-	return journal.Step{Kind: KindWrite, Path: r.ConfigPath, Data: edited, OldData: src, OldExists: true, Note: note}, nil
+	return journal.Step{Kind: engine.KindWrite, Path: r.ConfigPath, Data: edited, OldData: src, OldExists: true, Note: note}, nil
 }
 
 // checkNamespaceCommandAllowed refuses what no namespace command can work
@@ -340,22 +341,22 @@ func checkNamespaceCommandAllowed(fsys fsx.FS, r *repo.Repo) error {
 type nsMutation struct {
 	fsys      fsx.FS
 	j         *journal.Journal
-	env       *Env
+	env       *engine.Env
 	repo      *repo.Repo
 	recovered []IntentOutcome
 	crashed   bool
 }
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
-	cat CatalogOpener, getenv func(string) string) (*nsMutation, error) {
+	cat engine.CatalogOpener, getenv func(string) string) (*nsMutation, error) {
 	j, err := openJournal(fsys, r.JournalPath, lockTimeout, command)
 	if err != nil {
 		return nil, err
 	}
 	if cat == nil {
-		cat = RepoCatalog(fsys, r.Dir)
+		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	m := &nsMutation{fsys: fsys, j: j, env: &Env{FS: fsys, Catalog: cat}, repo: r}
+	m := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat}, repo: r}
 	if err := m.finishOpen(ctx, getenv); err != nil {
 		m.close()
 		return nil, err
@@ -381,7 +382,7 @@ func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string)
 		return err
 	}
 	if len(open) > 0 {
-		outs, err := RecoverOpen(ctx, m.env, m.j, false)
+		outs, err := recoverOpen(ctx, m.env, m.j, false)
 		m.recovered = outs
 		if err != nil {
 			m.crashed = fsx.IsCrash(err)
@@ -404,9 +405,9 @@ func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string)
 
 // execute journals and runs one intent (live: steps the run performs itself,
 // a restamp prepared ahead).
-func (m *nsMutation) execute(ctx context.Context, in *journal.Intent, progress func(int, int), live LiveApply) (*Result, error) {
+func (m *nsMutation) execute(ctx context.Context, in *journal.Intent, progress func(int, int), live engine.LiveApply) (*engine.Result, error) {
 	m.env.Progress = progress
-	res, err := Execute(ctx, m.env, m.j, in, live)
+	res, err := engine.Execute(ctx, m.env, m.j, in, live)
 	if err != nil && fsx.IsCrash(err) {
 		m.crashed = true
 	}

@@ -58,9 +58,9 @@ func (c *counter) add(k int64) {
 	}
 }
 
-// StepProgress maps the executor's per-step callback (Env.Progress) to
+// stepProgress maps the executor's per-step callback (Env.Progress) to
 // events of phase, counted in steps.
-func StepProgress(p Progress, phase string) func(done, total int) {
+func stepProgress(p Progress, phase string) func(done, total int) {
 	if p == nil {
 		return nil
 	}

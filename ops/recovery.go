@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/internal/engine"
+
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops/lock"
 )
 
 // IntentOutcome is what recovery did (or would do) with one open intent.
@@ -61,122 +63,69 @@ type StepView struct {
 	Detail      string `json:"detail,omitempty"`
 }
 
-// RecoverOpen drives every open intent in id order: forward (finish) unless
-// rollback is set or the intent was already being rolled back. It stops at
-// the first intent that cannot be completed — later intents may depend on
-// it — and returns the outcomes so far with that error.
-func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
-	env = env.orRealFS()
-	open, err := j.OpenIntents()
-	if err != nil {
-		return nil, err
-	}
-	dir := journal.Forward
-	if rollback {
-		dir = journal.Backward
-	}
+// RecoverOptions are the options of Recover and PreviewRecovery.
+type RecoverOptions struct {
+	// FS is the disk (nil: the real one).
+	FS fsx.FS
+	// Repo is the root of the repo the journal belongs to: catalog steps
+	// update (or, previewing, read) its catalog.
+	Repo string
+	// Rollback undoes every open intent, newest first, instead of
+	// finishing it.
+	Rollback bool
+	// SwampLockTimeout bounds the wait for the swamp locks an intent names
+	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
+	SwampLockTimeout time.Duration
+	// Progress, if set, receives "recovering": steps of the intent being
+	// finished or undone.
+	Progress Progress
+}
+
+// Recover finishes (or, with Rollback, undoes) every open intent of j in
+// id order. It stops at the first intent that cannot be completed — later
+// intents may depend on it — and returns the outcomes so far with that
+// error; that intent stays open. recover.Run is the usual way in: it finds
+// and opens the journal first.
+func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+	fsys := orReal(opts.FS)
+	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
+		Progress: stepProgress(opts.Progress, "recovering")}
+	defer env.CloseCatalog()
+	return recoverOpen(ctx, env, j, opts.Rollback)
+}
+
+// PreviewRecovery observes every step of every open intent of j without
+// changing anything (the catalog is opened read-only): what Recover would
+// do. It works on read-only media.
+func PreviewRecovery(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+	fsys := orReal(opts.FS)
+	env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout}
+	defer env.CloseCatalog()
+	return previewOpen(ctx, env, j, opts.Rollback)
+}
+
+// recoverOpen is Recover on the caller's Env (a write or a migration that
+// finishes interrupted intents before its own, under locks it holds).
+func recoverOpen(ctx context.Context, env *engine.Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
+	recs, err := engine.RecoverOpen(ctx, env, j, rollback)
 	var outs []IntentOutcome
-	// Roll back newest first, so an intent is undone only after everything
-	// that came after it.
-	if rollback {
-		for a, b := 0, len(open)-1; a < b; a, b = a+1, b-1 {
-			open[a], open[b] = open[b], open[a]
-		}
-	}
-	for _, in := range open {
-		out := outcome(in)
-		res, err := driveLocked(ctx, env, j, in, dir)
-		if res != nil {
+	for _, rec := range recs {
+		out := outcome(rec.Intent)
+		if res := rec.Result; res != nil {
 			out.Direction, out.Status = res.Direction, res.Status
 			out.Applied, out.Undone, out.Skipped = res.Applied, res.Undone, res.Skipped
 			out.CatalogStale = res.CatalogStale
 		}
-		if err != nil {
-			out.Error = err.Error()
-			outs = append(outs, out)
-			return outs, err
+		if rec.Err != nil {
+			out.Error = rec.Err.Error()
 		}
 		outs = append(outs, out)
 	}
-	return outs, nil
+	return outs, err
 }
 
-// driveLocked drives one intent under the swamp locks it names: a write
-// or a repair is finished or undone only while swamp cannot be writing the
-// same model (its lock, left by a process that died, is stale and taken
-// over). Locks the caller holds, or that the process named by
-// SWAMP_LOCK_HOLDER_PID holds and lent to this one, are not taken again.
-func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
-	timeout := env.SwampLockTimeout
-	if timeout <= 0 {
-		timeout = lock.TimeoutFromEnv(nil)
-	}
-	var held []*lock.Lock
-	defer func() { releaseModelLocks(held, func(string) {}) }()
-	lender := lock.HolderPidFromEnv(nil)
-	for _, p := range in.Locks {
-		if env.HeldLocks[p] || lock.LentBy(env.FS, p, lender, time.Now()) {
-			continue
-		}
-		l, err := lock.Acquire(ctx, env.FS, p, lock.Options{Timeout: timeout})
-		if err != nil {
-			return nil, fmt.Errorf("intent %d (%s) is finished only under swamp's lock %s: %w", in.ID, in.Summary, p, err)
-		}
-		l.StartHeartbeat(ctx)
-		held = append(held, l)
-	}
-	// A structural intent (a migration, under swamp's global lock) moves
-	// data: like the migration itself, finish or undo it only once no
-	// writer holds a live per-model lock. Taking the global lock first and
-	// scanning after is what keeps writers out (see lockWriteModels).
-	for _, p := range in.Locks {
-		if base, ns, ok := lock.ParseGlobalPath(p); ok {
-			if err := waitNoOtherModelLocks(ctx, env, base, ns, lender, timeout); err != nil {
-				return nil, fmt.Errorf("intent %d (%s) moves data, so it is finished only while no swamp writer is active: %w", in.ID, in.Summary, err)
-			}
-		}
-	}
-	ctx, stopWatch := watchModelLocks(ctx, held)
-	defer stopWatch()
-	return Drive(ctx, env, j, in, dir, nil)
-}
-
-// waitNoOtherModelLocks waits (bounded) until no live per-model lock is
-// held but those the caller holds itself (env.HeldLocks: a write that
-// finishes interrupted intents before its own) or the lender lent.
-func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lender int, timeout time.Duration) error {
-	start := time.Now()
-	for {
-		live, err := lock.LiveModelLocks(env.FS, base, ns, time.Now(), lender)
-		if err != nil {
-			return err
-		}
-		var other []lock.Held
-		for _, h := range live {
-			if !env.HeldLocks[h.Path] {
-				other = append(other, h)
-			}
-		}
-		if len(other) == 0 {
-			return nil
-		}
-		if time.Since(start) >= timeout {
-			return &lock.TimeoutError{Path: other[0].Path, Holder: &other[0].Info, Waited: time.Since(start)}
-		}
-		t := time.NewTimer(min(200*time.Millisecond, timeout-time.Since(start)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// PreviewOpen observes every step of every open intent without changing
-// anything, for recover --dry-run.
-func PreviewOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
-	env = env.orRealFS()
+// previewOpen observes every step of every open intent, for a dry run.
+func previewOpen(ctx context.Context, env *engine.Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
 	open, err := j.OpenIntents()
 	if err != nil {
 		return nil, err
@@ -188,25 +137,17 @@ func PreviewOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		if rollback || in.Direction == journal.Backward {
 			out.Direction = journal.Backward
 		}
-		for i := range in.Steps {
-			s := &in.Steps[i]
-			v := StepView{Index: i + 1, Description: Describe(s)}
-			k, err := kindOf(s)
-			if err != nil {
-				v.Observed, v.Detail = "unknown", err.Error()
-			} else {
-				obs, detail, oerr := k.Observe(ctx, env, s)
-				v.Observed, v.Detail = obs.String(), detail
-				if oerr != nil {
-					v.Observed, v.Detail = "error", oerr.Error()
-				}
-			}
-			out.Steps = append(out.Steps, v)
+		for i, o := range engine.ObserveSteps(ctx, env, in) {
+			out.Steps = append(out.Steps, StepView{Index: i + 1, Description: o.Description, Observed: o.Observed, Detail: o.Detail})
 		}
 		outs = append(outs, out)
 	}
 	return outs, nil
 }
+
+// DescribeStep is the human form of a journal step ("rename A -> B",
+// "fsync dirtied directories"), as StepView.Description shows it.
+func DescribeStep(s *journal.Step) string { return engine.Describe(s) }
 
 func outcome(in *journal.Intent) IntentOutcome {
 	return IntentOutcome{ID: in.ID, Kind: in.Kind, Summary: in.Summary, CreatedAt: in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"),
@@ -216,7 +157,7 @@ func outcome(in *journal.Intent) IntentOutcome {
 // IsConflict reports whether err is a step conflict (the disk matches no
 // state the journal can explain).
 func IsConflict(err error) bool {
-	var ce *ConflictError
+	var ce *engine.ConflictError
 	return errors.As(err, &ce)
 }
 
@@ -228,8 +169,8 @@ type OpenIntentsError struct {
 	Then string // what to do after recovering, e.g. "rebuild the catalog"
 }
 
-// NewOpenIntentsError lists the open intents' ids.
-func NewOpenIntentsError(open []*journal.Intent, then string) *OpenIntentsError {
+// newOpenIntentsError lists the open intents' ids.
+func newOpenIntentsError(open []*journal.Intent, then string) *OpenIntentsError {
 	e := &OpenIntentsError{Then: then}
 	for _, in := range open {
 		e.IDs = append(e.IDs, in.ID)

@@ -55,6 +55,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
 	"path/filepath"
 	"runtime"
@@ -77,11 +78,11 @@ import (
 // IntentKindRepair is the journal kind of a doctor repair.
 const IntentKindRepair = "repair"
 
-// KindRepairCatalog is the catalog step of a repair: the rows of some items
+// kindRepairCatalog is the catalog step of a repair: the rows of some items
 // go from Before (as found) to After (rows of quarantined versions removed,
 // latest flags per the readable versions). Its Path is the catalog file;
 // while no catalog exists the step does nothing and never creates one.
-const KindRepairCatalog = "repair-catalog"
+const kindRepairCatalog = "repair-catalog"
 
 // DoctorCode names a kind of finding. Codes are stable: scripts read them.
 type DoctorCode string
@@ -372,8 +373,8 @@ func doctorFinishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 	if err != nil {
 		return err
 	}
-	env := &Env{FS: fsys, Catalog: RepoCatalog(fsys, r.Dir)}
-	outs, rerr := RecoverOpen(ctx, env, j, false)
+	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir)}
+	outs, rerr := recoverOpen(ctx, env, j, false)
 	env.CloseCatalog()
 	for _, out := range outs {
 		o.Warn(out.Sentence() + ", before the repair")
@@ -492,7 +493,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 		held[p] = l
 		order = append(order, l)
 	}
-	ctx, stopWatch := watchModelLocks(ctx, order)
+	ctx, stopWatch := lock.WatchLost(ctx, order)
 	defer stopWatch()
 
 	// 2. The journal (swampj's repo lock); nothing may be open.
@@ -546,9 +547,9 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 	}
 
 	// 4. Journal and run; a failure is rolled back here and now.
-	env := &Env{FS: fsys, Catalog: RepoCatalog(fsys, r.Dir)}
+	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir)}
 	defer env.CloseCatalog()
-	if _, err := Execute(ctx, env, j, in, nil); err != nil {
+	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
 		if fsx.IsCrash(err) {
 			crashed = true
 			return nil, err
@@ -560,7 +561,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 			err = cause // a lost model lock, not the user's interrupt
 		}
 		re := &DoctorRepairError{IntentID: in.ID, Err: err}
-		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
 		if fsx.IsCrash(rerr) {
 			crashed = true
 			return nil, rerr
@@ -1198,12 +1199,12 @@ func (s *doctorSurvey) analyzeLatest(u *doctorUnit, di *doctorItem, target *stor
 			}
 		}
 		data := []byte(strconv.FormatInt(target.Number, 10))
-		u.latest = &journal.Step{Kind: KindWrite, Path: path, Data: data, OldData: old, OldExists: exists,
+		u.latest = &journal.Step{Kind: engine.KindWrite, Path: path, Data: data, OldData: old, OldExists: exists,
 			Note: fmt.Sprintf("point latest of %s at version %d, its last readable version", di.item.Key(), target.Number)}
 		fix = fmt.Sprintf("rewrite latest to %d", target.Number)
 		if exists {
 			keep := s.qpath(path)
-			u.keepLatest = &journal.Step{Kind: KindWrite, Path: keep, Data: old,
+			u.keepLatest = &journal.Step{Kind: engine.KindWrite, Path: keep, Data: old,
 				Note: fmt.Sprintf("keep the old latest of %s (%q) in quarantine", di.item.Key(), doctorShort(old))}
 			fix += fmt.Sprintf(" (its old content %q is kept at %s)", doctorShort(old), keep)
 		}
@@ -1465,22 +1466,22 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		}
 	}
 	for _, d := range dests {
-		missing, err := MissingDirs(s.fsys, filepath.Dir(d), planned)
+		missing, err := engine.MissingDirs(s.fsys, filepath.Dir(d), planned)
 		if err != nil {
 			return nil, err
 		}
 		for _, m := range missing {
-			in.Steps = append(in.Steps, journal.Step{Kind: KindMkdir, Path: m, Note: "create a quarantine directory"})
+			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: m, Note: "create a quarantine directory"})
 		}
 	}
 	if len(in.Steps) > 0 {
-		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the quarantine directories durable"})
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine directories durable"})
 	}
 
 	moves, latests, items := 0, 0, 0
 	for _, u := range units {
 		for _, m := range u.moves {
-			in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: m.From, To: m.To, Note: "move into quarantine"})
+			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRename, Path: m.From, To: m.To, Note: "move into quarantine"})
 			moves++
 		}
 	}
@@ -1490,7 +1491,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		}
 	}
 	if moves > 0 {
-		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the moves durable"})
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the moves durable"})
 	}
 	for _, u := range units {
 		if u.latest != nil {
@@ -1517,7 +1518,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		if err != nil {
 			return nil, err
 		}
-		in.Steps = append(in.Steps, journal.Step{Kind: KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
+		in.Steps = append(in.Steps, journal.Step{Kind: kindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
 			Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", items)})
 	}
 	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
@@ -1679,7 +1680,7 @@ func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit)
 // refused is the report and error of a confirmed repair refused because
 // intents are open.
 func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
-	e := NewOpenIntentsError(open, "run the doctor again")
+	e := newOpenIntentsError(open, "run the doctor again")
 	rep := s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
 	for i := range rep.Findings {
 		if rep.Findings[i].Status == DoctorSkipped {

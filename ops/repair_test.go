@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"io/fs"
 	"os"
@@ -579,7 +580,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := j.Begin(&journal.Intent{Kind: "test", Summary: "interrupted write", Steps: []journal.Step{
-		{Kind: ops.KindStage, Path: owned, To: filepath.Join(item, "4")}}}); err != nil {
+		{Kind: engine.KindStage, Path: owned, To: filepath.Join(item, "4")}}}); err != nil {
 		t.Fatal(err)
 	}
 	j.Abandon()

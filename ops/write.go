@@ -65,6 +65,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -86,7 +87,7 @@ import (
 // IntentKindVersionWrite is the journal kind of a versioned write.
 const IntentKindVersionWrite = "version-write"
 
-// KindCatalogPublish is the catalog step of a versioned write: the
+// kindCatalogPublish is the catalog step of a versioned write: the
 // upsert-versions change of CatalogStep, except that a row journaled with
 // Size < 0 (a stream whose size was unknown at plan time) is completed from
 // the published version's metadata.yaml before it is written, so recovery
@@ -94,7 +95,7 @@ const IntentKindVersionWrite = "version-write"
 // catalog step's.
 //
 // To is the data root the rows' versions live under.
-const KindCatalogPublish = "catalog-publish"
+const kindCatalogPublish = "catalog-publish"
 
 // stagePrefix starts every staging directory; swamp's readers skip it (no
 // digits first, G3) and so does store.Walk (".swampj-").
@@ -172,7 +173,7 @@ type WriteOptions struct {
 	// the journal (0: journal.DefaultLockTimeout).
 	JournalLockTimeout time.Duration
 	// Catalog opens the catalog (nil: the repo's own, closed on return).
-	Catalog CatalogOpener
+	Catalog *CatalogHandle
 	// LockTimeout bounds the wait for swamp's per-model lock
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	LockTimeout time.Duration
@@ -335,9 +336,9 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 	}
 
-	env := &Env{FS: fsys, Catalog: o.Catalog}
+	env := &engine.Env{FS: fsys, Catalog: o.Catalog.get()}
 	if env.Catalog == nil {
-		env.Catalog = RepoCatalog(fsys, r.Dir)
+		env.Catalog = engine.RepoCatalog(fsys, r.Dir)
 		defer env.CloseCatalog()
 	}
 	// Data not migrated yet is refused before a lock file or an intent
@@ -354,11 +355,11 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	// 3. swamp's per-model locks, in path order (no deadlock between two
 	// swampj writers of overlapping models).
 	locks, err := lockWriteModels(ctx, fsys, r, ps, o)
-	defer releaseModelLocks(locks, o.Warn)
+	defer lock.ReleaseAll(locks, o.Warn)
 	if err != nil {
 		return nil, err
 	}
-	ctx, stopWatch := watchModelLocks(ctx, locks)
+	ctx, stopWatch := lock.WatchLost(ctx, locks)
 	defer stopWatch()
 
 	// 4. The journal (the repo's swampj lock).
@@ -388,7 +389,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		for _, l := range locks {
 			env.HeldLocks[l.Path()] = true
 		}
-		outs, err := RecoverOpen(ctx, env, j, false)
+		outs, err := recoverOpen(ctx, env, j, false)
 		for _, out := range outs {
 			o.Warn(out.Sentence() + ", before this write")
 		}
@@ -406,7 +407,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	}
 
 	// 6. Journal and run; a failure is rolled back here and now.
-	if err := Record(j, in); err != nil {
+	if err := engine.Record(j, in); err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, fmt.Errorf("recording the write in the journal: %w", err)
 	}
@@ -428,7 +429,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 // It handles only items that exist and whose `latest` is a plain file, so
 // that planning reads and never writes; otherwise it returns ok=false
 // having done nothing, and the caller takes the locks first.
-func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingVersion, o WriteOptions) (out []WrittenVersion, err error, ok bool) {
+func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*pendingVersion, o WriteOptions) (out []WrittenVersion, err error, ok bool) {
 	fsys, j := env.FS, o.Journal
 	if !plannableWithoutLock(fsys, ps) {
 		return nil, nil, false
@@ -445,13 +446,13 @@ func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingV
 	in, live, items, planErr := planWrite(ctx, fsys, r, ps, o, true)
 	var recordErr error
 	if planErr == nil {
-		recordErr = Record(j, in)
+		recordErr = engine.Record(j, in)
 	}
 	if o.recorded != nil {
 		o.recorded()
 	}
 	h := <-got
-	defer releaseModelLocks(h.locks, o.Warn) // before a fallback takes them again
+	defer lock.ReleaseAll(h.locks, o.Warn) // before a fallback takes them again
 	// abandon closes the journaled plan as rolled back without observing
 	// the disk: no step of it ran, which this process knows for certain,
 	// while the disk may meanwhile hold what others did (a version of the
@@ -481,7 +482,7 @@ func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingV
 	case recordErr != nil:
 		return nil, fmt.Errorf("recording the write in the journal: %w", recordErr), true
 	}
-	ctx, stopWatch := watchModelLocks(ctx, h.locks)
+	ctx, stopWatch := lock.WatchLost(ctx, h.locks)
 	defer stopWatch()
 
 	same, err := stillPlanned(fsys, r, items)
@@ -495,7 +496,7 @@ func writeOverlapped(ctx context.Context, env *Env, r *repo.Repo, ps []*pendingV
 		if in, live, items, err = planWrite(ctx, fsys, r, ps, o, false); err != nil {
 			return nil, err, true
 		}
-		if err := Record(j, in); err != nil {
+		if err := engine.Record(j, in); err != nil {
 			return nil, fmt.Errorf("recording the write in the journal: %w", err), true
 		}
 	}
@@ -567,14 +568,14 @@ func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool,
 // runWrite drives a journaled write forward; a failure is rolled back here
 // and now. The error is the executor's crash as it is (fsx.IsCrash), or a
 // *WriteFailedError.
-func runWrite(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, items map[string]*writeItem, ps []*pendingVersion) ([]WrittenVersion, error) {
-	res, err := Drive(ctx, env, j, in, journal.Forward, live)
+func runWrite(ctx context.Context, env *engine.Env, j *journal.Journal, in *journal.Intent, live engine.LiveApply, items map[string]*writeItem, ps []*pendingVersion) ([]WrittenVersion, error) {
+	res, err := engine.Drive(ctx, env, j, in, journal.Forward, live)
 	if err != nil {
 		if fsx.IsCrash(err) {
 			return nil, err
 		}
 		we := &WriteFailedError{IntentID: in.ID, Summary: in.Summary, Err: writeCause(ctx, err)}
-		_, rerr := Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
+		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
 		if fsx.IsCrash(rerr) {
 			return nil, rerr
 		}
@@ -807,7 +808,7 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		if free {
 			return held, checkUnderModelLocks(fsys, r, ps)
 		}
-		releaseModelLocks(held, o.Warn) // a structural command started: let it run first
+		lock.ReleaseAll(held, o.Warn) // a structural command started: let it run first
 		if time.Now().After(deadline) {
 			return nil, lock.WaitFree(ctx, fsys, global, time.Millisecond, lender)
 		}
@@ -907,38 +908,10 @@ func modelLockPaths(r *repo.Repo, ps []*pendingVersion) []string {
 	return paths
 }
 
-func releaseModelLocks(locks []*lock.Lock, warn func(string)) {
-	for i := len(locks) - 1; i >= 0; i-- {
-		if err := locks[i].Release(); err != nil && !fsx.IsCrash(err) {
-			warn(fmt.Sprintf("releasing %s: %v", locks[i].Path(), err))
-		}
-	}
-}
-
-// watchModelLocks cancels the returned context when a lock is taken over, so the
-// write stops (and rolls back) instead of finishing unprotected.
-func watchModelLocks(ctx context.Context, locks []*lock.Lock) (context.Context, func()) {
-	if len(locks) == 0 {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	for _, l := range locks {
-		go func(l *lock.Lock) {
-			select {
-			case <-l.Lost():
-				cancel(fmt.Errorf("swamp's model lock %s was lost: %w", l.Path(), l.LostErr()))
-			case <-done:
-			}
-		}(l)
-	}
-	return ctx, func() { close(done); cancel(nil) }
-}
-
 // planWrite allocates version numbers and builds the intent.
 // With readOnly (before the locks are held) it refuses, with errNeedsLock,
 // whatever would change the disk.
-func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions, readOnly bool) (*journal.Intent, LiveApply, map[string]*writeItem, error) {
+func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions, readOnly bool) (*journal.Intent, engine.LiveApply, map[string]*writeItem, error) {
 	items := map[string]*writeItem{}
 	var order []*writeItem
 	for _, p := range ps {
@@ -995,19 +968,19 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		for _, d := range it.mkdirs {
 			if !made[d] {
 				made[d] = true
-				in.Steps = append(in.Steps, journal.Step{Kind: KindMkdir, Path: d, Note: "create directory"})
+				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create directory"})
 			}
 		}
 	}
 	if len(made) > 0 {
-		in.Steps = append(in.Steps, journal.Step{Kind: KindBarrier, Note: "make the new directories durable"})
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the new directories durable"})
 	}
 
-	live := LiveApply{}
+	live := engine.LiveApply{}
 	var rows []catalog.Row
 	for _, p := range ps {
 		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
-		step := journal.Step{Kind: KindStage, Path: p.stagePath, To: to,
+		step := journal.Step{Kind: engine.KindStage, Path: p.stagePath, To: to,
 			Note: fmt.Sprintf("stage %s version %d", p.w.Address, p.md.Version)}
 		if p.known {
 			p.md.Size, p.md.Checksum = &p.size, p.sum
@@ -1031,7 +1004,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
 		if !p.known {
-			row.Size = -1 // completed from the published metadata (KindCatalogPublish)
+			row.Size = -1 // completed from the published metadata (kindCatalogPublish)
 		}
 		rows = append(rows, row)
 	}
@@ -1042,25 +1015,25 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 	// ours, and a rollback leaves it, and a `latest` naming it, alone.
 	published := map[string][]journal.FileExpect{}
 	for _, st := range in.Steps {
-		if st.Kind == KindStage {
+		if st.Kind == engine.KindStage {
 			published[st.To] = st.Files
 		}
 	}
 	for _, p := range ps {
 		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
-		in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: p.stagePath, To: to,
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRename, Path: p.stagePath, To: to,
 			Files: published[to], Note: "publish the version"})
 	}
 	for _, it := range order {
 		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
-		in.Steps = append(in.Steps, journal.Step{Kind: KindWrite, Path: filepath.Join(it.dir, "latest"),
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
 	}
-	cs := CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
-		CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = KindCatalogPublish, r.CatalogPath, r.DataRoot
+	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
+		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
+	cs.Kind, cs.Path, cs.To = kindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 	return in, live, items, nil
 }
@@ -1074,8 +1047,8 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string, readOnly bool) (*writeItem, error) {
 	refuse := func(err error) (*writeItem, error) { return nil, &InvalidWriteError{Err: err} }
 	it := &writeItem{addr: a, dir: dir}
-	missing, err := MissingDirs(fsys, dir, nil)
-	var notDir *NotDirError
+	missing, err := engine.MissingDirs(fsys, dir, nil)
+	var notDir *engine.NotDirError
 	if errors.As(err, &notDir) {
 		return refuse(err)
 	}
@@ -1173,7 +1146,7 @@ func convertLegacyLatest(fsys fsx.FS, dir string) error {
 // directory are left to the executor (a staging step), which issues them
 // together — with those of the other staged versions and of the `latest`
 // temp files — before the publish rename.
-func (p *pendingVersion) liveStage(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func (p *pendingVersion) liveStage(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.Mkdir(s.Path, 0o755); err != nil {
 		return err
 	}
@@ -1240,14 +1213,14 @@ func (c cancelableReader) Read(b []byte) (int, error) {
 // ---- catalog-publish
 
 func init() {
-	register(KindCatalogPublish, kind{
-		Observe: func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
-			return kinds[KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
+	engine.Register(kindCatalogPublish, engine.Kind{
+		Observe: func(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
+			return engine.Kinds[engine.KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
 		},
 		Apply:   applyPublish,
 		Prepare: preparePublish,
-		Undo: func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
-			return kinds[KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
+		Undo: func(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
+			return engine.Kinds[engine.KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
 		},
 		Derived: true,
 	})
@@ -1256,15 +1229,15 @@ func init() {
 // asCatalogStep is the plain catalog step this one delegates to.
 func asCatalogStep(s *journal.Step, change []byte) *journal.Step {
 	inner := *s
-	inner.Kind = KindCatalog
+	inner.Kind = engine.KindCatalog
 	if change != nil {
 		inner.Catalog = change
 	}
 	return &inner
 }
 
-func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	ch, err := decodeChange(s)
+func applyPublish(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
+	ch, err := engine.DecodeChange(s)
 	if err != nil {
 		return err
 	}
@@ -1285,14 +1258,14 @@ func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) erro
 			return err
 		}
 	}
-	return kinds[KindCatalog].Apply(ctx, env, asCatalogStep(s, change), d)
+	return engine.Kinds[engine.KindCatalog].Apply(ctx, env, asCatalogStep(s, change), d)
 }
 
 // preparePublish runs the catalog transaction of a publish up to its
 // COMMIT, when every row is known from the journal (a stream's row waits
 // for the published metadata, so it is not prepared).
-func preparePublish(ctx context.Context, env *Env, s *journal.Step) (Prepared, bool, error) {
-	ch, err := decodeChange(s)
+func preparePublish(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Prepared, bool, error) {
+	ch, err := engine.DecodeChange(s)
 	if err != nil || ch.Op != "upsert-versions" {
 		return nil, false, err
 	}
@@ -1301,7 +1274,7 @@ func preparePublish(ctx context.Context, env *Env, s *journal.Step) (Prepared, b
 			return nil, false, nil
 		}
 	}
-	c, err := catalogOf(ctx, env)
+	c, err := engine.CatalogOf(ctx, env)
 	if err != nil {
 		return nil, false, err
 	}

@@ -122,7 +122,7 @@ func (bl *baseline) write(payload []byte) error {
 type library struct {
 	r   *repo.Repo
 	j   *journal.Journal
-	cat ops.CatalogOpener
+	cat *ops.CatalogHandle
 }
 
 func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
@@ -130,7 +130,7 @@ func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &library{r: r, j: j, cat: ops.RepoCatalog(fsys, r.Dir)}
+	l := &library{r: r, j: j, cat: ops.OpenCatalog(fsys, r.Dir)}
 	b.Cleanup(func() { l.cat.Close(); j.Close() })
 	return l
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/internal/engine"
+
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
@@ -26,13 +28,13 @@ import (
 // again under the lock, a write that lost the race is planned again, and a
 // lock that cannot be had leaves the item and the journal as they were.
 
-func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, CatalogOpener) {
+func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, *CatalogHandle) {
 	t.Helper()
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := RepoCatalog(fsx.Real(), r.Dir)
+	cat := OpenCatalog(fsx.Real(), r.Dir)
 	t.Cleanup(func() { cat.Close(); j.Close() })
 	return j, cat
 }
@@ -203,7 +205,7 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 	if err := os.WriteFile(filepath.Join(itemDir, "latest"), []byte("2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir)}
+	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir)}
 	defer env.CloseCatalog()
 	cat, err := env.Catalog.Get(context.Background())
 	if err != nil {
@@ -223,13 +225,13 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	if _, err := RecoverOpen(context.Background(), env, j, false); err == nil {
+	if _, err := recoverOpen(context.Background(), env, j, false); err == nil {
 		t.Fatal("recovering forward over swamp's version 2 must stop with a conflict")
 	}
 	if after := viewItem(t, r, a); !sameView(before, after) {
 		t.Fatalf("forward recovery changed the item:\nbefore %v\nafter  %v", before, after)
 	}
-	outs, err := RecoverOpen(context.Background(), env, j, true)
+	outs, err := recoverOpen(context.Background(), env, j, true)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusRolledBack {
 		t.Fatalf("rollback: %+v, %v", outs, err)
 	}
@@ -300,9 +302,9 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
-	if _, err := RecoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
+	if _, err := recoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout while swamp holds the model, got %v", err)
 	}
 	if after := viewItem(t, r, a); !sameView(before, after) {
@@ -318,7 +320,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 	if err := os.Remove(lockPath); err != nil { // swamp is done
 		t.Fatal(err)
 	}
-	outs, err := RecoverOpen(context.Background(), env, j, false)
+	outs, err := recoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
 		t.Fatalf("recovery after the lock is free: %+v, %v", outs, err)
 	}
@@ -369,9 +371,9 @@ func TestRecoverUsesALentLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	env := &Env{FS: fsx.Real(), Catalog: RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
-	outs, err := RecoverOpen(context.Background(), env, j, false)
+	outs, err := recoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
 		t.Fatalf("recovery under a lent lock: %+v, %v", outs, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"io/fs"
 	"os"
@@ -661,21 +662,21 @@ func TestStageObservationSelfVerifying(t *testing.T) {
 	bad, _ := meta.Encode(&wrongSum)
 
 	stage := filepath.Join(dir, ".swampj-stage-1-x")
-	step := &journal.Step{Kind: KindStage, Path: stage, To: filepath.Join(dir, "1"),
+	step := &journal.Step{Kind: engine.KindStage, Path: stage, To: filepath.Join(dir, "1"),
 		Files: []journal.FileExpect{{Name: "raw", Size: -1}, {Name: "metadata.yaml", Size: -1}}}
 	cases := []struct {
 		name  string
 		files map[string][]byte
-		want  Observation
+		want  engine.Observation
 	}{
-		{"nothing staged", nil, NotDone},
-		{"raw only (metadata not yet written)", map[string][]byte{"raw": raw}, Partial},
-		{"raw torn", map[string][]byte{"raw": raw[:10], "metadata.yaml": good}, Partial},
-		{"zero-byte metadata (#3955)", map[string][]byte{"raw": raw, "metadata.yaml": {}}, Partial},
-		{"checksum disagrees", map[string][]byte{"raw": raw, "metadata.yaml": bad}, Partial},
-		{"complete", map[string][]byte{"raw": raw, "metadata.yaml": good}, Done},
+		{"nothing staged", nil, engine.NotDone},
+		{"raw only (metadata not yet written)", map[string][]byte{"raw": raw}, engine.Partial},
+		{"raw torn", map[string][]byte{"raw": raw[:10], "metadata.yaml": good}, engine.Partial},
+		{"zero-byte metadata (#3955)", map[string][]byte{"raw": raw, "metadata.yaml": {}}, engine.Partial},
+		{"checksum disagrees", map[string][]byte{"raw": raw, "metadata.yaml": bad}, engine.Partial},
+		{"complete", map[string][]byte{"raw": raw, "metadata.yaml": good}, engine.Done},
 	}
-	env := &Env{FS: fsx.Real()}
+	env := &engine.Env{FS: fsx.Real()}
 	for _, c := range cases {
 		os.RemoveAll(stage)
 		if c.files != nil {
@@ -684,20 +685,20 @@ func TestStageObservationSelfVerifying(t *testing.T) {
 				os.WriteFile(filepath.Join(stage, n), b, 0o644)
 			}
 		}
-		obs, detail, err := kinds[KindStage].Observe(context.Background(), env, step)
+		obs, detail, err := engine.Kinds[engine.KindStage].Observe(context.Background(), env, step)
 		if err != nil || obs != c.want {
 			t.Errorf("%s: observed %v (%s, %v), want %v", c.name, obs, detail, err, c.want)
 		}
 	}
 	// The exact mode is unchanged: a size-only expectation still matches on
 	// size, a full one on the hash.
-	exact := &journal.Step{Kind: KindStage, Path: stage, To: filepath.Join(dir, "1"),
+	exact := &journal.Step{Kind: engine.KindStage, Path: stage, To: filepath.Join(dir, "1"),
 		Files: []journal.FileExpect{{Name: "raw", Size: size, SHA256: strings.Repeat("0", 64)}}}
-	if obs, _, _ := kinds[KindStage].Observe(context.Background(), env, exact); obs != Partial {
+	if obs, _, _ := engine.Kinds[engine.KindStage].Observe(context.Background(), env, exact); obs != engine.Partial {
 		t.Errorf("exact mode with a wrong hash observed %v", obs)
 	}
 	exact.Files[0].SHA256 = hex.EncodeToString(sum[:])
-	if obs, _, _ := kinds[KindStage].Observe(context.Background(), env, exact); obs != Done {
+	if obs, _, _ := engine.Kinds[engine.KindStage].Observe(context.Background(), env, exact); obs != engine.Done {
 		t.Errorf("exact mode with the right hash observed %v", obs)
 	}
 }

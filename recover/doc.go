@@ -16,7 +16,7 @@
 // it creates nothing and returns quickly.
 //
 // What it owns: the decision to finish or undo open intents, the dry run,
-// and read-only media (*PendingError). The stepping itself is ops.RecoverOpen,
+// and read-only media (*PendingError). The stepping itself is ops.Recover,
 // the same executor every command uses.
 //
 // Reading order: recover.go (Run, then dryRun and readOnlyRecover),

@@ -29,8 +29,6 @@ type Options struct {
 	SwampLockTimeout time.Duration
 	// FS is the disk (nil: the real one). The crash suite passes a fault FS.
 	FS fsx.FS
-	// Catalog opens the catalog for catalog steps (nil: the repo's own).
-	Catalog ops.CatalogOpener
 	// Command is recorded as the lock holder.
 	Command []string
 	// Warn receives warnings (a damaged journal moved aside).
@@ -117,12 +115,8 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	env := &ops.Env{FS: fsys, Catalog: opts.Catalog, SwampLockTimeout: opts.SwampLockTimeout}
-	if env.Catalog == nil {
-		env.Catalog = ops.RepoCatalog(fsys, repoDir)
-	}
-	defer env.CloseCatalog()
-	outs, err := ops.RecoverOpen(ctx, env, j, opts.Rollback)
+	outs, err := ops.Recover(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
+		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress})
 	if outs != nil {
 		rep.Intents = outs
 	}
@@ -154,12 +148,8 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 		return rep, err
 	}
 	defer j.Close()
-	env := &ops.Env{FS: fsys, Catalog: opts.Catalog, SwampLockTimeout: opts.SwampLockTimeout}
-	if env.Catalog == nil {
-		env.Catalog = ops.ReportCatalog(fsys, repoDir)
-	}
-	defer env.CloseCatalog()
-	rep.Intents, err = ops.PreviewOpen(ctx, env, j, opts.Rollback)
+	rep.Intents, err = ops.PreviewRecovery(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
+		SwampLockTimeout: opts.SwampLockTimeout})
 	if rep.Intents == nil {
 		rep.Intents = []ops.IntentOutcome{}
 	}

@@ -71,7 +71,7 @@ var suites = []struct {
 	run  string
 }{
 	{[]string{"./ops"}, "CrashAtEveryCutPoint|PowerCutAtEveryCutPoint|CrashDuringRecovery|RecoveryCrashConverges|FaultMatrix|ALICE"},
-	{[]string{"./recover"}, "CutPoint|PowerCut|CrashDuringRecovery|ALICE"},
+	{[]string{"./ops/internal/engine"}, "CutPoint|PowerCut|CrashDuringRecovery|ALICE"},
 	{[]string{"./fsx/..."}, "PowerCut|ALICE"},
 	{[]string{"./cmd/swampj"}, "KillPoint|KillDuring|KillRandom|CrashImage"},
 }

@@ -37,7 +37,7 @@ var mutants = []mutant{
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "publish-before-staged-content-is-synced", file: "ops/exec.go",
+		name: "publish-before-staged-content-is-synced", file: "ops/internal/engine/exec.go",
 		old: "if !k.Stages && d.hasUnsynced() {",
 		new: "if !k.Stages && d.hasUnsynced() && false {",
 		pkg: "./ops", run: writeTests,
@@ -55,7 +55,7 @@ var mutants = []mutant{
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "migration-rename-parents-never-fsynced", file: "ops/steps.go",
+		name: "migration-rename-parents-never-fsynced", file: "ops/internal/engine/steps.go",
 		old: "func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {\n\tif err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {\n\t\treturn err\n\t}\n\td.Add(filepath.Dir(s.Path), filepath.Dir(s.To))\n",
 		new: "func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {\n\tif err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {\n\t\treturn err\n\t}\n",
 		pkg: "./ops", run: "TestMigratePowerCutAtEveryCutPoint",
@@ -69,7 +69,7 @@ var mutants = []mutant{
 		pkg: "./ops", run: "TestDoctorRepairPowerCutAtEveryCutPoint|TestMigratePowerCutAtEveryCutPoint",
 	},
 	{
-		name: "recovery-guesses-when-a-rename-left-neither-name", file: "ops/steps.go",
+		name: "recovery-guesses-when-a-rename-left-neither-name", file: "ops/internal/engine/steps.go",
 		old: "return Missing, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
 		new: "return Done, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
 		pkg: "./ops", run: "ALICE",
@@ -78,23 +78,23 @@ var mutants = []mutant{
 
 const publishLoop = `	for _, p := range ps {
 		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
-		in.Steps = append(in.Steps, journal.Step{Kind: KindRename, Path: p.stagePath, To: to,
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRename, Path: p.stagePath, To: to,
 			Files: published[to], Note: "publish the version"})
 	}
 `
 
 const latestLoop = `	for _, it := range order {
 		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
-		in.Steps = append(in.Steps, journal.Step{Kind: KindWrite, Path: filepath.Join(it.dir, "latest"),
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
 	}
 `
 
-const catalogStep = `	cs := CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
-		CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = KindCatalogPublish, r.CatalogPath, r.DataRoot
+const catalogStep = `	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
+		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
+	cs.Kind, cs.Path, cs.To = kindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 `
 

@@ -149,7 +149,7 @@ func runJournalShow(c *cli.Context) error {
 			fmt.Fprintf(w, "  error:   %s\n", in.LastError)
 		}
 		for i := range in.Steps {
-			fmt.Fprintf(w, "  %3d  %s\n", i+1, ops.Describe(&in.Steps[i]))
+			fmt.Fprintf(w, "  %3d  %s\n", i+1, ops.DescribeStep(&in.Steps[i]))
 		}
 	})
 }

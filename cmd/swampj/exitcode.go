@@ -49,8 +49,6 @@ func usageErr(err error) error { return withCode("usage", exitUsage, err) }
 // error code for --json.
 func classify(err error) (exit int, code string) {
 	var ce *codedError
-	var conflict *ops.ConflictError
-	var step *ops.StepError
 	var src *fsx.SourceError
 	var notFound *journal.NotFoundError
 	var openIntents *ops.OpenIntentsError
@@ -78,7 +76,7 @@ func classify(err error) (exit int, code string) {
 		return exitFailure, "unreadable_version"
 	case errors.As(err, &inputChanged):
 		return exitFailure, "input_changed"
-	case errors.As(err, &conflict):
+	case errors.Is(err, ops.ErrConflict):
 		return exitFailure, "conflict"
 	case errors.Is(err, repo.ErrNotARepo):
 		return exitFailure, "not_a_repo"
@@ -102,7 +100,7 @@ func classify(err error) (exit int, code string) {
 		return exitFailure, "cross_device"
 	case errors.Is(err, syscall.EIO):
 		return exitFailure, "io_error"
-	case errors.As(err, &step):
+	case errors.Is(err, ops.ErrStepFailed):
 		return exitFailure, "step_failed"
 	case errors.As(err, &openIntents):
 		return exitFailure, openIntents.Code()
@@ -171,7 +169,6 @@ func cliHint(err error, code, msg string) string {
 		ccorrupt     *catalog.CorruptError
 		cmissing     *catalog.MissingError
 		moveAside    *catalog.MoveAsideError
-		conflict     *ops.ConflictError
 		openIntents  *ops.OpenIntentsError
 		dataNotFound *ops.DataNotFoundError
 		unreadable   *ops.UnreadableDataError
@@ -226,7 +223,7 @@ func cliHint(err error, code, msg string) string {
 		return add(" (run 'swampj journal list --all')")
 	case errors.As(err, &notAFile):
 		return add(" ('swampj recover' then has nothing to do)")
-	case errors.As(err, &conflict):
+	case errors.Is(err, ops.ErrConflict):
 		return add(": run 'swampj recover' (or 'swampj recover --rollback')")
 	case errors.As(err, &openIntents):
 		return add(". Run 'swampj recover' first")

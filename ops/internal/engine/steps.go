@@ -1,4 +1,4 @@
-package ops
+package engine
 
 import (
 	"bytes"
@@ -29,8 +29,8 @@ const (
 	KindTestFails = "test-fail"      // always fails to apply (tests of partial failure)
 )
 
-// kind is the behaviour of a step kind.
-type kind struct {
+// Kind is the behaviour of a step kind.
+type Kind struct {
 	Observe func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error)
 	Apply   func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
 	Undo    func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
@@ -57,14 +57,19 @@ type Prepared interface {
 	Rollback()
 }
 
-var kinds = map[string]kind{}
+// Kinds holds every registered step kind by name (Register).
+var Kinds = map[string]Kind{}
 
-func register(name string, k kind) { kinds[name] = k }
+// Register makes k the behaviour of steps of the given kind; protocols
+// register their own kinds from init.
+func Register(name string, k Kind) { Kinds[name] = k }
 
-func kindOf(s *journal.Step) (kind, error) {
-	k, ok := kinds[s.Kind]
+// KindOf is the behaviour of s's kind, or an error for a kind this build
+// does not know.
+func KindOf(s *journal.Step) (Kind, error) {
+	k, ok := Kinds[s.Kind]
 	if !ok {
-		return kind{}, fmt.Errorf("unknown step kind %q (journal written by a newer swampj?)", s.Kind)
+		return Kind{}, fmt.Errorf("unknown step kind %q (journal written by a newer swampj?)", s.Kind)
 	}
 	return k, nil
 }
@@ -104,24 +109,24 @@ func observeRmdir(ctx context.Context, env *Env, s *journal.Step) (Observation, 
 }
 
 func init() {
-	register(KindMkdir, kind{Observe: observeMkdir, Apply: applyMkdir, Undo: undoMkdir})
-	register(KindRmdir, kind{
+	Register(KindMkdir, Kind{Observe: observeMkdir, Apply: applyMkdir, Undo: undoMkdir})
+	Register(KindRmdir, Kind{
 		Observe: observeRmdir,
 		Apply:   undoMkdir,
 		Undo:    applyMkdir,
 	})
-	register(KindRename, kind{Observe: observeRename, Apply: applyRename, Undo: undoRename})
-	register(KindWrite, kind{Observe: observeWrite, Apply: applyWrite, Undo: undoWrite})
-	register(KindDropDup, kind{Observe: observeDropDup, Apply: applyDropDup, Undo: undoDropDup})
-	register(KindStage, kind{Observe: observeStage, Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
+	Register(KindRename, Kind{Observe: observeRename, Apply: applyRename, Undo: undoRename})
+	Register(KindWrite, Kind{Observe: observeWrite, Apply: applyWrite, Undo: undoWrite})
+	Register(KindDropDup, Kind{Observe: observeDropDup, Apply: applyDropDup, Undo: undoDropDup})
+	Register(KindStage, Kind{Observe: observeStage, Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
 		return ErrCannotRedo
 	}, Undo: undoStage, Stages: true})
-	register(KindBarrier, kind{
+	Register(KindBarrier, Kind{
 		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
 		Apply:   func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
 		Undo:    func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
 	})
-	register(KindTestFails, kind{
+	Register(KindTestFails, Kind{
 		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
 		Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
 			return errors.New("injected failure")
@@ -323,7 +328,8 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 	}
 }
 
-func writeTemp(s *journal.Step) string {
+// WriteTemp is the temp file a write step goes through.
+func WriteTemp(s *journal.Step) string {
 	if s.Temp != "" {
 		return s.Temp
 	}
@@ -340,7 +346,7 @@ func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 		d.Synced(filepath.Dir(s.Path))
 		return nil
 	}
-	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.Data, 0o644); err != nil {
+	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.Data, 0o644); err != nil {
 		return err
 	}
 	d.Synced(filepath.Dir(s.Path))
@@ -389,10 +395,10 @@ func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	case err == nil && s.OldExists && bytes.Equal(cur, s.OldData), err != nil && !s.OldExists:
 		// Only the temp file was written (a crash, or a temp prepared
 		// ahead of its step): nothing to restore.
-		return cleanTemp(env, s, d)
+		return CleanTemp(env, s, d)
 	}
 	if s.OldExists {
-		if err := fsx.WriteFileAtomicVia(env.FS, s.Path, writeTemp(s), s.OldData, 0o644); err != nil {
+		if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.OldData, 0o644); err != nil {
 			return err
 		}
 		d.Synced(filepath.Dir(s.Path))
@@ -401,11 +407,11 @@ func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	if err := env.FS.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return cleanTemp(env, s, d)
+	return CleanTemp(env, s, d)
 }
 
-// cleanTemp removes the step's temp file if a crash left it behind.
-func cleanTemp(env *Env, s *journal.Step, d *Dirty) error {
+// CleanTemp removes the step's temp file if a crash left it behind.
+func CleanTemp(env *Env, s *journal.Step, d *Dirty) error {
 	if s.Temp != "" {
 		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

@@ -1,4 +1,4 @@
-package ops
+package engine
 
 import (
 	"context"
@@ -52,8 +52,8 @@ type Env struct {
 	HeldLocks map[string]bool
 }
 
-// orRealFS returns env, or a copy of it on the real disk when env.FS is nil.
-func (env *Env) orRealFS() *Env {
+// OrRealFS returns env, or a copy of it on the real disk when env.FS is nil.
+func (env *Env) OrRealFS() *Env {
 	if env.FS != nil {
 		return env
 	}
@@ -102,7 +102,7 @@ func (res *Result) skipDerived(i int, s *journal.Step, err error) {
 // derivedSkippable reports whether a step's failure may be recorded as a
 // stale catalog instead of stopping the intent: only derived steps, never
 // a (simulated) crash, never a cancellation the caller asked for.
-func derivedSkippable(ctx context.Context, k kind, err error) bool {
+func derivedSkippable(ctx context.Context, k Kind, err error) bool {
 	return k.Derived && !fsx.IsCrash(err) && ctx.Err() == nil && !errors.Is(err, ErrCannotRedo)
 }
 
@@ -121,6 +121,17 @@ func (e *StepError) Error() string {
 }
 func (e *StepError) Unwrap() error { return e.Err }
 
+// Is makes every StepError match ErrStepFailed.
+func (e *StepError) Is(target error) bool { return target == ErrStepFailed }
+
+// Error classes of the executor's errors (errors.Is); ops re-exports them.
+var (
+	// ErrConflict is matched by every *ConflictError.
+	ErrConflict = errors.New("the disk matches neither the state before nor after a step")
+	// ErrStepFailed is matched by every *StepError.
+	ErrStepFailed = errors.New("a step failed")
+)
+
 // ConflictError says the disk matches neither the before nor the after state
 // of a step, so swampj will not guess. The intent stays open.
 type ConflictError struct {
@@ -135,6 +146,9 @@ func (e *ConflictError) Error() string {
 		"Nothing more was changed; inspect these paths, then finish the intent or roll it back",
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
 }
+
+// Is makes every ConflictError match ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
 // Execute journals a new intent (one synced commit) and runs it forward.
 // On failure the intent stays open for recovery or a re-run.
@@ -166,7 +180,7 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	if in.Direction == journal.Backward {
 		dir = journal.Backward // a rollback once decided is finished, never reversed
 	}
-	env = env.orRealFS()
+	env = env.OrRealFS()
 	res := &Result{IntentID: in.ID, Kind: in.Kind, Summary: in.Summary, Direction: dir, Steps: len(in.Steps)}
 	d := &Dirty{fs: env.FS}
 	if dir == journal.Backward && in.Direction != journal.Backward {
@@ -252,7 +266,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 			return err
 		}
 		s := &in.Steps[i]
-		k, err := kindOf(s)
+		k, err := KindOf(s)
 		if err != nil {
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 		}
@@ -314,7 +328,7 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 			return err
 		}
 		s := &in.Steps[i]
-		k, err := kindOf(s)
+		k, err := KindOf(s)
 		if err != nil {
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 		}
@@ -492,7 +506,7 @@ func prepareAhead(ctx context.Context, env *Env, steps []journal.Step, from int,
 		return
 	}
 	for j := from + 1; j < len(steps); j++ {
-		k, err := kindOf(&steps[j])
+		k, err := KindOf(&steps[j])
 		if err != nil || k.Prepare == nil || d.ahead[j] != nil {
 			continue
 		}
@@ -518,4 +532,12 @@ func (aw *aheadWork) commitOr(apply func(context.Context, *Env, *journal.Step, *
 		}
 		return aw.p.Commit()
 	}
+}
+
+// orReal is fsys, or the real disk when fsys is nil.
+func orReal(fsys fsx.FS) fsx.FS {
+	if fsys == nil {
+		return fsx.Real()
+	}
+	return fsys
 }

@@ -1,4 +1,4 @@
-package recover_test
+package engine_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -21,14 +21,14 @@ import (
 func renamePlan(root string) *journal.Intent {
 	src, dst := filepath.Join(root, "src"), filepath.Join(root, "dst")
 	return &journal.Intent{Kind: "test", Summary: "move src to dst", Steps: []journal.Step{
-		{Kind: ops.KindMkdir, Path: dst},
-		{Kind: ops.KindMkdir, Path: filepath.Join(dst, "nested")},
-		{Kind: ops.KindRename, Path: filepath.Join(src, "a"), To: filepath.Join(dst, "a")},
-		{Kind: ops.KindRename, Path: filepath.Join(src, "b"), To: filepath.Join(dst, "b")},
-		{Kind: ops.KindRename, Path: filepath.Join(src, "nested", "c.txt"), To: filepath.Join(dst, "nested", "c.txt")},
-		{Kind: ops.KindBarrier},
-		{Kind: ops.KindWrite, Path: filepath.Join(root, "marker"), Data: []byte("after"), OldData: []byte("before"), OldExists: true},
-		{Kind: ops.KindRmdir, Path: filepath.Join(src, "nested")},
+		{Kind: engine.KindMkdir, Path: dst},
+		{Kind: engine.KindMkdir, Path: filepath.Join(dst, "nested")},
+		{Kind: engine.KindRename, Path: filepath.Join(src, "a"), To: filepath.Join(dst, "a")},
+		{Kind: engine.KindRename, Path: filepath.Join(src, "b"), To: filepath.Join(dst, "b")},
+		{Kind: engine.KindRename, Path: filepath.Join(src, "nested", "c.txt"), To: filepath.Join(dst, "nested", "c.txt")},
+		{Kind: engine.KindBarrier},
+		{Kind: engine.KindWrite, Path: filepath.Join(root, "marker"), Data: []byte("after"), OldData: []byte("before"), OldExists: true},
+		{Kind: engine.KindRmdir, Path: filepath.Join(src, "nested")},
 	}}
 }
 
@@ -52,8 +52,8 @@ func runPlan(t *testing.T, root string, fsys fsx.FS) error {
 	if err != nil {
 		return err
 	}
-	env := &ops.Env{FS: fsys}
-	_, err = ops.Execute(context.Background(), env, j, renamePlan(root), nil)
+	env := &engine.Env{FS: fsys}
+	_, err = engine.Execute(context.Background(), env, j, renamePlan(root), nil)
 	if err != nil {
 		j.Abandon() // a crashed process commits nothing more
 		return err
@@ -163,19 +163,6 @@ func lastOp(f *fsx.Fault) string {
 	return tr[len(tr)-1].String()
 }
 
-func TestCleanPathCreatesNothing(t *testing.T) {
-	root := t.TempDir()
-	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "x: 1\n"})
-	before := fsxtest.Snapshot(t, root, nil)
-	rep, err := recover.Run(context.Background(), root, recover.Options{})
-	if err != nil || rep.JournalExists || len(rep.Intents) != 0 {
-		t.Fatalf("%+v %v", rep, err)
-	}
-	if d := fsxtest.Diff(before, fsxtest.Snapshot(t, root, nil)); len(d) > 0 {
-		t.Fatalf("recover on a clean repo changed the tree: %v", d)
-	}
-}
-
 func TestConflictStopsAndNamesPaths(t *testing.T) {
 	root := fixture(t)
 	// Journal the plan and stop right after the commit: nothing was moved.
@@ -190,7 +177,7 @@ func TestConflictStopsAndNamesPaths(t *testing.T) {
 	// Somebody creates dst/a by hand: step 3 now sees both names.
 	fsxtest.WriteFiles(t, root, map[string]string{"dst/a/other": "x"})
 	_, err = recover.Run(context.Background(), root, recover.Options{})
-	var ce *ops.ConflictError
+	var ce *engine.ConflictError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), filepath.Join(root, "src", "a")) {
 		t.Fatalf("want conflict naming src/a, got %v", err)
 	}
@@ -321,21 +308,5 @@ func TestRunFromSubdirectoryFindsTheRepo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "dst", "a", "latest")); err != nil {
 		t.Fatalf("the plan was not finished: %v", err)
-	}
-}
-
-// TestRunOutsideARepoIsTyped: a wrong path is an error, never a silent
-// success that skips recovery.
-func TestRunOutsideARepoIsTyped(t *testing.T) {
-	dir := t.TempDir()
-	_, err := recover.Run(context.Background(), dir, recover.Options{})
-	if !errors.Is(err, recover.ErrNotARepo) {
-		t.Fatalf("want ErrNotARepo for %s, got %v", dir, err)
-	}
-	if strings.Contains(err.Error(), "--repo") || strings.Contains(err.Error(), "swampj ") {
-		t.Fatalf("a library error must not name CLI flags or commands: %v", err)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("created %v", ents)
 	}
 }

@@ -1,4 +1,4 @@
-package ops
+package engine
 
 import (
 	"context"
@@ -157,10 +157,11 @@ func CatalogStep(note string, ch CatalogChange) journal.Step {
 }
 
 func init() {
-	register(KindCatalog, kind{Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog, Derived: true})
+	Register(KindCatalog, Kind{Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog, Derived: true})
 }
 
-func decodeChange(s *journal.Step) (*CatalogChange, error) {
+// DecodeChange is the payload of a catalog step.
+func DecodeChange(s *journal.Step) (*CatalogChange, error) {
 	var ch CatalogChange
 	if err := json.Unmarshal(s.Catalog, &ch); err != nil {
 		return nil, fmt.Errorf("catalog step does not decode: %w", err)
@@ -168,7 +169,8 @@ func decodeChange(s *journal.Step) (*CatalogChange, error) {
 	return &ch, nil
 }
 
-func catalogOf(ctx context.Context, env *Env) (*catalog.Catalog, error) {
+// CatalogOf opens the catalog a catalog step writes to.
+func CatalogOf(ctx context.Context, env *Env) (*catalog.Catalog, error) {
 	if env.Catalog == nil {
 		return nil, fmt.Errorf("no catalog available for a catalog step")
 	}
@@ -196,7 +198,7 @@ func existingCatalog(ctx context.Context, env *Env) (*catalog.Catalog, string, e
 }
 
 func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
-	ch, err := decodeChange(s)
+	ch, err := DecodeChange(s)
 	if err != nil {
 		return Conflict, "", err
 	}
@@ -259,11 +261,11 @@ func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation
 }
 
 func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
-	ch, err := decodeChange(s)
+	ch, err := DecodeChange(s)
 	if err != nil {
 		return err
 	}
-	c, err := catalogOf(ctx, env)
+	c, err := CatalogOf(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -279,7 +281,7 @@ func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) erro
 }
 
 func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
-	ch, err := decodeChange(s)
+	ch, err := DecodeChange(s)
 	if err != nil {
 		return err
 	}
@@ -335,7 +337,7 @@ func restamp(ctx context.Context, c *catalog.Catalog, from, to string, only []ca
 // stampedKeys lists the items with rows stamped ns, limited to only (by
 // type, model and data name) when only is not nil.
 func stampedKeys(ctx context.Context, c *catalog.Catalog, ns string, only []catalog.ItemKey) ([]catalog.ItemKey, error) {
-	keys, err := itemKeys(ctx, c, ns)
+	keys, err := ItemKeys(ctx, c, ns)
 	if err != nil || only == nil {
 		return keys, err
 	}
@@ -353,8 +355,8 @@ func stampedKeys(ctx context.Context, c *catalog.Catalog, ns string, only []cata
 	return out, nil
 }
 
-// itemKeys lists the distinct items that have rows stamped ns.
-func itemKeys(ctx context.Context, c *catalog.Catalog, ns string) ([]catalog.ItemKey, error) {
+// ItemKeys lists the distinct items that have rows stamped ns.
+func ItemKeys(ctx context.Context, c *catalog.Catalog, ns string) ([]catalog.ItemKey, error) {
 	rows, err := c.Rows(ctx, ns)
 	if err != nil {
 		return nil, err
@@ -372,7 +374,7 @@ func itemKeys(ctx context.Context, c *catalog.Catalog, ns string) ([]catalog.Ite
 	return keys, nil
 }
 
-// restampAhead is a migration's set-based restamp prepared while the plan
+// RestampAhead is a migration's set-based restamp prepared while the plan
 // walks the tree: the UPDATE runs in a catalog transaction of its own that
 // nobody sees, and the step, once the renames before it are done and
 // observed, only commits it. Nothing about it is journaled: a crash leaves
@@ -380,9 +382,9 @@ func itemKeys(ctx context.Context, c *catalog.Catalog, ns string) ([]catalog.Ite
 // step as journaled. It is used only when what it did is what the step
 // says (same stamps, FromRows rows moved); otherwise it is rolled back and
 // the step applies itself. While it is open it holds the catalog's write
-// lock: the migration lets go of it (abandon) before it waits for any
+// lock: the migration lets go of it (Abandon) before it waits for any
 // writer, and in every way out of the run.
-type restampAhead struct {
+type RestampAhead struct {
 	from, to string
 	done     chan struct{}
 	p        *catalog.Pending
@@ -390,14 +392,14 @@ type restampAhead struct {
 	once     sync.Once
 }
 
-// startRestampAhead starts preparing the move of the rows stamped from to
+// StartRestampAhead starts preparing the move of the rows stamped from to
 // to, on the real disk only (under a test file system every operation
 // keeps its place in line), and only when opening the catalog early
 // changes no file even if the run is then refused: a catalog closed
 // cleanly (no -wal, -shm or -journal beside it) already in WAL mode.
 // Otherwise the step applies itself, after the renames.
-func startRestampAhead(ctx context.Context, env *Env, repoDir, from, to string) *restampAhead {
-	ra := &restampAhead{from: from, to: to, done: make(chan struct{})}
+func StartRestampAhead(ctx context.Context, env *Env, repoDir, from, to string) *RestampAhead {
+	ra := &RestampAhead{from: from, to: to, done: make(chan struct{})}
 	if env.Catalog == nil || !fsx.Concurrent(env.FS) || from == to || !cleanWALCatalog(env.FS, repo.CatalogPathOf(repoDir)) {
 		close(ra.done)
 		ra.err = errors.New("not prepared")
@@ -418,8 +420,8 @@ func startRestampAhead(ctx context.Context, env *Env, repoDir, from, to string) 
 	return ra
 }
 
-// abandon rolls back what was prepared and not committed (idempotent).
-func (ra *restampAhead) abandon() {
+// Abandon rolls back what was prepared and not committed (idempotent).
+func (ra *RestampAhead) Abandon() {
 	ra.once.Do(func() {
 		<-ra.done
 		if ra.err == nil && ra.p != nil {
@@ -428,15 +430,15 @@ func (ra *restampAhead) abandon() {
 	})
 }
 
-// liveApply returns the apply of the plan's move-stamp step: commit what
+// LiveApply returns the apply of the plan's move-stamp step: commit what
 // was prepared if it is that step's work, else roll it back and apply the
 // step as journaled. Without such a step, what was prepared is abandoned.
-func (ra *restampAhead) liveApply(steps []journal.Step) LiveApply {
+func (ra *RestampAhead) LiveApply(steps []journal.Step) LiveApply {
 	for i := range steps {
 		if steps[i].Kind != KindCatalog {
 			continue
 		}
-		ch, err := decodeChange(&steps[i])
+		ch, err := DecodeChange(&steps[i])
 		if err != nil || ch.Op != "move-stamp" || ch.From != ra.from || ch.To != ra.to {
 			continue
 		}
@@ -460,7 +462,7 @@ func (ra *restampAhead) liveApply(steps []journal.Step) LiveApply {
 			return applyCatalog(ctx, env, s, d)
 		}}
 	}
-	ra.abandon()
+	ra.Abandon()
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package ops
+package engine
 
 // The step kinds of a namespace migration. They are the plain mkdir,
 // rename and rmdir, except that debris a swamp writer leaves in a path the
@@ -36,10 +36,13 @@ const (
 	KindMoveRmdir = "move-rmdir" // remove Path once emptied, debris included
 )
 
+// modelLockName is the file name of swamp's per-model locks (§8).
+const modelLockName = ".lock"
+
 func init() {
-	register(KindMove, kind{Observe: observeMove, Apply: applyMove, Undo: undoMove})
-	register(KindMoveMkdir, kind{Observe: observeMkdir, Apply: applyMkdir, Undo: removeDirWithDebris})
-	register(KindMoveRmdir, kind{
+	Register(KindMove, Kind{Observe: observeMove, Apply: applyMove, Undo: undoMove})
+	Register(KindMoveMkdir, Kind{Observe: observeMkdir, Apply: applyMkdir, Undo: removeDirWithDebris})
+	Register(KindMoveRmdir, Kind{
 		Observe: observeRmdir,
 		Apply:   removeDirWithDebris,
 		Undo:    applyMkdir,

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/lock"
+)
+
+// Recovered is what recovery did with one open intent: Result is nil when
+// the intent was never driven (its locks could not be taken), Err non-nil
+// when it is still open.
+type Recovered struct {
+	Intent *journal.Intent
+	Result *Result
+	Err    error
+}
+
+// RecoverOpen drives every open intent in id order: forward (finish) unless
+// rollback is set or the intent was already being rolled back. It stops at
+// the first intent that cannot be completed — later intents may depend on
+// it — and returns the outcomes so far (the last one failed) with that
+// error.
+func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]Recovered, error) {
+	env = env.OrRealFS()
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	dir := journal.Forward
+	if rollback {
+		dir = journal.Backward
+	}
+	var outs []Recovered
+	// Roll back newest first, so an intent is undone only after everything
+	// that came after it.
+	if rollback {
+		for a, b := 0, len(open)-1; a < b; a, b = a+1, b-1 {
+			open[a], open[b] = open[b], open[a]
+		}
+	}
+	for _, in := range open {
+		res, err := driveLocked(ctx, env, j, in, dir)
+		outs = append(outs, Recovered{Intent: in, Result: res, Err: err})
+		if err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
+}
+
+// driveLocked drives one intent under the swamp locks it names: a write
+// or a repair is finished or undone only while swamp cannot be writing the
+// same model (its lock, left by a process that died, is stale and taken
+// over). Locks the caller holds, or that the process named by
+// SWAMP_LOCK_HOLDER_PID holds and lent to this one, are not taken again.
+func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
+	timeout := env.SwampLockTimeout
+	if timeout <= 0 {
+		timeout = lock.TimeoutFromEnv(nil)
+	}
+	var held []*lock.Lock
+	defer func() { lock.ReleaseAll(held, nil) }()
+	lender := lock.HolderPidFromEnv(nil)
+	for _, p := range in.Locks {
+		if env.HeldLocks[p] || lock.LentBy(env.FS, p, lender, time.Now()) {
+			continue
+		}
+		l, err := lock.Acquire(ctx, env.FS, p, lock.Options{Timeout: timeout})
+		if err != nil {
+			return nil, fmt.Errorf("intent %d (%s) is finished only under swamp's lock %s: %w", in.ID, in.Summary, p, err)
+		}
+		l.StartHeartbeat(ctx)
+		held = append(held, l)
+	}
+	// A structural intent (a migration, under swamp's global lock) moves
+	// data: like the migration itself, finish or undo it only once no
+	// writer holds a live per-model lock. Taking the global lock first and
+	// scanning after is what keeps writers out (see lockWriteModels).
+	for _, p := range in.Locks {
+		if base, ns, ok := lock.ParseGlobalPath(p); ok {
+			if err := waitNoOtherModelLocks(ctx, env, base, ns, lender, timeout); err != nil {
+				return nil, fmt.Errorf("intent %d (%s) moves data, so it is finished only while no swamp writer is active: %w", in.ID, in.Summary, err)
+			}
+		}
+	}
+	ctx, stopWatch := lock.WatchLost(ctx, held)
+	defer stopWatch()
+	return Drive(ctx, env, j, in, dir, nil)
+}
+
+// waitNoOtherModelLocks waits (bounded) until no live per-model lock is
+// held but those the caller holds itself (env.HeldLocks: a write that
+// finishes interrupted intents before its own) or the lender lent.
+func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lender int, timeout time.Duration) error {
+	start := time.Now()
+	for {
+		live, err := lock.LiveModelLocks(env.FS, base, ns, time.Now(), lender)
+		if err != nil {
+			return err
+		}
+		var other []lock.Held
+		for _, h := range live {
+			if !env.HeldLocks[h.Path] {
+				other = append(other, h)
+			}
+		}
+		if len(other) == 0 {
+			return nil
+		}
+		if time.Since(start) >= timeout {
+			return &lock.TimeoutError{Path: other[0].Path, Holder: &other[0].Info, Waited: time.Since(start)}
+		}
+		t := time.NewTimer(min(200*time.Millisecond, timeout-time.Since(start)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// StepObservation is what the disk says about one step now.
+type StepObservation struct {
+	Description string
+	// Observed is the Observation's name, "unknown" for a kind this build
+	// does not know, or "error" when observing failed (Detail says why).
+	Observed string
+	Detail   string
+}
+
+// ObserveSteps observes every step of in without changing anything (a
+// recovery dry run).
+func ObserveSteps(ctx context.Context, env *Env, in *journal.Intent) []StepObservation {
+	env = env.OrRealFS()
+	out := make([]StepObservation, 0, len(in.Steps))
+	for i := range in.Steps {
+		s := &in.Steps[i]
+		v := StepObservation{Description: Describe(s)}
+		k, err := KindOf(s)
+		if err != nil {
+			v.Observed, v.Detail = "unknown", err.Error()
+		} else {
+			obs, detail, oerr := k.Observe(ctx, env, s)
+			v.Observed, v.Detail = obs.String(), detail
+			if oerr != nil {
+				v.Observed, v.Detail = "error", oerr.Error()
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}

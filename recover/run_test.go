@@ -1,0 +1,44 @@
+package recover_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/recover"
+)
+
+// The crash tests of recovery drive real intents through the executor, so
+// they live with it: ops/internal/engine/recover_test.go.
+
+func TestCleanPathCreatesNothing(t *testing.T) {
+	root := t.TempDir()
+	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "x: 1\n"})
+	before := fsxtest.Snapshot(t, root, nil)
+	rep, err := recover.Run(context.Background(), root, recover.Options{})
+	if err != nil || rep.JournalExists || len(rep.Intents) != 0 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if d := fsxtest.Diff(before, fsxtest.Snapshot(t, root, nil)); len(d) > 0 {
+		t.Fatalf("recover on a clean repo changed the tree: %v", d)
+	}
+}
+
+// TestRunOutsideARepoIsTyped: a wrong path is an error, never a silent
+// success that skips recovery.
+func TestRunOutsideARepoIsTyped(t *testing.T) {
+	dir := t.TempDir()
+	_, err := recover.Run(context.Background(), dir, recover.Options{})
+	if !errors.Is(err, recover.ErrNotARepo) {
+		t.Fatalf("want ErrNotARepo for %s, got %v", dir, err)
+	}
+	if strings.Contains(err.Error(), "--repo") || strings.Contains(err.Error(), "swampj ") {
+		t.Fatalf("a library error must not name CLI flags or commands: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("created %v", ents)
+	}
+}
