@@ -13,9 +13,10 @@ package engine
 // recovery stops in both directions ("the disk matches neither…"). These
 // kinds treat a tree that holds only directories and dead swamp lock files
 // (lock.Dead) as absent: observing, it does not count; applying or undoing,
-// it is removed first. Anything else in it — a file of any other name, a
-// live lock, a symlink — is data, keeps the step a conflict and is never
-// removed.
+// it is removed first. A live lock in such a tree is a writer still
+// backing off: the move waits for it (waitForBackingOffWriter), bounded.
+// Anything else in it — a file of any other name, a lock that stays live,
+// a symlink — is data, keeps the step a conflict and is never removed.
 
 import (
 	"context"
@@ -54,7 +55,12 @@ func observeMove(ctx context.Context, env *Env, s *journal.Step) (Observation, s
 	if err != nil || o != Conflict {
 		return o, detail, err
 	}
-	// Both exist: one side may be only a writer's debris.
+	// Both exist: one side may be only a writer's debris, or a writer's
+	// live lock that is about to become debris.
+	if fsx.Concurrent(env.FS) {
+		waitForBackingOffWriter(env.FS, s.To)
+		waitForBackingOffWriter(env.FS, s.Path)
+	}
 	if deb, err := onlyDebris(env.FS, s.To); err != nil {
 		return Conflict, "", err
 	} else if deb {
@@ -95,10 +101,46 @@ func removeDirWithDebris(ctx context.Context, env *Env, s *journal.Step, d *Dirt
 	return removeDebris(env.FS, s.Path, d)
 }
 
+// backingOffWait bounds how long a move waits for the live lock of a
+// writer that is backing off. Such a writer releases its lock as soon as it
+// has re-read the datastore lock; the bound only matters on a machine so
+// loaded that the writer is not scheduled for seconds (the race test at a
+// load of 25 on two cores hit this window, and before this wait the step
+// reported the live lock as data at once).
+const backingOffWait = 10 * time.Second
+
+// waitForBackingOffWriter waits, up to backingOffWait, while path holds
+// nothing but directories and swamp lock files of which at least one is
+// live. While a structural command holds the datastore lock, a live
+// per-model lock in a path it moves can only belong to a writer that
+// created it before re-reading the datastore lock and is about to back off
+// (the ordering argument on lockWriteModels); once it has, the tree is
+// debris. Anything else in the tree ends the wait at once: that is data,
+// and the observation says so.
+func waitForBackingOffWriter(fsys fsx.FS, path string) {
+	for deadline := time.Now().Add(backingOffWait); time.Now().Before(deadline); {
+		locksOnly, err := onlyLocks(fsys, path, true)
+		if err != nil || !locksOnly {
+			return
+		}
+		if dead, err := onlyDebris(fsys, path); err != nil || dead {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // onlyDebris reports whether path is a directory (not a symlink) whose
 // whole tree holds only directories and dead swamp lock files. A missing
 // path is not debris (there is nothing to remove).
 func onlyDebris(fsys fsx.FS, path string) (bool, error) {
+	return onlyLocks(fsys, path, false)
+}
+
+// onlyLocks reports whether path is a directory (not a symlink) whose whole
+// tree holds only directories and swamp lock files — dead ones only, unless
+// live is true.
+func onlyLocks(fsys fsx.FS, path string, live bool) (bool, error) {
 	fi, err := fsys.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -117,10 +159,13 @@ func onlyDebris(fsys fsx.FS, path string) (bool, error) {
 		p := filepath.Join(path, e.Name())
 		switch {
 		case e.IsDir():
-			if ok, err := onlyDebris(fsys, p); err != nil || !ok {
+			if ok, err := onlyLocks(fsys, p, live); err != nil || !ok {
 				return false, err
 			}
 		case e.Name() == modelLockName && e.Type().IsRegular():
+			if live {
+				continue
+			}
 			if dead, err := lock.Dead(fsys, p); err != nil || !dead {
 				return false, err
 			}
@@ -146,7 +191,7 @@ func removeDebris(fsys fsx.FS, path string, d *Dirty) error {
 	// the directories it leaves are debris. Give it a moment rather than
 	// leave the intent open: a real file stays in the way, and the error
 	// says so after the wait.
-	for deadline := time.Now().Add(2 * time.Second); err != nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(backingOffWait); err != nil && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		err = removeDebrisOnce(fsys, path, d)
 	}

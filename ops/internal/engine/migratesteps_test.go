@@ -1,0 +1,61 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/recover"
+)
+
+// TestMoveWaitsForABackingOffWriter: a writer that created its per-model
+// lock in a migration's destination before it saw the datastore lock holds
+// a live lock there for a moment, then backs off, leaving empty
+// directories. The move step waits for that instead of calling the live
+// lock data (the race test hit this under a load of 25 on two cores).
+func TestMoveWaitsForABackingOffWriter(t *testing.T) {
+	root := t.TempDir()
+	fsxtest.WriteFiles(t, root, map[string]string{
+		".swamp.yaml":                  "swampVersion: test\n",
+		"data/command/shell/m1/latest": "1",
+		"data/command/shell/m1/1/raw":  "one",
+	})
+	src := filepath.Join(root, "data", "command", "shell")
+	dst := filepath.Join(root, "ns", "data", "command", "shell")
+	fsys := fsx.Real()
+	l, err := lock.Acquire(context.Background(), fsys, filepath.Join(dst, "m1", ".lock"), lock.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		if err := l.Release(); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	j, err := journal.Open(fsys, recover.JournalPath(root), journal.Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	plan := &journal.Intent{Kind: "test", Summary: "move a model", Steps: []journal.Step{
+		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns")},
+		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns", "data")},
+		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns", "data", "command")},
+		{Kind: engine.KindMove, Path: src, To: dst},
+	}}
+	if _, err := engine.Execute(context.Background(), &engine.Env{FS: fsys}, j, plan, nil); err != nil {
+		t.Fatalf("the move took a backing-off writer's live lock for data: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "m1", "1", "raw")); err != nil || string(b) != "one" {
+		t.Fatalf("moved version: %q, %v", b, err)
+	}
+}
