@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
@@ -50,6 +51,10 @@ type Env struct {
 	// that finishes interrupted intents before its own): recovery does
 	// not take them again.
 	HeldLocks map[string]bool
+	// Log receives the executor's debug records (nil: none): per intent
+	// driven, per step (kind, paths, what the observation said, what was
+	// done) and when the intent is settled. See trace.go.
+	Log *slog.Logger
 }
 
 // OrRealFS returns env, or a copy of it on the real disk when env.FS is nil.
@@ -183,6 +188,8 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	env = env.OrRealFS()
 	res := &Result{IntentID: in.ID, Kind: in.Kind, Summary: in.Summary, Direction: dir, Steps: len(in.Steps)}
 	d := &Dirty{fs: env.FS}
+	tr := newTrace(ctx, env, in)
+	tr.start(dir)
 	if dir == journal.Backward && in.Direction != journal.Backward {
 		if err := decideBackward(ctx, env, j, in, d); err != nil {
 			d.discard()
@@ -191,17 +198,18 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	}
 	var err error
 	if dir == journal.Forward {
-		err = forward(ctx, env, j, in, live, d, res)
+		err = forward(ctx, env, j, in, live, d, res, tr)
 		if errors.Is(err, ErrCannotRedo) {
 			if derr := decideBackward(ctx, env, j, in, d); derr != nil {
 				d.discard()
 				return res, derr
 			}
 			res.Direction = journal.Backward
-			err = backward(ctx, env, in, d, res)
+			tr.start(journal.Backward)
+			err = backward(ctx, env, in, d, res, tr)
 		}
 	} else {
-		err = backward(ctx, env, in, d, res)
+		err = backward(ctx, env, in, d, res, tr)
 	}
 	if err == nil {
 		err = d.SyncContent()
@@ -221,6 +229,7 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 			j.NoteError(in.ID, err.Error())
 		}
 		res.Status = journal.StatusOpen
+		tr.end(res, err)
 		return res, err
 	}
 	if res.Direction == journal.Forward {
@@ -229,6 +238,7 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 		res.Status = journal.StatusRolledBack
 	}
 	j.Finish(in.ID, res.Status)
+	tr.end(res, nil)
 	return res, nil
 }
 
@@ -260,7 +270,7 @@ func decideBackward(ctx context.Context, env *Env, j *journal.Journal, in *journ
 	return nil
 }
 
-func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, d *Dirty, res *Result) error {
+func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, d *Dirty, res *Result, tr *trace) error {
 	for i := range in.Steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -274,13 +284,16 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		if err != nil {
 			if derivedSkippable(ctx, k, err) {
 				res.skipDerived(i, s, err)
+				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 				continue
 			}
+			tr.step(i, s, obs, err.Error(), "failed")
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 		}
 		switch obs {
 		case Done:
 			res.Skipped++
+			tr.step(i, s, obs, detail, "in place")
 		case NotDone, Partial:
 			if !k.Stages && d.hasUnsynced() {
 				// This step may publish what the staging steps before it
@@ -301,17 +314,25 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				apply = aw.commitOr(apply)
 			}
 			if err := apply(ctx, env, s, d); err != nil {
-				if errors.Is(err, ErrCannotRedo) || fsx.IsCrash(err) {
+				if errors.Is(err, ErrCannotRedo) {
+					tr.step(i, s, obs, detail, "cannot redo: rolling back")
+					return err
+				}
+				if fsx.IsCrash(err) {
 					return err
 				}
 				if derivedSkippable(ctx, k, err) {
 					res.skipDerived(i, s, err)
+					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 					break
 				}
+				tr.step(i, s, obs, err.Error(), "failed")
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 			}
 			res.Applied++
+			tr.step(i, s, obs, detail, "applied")
 		case Missing, Conflict:
+			tr.step(i, s, obs, detail, "conflict")
 			return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail}
 		}
 		if env.Progress != nil {
@@ -321,7 +342,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 	return nil
 }
 
-func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *Result) error {
+func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *Result, tr *trace) error {
 	n := len(in.Steps)
 	for i := n - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
@@ -336,8 +357,10 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 		if err != nil {
 			if derivedSkippable(ctx, k, err) {
 				res.skipDerived(i, s, err)
+				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 				continue
 			}
+			tr.step(i, s, obs, err.Error(), "failed")
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 		}
 		switch obs {
@@ -348,14 +371,19 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 				}
 				if derivedSkippable(ctx, k, err) {
 					res.skipDerived(i, s, err)
+					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 					break
 				}
+				tr.step(i, s, obs, err.Error(), "failed")
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 			}
 			res.Undone++
+			tr.step(i, s, obs, detail, "undone")
 		case NotDone, Missing:
 			res.Skipped++
+			tr.step(i, s, obs, detail, "nothing to undo")
 		case Conflict:
+			tr.step(i, s, obs, detail, "conflict")
 			return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail}
 		}
 		if env.Progress != nil {
