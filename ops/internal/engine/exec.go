@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/repo"
@@ -126,16 +127,8 @@ func (e *StepError) Error() string {
 }
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Is makes every StepError match ErrStepFailed.
-func (e *StepError) Is(target error) bool { return target == ErrStepFailed }
-
-// Error classes of the executor's errors (errors.Is); ops re-exports them.
-var (
-	// ErrConflict is matched by every *ConflictError.
-	ErrConflict = errors.New("the disk matches neither the state before nor after a step")
-	// ErrStepFailed is matched by every *StepError.
-	ErrStepFailed = errors.New("a step failed")
-)
+// Is makes every StepError match swampj.ErrStepFailed.
+func (e *StepError) Is(target error) bool { return target == swampj.ErrStepFailed }
 
 // ConflictError says the disk matches neither the before nor the after state
 // of a step, so swampj will not guess. The intent stays open.
@@ -152,8 +145,8 @@ func (e *ConflictError) Error() string {
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
 }
 
-// Is makes every ConflictError match ErrConflict.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// Is makes every ConflictError match swampj.ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == swampj.ErrConflict }
 
 // Execute journals a new intent (one synced commit) and runs it forward.
 // On failure the intent stays open for recovery or a re-run.
