@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/internal/engine"
-
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 )
 
 // IntentOutcome is what recovery did (or would do) with one open intent.
