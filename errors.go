@@ -5,8 +5,9 @@
 // and recover.ErrBusy.
 //
 // The packages themselves, in reading order: fsx (the only door to the
-// disk) → journal (intent records, bbolt) → ops (the executor, then the
-// protocols: write, migrate, catalog sync, repair) → recover (the startup
+// disk) → journal (intent records, bbolt) → ops/internal/engine (the
+// executor) → ops (the protocols: write, migrate, catalog sync, repair —
+// the host's API) → recover (the startup
 // hook). catalog is swamp's SQLite catalog; ops/repo, ops/meta, ops/store
 // and ops/lock reproduce swamp's on-disk format. cmd/swampj is the CLI.
 package swampj
@@ -21,3 +22,14 @@ import "errors"
 // Nothing was changed by the call that returned it; the same call later,
 // once the holder is done, is the fix. The CLI exits 75 (EX_TEMPFAIL).
 var ErrBusy = errors.New("busy: held by another process, retry later")
+
+// ErrConflict is matched by the error of an operation whose step found the
+// disk in neither the state before it nor the state after it (something
+// else changed those paths): swampj stopped rather than guess, nothing more
+// was changed, and the operation's intent stays open for recovery.
+var ErrConflict = errors.New("the disk matches neither the state before nor after a step")
+
+// ErrStepFailed is matched by the error of an operation whose step failed
+// (the error wraps the cause: ENOSPC, EIO, ...); its intent stays open for
+// recovery, which finishes or rolls it back.
+var ErrStepFailed = errors.New("a step failed")

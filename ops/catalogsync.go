@@ -35,12 +35,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -434,8 +436,9 @@ type CatalogOptions struct {
 	VerifyChecksum bool
 	Workers        int
 	Progress       Progress
-	// Warn receives warnings (a journal moved aside).
-	Warn func(string)
+	// Logger receives warnings (a journal moved aside) at level Warn
+	// (nil: nothing is logged).
+	Logger *slog.Logger
 }
 
 // StaleNamespace is another namespace's rows that rebuild treats as this
@@ -604,18 +607,11 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	// The catalog agrees with the disk now: whatever catalog step was
 	// skipped before is made good.
 	if err := j.ClearCatalogStale(); err != nil {
-		warnf(opts.Warn, fmt.Sprintf("the catalog is rebuilt, but clearing the journal's stale-catalog mark failed: %v (doctor will report it until the next rebuild)", err))
+		warnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but clearing the journal's stale-catalog mark failed: %v (doctor will report it until the next rebuild)", err))
 	}
 	rep.fill(exp, d)
 	rep.InSync, rep.Applied = d.Empty(), applied
 	return rep, nil
-}
-
-// warnf hands a warning to warn, if there is one.
-func warnf(warn func(string), msg string) {
-	if warn != nil {
-		warn(msg)
-	}
 }
 
 // lockJournalListOpen takes the journal lock (no other swampj runs while
@@ -664,7 +660,7 @@ func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journ
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: opts.Warn})
+	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: warnTo(opts.Logger)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -905,5 +901,5 @@ func (rep *CatalogReport) fill(exp *Expected, d *catalog.Diff) {
 }
 
 func lockJournal(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, error) {
-	return journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: opts.Warn})
+	return journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: warnTo(opts.Logger)})
 }

@@ -1,15 +1,16 @@
-// Package ops runs swampj's plans, and is the API a host program writes,
-// reads, migrates, repairs and rebuilds through. A plan is a journal.Intent:
-// an ordered list of small steps (rename, write, mkdir, stage, barrier,
-// catalog change), each able to observe whether it is done, apply itself and
-// undo itself.
+// Package ops is the API a host program writes, reads, migrates, repairs
+// and rebuilds through. Each operation is planned as a journal.Intent: an
+// ordered list of small steps (rename, write, mkdir, stage, barrier,
+// catalog change), each able to observe whether it is done, apply itself
+// and undo itself.
 //
-// The executor (exec.go) journals the plan with one synced commit and then
-// applies each step that observation says is not done. Recovery (package
-// recover) loads open intents and runs the very same loop, forward to finish
-// or backward to undo. Nothing is remembered between runs except the plan:
-// every decision is made by looking at the disk, so a crash at any point,
-// a partial failure, or a re-run of the command all converge.
+// The executor behind it (ops/internal/engine, not part of the API)
+// journals the plan with one synced commit and then applies each step that
+// observation says is not done. Recovery (Recover, called by package
+// recover) loads open intents and runs the very same loop, forward to
+// finish or backward to undo. Nothing is remembered between runs except
+// the plan: every decision is made by looking at the disk, so a crash at
+// any point, a partial failure, or a re-run of the command all converge.
 //
 // Durability is grouped: a rename marks its parent directories dirty, and a
 // barrier step (or the end of the run) fsyncs each dirty directory once —
@@ -21,26 +22,34 @@
 // WriteVersions (one or many versions in one intent), OpenData, DataVersions
 // and ListData (reading), SetNamespace, UnsetNamespace and Migrate (preview
 // without Confirm, run with it; re-running after any failure finishes the
-// job), Doctor (check, preview, repair), VerifyCatalog and RebuildCatalog.
-// example_test.go has a runnable example of each.
+// job), Doctor (check, preview, repair), VerifyCatalog and RebuildCatalog,
+// Recover and PreviewRecovery (what recover.Run calls). example_test.go has
+// a runnable example of each.
 //
 // Conventions of the whole API: every function takes a context where it can
 // wait, returns typed results and typed errors, and never prints or exits.
 // A nil fsx.FS (argument or options field) is the real disk; a nil getenv is
-// os.Getenv. Errors say what happened, never which CLI command or flag to
-// use (cmd/swampj adds that); errors.Is(err, ErrBusy) is every "someone else
-// holds it, retry later", errors.Is(err, ErrNotARepo) a directory outside
-// every repo. The namespace operations read .swamp.yaml again before they
-// plan, so a *repo.Repo loaded before a namespace change is not stale for
-// them; the other functions use the Repo as given (repo.Repo).
+// os.Getenv; a nil Logger logs nothing (a Logger gets warnings at level
+// Warn and, at level Debug, one record per step the executor runs: intent
+// id, step, kind, path, what the observation said, what was done). Errors
+// say what happened, never which CLI command or flag to use (cmd/swampj
+// adds that); errors.Is(err, ErrBusy) is every "someone else holds it,
+// retry later", errors.Is(err, ErrNotARepo) a directory outside every
+// repo, ErrConflict and ErrStepFailed an operation stopped with its intent
+// open. The namespace operations read .swamp.yaml again before they plan,
+// so a *repo.Repo loaded before a namespace change is not stale for them;
+// the other functions use the Repo as given (repo.Repo).
 //
 // # Reading order
 //
-// exec.go and steps.go (the executor and its step kinds), recovery.go
-// (RecoverOpen, PreviewOpen), then one file per protocol: write.go
-// (versioned data writes), migrate.go with migratesteps.go (namespace
-// migration), namespace.go (set, unset, list), catalogstep.go and
-// catalogsync.go (catalog steps, verify, rebuild), repair.go with the
-// doctor*.go checks (quarantine of unreadable versions), read.go.
-// errors.go holds the shared error classes.
+// ops/internal/engine first: exec.go and steps.go (the executor and its
+// step kinds), recovery.go (recovery's loop), catalogstep.go and
+// migratesteps.go (the catalog and migration step kinds), trace.go (the
+// debug records). Then here: recovery.go (Recover, PreviewRecovery and
+// what they report), then one file per protocol: write.go (versioned data
+// writes), migrate.go (namespace migration), namespace.go (set, unset,
+// list), catalogsync.go (verify, rebuild), repair.go with the doctor*.go
+// checks (quarantine of unreadable versions) and repaircatalog.go, read.go.
+// errors.go holds the shared error classes, log.go the logger helpers;
+// wall_test.go keeps go doc of this package to the host's API.
 package ops

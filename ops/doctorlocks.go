@@ -235,7 +235,7 @@ func (s *doctorSurvey) surveyJournalHolder() {
 // the journal lock only. It returns what it moved and the intent id (0:
 // nothing to do).
 func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions) (fixed []doctorFix, moves []DoctorMove, id uint64, qstamp string, err error) {
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
 	if err != nil {
 		return nil, nil, 0, "", err
 	}
@@ -248,7 +248,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 		if cerr := j.Close(); fsx.IsCrash(cerr) {
 			fixed, moves, id, qstamp, err = nil, nil, 0, "", cerr
 		} else if cerr != nil {
-			o.Warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the lock repair done)", cerr))
+			o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the lock repair done)", cerr))
 		}
 	}()
 	open, err := j.OpenIntents()
@@ -296,7 +296,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 	in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the moves durable"})
 	in.Summary = fmt.Sprintf("doctor: move %d dead lock file(s) into quarantine", len(steps))
 
-	env := &engine.Env{FS: fsys}
+	env := &engine.Env{FS: fsys, Log: o.Logger}
 	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
 		if fsx.IsCrash(err) {
 			crashed = true

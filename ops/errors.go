@@ -2,7 +2,6 @@ package ops
 
 import (
 	"github.com/swampj/swampj"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -20,10 +19,10 @@ var (
 	// state before it nor the state after it — something else changed
 	// those paths — so swampj stopped rather than guess. Nothing more was
 	// changed and the operation's intent stays open: once the paths are
-	// settled, recovery finishes or rolls it back.
-	ErrConflict = engine.ErrConflict
+	// settled, recovery finishes or rolls it back. It is swampj.ErrConflict.
+	ErrConflict = swampj.ErrConflict
 	// ErrStepFailed: a step of the operation failed (the error wraps the
 	// cause: ENOSPC, EIO, ...). Its intent stays open for recovery, which
-	// finishes or rolls it back.
-	ErrStepFailed = engine.ErrStepFailed
+	// finishes or rolls it back. It is swampj.ErrStepFailed.
+	ErrStepFailed = swampj.ErrStepFailed
 )

@@ -41,8 +41,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -52,6 +52,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -89,6 +91,9 @@ type MigrateOptions struct {
 	// Getenv looks up SWAMP_LOCK_TIMEOUT_MS, SWAMP_LOCK_HOLDER_PID and
 	// SWAMP_DATASTORE (nil: the process environment).
 	Getenv func(string) string
+	// Logger receives the executor's step records at level Debug (nil:
+	// nothing is logged).
+	Logger *slog.Logger
 }
 
 // DirectoryMove is one subdirectory the plan moves (swamp's preview entry).
@@ -320,7 +325,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	run := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}}, repo: r}
+	run := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}, Log: opts.Logger}, repo: r}
 	defer func() {
 		crashed = crashed || run.crashed
 		run.close()

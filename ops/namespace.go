@@ -15,12 +15,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -104,6 +106,9 @@ type NamespaceOptions struct {
 	Getenv func(string) string
 	// Now is the clock for the manifest's registeredAt (nil: time.Now).
 	Now func() time.Time
+	// Logger receives the executor's step records at level Debug (nil:
+	// nothing is logged).
+	Logger *slog.Logger
 }
 
 // SetResult is what `namespace set` did. The first four fields are swamp's
@@ -172,7 +177,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +251,7 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +353,7 @@ type nsMutation struct {
 }
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
-	cat engine.CatalogOpener, getenv func(string) string) (*nsMutation, error) {
+	cat engine.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
 	j, err := openJournal(fsys, r.JournalPath, lockTimeout, command)
 	if err != nil {
 		return nil, err
@@ -356,7 +361,7 @@ func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout t
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	m := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat}, repo: r}
+	m := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat, Log: log}, repo: r}
 	if err := m.finishOpen(ctx, getenv); err != nil {
 		m.close()
 		return nil, err

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/internal/engine"
-
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 )
 
 // IntentOutcome is what recovery did (or would do) with one open intent.
@@ -79,6 +79,9 @@ type RecoverOptions struct {
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone.
 	Progress Progress
+	// Logger receives the executor's step records at level Debug (nil:
+	// nothing is logged).
+	Logger *slog.Logger
 }
 
 // Recover finishes (or, with Rollback, undoes) every open intent of j in
@@ -89,7 +92,7 @@ type RecoverOptions struct {
 func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
 	fsys := orReal(opts.FS)
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
-		Progress: stepProgress(opts.Progress, "recovering")}
+		Progress: stepProgress(opts.Progress, "recovering"), Log: opts.Logger}
 	defer env.CloseCatalog()
 	return recoverOpen(ctx, env, j, opts.Rollback)
 }
@@ -99,7 +102,7 @@ func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]In
 // do. It works on read-only media.
 func PreviewRecovery(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
 	fsys := orReal(opts.FS)
-	env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout}
+	env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
 	defer env.CloseCatalog()
 	return previewOpen(ctx, env, j, opts.Rollback)
 }

@@ -55,8 +55,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -65,6 +65,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -183,8 +185,10 @@ type DoctorOptions struct {
 	VerifyChecksum bool
 	// Command is recorded in the intent and as the journal lock holder.
 	Command []string
-	// Warn receives warnings (a journal moved aside, a lock not released).
-	Warn func(string)
+	// Logger receives warnings (a journal moved aside, a lock not
+	// released) at level Warn, and the executor's step records of a
+	// repair at level Debug (nil: nothing is logged).
+	Logger *slog.Logger
 	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
 	// "verifying checksums"): items scanned of the items walked so far.
 	Progress Progress
@@ -197,6 +201,8 @@ type DoctorOptions struct {
 	// quarantine, when set, is the quarantine directory to use (the one
 	// the lock intent of the same run created).
 	quarantine string
+	// warn is Logger's Warn (withDefaults).
+	warn func(string)
 }
 
 func (o DoctorOptions) withDefaults() DoctorOptions {
@@ -206,9 +212,7 @@ func (o DoctorOptions) withDefaults() DoctorOptions {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Warn == nil {
-		o.Warn = func(string) {}
-	}
+	o.warn = warnTo(o.Logger)
 	return o
 }
 
@@ -369,22 +373,22 @@ func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, 
 // doctorFinishOpen drives every open intent forward under its own locks
 // (recovery's path), before a confirmed repair plans anything.
 func doctorFinishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions) error {
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
 	if err != nil {
 		return err
 	}
-	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir)}
+	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	outs, rerr := recoverOpen(ctx, env, j, false)
 	env.CloseCatalog()
 	for _, out := range outs {
-		o.Warn(out.Sentence() + ", before the repair")
+		o.warn(out.Sentence() + ", before the repair")
 	}
 	if fsx.IsCrash(rerr) {
 		j.Abandon()
 		return rerr
 	}
 	if cerr := j.Close(); rerr == nil && cerr != nil {
-		o.Warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the intents done)", cerr))
+		o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the intents done)", cerr))
 	}
 	if rerr != nil {
 		return fmt.Errorf("an interrupted operation could not be finished, so nothing was repaired: %w", rerr)
@@ -401,7 +405,7 @@ func doctorJournalState(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Warn: o.Warn})
+	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Warn: o.warn})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -476,7 +480,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 	defer func() {
 		for i := len(order) - 1; i >= 0; i-- {
 			if err := order[i].Release(); err != nil && !fsx.IsCrash(err) {
-				o.Warn(fmt.Sprintf("releasing %s: %v", order[i].Path(), err))
+				o.warn(fmt.Sprintf("releasing %s: %v", order[i].Path(), err))
 			}
 		}
 	}()
@@ -497,7 +501,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 	defer stopWatch()
 
 	// 2. The journal (swampj's repo lock); nothing may be open.
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.Warn})
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
 	if err != nil {
 		return nil, err
 	}
@@ -513,7 +517,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 		if cerr := j.Close(); fsx.IsCrash(cerr) {
 			rep, err = nil, cerr
 		} else if cerr != nil {
-			o.Warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the repair done)", cerr))
+			o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the repair done)", cerr))
 		}
 	}()
 	open, err := j.OpenIntents()
@@ -547,7 +551,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 	}
 
 	// 4. Journal and run; a failure is rolled back here and now.
-	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir)}
+	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	defer env.CloseCatalog()
 	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
 		if fsx.IsCrash(err) {

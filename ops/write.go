@@ -65,14 +65,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -179,9 +181,11 @@ type WriteOptions struct {
 	LockTimeout time.Duration
 	// Command is recorded in the intent.
 	Command []string
-	// Warn receives what went wrong without failing the write (a lock that
-	// could not be released, an earlier intent finished on the way).
-	Warn func(string)
+	// Logger receives what went wrong without failing the write (a lock
+	// that could not be released, an earlier intent finished on the way)
+	// at level Warn, and the executor's step records at level Debug
+	// (nil: nothing is logged).
+	Logger *slog.Logger
 
 	// Test hooks: the clock for createdAt and the id generator; recorded
 	// runs when writeOverlapped has journaled its plan, before it waits
@@ -189,6 +193,8 @@ type WriteOptions struct {
 	now      func() time.Time
 	newID    func() string
 	recorded func()
+	// warn is Logger's Warn (withDefaults).
+	warn func(string)
 }
 
 // WrittenVersion is one version WriteVersions published.
@@ -336,7 +342,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 	}
 
-	env := &engine.Env{FS: fsys, Catalog: o.Catalog.get()}
+	env := &engine.Env{FS: fsys, Catalog: o.Catalog.get(), Log: o.Logger}
 	if env.Catalog == nil {
 		env.Catalog = engine.RepoCatalog(fsys, r.Dir)
 		defer env.CloseCatalog()
@@ -355,7 +361,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	// 3. swamp's per-model locks, in path order (no deadlock between two
 	// swampj writers of overlapping models).
 	locks, err := lockWriteModels(ctx, fsys, r, ps, o)
-	defer lock.ReleaseAll(locks, o.Warn)
+	defer lock.ReleaseAll(locks, o.warn)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +372,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	j := o.Journal
 	own := j == nil
 	if own {
-		j, err = journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.Warn})
+		j, err = journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
 		if err != nil {
 			return nil, err
 		}
@@ -381,7 +387,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 			return
 		}
 		if err := j.Close(); err != nil {
-			o.Warn(fmt.Sprintf("the write is complete, but closing the journal failed: %v (the next recovery marks it done)", err))
+			o.warn(fmt.Sprintf("the write is complete, but closing the journal failed: %v (the next recovery marks it done)", err))
 		}
 	}()
 	if own {
@@ -391,7 +397,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 		outs, err := recoverOpen(ctx, env, j, false)
 		for _, out := range outs {
-			o.Warn(out.Sentence() + ", before this write")
+			o.warn(out.Sentence() + ", before this write")
 		}
 		if err != nil {
 			crashed = fsx.IsCrash(err)
@@ -452,7 +458,7 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 		o.recorded()
 	}
 	h := <-got
-	defer lock.ReleaseAll(h.locks, o.Warn) // before a fallback takes them again
+	defer lock.ReleaseAll(h.locks, o.warn) // before a fallback takes them again
 	// abandon closes the journaled plan as rolled back without observing
 	// the disk: no step of it ran, which this process knows for certain,
 	// while the disk may meanwhile hold what others did (a version of the
@@ -630,9 +636,7 @@ func (o WriteOptions) withDefaults() WriteOptions {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = lock.TimeoutFromEnv(nil)
 	}
-	if o.Warn == nil {
-		o.Warn = func(string) {}
-	}
+	o.warn = warnTo(o.Logger)
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -808,7 +812,7 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		if free {
 			return held, checkUnderModelLocks(fsys, r, ps)
 		}
-		lock.ReleaseAll(held, o.Warn) // a structural command started: let it run first
+		lock.ReleaseAll(held, o.warn) // a structural command started: let it run first
 		if time.Now().After(deadline) {
 			return nil, lock.WaitFree(ctx, fsys, global, time.Millisecond, lender)
 		}

@@ -5,17 +5,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -630,8 +633,13 @@ func TestWriteFinishesInterruptedIntentFirst(t *testing.T) {
 	// The crashed process held swamp's lock with this (live) pid; a dead
 	// process's lock would be stale. Remove it as the pid check would.
 	_ = os.Remove(lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID))
+	var logged bytes.Buffer
+	warn := slog.New(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v3")}, WriteOptions{Logger: warn})
 	var warnings []string
-	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v3")}, WriteOptions{Warn: func(s string) { warnings = append(warnings, s) }})
+	for _, rec := range decodeLog(t, &logged) {
+		warnings = append(warnings, rec["msg"].(string))
+	}
 	if got.Version != 3 || got.PreviousLatest != 2 {
 		t.Fatalf("wrote version %d over %d, want 3 over 2 (the interrupted version 2 finished first)", got.Version, got.PreviousLatest)
 	}
@@ -819,4 +827,19 @@ func TestWriteNamespacedDatastore(t *testing.T) {
 	if err != nil || len(vs) != 1 || !vs[0].Latest || item.Address != "aws/ec2/vpc/m1/state" {
 		t.Fatalf("versions: %+v %+v %v", item, vs, err)
 	}
+}
+
+// decodeLog reads the records a slog JSON handler wrote.
+func decodeLog(t *testing.T, r io.Reader) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	dec := json.NewDecoder(r)
+	for dec.More() {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatalf("log record: %v", err)
+		}
+		recs = append(recs, rec)
+	}
+	return recs
 }

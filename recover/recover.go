@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -31,8 +32,10 @@ type Options struct {
 	FS fsx.FS
 	// Command is recorded as the lock holder.
 	Command []string
-	// Warn receives warnings (a damaged journal moved aside).
-	Warn func(string)
+	// Logger receives warnings (a damaged journal moved aside) at level
+	// Warn, and the executor's step records at level Debug (nil: nothing
+	// is logged).
+	Logger *slog.Logger
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone.
 	Progress ops.Progress
@@ -96,14 +99,17 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 		if journal.IsMediaErr(err) {
 			// It never held an intent: on media that cannot be written
 			// there is still nothing to do.
-			if opts.Warn != nil {
-				opts.Warn(fmt.Sprintf("left a journal creation leftover beside %s in place: %v", rep.Journal, err))
+			if opts.Logger != nil {
+				opts.Logger.Warn(fmt.Sprintf("left a journal creation leftover beside %s in place: %v", rep.Journal, err))
 			}
 			return rep, nil
 		}
 		return rep, err
 	}
-	jopts := journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: opts.Warn}
+	jopts := journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command}
+	if opts.Logger != nil {
+		jopts.Warn = func(msg string) { opts.Logger.Warn(msg) }
+	}
 	if opts.DryRun {
 		return dryRun(ctx, fsys, repoDir, opts, jopts, rep)
 	}
@@ -116,7 +122,7 @@ func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 		return rep, err
 	}
 	outs, err := ops.Recover(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
-		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress})
+		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress, Logger: opts.Logger})
 	if outs != nil {
 		rep.Intents = outs
 	}
@@ -149,7 +155,7 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 	}
 	defer j.Close()
 	rep.Intents, err = ops.PreviewRecovery(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
-		SwampLockTimeout: opts.SwampLockTimeout})
+		SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger})
 	if rep.Intents == nil {
 		rep.Intents = []ops.IntentOutcome{}
 	}

@@ -63,7 +63,7 @@ func catalogOptions(e *env, c *cli.Context) ops.CatalogOptions {
 		LockTimeout:    e.lockTO,
 		Command:        e.command(),
 		VerifyChecksum: c.Bool("verify-checksums"),
-		Warn:           e.out.warn,
+		Logger:         e.out.logger(),
 		Progress:       e.out.progress(),
 	}
 }

@@ -244,7 +244,7 @@ func runDataWrite(c *cli.Context) error {
 	}
 
 	res, err := ops.WriteVersions(c.Context, r, []ops.VersionWrite{w}, ops.WriteOptions{
-		FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Warn: e.out.warn,
+		FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 	})
 	if err != nil {
 		return err

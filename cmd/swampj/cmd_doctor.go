@@ -52,7 +52,7 @@ func runDoctor(c *cli.Context) error {
 		LockTimeout:    e.lockTO,
 		VerifyChecksum: c.Bool("verify-checksums"),
 		Command:        e.command(),
-		Warn:           e.out.warn,
+		Logger:         e.out.logger(),
 		Progress:       e.out.progress(),
 	})
 	e.out.endProgress()

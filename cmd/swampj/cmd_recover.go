@@ -36,7 +36,7 @@ func runRecover(c *cli.Context) error {
 		DryRun:      c.Bool("dry-run"),
 		LockTimeout: e.lockTO,
 		Command:     e.command(),
-		Warn:        e.out.warn,
+		Logger:      e.out.logger(),
 		Progress:    e.out.progress(),
 	})
 	e.out.endProgress()

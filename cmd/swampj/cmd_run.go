@@ -66,7 +66,7 @@ func runRun(c *cli.Context) error {
 	}
 
 	// 1. Recovery, bounded; the command does not run on a repo mid-change.
-	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, LockTimeout: e.lockTO, Command: e.command(), Warn: e.out.warn})
+	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, LockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()})
 	if err != nil {
 		return fmt.Errorf("recovery before the command failed, so %q was not run: %w", args[0], err)
 	}
@@ -129,7 +129,7 @@ func runRun(c *cli.Context) error {
 	} else if len(changed) > 0 {
 		drep, derr := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
 			Repair: c.Bool("repair"), Confirm: c.Bool("repair"), LockTimeout: e.lockTO,
-			Command: e.command(), Warn: e.out.warn, Only: changed,
+			Command: e.command(), Logger: e.out.logger(), Only: changed,
 		})
 		switch {
 		case derr != nil:

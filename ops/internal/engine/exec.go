@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/repo"
@@ -50,6 +52,10 @@ type Env struct {
 	// that finishes interrupted intents before its own): recovery does
 	// not take them again.
 	HeldLocks map[string]bool
+	// Log receives the executor's debug records (nil: none): per intent
+	// driven, per step (kind, paths, what the observation said, what was
+	// done) and when the intent is settled. See trace.go.
+	Log *slog.Logger
 }
 
 // OrRealFS returns env, or a copy of it on the real disk when env.FS is nil.
@@ -121,16 +127,8 @@ func (e *StepError) Error() string {
 }
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Is makes every StepError match ErrStepFailed.
-func (e *StepError) Is(target error) bool { return target == ErrStepFailed }
-
-// Error classes of the executor's errors (errors.Is); ops re-exports them.
-var (
-	// ErrConflict is matched by every *ConflictError.
-	ErrConflict = errors.New("the disk matches neither the state before nor after a step")
-	// ErrStepFailed is matched by every *StepError.
-	ErrStepFailed = errors.New("a step failed")
-)
+// Is makes every StepError match swampj.ErrStepFailed.
+func (e *StepError) Is(target error) bool { return target == swampj.ErrStepFailed }
 
 // ConflictError says the disk matches neither the before nor the after state
 // of a step, so swampj will not guess. The intent stays open.
@@ -147,8 +145,8 @@ func (e *ConflictError) Error() string {
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
 }
 
-// Is makes every ConflictError match ErrConflict.
-func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+// Is makes every ConflictError match swampj.ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == swampj.ErrConflict }
 
 // Execute journals a new intent (one synced commit) and runs it forward.
 // On failure the intent stays open for recovery or a re-run.
@@ -183,6 +181,8 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	env = env.OrRealFS()
 	res := &Result{IntentID: in.ID, Kind: in.Kind, Summary: in.Summary, Direction: dir, Steps: len(in.Steps)}
 	d := &Dirty{fs: env.FS}
+	tr := newTrace(ctx, env, in)
+	tr.start(dir)
 	if dir == journal.Backward && in.Direction != journal.Backward {
 		if err := decideBackward(ctx, env, j, in, d); err != nil {
 			d.discard()
@@ -191,17 +191,18 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	}
 	var err error
 	if dir == journal.Forward {
-		err = forward(ctx, env, j, in, live, d, res)
+		err = forward(ctx, env, j, in, live, d, res, tr)
 		if errors.Is(err, ErrCannotRedo) {
 			if derr := decideBackward(ctx, env, j, in, d); derr != nil {
 				d.discard()
 				return res, derr
 			}
 			res.Direction = journal.Backward
-			err = backward(ctx, env, in, d, res)
+			tr.start(journal.Backward)
+			err = backward(ctx, env, in, d, res, tr)
 		}
 	} else {
-		err = backward(ctx, env, in, d, res)
+		err = backward(ctx, env, in, d, res, tr)
 	}
 	if err == nil {
 		err = d.SyncContent()
@@ -221,6 +222,7 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 			j.NoteError(in.ID, err.Error())
 		}
 		res.Status = journal.StatusOpen
+		tr.end(res, err)
 		return res, err
 	}
 	if res.Direction == journal.Forward {
@@ -229,6 +231,7 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 		res.Status = journal.StatusRolledBack
 	}
 	j.Finish(in.ID, res.Status)
+	tr.end(res, nil)
 	return res, nil
 }
 
@@ -260,7 +263,7 @@ func decideBackward(ctx context.Context, env *Env, j *journal.Journal, in *journ
 	return nil
 }
 
-func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, d *Dirty, res *Result) error {
+func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, d *Dirty, res *Result, tr *trace) error {
 	for i := range in.Steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -274,13 +277,16 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		if err != nil {
 			if derivedSkippable(ctx, k, err) {
 				res.skipDerived(i, s, err)
+				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 				continue
 			}
+			tr.step(i, s, obs, err.Error(), "failed")
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 		}
 		switch obs {
 		case Done:
 			res.Skipped++
+			tr.step(i, s, obs, detail, "in place")
 		case NotDone, Partial:
 			if !k.Stages && d.hasUnsynced() {
 				// This step may publish what the staging steps before it
@@ -301,17 +307,25 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				apply = aw.commitOr(apply)
 			}
 			if err := apply(ctx, env, s, d); err != nil {
-				if errors.Is(err, ErrCannotRedo) || fsx.IsCrash(err) {
+				if errors.Is(err, ErrCannotRedo) {
+					tr.step(i, s, obs, detail, "cannot redo: rolling back")
+					return err
+				}
+				if fsx.IsCrash(err) {
 					return err
 				}
 				if derivedSkippable(ctx, k, err) {
 					res.skipDerived(i, s, err)
+					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 					break
 				}
+				tr.step(i, s, obs, err.Error(), "failed")
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 			}
 			res.Applied++
+			tr.step(i, s, obs, detail, "applied")
 		case Missing, Conflict:
+			tr.step(i, s, obs, detail, "conflict")
 			return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail}
 		}
 		if env.Progress != nil {
@@ -321,7 +335,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 	return nil
 }
 
-func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *Result) error {
+func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *Result, tr *trace) error {
 	n := len(in.Steps)
 	for i := n - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
@@ -336,8 +350,10 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 		if err != nil {
 			if derivedSkippable(ctx, k, err) {
 				res.skipDerived(i, s, err)
+				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 				continue
 			}
+			tr.step(i, s, obs, err.Error(), "failed")
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 		}
 		switch obs {
@@ -348,14 +364,19 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 				}
 				if derivedSkippable(ctx, k, err) {
 					res.skipDerived(i, s, err)
+					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
 					break
 				}
+				tr.step(i, s, obs, err.Error(), "failed")
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
 			}
 			res.Undone++
+			tr.step(i, s, obs, detail, "undone")
 		case NotDone, Missing:
 			res.Skipped++
+			tr.step(i, s, obs, detail, "nothing to undo")
 		case Conflict:
+			tr.step(i, s, obs, detail, "conflict")
 			return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail}
 		}
 		if env.Progress != nil {

@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -308,5 +311,54 @@ func TestRunFromSubdirectoryFindsTheRepo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "dst", "a", "latest")); err != nil {
 		t.Fatalf("the plan was not finished: %v", err)
+	}
+}
+
+// TestRecoveryLogsItsSteps: recover.Run with a Logger at level Debug logs
+// the interrupted intent it drives — one record per step with the intent
+// id, kind, observation and outcome — forward (finishing it) and backward
+// (undoing it).
+func TestRecoveryLogsItsSteps(t *testing.T) {
+	cut := measure(t).beginAt + 1
+	for _, rollback := range []bool{false, true} {
+		root := fixture(t)
+		if err := runPlan(t, root, fsx.NewFault(fsx.Real()).CrashAfter(cut)); err != nil && !fsx.IsCrash(err) {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		rep, err := recover.Run(context.Background(), root, recover.Options{Rollback: rollback, LockTimeout: time.Second, Logger: log})
+		if err != nil || len(rep.Intents) != 1 {
+			t.Fatalf("rollback=%v: %+v %v", rollback, rep, err)
+		}
+		id := float64(rep.Intents[0].ID)
+		steps, outcomes, settled := 0, map[string]int{}, ""
+		dec := json.NewDecoder(&buf)
+		for dec.More() {
+			var rec map[string]any
+			if err := dec.Decode(&rec); err != nil {
+				t.Fatal(err)
+			}
+			if rec["intent"] != id {
+				t.Errorf("rollback=%v: a record of another intent: %v", rollback, rec)
+			}
+			switch rec["msg"] {
+			case "step":
+				steps++
+				if rec["kind"] == nil || rec["observed"] == nil {
+					t.Errorf("rollback=%v: step record without kind or observation: %v", rollback, rec)
+				}
+				outcomes[rec["outcome"].(string)]++
+			case "intent settled":
+				settled, _ = rec["status"].(string)
+			}
+		}
+		want, did := "done", "applied"
+		if rollback {
+			want, did = "rolled-back", "undone"
+		}
+		if steps != len(renamePlan(root).Steps) || settled != want || outcomes[did] == 0 {
+			t.Errorf("rollback=%v: %d step records (plan has %d), settled %q, outcomes %v", rollback, steps, len(renamePlan(root).Steps), settled, outcomes)
+		}
 	}
 }
