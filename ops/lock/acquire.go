@@ -157,11 +157,11 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 	fsys = fsx.OrReal(fsys)
 	opts = opts.withDefaults()
 	dir := filepath.Dir(path)
-	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating lock directory %s: %w", dir, err)
-	}
 	start := time.Now()
 	deadline := start.Add(opts.Timeout)
+	if err := mkdirLockDir(fsys, dir, deadline); err != nil {
+		return nil, err
+	}
 	backoff := opts.InitialBackoff
 	nonce := jsfmt.RandomUUID()
 	for {
@@ -186,8 +186,8 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 			// or removed it (it holds nothing of ours yet). Create it again
 			// and retry; the caller's check of the global lock decides
 			// whether to go on.
-			if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
-				return nil, fmt.Errorf("creating lock directory %s: %w", dir, err)
+			if err := mkdirLockDir(fsys, dir, deadline); err != nil {
+				return nil, err
 			}
 			continue
 		}
@@ -220,6 +220,25 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 			return nil, fmt.Errorf("waiting for lock %s: %w", path, err)
 		}
 		backoff = min(backoff*2, opts.MaxBackoff)
+	}
+}
+
+// mkdirLockDir creates the lock's directory and its missing parents. A
+// namespace migration may remove an ancestor between two of those mkdirs
+// (it empties and removes the tree it moves away from, and holds nothing
+// of ours yet), which fails the next one with ENOENT: create the path
+// again, until the deadline. The caller's check of the global lock then
+// decides whether to go on (TestWritesRaceMigrations hit this under load).
+func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
+	for {
+		err := fsx.MkdirAllDurable(fsys, dir, 0o755)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || !time.Now().Before(deadline) {
+			return fmt.Errorf("creating lock directory %s: %w", dir, err)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -463,3 +463,36 @@ func TestOwnPidLockNotHeldIsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAcquireSurvivesAParentRemovedMidMkdir: a namespace migration may
+// remove an ancestor of a lock's directory between two of the mkdirs that
+// create it (the race test hit "creating lock directory …: no such file or
+// directory" under load). Acquire creates the path again.
+func TestAcquireSurvivesAParentRemovedMidMkdir(t *testing.T) {
+	base := t.TempDir()
+	path := filepath.Join(base, "ns", "data", "command", "shell", "m1", ".lock")
+	probe := fsx.NewFault(fsx.Real())
+	if err := fsx.MkdirAllDurable(probe, filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	failAt, mkdirs := 0, 0 // the second mkdir of the chain: its parent is "gone"
+	for i, op := range probe.Trace() {
+		if op.Kind == "mkdir" {
+			if mkdirs++; mkdirs == 2 {
+				failAt = i + 1
+				break
+			}
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(base, "ns")); err != nil {
+		t.Fatal(err)
+	}
+	fsys := fsx.NewFault(fsx.Real()).FailAt(failAt, &os.PathError{Op: "mkdir", Path: "x", Err: os.ErrNotExist})
+	l, err := Acquire(context.Background(), fsys, path, fast(time.Second))
+	if err != nil {
+		t.Fatalf("Acquire gave up on a parent removed mid-mkdir: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
