@@ -411,8 +411,13 @@ func fmInSync(t *testing.T, r *repo.Repo, unmigrated bool) string {
 // ---- the matrix
 
 func TestFaultMatrix(t *testing.T) {
-	every := 1
-	if testing.Short() {
+	// Every operation in the crash recipe's full mode; otherwise every
+	// third (every fourth under -short), and every commit (failpoint:*).
+	every := 3
+	switch {
+	case fsxtest.Full():
+		every = 1
+	case testing.Short():
 		every = 4
 	}
 	for _, p := range fmProtocols() {
