@@ -61,22 +61,25 @@ func aliceRefuses(m fsx.CrashMode) bool {
 }
 
 // aliceRefusal checks a refused recovery: the error names a path of the
-// broken rename, the intent is open, the doctor reports it.
+// broken rename, the intent is open, the doctor reports it with the same
+// detail (where recovery stops and what it saw there).
 func aliceRefusal(t *testing.T, dir string, st fsx.CrashState, err error, where string) {
 	t.Helper()
-	named := false
-	for _, p := range strings.Split(st.What, " -> ") {
-		named = named || strings.Contains(err.Error(), p) || strings.Contains(err.Error(), filepath.Dir(p)+" ")
+	names := func(msg string) bool {
+		for _, p := range strings.Split(st.What, " -> ") {
+			if strings.Contains(msg, p) || strings.Contains(msg, filepath.Dir(p)+" ") {
+				return true
+			}
+		}
+		return false
 	}
-	if !named {
+	if !names(err.Error()) {
 		t.Fatalf("recovery refused without naming the paths: %v\n%s", err, where)
 	}
-	if _, serr := os.Stat(filepath.Join(dir, ".swamp.yaml")); strings.HasSuffix(st.What, "/.swamp.yaml") && serr != nil {
-		// Known gap: .swamp.yaml's replace left neither name. Recovery
-		// names the missing file, but without it no command (the doctor
-		// included) recognises the repo; the journal still holds the
-		// intent with the old and the new content.
-		return
+	if _, serr := os.Stat(filepath.Join(dir, ".swamp.yaml")); serr != nil {
+		// The journal holds .swamp.yaml's old and new content: recovery
+		// puts it back whichever way it goes, and never stops without it.
+		t.Fatalf("recovery refused (%v) and left no .swamp.yaml: %v\n%s", err, serr, where)
 	}
 	if len(fmOpenIntents(t, dir)) == 0 {
 		t.Fatalf("recovery refused (%v) but left no intent open\n%s", err, where)
@@ -87,7 +90,12 @@ func aliceRefusal(t *testing.T, dir string, st fsx.CrashState, err error, where 
 	}
 	open := false
 	for _, f := range rep.Findings {
-		open = open || f.Code == ops.DoctorOpenIntent
+		if f.Code == ops.DoctorOpenIntent {
+			open = true
+			if !names(f.Message) || !strings.Contains(f.Message, "recovery stops at step") {
+				t.Fatalf("the doctor's open_intent finding lacks the conflict (%v): %s\n%s", err, f.Message, where)
+			}
+		}
 	}
 	if !open {
 		t.Fatalf("the doctor does not describe the open intent: %+v\n%s", rep.Findings, where)
