@@ -86,7 +86,7 @@ func required(images bool) map[string][]string {
 		"reverse":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"unset-migrate":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"repair":          {"cut", "powercut", "kill", "errors"},
-		"catalog-rebuild": {"cut", "powercut", "errors"},
+		"catalog-rebuild": {"cut", "powercut", "kill", "errors"},
 		"recovery":        {"cut", "powercut", "recovery-crash", "kill"},
 	}
 	if images {
