@@ -37,7 +37,7 @@ func aliceEvery() int {
 	case testing.Short():
 		return 5 // fsxtest.Cuts doubles it
 	}
-	return 6
+	return 8
 }
 
 // aliceKeep are the cut points every ALICE sample takes: the operations

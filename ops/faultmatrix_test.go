@@ -412,13 +412,13 @@ func fmInSync(t *testing.T, r *repo.Repo, unmigrated bool) string {
 
 func TestFaultMatrix(t *testing.T) {
 	// Every operation in the crash recipe's full mode; otherwise every
-	// third (every fourth under -short), and every commit (failpoint:*).
-	every := 3
+	// fourth (every sixth under -short), and every commit (failpoint:*).
+	every := 4
 	switch {
 	case fsxtest.Full():
 		every = 1
 	case testing.Short():
-		every = 4
+		every = 6
 	}
 	for _, p := range fmProtocols() {
 		p := p

@@ -107,7 +107,7 @@ func TestKillRandomMigration(t *testing.T) {
 	orig := treeSums(t, probe)
 	args := []string{"datastore", "namespace", "migrate", "--confirm"}
 	_, d := killAfter(t, probe, time.Hour, nil, args...)
-	trials := killTrials(1, 2, 30)
+	trials := killTrials(1, 1, 30)
 	cc := fsxtest.Count(t, "migrate", "kill")
 	outcomes := map[string]int{}
 	for i := 0; i < trials; i++ {
