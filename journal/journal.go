@@ -134,6 +134,14 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		}
 		return nil, err
 	}
+	// A creation whose publish rename left both names (ALICE's non-atomic
+	// rename, or a creator that lost the race to another) leaves its temp
+	// file beside the journal: it never held an intent, and with the lock
+	// held no live creator of ours is using it. Best effort: a leftover
+	// that cannot be removed costs a directory entry, never an intent.
+	if err := CleanCreationLeftovers(fsys, path); err != nil {
+		opts.Warn(fmt.Sprintf("left a journal creation leftover beside %s in place: %v", path, err))
+	}
 	j := &Journal{db: db, fsys: fsys, path: path, opts: opts, pending: map[uint64]func(*Intent){}}
 	host, _ := os.Hostname()
 	h, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, StartedAt: opts.Now().UTC(), Command: opts.Command})

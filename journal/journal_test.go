@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,4 +233,30 @@ func TestTornJournalNeverPanics(t *testing.T) {
 		}
 	}
 	t.Logf("%d torn lengths: %d opened, %d moved aside", opened+refused, opened, refused)
+}
+
+// TestOpenRemovesCreationLeftovers: a creation temp left beside an existing
+// journal (its publish rename left both names) is removed by the next
+// writer's Open; one whose creator is alive stays.
+func TestOpenRemovesCreationLeftovers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".swamp", "_journal.db")
+	if err := openT(t, path).Close(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(filepath.Dir(path), creatingPrefix(path)+"999999999-abc")
+	live := filepath.Join(filepath.Dir(path), creatingPrefix(path)+strconv.Itoa(os.Getppid())+"-def")
+	for _, p := range []string{dead, live} {
+		if err := os.WriteFile(p, []byte("bolt"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := openT(t, path).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the dead creator's leftover is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Fatalf("a live creator's temp was removed: %v", err)
+	}
 }

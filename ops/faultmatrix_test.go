@@ -411,9 +411,14 @@ func fmInSync(t *testing.T, r *repo.Repo, unmigrated bool) string {
 // ---- the matrix
 
 func TestFaultMatrix(t *testing.T) {
-	every := 1
-	if testing.Short() {
-		every = 4
+	// Every operation in the crash recipe's full mode; otherwise every
+	// fourth (every sixth under -short), and every commit (failpoint:*).
+	every := 4
+	switch {
+	case fsxtest.Full():
+		every = 1
+	case testing.Short():
+		every = 6
 	}
 	for _, p := range fmProtocols() {
 		p := p

@@ -229,17 +229,16 @@ func TestProtocolCrashAtEveryCutPoint(t *testing.T) {
 			t.Parallel()
 			b := pxMeasure(t, p)
 			// Every cut point in the crash recipe's full mode; otherwise
-			// the batch takes every third and those around its commits.
-			every := 1
-			if p.name == "batch-write" && !crashFull() {
+			// every second (the batch every third) and those around the
+			// commits.
+			every := 2
+			if p.name == "batch-write" {
 				every = 3
 			}
+			sample := fsxtest.Cuts(0, b.cuts, every, append(fsxtest.Around(b.commitAt, b.doneAt), b.beginAt-1, b.beginAt)...)
 			for _, layer := range []string{"cut", "powercut"} {
 				cc := fsxtest.Count(t, p.name, layer)
-				for k := 0; k <= b.cuts; k++ {
-					if k%every != 0 && k != b.commitAt-1 && k != b.commitAt && k != b.doneAt-1 && k != b.doneAt {
-						continue
-					}
+				for _, k := range sample {
 					for _, rollback := range []bool{false, true} {
 						if rollback && !p.journaled {
 							continue
@@ -249,8 +248,8 @@ func TestProtocolCrashAtEveryCutPoint(t *testing.T) {
 						cc.Recovered()
 					}
 				}
-				t.Logf("%s/%s: every %d. of %d cut points (and those around the commits) recovered (intent at op %d, commit at op %d, done at op %d)",
-					p.name, layer, every, b.cuts+1, b.beginAt, b.commitAt, b.doneAt)
+				t.Logf("%s/%s: %d of %d cut points (those around the commits among them) recovered (intent at op %d, commit at op %d, done at op %d)",
+					p.name, layer, len(sample), b.cuts+1, b.beginAt, b.commitAt, b.doneAt)
 			}
 		})
 	}
@@ -349,7 +348,7 @@ func TestMigrateCrashDuringRecovery(t *testing.T) {
 						t.Fatalf("cut %d: recover: %v", k, err)
 					}
 					want := migSnapshot(t, probe)
-					for m := 0; m < counter.Ops(); m++ {
+					for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 2) {
 						cc.Check()
 						dir := crashAt()
 						if _, err := recover.Run(migCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {

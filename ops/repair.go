@@ -694,9 +694,17 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 	s.surveyJournalHolder()
 	for _, in := range open {
-		general.add(DoctorFinding{Code: DoctorOpenIntent, Path: r.JournalPath,
+		f := DoctorFinding{Code: DoctorOpenIntent, Path: r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
-			Fix:     "none: run 'swampj recover' (or 'swampj recover --rollback'), then the doctor again"}, false)
+			Fix:     "none: run 'swampj recover' (or 'swampj recover --rollback'), then the doctor again"}
+		// Observed, not remembered: where recovery would stop on this disk.
+		env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, r.Dir)}
+		if i, v, stuck := engine.Stuck(ctx, env, in); stuck {
+			f.Message += fmt.Sprintf("; recovery stops at step %d (%s): the disk matches neither the state before nor after it: %s", i+1, v.Description, v.Detail)
+			f.Fix = "none: recovery will not guess; inspect the paths named ('swampj recover --dry-run' shows every step), put back what is missing, then run 'swampj recover' (or 'swampj recover --rollback') and the doctor again"
+		}
+		env.CloseCatalog()
+		general.add(f, false)
 	}
 
 	// 1. Items on disk.

@@ -43,7 +43,7 @@ func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fixture := func() *repo.Repo {
+			fixture := drCopies(t, func() *repo.Repo {
 				r := drBuild(t, t.TempDir(), tc.spec)
 				if tc.staging {
 					drWrite(t, filepath.Join(drItemDir(r, "result"), ".swampj-stage-6-0a1b2c", "raw"), []byte(`{"torn":`))
@@ -53,9 +53,26 @@ func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 					dlPlant(t, lock.GlobalPath(r.Base, r.Namespace), []byte(`{"holder":`), time.Hour)
 				}
 				return r
-			}
+			})
 			drCrashEveryCut(t, fixture, tc.kinds)
 		})
+	}
+}
+
+// drCopies builds a fixture once and returns a function that hands out
+// fresh copies of it (the catalog's row-by-row write-through makes a build
+// cost many commits; a copy costs none). Nothing in a fixture names its
+// directory, and the copies keep the files' ages.
+func drCopies(t *testing.T, build func() *repo.Repo) func() *repo.Repo {
+	tmpl := build()
+	return func() *repo.Repo {
+		dir := filepath.Join(t.TempDir(), "repo")
+		fsxtest.CopyTree(t, tmpl.Dir, dir)
+		r, err := repo.Load(fsx.Real(), dir, drEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
 }
 
@@ -120,7 +137,10 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	}
 
 	cc := fsxtest.Count(t, "repair", "cut")
-	for k := 0; k <= cuts; k++ {
+	// Every cut in the crash recipe's full mode; otherwise a sample that
+	// keeps every journal commit and the cuts either side of it.
+	sample := fsxtest.Cuts(0, cuts, 4, append(fsxtest.Around(begins...), fsxtest.Around(flushes...)...)...)
+	for _, k := range sample {
 		cc.Check()
 		// The journal holds absolute paths, so the rollback gets its own
 		// tree, cut at the same point (the cut is deterministic).
@@ -149,7 +169,7 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 		cc.Recovered()
 	}
 	t.Logf("%d of %d cut points recovered forward and rolled back, twice each (%d intent(s), first journaled at op %d, last marked done at op %d)",
-		cuts+1, cuts+1, len(begins), beginAt, flushAt)
+		len(sample), cuts+1, len(begins), beginAt, flushAt)
 }
 
 // drOpIndexes are the 1-based positions of every operation of a kind.
@@ -198,9 +218,9 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 	}
 	ctx := context.Background()
 	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}
-	fixture := func() *repo.Repo {
+	fixture := drCopies(t, func() *repo.Repo {
 		return drBuild(t, t.TempDir(), drSpec{stepCol: true, items: []drItem{drWorkflowItem(), dr3955()}})
-	}
+	})
 	start := fixture()
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
@@ -232,7 +252,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 			if rollback {
 				want, wantRows = initial, initialRows
 			}
-			for m := 0; m < counter.Ops(); m++ {
+			for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 4) {
 				cc.Check()
 				r := crashAt()
 				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second})

@@ -165,7 +165,7 @@ func crashMatrix(t *testing.T, sc *crashScenario) {
 	}
 
 	cc := fsxtest.Count(t, "version-write", "cut")
-	for k := 0; k <= cuts; k++ {
+	for _, k := range fsxtest.Cuts(0, cuts, 2, fsxtest.Around(completeAt, committedAt, doneAt)...) {
 		cc.Check()
 		crashed, rolled := sc.setup(t), sc.setup(t)
 		var trace []fsx.Op
@@ -369,7 +369,10 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 			initial := crashTree(t, sc.setup(t))
 			total := 0
 			cc := fsxtest.Count(t, "version-write", "recovery-crash")
-			for k := beginAt; k < cuts; k++ {
+			// Every pair in the crash recipe's full mode; otherwise a sample
+			// of both levels that keeps the cuts around the version's
+			// completion.
+			for _, k := range fsxtest.Cuts(beginAt, cuts-1, 3, fsxtest.Around(completeAt)...) {
 				// How many operations does recovering this crash take?
 				r := sc.setup(t)
 				if err := sc.write(r, fsx.NewFault(fsx.Real()).CrashAfter(k)); !fsx.IsCrash(err) && err != nil {
@@ -379,7 +382,7 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 				if _, err := recover.Run(ctx, r.Dir, recover.Options{FS: rf, LockTimeout: time.Second}); err != nil {
 					t.Fatalf("cut %d: recover: %v", k, err)
 				}
-				for j := 0; j < rf.Ops(); j++ {
+				for _, j := range fsxtest.Cuts(0, rf.Ops()-1, 3) {
 					cc.Check()
 					r := sc.setup(t)
 					if err := sc.write(r, fsx.NewFault(fsx.Real()).CrashAfter(k)); !fsx.IsCrash(err) && err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -76,17 +77,37 @@ var (
 // inside the repo recovers the whole repo. Report.Repo is that root.
 //
 // A dir outside every repo is an error matching ErrNotARepo, never a silent
-// success. Finding the root costs one stat per directory climbed; nothing is
-// created.
+// success. Finding the root costs two stats per directory climbed; nothing
+// is created.
+//
+// A repo whose .swamp.yaml is lost but whose journal is there
+// (*repo.ConfigLostError) is still recovered: an interrupted intent that
+// was rewriting the file puts it back. If the file is still missing
+// afterwards, Run returns the *repo.ConfigLostError, saying why.
 func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
 	fsys := opts.FS
 	if fsys == nil {
 		fsys = fsx.Real()
 	}
 	repoDir, err := repo.Find(fsys, dir)
+	var lost *repo.ConfigLostError
+	if errors.As(err, &lost) {
+		repoDir, err = lost.Dir, nil
+	}
 	if err != nil {
 		return &Report{Repo: dir, DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}, err
 	}
+	rep, err := runAt(ctx, fsys, repoDir, opts)
+	if lost != nil {
+		if back, serr := fsx.Exists(fsys, filepath.Join(repoDir, repo.ConfigFileName)); serr != nil || !back {
+			lost.Cause, lost.Recovered = err, err == nil && !opts.DryRun
+			return rep, lost
+		}
+	}
+	return rep, err
+}
+
+func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
 	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
 	exists, err := journal.Exists(fsys, rep.Journal)
 	if err != nil {

@@ -81,12 +81,12 @@ var suites = []struct {
 func required(images bool) map[string][]string {
 	r := map[string][]string{
 		"version-write":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"batch-write":     {"cut", "powercut", "recovery-crash", "errors"}, // the CLI writes one version: no kill layer
+		"batch-write":     {"cut", "powercut", "recovery-crash", "kill", "errors"}, // kill: cmd/swampj/testdata/batchwrite
 		"migrate":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"reverse":         {"cut", "powercut", "recovery-crash", "errors"},
-		"unset-migrate":   {"cut", "powercut", "recovery-crash", "errors"},
+		"reverse":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
+		"unset-migrate":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"repair":          {"cut", "powercut", "kill", "errors"},
-		"catalog-rebuild": {"cut", "powercut", "errors"},
+		"catalog-rebuild": {"cut", "powercut", "kill", "errors"},
 		"recovery":        {"cut", "powercut", "recovery-crash", "kill"},
 	}
 	if images {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -27,6 +29,12 @@ func init() {
 func runRecover(c *cli.Context) error {
 	e := newEnv(c)
 	dir, err := e.repoDir()
+	var lost *repo.ConfigLostError
+	if errors.As(err, &lost) {
+		// The journal is there: recover.Run recovers it (and says if
+		// .swamp.yaml is still missing afterwards).
+		dir, err = lost.Dir, nil
+	}
 	if err != nil {
 		return err
 	}

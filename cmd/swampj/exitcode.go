@@ -57,9 +57,12 @@ func classify(err error) (exit int, code string) {
 	var invalidWrite *ops.InvalidWriteError
 	var inputChanged *ops.InputChangedError
 	var media *journal.MediaError
+	var lost *repo.ConfigLostError
 	switch {
 	case errors.As(err, &ce):
 		return ce.exit, ce.code
+	case errors.As(err, &lost):
+		return exitFailure, lost.Code()
 	case errors.Is(err, journal.ErrLockTimeout), errors.Is(err, lock.ErrTimeout):
 		return exitLockTimeout, "lock_timeout"
 	case errors.Is(err, context.Canceled):
@@ -182,7 +185,12 @@ func cliHint(err error, code, msg string) string {
 		migFailed    *ops.MigrateFailedError
 	)
 	const migrate = "'swampj datastore namespace migrate --confirm'"
+	var lost *repo.ConfigLostError
 	switch {
+	case errors.As(err, &lost) && lost.Cause == nil && !lost.Recovered:
+		return add("; run 'swampj recover' in " + lost.Dir + ", then the command again")
+	case errors.As(err, &lost) && lost.Cause != nil:
+		return add("; 'swampj recover --dry-run' shows every step of the intent")
 	case errors.Is(err, repo.ErrNotARepo):
 		return add("; run inside a swamp repo or pass --repo DIR")
 	case errors.Is(err, journal.ErrLockTimeout):

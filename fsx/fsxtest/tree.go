@@ -100,7 +100,9 @@ func (t Tree) Files() Tree {
 	return out
 }
 
-// CopyTree copies src to dst (which must not exist), keeping symlinks.
+// CopyTree copies src to dst (which must not exist), keeping symlinks and
+// the files' modification times (a lock file's age is what the doctor
+// judges it by).
 func CopyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -123,7 +125,14 @@ func CopyTree(t testing.TB, src, dst string) {
 			if err != nil {
 				return err
 			}
-			return os.WriteFile(out, b, 0o644)
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(out, b, 0o644); err != nil {
+				return err
+			}
+			return os.Chtimes(out, fi.ModTime(), fi.ModTime())
 		}
 	})
 	if err != nil {

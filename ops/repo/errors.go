@@ -3,6 +3,7 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 )
 
 // Sentinel errors. Every error this package returns that falls in one of
@@ -119,3 +120,37 @@ func (e *ManifestError) Error() string {
 	return fmt.Sprintf("namespace manifest %s cannot be read: %v; fix or remove the file (swamp itself fails on it too)", e.Path, e.Err)
 }
 func (e *ManifestError) Unwrap() []error { return []error{ErrManifest, e.Err} }
+
+// ConfigLostError: dir holds swampj's journal but no .swamp.yaml. It is a
+// swamp repo whose configuration file is gone (ALICE's rename that left
+// neither name, when .swamp.yaml was being replaced, leaves exactly this);
+// without the file no command can know its datastore or namespace. An
+// interrupted intent in the journal may hold the file's content: recovery
+// restores it from there.
+type ConfigLostError struct {
+	Dir     string // the repo root: where .swamp.yaml should be
+	Journal string // the journal found there
+	// Cause, when set, is why recovery could not restore the file.
+	Cause error
+	// Recovered: recovery ran and left no intent that writes the file.
+	Recovered bool
+}
+
+func (e *ConfigLostError) Error() string {
+	msg := fmt.Sprintf("%s is missing, but %s holds swampj's journal: this is a swamp repo whose %s is lost (a crash while it was being replaced can leave this)",
+		filepath.Join(e.Dir, ConfigFileName), e.Journal, ConfigFileName)
+	switch {
+	case e.Cause != nil:
+		msg += fmt.Sprintf("; recovering the journal did not bring it back: %v", e.Cause)
+	case e.Recovered:
+		msg += "; the journal holds no unfinished change to it, so its content is not known here: restore it from a backup or a copy of the repo"
+	default:
+		msg += "; recovering the journal restores it if an interrupted change to it is there"
+	}
+	return msg
+}
+
+func (e *ConfigLostError) Unwrap() error { return e.Cause }
+
+// Code is the stable error code.
+func (e *ConfigLostError) Code() string { return "config_lost" }

@@ -138,6 +138,12 @@ type Repo struct {
 // Find returns the nearest directory at or above start that holds
 // .swamp.yaml. start is made absolute first (symlinks are not resolved, as
 // swamp does not resolve them either).
+//
+// A directory on the way that holds swampj's journal (.swamp/_journal.db)
+// but no .swamp.yaml is a repo whose configuration file is lost — a crash
+// while it was being replaced can leave that — and Find stops there with
+// a *ConfigLostError naming it, rather than climbing on to an outer repo
+// or calling it no repo at all.
 func Find(fsys fsx.FS, start string) (string, error) {
 	fsys = fsx.OrReal(fsys)
 	abs, err := filepath.Abs(start)
@@ -151,7 +157,11 @@ func Find(fsys fsx.FS, start string) (string, error) {
 		case err == nil && !fi.IsDir():
 			return dir, nil
 		case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-			// not here; keep climbing
+			// not here; keep climbing, unless swampj's journal says this
+			// is a repo
+			if jfi, jerr := fsys.Lstat(JournalPathOf(dir)); jerr == nil && !jfi.IsDir() {
+				return "", &ConfigLostError{Dir: dir, Journal: JournalPathOf(dir)}
+			}
 		default:
 			return "", fmt.Errorf("looking for %s in %s: %w", ConfigFileName, dir, err)
 		}

@@ -154,3 +154,38 @@ func ObserveSteps(ctx context.Context, env *Env, in *journal.Intent) []StepObser
 	}
 	return out
 }
+
+// Stuck is where recovery of an open intent stops on the disk as it is
+// now, in the direction it would run (forward, or backward for an intent
+// already being rolled back): the first step the disk contradicts (its
+// 0-based index, and what the observation saw). ok is false when nothing
+// stops it. It changes nothing.
+func Stuck(ctx context.Context, env *Env, in *journal.Intent) (index int, v StepObservation, ok bool) {
+	env = env.OrRealFS()
+	backward := in.Direction == journal.Backward
+	settled := true // forward: every earlier step is done (or a barrier)
+	for n := range in.Steps {
+		i := n
+		if backward {
+			i = len(in.Steps) - 1 - n
+		}
+		s := &in.Steps[i]
+		k, err := KindOf(s)
+		if err != nil {
+			return i, StepObservation{Description: Describe(s), Observed: "unknown", Detail: err.Error()}, true
+		}
+		obs, detail, err := k.Observe(ctx, env, s)
+		if err != nil {
+			// Unreadable now (media, permissions): not a contradiction.
+			return 0, StepObservation{}, false
+		}
+		// A missing step stops a forward run only once every step before
+		// it is done; before that it is what an unreached step looks like.
+		if obs == Conflict || (obs == Missing && !backward && settled) {
+			return i, StepObservation{Description: Describe(s), Observed: obs.String(), Detail: detail}, true
+		}
+		// A barrier (a flush) has no state of its own to observe.
+		settled = settled && (obs == Done || s.Kind == KindBarrier)
+	}
+	return 0, StepObservation{}, false
+}

@@ -321,6 +321,12 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 			return Partial, "temp file " + s.Temp + " left behind", nil
 		}
 		return NotDone, "", nil
+	case !exists && !tempLeft:
+		// The replace's rename lost both names (ALICE's non-atomic rename:
+		// .swamp.yaml, a latest pointer). Nothing is there to overwrite and
+		// the journal holds both contents, so either direction puts back
+		// exactly the bytes it wants: forward the new, backward the old.
+		return Partial, fmt.Sprintf("%s is missing; the journal holds its old and its new content", s.Path), nil
 	case !exists:
 		return Conflict, fmt.Sprintf("%s is missing but should hold the old or the new content", s.Path), nil
 	default:

@@ -1,0 +1,61 @@
+// Command batchwrite is a test-only program: it writes several versions in
+// one intent, through the public API (ops.WriteVersions), on the disk that
+// SWAMPJ_FAILPOINT wraps, so the kill-point test can kill a real batch
+// write. swampj's CLI writes one version per command, as swamp's does
+// (swamp has no data write command taking several), and a multi-item form
+// there would be CLI surface only tests use.
+//
+//	batchwrite ADDR=CONTENT...   (in the repo; exit 0 when all are written)
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "batchwrite:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fsys, err := fsx.WithKillPoint(fsx.Real(), os.Getenv)
+	if err != nil {
+		return err
+	}
+	defer fsx.KillPending()
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root, err := repo.Find(fsys, wd)
+	if err != nil {
+		return err
+	}
+	r, err := repo.Load(fsys, root, os.Getenv)
+	if err != nil {
+		return err
+	}
+	var writes []ops.VersionWrite
+	for _, a := range args {
+		addr, content, ok := strings.Cut(a, "=")
+		if !ok {
+			return fmt.Errorf("%q: want ADDR=CONTENT", a)
+		}
+		ad, err := repo.ParseAddress(addr)
+		if err != nil {
+			return err
+		}
+		writes = append(writes, ops.VersionWrite{Address: ad, Content: strings.NewReader(content)})
+	}
+	_, err = ops.WriteVersions(context.Background(), r, writes, ops.WriteOptions{FS: fsys})
+	return err
+}
