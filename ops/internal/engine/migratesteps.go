@@ -91,6 +91,9 @@ func undoMove(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
 // removeDirWithDebris removes the directory s.Path if it holds nothing but
 // debris; anything else in it is left, and reported.
 func removeDirWithDebris(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+	if fsx.Concurrent(env.FS) {
+		waitForBackingOffWriter(env.FS, s.Path)
+	}
 	deb, err := onlyDebris(env.FS, s.Path)
 	if err != nil {
 		return err

@@ -59,3 +59,36 @@ func TestMoveWaitsForABackingOffWriter(t *testing.T) {
 		t.Fatalf("moved version: %q, %v", b, err)
 	}
 }
+
+// TestMoveRmdirWaitsForABackingOffWriter: the same writer may be backing
+// off in the directory a migration empties and removes (move-rmdir).
+func TestMoveRmdirWaitsForABackingOffWriter(t *testing.T) {
+	root := t.TempDir()
+	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "swampVersion: test\n"})
+	emptied := filepath.Join(root, "data", "command", "shell")
+	fsys := fsx.Real()
+	l, err := lock.Acquire(context.Background(), fsys, filepath.Join(emptied, "m1", ".lock"), lock.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		if err := l.Release(); err != nil {
+			t.Error(err)
+		}
+	}()
+	j, err := journal.Open(fsys, recover.JournalPath(root), journal.Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	plan := &journal.Intent{Kind: "test", Summary: "remove an emptied model tree", Steps: []journal.Step{
+		{Kind: engine.KindMoveRmdir, Path: emptied},
+	}}
+	if _, err := engine.Execute(context.Background(), &engine.Env{FS: fsys}, j, plan, nil); err != nil {
+		t.Fatalf("move-rmdir took a backing-off writer's live lock for data: %v", err)
+	}
+	if _, err := os.Lstat(emptied); !os.IsNotExist(err) {
+		t.Fatalf("%s still there: %v", emptied, err)
+	}
+}
