@@ -73,7 +73,8 @@ var runs = []struct {
 	pkg, bench, benchtime string
 	sized                 bool
 }{
-	{"./ops", "^Benchmark(Write64KiB|WriteBatch100|WriteFsyncs)$", "200x", false},
+	{"./ops", "^Benchmark(Write64KiB|WriteFsyncs)$", "200x", false},
+	{"./ops", "^BenchmarkWriteBatch100$", "10x", false}, // 100 versions (and 200 baseline writes) per round
 	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|OneItemCatalogSize)$", "1x", true},
 }
