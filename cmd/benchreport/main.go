@@ -33,7 +33,9 @@ import (
 )
 
 // row is one line of the table: a benchmark's figure, its baseline and
-// their ratio, all metric names that benchmark reports.
+// their ratio, all metric names that benchmark reports. A row without a
+// ratio metric (a phase of a larger figure) shows figure/baseline and has
+// no target.
 type row struct {
 	what                    string
 	bench                   string // result name; "%d" is the size for sized rows
@@ -57,9 +59,16 @@ var rows = []row{
 	{what: "migrate --confirm (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "migrate-ms", baseline: "migrate-walk-ms", ratio: "migrate/walk", target: 1.5, flushes: "migrate-fsyncs"},
 	{what: "migrate --reverse (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "reverse-ms", baseline: "reverse-walk-ms", ratio: "reverse/walk", target: 1.5, flushes: "reverse-fsyncs"},
 	{what: "unset --migrate (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "unset-ms", baseline: "unset-walk-ms", ratio: "unset/walk", target: 1.5, flushes: "unset-fsyncs"},
+	{what: "  migrate phase: planning walk (in process)", bench: "BenchmarkMigratePhases", sized: true, figure: "migrate-planning-ms", baseline: "migrate-walk-ms"},
+	{what: "  migrate phase: catalog commit and finish", bench: "BenchmarkMigratePhases", sized: true, figure: "migrate-restamp-and-finish-ms", baseline: "migrate-walk-ms"},
 	{what: "recover a killed migration (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "recover-ms", baseline: "recover-walk-ms", ratio: "recover/walk", target: 1.5},
 	{what: "catalog rebuild, from empty (vs metadata walk)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "rebuild-ms", baseline: "walk-ms", ratio: "rebuild/walk", target: 2, flushes: "rebuild-fsyncs"},
 	{what: "catalog rebuild, populated (vs metadata walk)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "rebuild-populated-ms", baseline: "walk-ms", ratio: "rebuild-populated/walk", target: 2},
+	{what: "  rebuild phase: walk and scan", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-scan-ms", baseline: "walk-ms"},
+	{what: "  rebuild phase: inserts", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-insert-ms", baseline: "walk-ms"},
+	{what: "  rebuild phase: swamp's 9 indexes", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-indexes-ms", baseline: "walk-ms"},
+	{what: "  rebuild phase: commit", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-commit-ms", baseline: "walk-ms"},
+	{what: "  rebuild phase: close (checkpoint)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-close-ms", baseline: "walk-ms"},
 	{what: "catalog verify (vs rebuild)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "verify-ms", baseline: "rebuild-ms", ratio: "verify/rebuild", target: 1},
 	{what: "doctor (vs metadata walk)", bench: "BenchmarkDoctor", sized: true, figure: "doctor-ms", baseline: "walk-ms", ratio: "doctor/walk", target: 2},
 	{what: "doctor --verify-checksums (vs hashing every raw)", bench: "BenchmarkDoctor", sized: true, figure: "checksums-ms", baseline: "hash-ms", ratio: "checksums/hash", target: 1.3},
@@ -76,7 +85,7 @@ var runs = []struct {
 	{"./ops", "^Benchmark(Write64KiB|WriteFsyncs)$", "200x", false},
 	{"./ops", "^BenchmarkWriteBatch100$", "10x", false}, // 100 versions (and 200 baseline writes) per round
 	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper)$", "1x", false},
-	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|OneItemCatalogSize)$", "1x", true},
+	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},
 }
 
 // sizeEnv makes the sized benchmarks work on a repo of n versions
@@ -302,7 +311,14 @@ func render(w io.Writer, selected []row, sizes []int, results map[int][]*Result)
 				if t, ok := res.MetricTarget(r.ratio); ok {
 					tgt = t
 				}
-				if v, ok := res.Metric(r.ratio); ok {
+				v, ok := res.Metric(r.ratio)
+				if !ok && r.ratio == "" {
+					// A phase row: its share of the baseline.
+					f, okf := res.Metric(r.figure)
+					b, okb := res.Metric(r.baseline)
+					v, ok = f/b, okf && okb && b > 0
+				}
+				if ok {
 					ratio = fmt.Sprintf("%.2f", v)
 					if tgt > 0 {
 						met = "yes"
