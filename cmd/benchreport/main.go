@@ -135,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	// results[size] holds the sized runs at that size; results[0] the rest.
 	results := map[int][]*Result{}
-	var loads []string
+	var loads, failed []string
 	if *from != "" {
 		data, err := os.ReadFile(*from)
 		if err != nil {
@@ -171,7 +171,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(rawOut, "=== benchreport size=%d load %s\n", n, load)
 				out, err := goTest(rn.pkg, rn.bench, rn.benchtime, env, rawOut)
 				if err != nil {
-					return fmt.Errorf("go test %s -bench %s (size %d): %w", rn.pkg, rn.bench, n, err)
+					// The rows it did print are still measured; the
+					// table shows them, the exit status says it failed.
+					failed = append(failed, fmt.Sprintf("go test %s -bench '%s' (size %d): %v", rn.pkg, rn.bench, n, err))
 				}
 				results[n] = append(results[n], parse(bytes.NewReader(out))...)
 			}
@@ -182,6 +184,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	render(stdout, selected, sizes, results)
 	if len(loads) > 0 {
 		fmt.Fprintf(stdout, "\nload average (1, 5, 15 min) at each go test: %s\n", strings.Join(loads, " | "))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d benchmark runs failed (their rows show \"-\"):\n  %s", len(failed), strings.Join(failed, "\n  "))
 	}
 	return nil
 }
