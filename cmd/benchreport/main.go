@@ -154,7 +154,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		start := time.Now()
 		for _, rn := range runs {
-			if !needed(selected, rn.bench, rn.sized) {
+			bench := needed(selected, rn.bench, rn.sized)
+			if bench == "" {
 				continue
 			}
 			list := []int{0}
@@ -169,11 +170,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 				load := uptime()
 				loads = append(loads, load)
 				fmt.Fprintf(rawOut, "=== benchreport size=%d load %s\n", n, load)
-				out, err := goTest(rn.pkg, rn.bench, rn.benchtime, env, rawOut)
+				out, err := goTest(rn.pkg, bench, rn.benchtime, env, rawOut)
 				if err != nil {
 					// The rows it did print are still measured; the
 					// table shows them, the exit status says it failed.
-					failed = append(failed, fmt.Sprintf("go test %s -bench '%s' (size %d): %v", rn.pkg, rn.bench, n, err))
+					failed = append(failed, fmt.Sprintf("go test %s -bench '%s' (size %d): %v", rn.pkg, bench, n, err))
 				}
 				results[n] = append(results[n], parse(bytes.NewReader(out))...)
 			}
@@ -203,22 +204,28 @@ func parseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
-// needed reports whether any selected row reads a benchmark that the run's
-// -bench regexp selects.
-func needed(selected []row, bench string, sized bool) bool {
+// needed narrows a run's -bench regexp to the benchmarks the selected rows
+// read ("" when none of them is in this run).
+func needed(selected []row, bench string, sized bool) string {
 	re := regexp.MustCompile(bench)
+	seen := map[string]bool{}
+	var names []string
 	for _, r := range selected {
 		for _, name := range []string{r.bench, r.flushBench} {
-			if name == "" {
+			if name == "" || r.sized != sized {
 				continue
 			}
 			top := strings.SplitN(name, "/", 2)[0]
-			if re.MatchString(top) && r.sized == sized {
-				return true
+			if re.MatchString(top) && !seen[top] {
+				seen[top] = true
+				names = append(names, regexp.QuoteMeta(top))
 			}
 		}
 	}
-	return false
+	if len(names) == 0 {
+		return ""
+	}
+	return "^(" + strings.Join(names, "|") + ")$"
 }
 
 // goTest runs one go test invocation, copying its output to w, and returns

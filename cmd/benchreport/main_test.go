@@ -82,3 +82,21 @@ func TestRenderOneRowPerSize(t *testing.T) {
 		}
 	}
 }
+
+func TestOnlyRunsWhatTheRowsRead(t *testing.T) {
+	var sel []row
+	for _, r := range rows {
+		if strings.Contains(r.what, "migrate phase") {
+			sel = append(sel, r)
+		}
+	}
+	if got := needed(sel, runs[3].bench, true); got != "^(BenchmarkMigratePhases)$" {
+		t.Fatalf("sized run narrowed to %q", got)
+	}
+	if got := needed(sel, runs[0].bench, false); got != "" {
+		t.Fatalf("write run not skipped: %q", got)
+	}
+	if got := needed(rows[:1], runs[0].bench, false); got != "^(BenchmarkWrite64KiB|BenchmarkWriteFsyncs)$" {
+		t.Fatalf("write run narrowed to %q", got)
+	}
+}
