@@ -19,9 +19,11 @@ crash:
 crash-short:
     go run ./cmd/crashreport -short
 
-# Benchmarks; each reports its ratio against a baseline measured in the same run.
+# Benchmarks as one table: each figure beside its baseline measured in the same
+# run, the ratio, the target and the fsync count, at 10,000 and 100,000
+# versions (long: tens of minutes). `go run ./cmd/benchreport -h` for a subset.
 bench:
-    go test ./... -run '^$' -bench . -benchtime 1x -count 1
+    go run ./cmd/benchreport -raw bench-raw.txt
 
 # gofmt check, vet and tests, as CI runs them.
 lint:

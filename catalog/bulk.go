@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Rebuild: Diff and Apply as one transaction, made cheap for whole-catalog
@@ -51,6 +52,25 @@ const rebuildCacheKiB = 64 << 10
 // — for the cheapest diff; any order is correct. On any error, including the
 // FailpointRebuild failpoint, nothing is changed.
 func (c *Catalog) Rebuild(ctx context.Context, ns string, expected []Row, staleNamespaces []string) (d *Diff, applied bool, err error) {
+	return c.RebuildTimed(ctx, ns, expected, staleNamespaces, nil)
+}
+
+// RebuildTimings is where a Rebuild spent its time (wall clock), phase by
+// phase, for the benchmarks and for a caller that wants to say why a
+// rebuild took as long as it did.
+type RebuildTimings struct {
+	Read    time.Duration `json:"read"`    // the namespaces' rows read, under the write lock
+	Diff    time.Duration `json:"diff"`    // computeDiff
+	Write   time.Duration `json:"write"`   // deletes, flag updates and inserts
+	Indexes time.Duration `json:"indexes"` // the explicit indexes created again after a bulk insert into an empty table
+	Commit  time.Duration `json:"commit"`  // COMMIT (the WAL written and fsynced)
+}
+
+// RebuildTimed is Rebuild that also fills t (if not nil) phase by phase.
+func (c *Catalog) RebuildTimed(ctx context.Context, ns string, expected []Row, staleNamespaces []string, t *RebuildTimings) (d *Diff, applied bool, err error) {
+	if t == nil {
+		t = &RebuildTimings{}
+	}
 	if c.mode == ModeReport {
 		return nil, false, &ReadOnlyError{Path: c.path, Op: "rebuild"}
 	}
@@ -97,11 +117,19 @@ func (c *Catalog) Rebuild(ctx context.Context, ns string, expected []Row, staleN
 		}
 		return nil, false, &DBError{Op: "rebuild", Path: c.path, Err: err}
 	}
+	mark := time.Now()
+	lap := func(d *time.Duration) {
+		now := time.Now()
+		*d += now.Sub(mark)
+		mark = now
+	}
 	actual, err := c.loadNamespaces(ctx, tx, "rebuild", append([]string{ns}, stale...))
 	if err != nil {
 		return fail(err)
 	}
+	lap(&t.Read)
 	d = computeDiff(ns, stale, c.hasStepLatest, expected, want, actual)
+	lap(&t.Diff)
 	var populated string
 	switch err := tx.QueryRowContext(ctx, `SELECT value FROM catalog_meta WHERE key = ?`, metaPopulated).Scan(&populated); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -112,9 +140,10 @@ func (c *Catalog) Rebuild(ctx context.Context, ns string, expected []Row, staleN
 		_ = tx.Rollback()
 		return d, false, nil
 	}
-	if err := c.applyBulk(ctx, tx, d); err != nil {
+	if err := c.applyBulkTimed(ctx, tx, d, t); err != nil {
 		return fail(err)
 	}
+	mark = time.Now()
 	if err := c.fsys.Failpoint(FailpointRebuild); err != nil {
 		_ = tx.Rollback()
 		return nil, false, err
@@ -122,6 +151,7 @@ func (c *Catalog) Rebuild(ctx context.Context, ns string, expected []Row, staleN
 	if err := tx.Commit(); err != nil {
 		return nil, false, &DBError{Op: "rebuild (commit)", Path: c.path, Err: err}
 	}
+	lap(&t.Commit)
 	return d, true, nil
 }
 
@@ -129,6 +159,12 @@ func (c *Catalog) Rebuild(ctx context.Context, ns string, expected []Row, staleN
 // write order (created_at, version) with prepared statements, a permutation
 // sort and multi-row inserts. Apply (diff.go) and Rebuild both use it.
 func (c *Catalog) applyBulk(ctx context.Context, tx *sql.Tx, d *Diff) error {
+	return c.applyBulkTimed(ctx, tx, d, &RebuildTimings{})
+}
+
+// applyBulkTimed is applyBulk adding its time to t.Write and t.Indexes.
+func (c *Catalog) applyBulkTimed(ctx context.Context, tx *sql.Tx, d *Diff, t *RebuildTimings) error {
+	start := time.Now()
 	del, err := tx.PrepareContext(ctx, `DELETE FROM catalog WHERE `+whereEqual(itemColumns)+` AND version = ?`)
 	if err != nil {
 		return err
@@ -200,9 +236,12 @@ func (c *Catalog) applyBulk(ctx context.Context, tx *sql.Tx, d *Diff) error {
 	if err := c.insertBulk(ctx, tx, inserts); err != nil {
 		return err
 	}
+	indexes := time.Now()
+	t.Write += indexes.Sub(start)
 	if err := restore(); err != nil {
 		return err
 	}
+	t.Indexes += time.Since(indexes)
 
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO catalog_meta (key, value) VALUES (?, 'true')`, metaPopulated)
 	return err

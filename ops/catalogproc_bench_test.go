@@ -192,14 +192,17 @@ func benchMigrateWithCatalog(b *testing.B, versions int) {
 		times[op] += d
 		return out
 	}
+	fsyncs := map[string]int{}
 	checkRestamped := func(op string, out []byte) {
 		var res struct {
 			CatalogRestamped bool   `json:"catalogRestamped"`
 			CatalogStale     string `json:"catalogStale"`
+			DirFsyncs        int    `json:"dirFsyncs"`
 		}
 		if err := json.Unmarshal(out, &res); err != nil || !res.CatalogRestamped || res.CatalogStale != "" {
 			b.Fatalf("%s: catalog not restamped: %v %s", op, err, out)
 		}
+		fsyncs[op] = res.DirFsyncs
 	}
 	procWalk(b, dir) // warm the page cache
 
@@ -239,8 +242,89 @@ func benchMigrateWithCatalog(b *testing.B, versions int) {
 		b.ReportMetric(float64(walks[op].Milliseconds())/float64(b.N), op+"-walk-ms")
 		b.ReportMetric(float64(times[op].Milliseconds())/float64(b.N), op+"-ms")
 		b.ReportMetric(float64(times[op])/float64(walks[op]), op+"/walk")
+		if n, ok := fsyncs[op]; ok {
+			b.ReportMetric(float64(n), op+"-fsyncs") // directory fsyncs of the data moves
+		}
 	}
 	b.Logf("target: every op/walk ≤ 1.5 (issue #16, target 1)")
+}
+
+// BenchmarkMigratePhases says where a migration with a populated catalog
+// spends its time: `migrate --confirm` and its reverse through the Go API
+// (in process, so no start-up), each right after a bare walk of the same
+// tree, split at its progress events into planning (the walk of the tree,
+// while the set-based restamp's UPDATE runs beside it), moving (the
+// renames), restamping (the catalog COMMIT, its WAL fsynced) and the rest
+// (the done mark, the catalog closed and checkpointed, the locks
+// released). SWAMPJ_BENCH_MIGRATE_VERSIONS sets the size (first value;
+// default 50000).
+func BenchmarkMigratePhases(b *testing.B) {
+	b.StopTimer()
+	versions := 50_000
+	if s := os.Getenv("SWAMPJ_BENCH_MIGRATE_VERSIONS"); s != "" {
+		n, err := strconv.Atoi(string(bytes.Split([]byte(s), []byte(","))[0]))
+		if err != nil || n <= 0 {
+			b.Fatalf("SWAMPJ_BENCH_MIGRATE_VERSIONS=%q", s)
+		}
+		versions = n
+	}
+	dir := filepath.Join(b.TempDir(), "repo")
+	populatedRepo(b, dir, versions)
+	procRun(b, dir, nil, "datastore", "namespace", "set", "ns1")
+	procWalk(b, dir) // warm the page cache
+
+	type phases struct{ walk, total, planning, moving, restamp time.Duration }
+	sums := map[string]*phases{"migrate": {}, "reverse": {}}
+	for i := 0; i < b.N; i++ {
+		for _, op := range []string{"migrate", "reverse"} {
+			w, _ := procWalk(b, dir)
+			var mu sync.Mutex
+			at := map[string]time.Duration{}
+			start := time.Now()
+			progress := func(e ops.ProgressEvent) {
+				mu.Lock()
+				defer mu.Unlock()
+				if _, ok := at[e.Phase]; !ok {
+					at[e.Phase] = time.Since(start)
+				}
+			}
+			r, err := repo.Load(fsx.Real(), dir, func(string) string { return "" })
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			res, err := ops.Migrate(csCtx, r, ops.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
+				Getenv: func(string) string { return "" }})
+			total := time.Since(start)
+			b.StopTimer()
+			if err != nil || res.Completed == nil || !res.Completed.CatalogRestamped {
+				b.Fatalf("%s: %v %+v", op, err, res)
+			}
+			moving, restamp := at["moving"], at["restamping catalog"]
+			if moving == 0 || restamp == 0 {
+				b.Fatalf("%s: progress phases %v", op, at)
+			}
+			s := sums[op]
+			s.walk += w
+			s.total += total
+			s.planning += moving - at["planning"]
+			s.moving += restamp - moving
+			// The catalog commit ends where the last moves' progress
+			// resumes; without one, at the end.
+			s.restamp += total - restamp
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	for _, op := range []string{"migrate", "reverse"} {
+		s := sums[op]
+		b.ReportMetric(ms(s.walk), op+"-walk-ms")
+		b.ReportMetric(ms(s.total), op+"-ms")
+		b.ReportMetric(ms(s.planning), op+"-planning-ms")
+		b.ReportMetric(ms(s.moving), op+"-moving-ms")
+		b.ReportMetric(ms(s.restamp), op+"-restamp-and-finish-ms")
+		b.ReportMetric(float64(s.total)/float64(s.walk), op+"/walk")
+	}
+	b.ReportMetric(float64(versions), "versions")
 }
 
 // BenchmarkOneItemCatalogSize: `data write` of 4 KiB and `data get` of one

@@ -521,6 +521,20 @@ type CatalogReport struct {
 	// CatalogStale is the journal's mark that a swampj operation could not
 	// update the catalog (verify): a confirmed rebuild clears it.
 	CatalogStale *journal.CatalogStale `json:"catalogStale,omitempty"`
+	// Timings says where a confirmed rebuild spent its time.
+	Timings *RebuildTimings `json:"timings,omitempty"`
+}
+
+// RebuildTimings is where a confirmed rebuild spent its time (wall clock,
+// nanoseconds in JSON), phase by phase: the numbers that say whether the
+// disk walk or SQLite is what a rebuild waits for.
+type RebuildTimings struct {
+	Lock  time.Duration `json:"lock"`  // the journal lock taken and its open intents listed
+	Open  time.Duration `json:"open"`  // catalog.Open with its integrity check
+	Scan  time.Duration `json:"scan"`  // the walk, every version read and checked, rows built and flagged
+	Other time.Duration `json:"other"` // the catalog's other namespaces classified
+	catalog.RebuildTimings
+	Close time.Duration `json:"close"` // the catalog closed (SQLite checkpoints its WAL into the file)
 }
 
 // UnmigratedError refuses a confirmed rebuild while data still sits at the
@@ -576,6 +590,13 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 		}
 		return verifyLocked(ctx, fsys, r, opts, rep)
 	}
+	tm := &RebuildTimings{}
+	mark := time.Now()
+	lap := func(d *time.Duration) {
+		now := time.Now()
+		*d += now.Sub(mark)
+		mark = now
+	}
 	j, open, err := lockJournalListOpen(fsys, r, opts)
 	if err != nil {
 		return nil, err
@@ -584,6 +605,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	if len(open) > 0 {
 		return nil, newOpenIntentsError(open, "rebuild the catalog")
 	}
+	lap(&tm.Lock)
 
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite})
 	if err != nil {
@@ -595,15 +617,29 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	if rep.Populated, err = c.Populated(ctx); err != nil {
 		return nil, err
 	}
-	exp, stale, err := expect(ctx, fsys, r, c, opts, rep)
+	lap(&tm.Open)
+	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c.HasStepLatest()))
 	if err != nil {
 		return nil, err
 	}
+	lap(&tm.Scan)
+	stale, err := classifyInto(ctx, fsys, r, c, exp, rep)
+	if err != nil {
+		return nil, err
+	}
+	lap(&tm.Other)
 	// One transaction: read the rows, diff, apply, commit (catalog/bulk.go).
-	d, applied, err := c.Rebuild(ctx, r.Namespace, exp.Rows, stale)
+	d, applied, err := c.RebuildTimed(ctx, r.Namespace, exp.Rows, stale, &tm.RebuildTimings)
 	if err != nil {
 		return nil, err
 	}
+	mark = time.Now()
+	if err := c.Close(); err != nil {
+		// The rebuild is committed; SQLite checkpoints on the next open.
+		warnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but closing it failed: %v", err))
+	}
+	lap(&tm.Close)
+	rep.Timings = tm
 	// The catalog agrees with the disk now: whatever catalog step was
 	// skipped before is made good.
 	if err := j.ClearCatalogStale(); err != nil {
@@ -783,9 +819,16 @@ func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, 
 	if err != nil {
 		return nil, nil, err
 	}
+	names, err := classifyInto(ctx, fsys, r, c, exp, rep)
+	return exp, names, err
+}
+
+// classifyInto sorts the catalog's other namespaces (classifyNamespaces)
+// into rep and returns the names of the stale ones.
+func classifyInto(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, exp *Expected, rep *CatalogReport) ([]string, error) {
 	stale, foreign, err := classifyNamespaces(ctx, fsys, r, c, exp)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	names := make([]string, len(stale))
 	for i, s := range stale {
@@ -795,7 +838,7 @@ func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, 
 	for _, f := range foreign {
 		rep.Counts.ForeignKept += f.Rows
 	}
-	return exp, names, nil
+	return names, nil
 }
 
 func expectedOpts(opts CatalogOptions, step bool) ExpectedOptions {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,9 +72,16 @@ func csRemoveCatalog(b *testing.B, r *repo.Repo) {
 //     rows, diff, and every row inserted in one transaction;
 //   - rebuild1: the same with one scanning worker (as sequential as the
 //     baseline);
+//   - rebuild-populated: the same on the catalog the rebuild left (in sync:
+//     walk, scan, every row read and compared, nothing written);
 //   - verify:   `catalog verify` of the catalog the rebuild left.
 //
-// Targets: rebuild/walk ≤ 2, verify/rebuild ≤ 1.
+// The phases of the rebuild from empty (ops.RebuildTimings) are reported
+// too, each per round, so the table says where the time goes; and the
+// flushes of one rebuild (fsx's fsyncs plus one per SQLite commit).
+//
+// Targets: rebuild/walk ≤ 2 and rebuild-populated/walk ≤ 2 (issue #16,
+// target 4), verify/rebuild ≤ 1.
 func BenchmarkCatalogRebuild(b *testing.B) {
 	items, versions := csBenchSize()
 	dir := filepath.Join(b.TempDir(), "repo")
@@ -89,7 +97,8 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 	fsys := fsx.Real()
 	csBareWalk(b, fsys, r.DataRoot) // warm the page cache for every contender
 
-	var walk, rebuild, rebuild1, verify time.Duration
+	var walk, rebuild, rebuild1, populated, verify time.Duration
+	var phases, popPhases ops.RebuildTimings
 	timed := func(d *time.Duration, fn func()) {
 		b.StartTimer()
 		start := time.Now()
@@ -113,8 +122,18 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 				if err != nil || !rep.Applied || rep.Counts.RowsMissing != st.Versions {
 					b.Fatalf("rebuild: %v %+v", err, rep)
 				}
+				if c.workers == 0 {
+					addTimings(&phases, rep.Timings)
+				}
 			})
 		}
+		timed(&populated, func() {
+			rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true})
+			if err != nil || rep.Applied || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
+				b.Fatalf("rebuild of a populated catalog: %v %+v", err, rep)
+			}
+			addTimings(&popPhases, rep.Timings)
+		})
 		timed(&verify, func() {
 			rep, err := ops.VerifyCatalog(csCtx, fsys, r, ops.CatalogOptions{})
 			if err != nil || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
@@ -122,13 +141,71 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 			}
 		})
 	}
-	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
+	// The flushes of one rebuild from empty, counted apart (untimed).
+	csRemoveCatalog(b, r)
+	counter := fsx.NewFault(fsx.Real())
+	if _, err := ops.RebuildCatalog(csCtx, counter, r, ops.CatalogOptions{Confirm: true}); err != nil {
+		b.Fatal(err)
+	}
+	flushes := 0
+	for _, op := range counter.Trace() {
+		switch {
+		case op.Kind == "sync" || op.Kind == "syncdir":
+			flushes++
+		case strings.HasPrefix(op.Kind, "failpoint:catalog."):
+			flushes++ // a SQLite commit: one fsync of the WAL (synchronous=FULL)
+		case strings.HasPrefix(op.Kind, "failpoint:journal."):
+			flushes += 2 // a bbolt commit: two fdatasyncs
+		}
+	}
+
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(float64(st.Versions), "versions")
 	b.ReportMetric(ms(walk), "walk-ms")
 	b.ReportMetric(ms(rebuild), "rebuild-ms")
 	b.ReportMetric(ms(rebuild1), "rebuild-1worker-ms")
+	b.ReportMetric(ms(populated), "rebuild-populated-ms")
 	b.ReportMetric(ms(verify), "verify-ms")
 	b.ReportMetric(float64(rebuild)/float64(walk), "rebuild/walk")
 	b.ReportMetric(float64(rebuild1)/float64(walk), "rebuild-1worker/walk")
+	b.ReportMetric(float64(populated)/float64(walk), "rebuild-populated/walk")
 	b.ReportMetric(float64(verify)/float64(rebuild), "verify/rebuild")
+	b.ReportMetric(float64(flushes), "rebuild-fsyncs")
+	for _, p := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"lock", phases.Lock}, {"open", phases.Open}, {"scan", phases.Scan}, {"other", phases.Other},
+		{"read", phases.Read}, {"diff", phases.Diff}, {"insert", phases.Write}, {"indexes", phases.Indexes},
+		{"commit", phases.Commit}, {"close", phases.Close},
+	} {
+		b.ReportMetric(ms(p.d), "phase-"+p.name+"-ms")
+	}
+	for _, p := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"open", popPhases.Open}, {"scan", popPhases.Scan}, {"other", popPhases.Other},
+		{"read", popPhases.Read}, {"diff", popPhases.Diff}, {"close", popPhases.Close},
+	} {
+		b.ReportMetric(ms(p.d), "populated-phase-"+p.name+"-ms")
+	}
+	b.Logf("target: rebuild/walk ≤ 2 and rebuild-populated/walk ≤ 2 (issue #16, target 4); verify/rebuild ≤ 1")
+}
+
+// addTimings adds one rebuild's phases to sum.
+func addTimings(sum *ops.RebuildTimings, t *ops.RebuildTimings) {
+	if t == nil {
+		return
+	}
+	sum.Lock += t.Lock
+	sum.Open += t.Open
+	sum.Scan += t.Scan
+	sum.Other += t.Other
+	sum.Read += t.Read
+	sum.Diff += t.Diff
+	sum.Write += t.Write
+	sum.Indexes += t.Indexes
+	sum.Commit += t.Commit
+	sum.Close += t.Close
 }

@@ -100,7 +100,7 @@ var hostFacing = strings.Fields(`
 	DoctorLatestUnreadable DoctorLockDead DoctorManual DoctorOpenIntent DoctorRecordUnreadable DoctorRepaired
 	DoctorSkipped DoctorStagingLeftover DoctorSwampCheck DoctorVersionUnreadable DoctorWouldRepair
 	SwampCheckCompleteness SwampCheckContamination SwampCheckHealth SwampCheckMigration
-	RebuildCatalog VerifyCatalog CatalogOptions CatalogReport CatalogCounts CatalogHandle OpenCatalog StaleNamespace
+	RebuildCatalog VerifyCatalog CatalogOptions CatalogReport CatalogCounts RebuildTimings CatalogHandle OpenCatalog StaleNamespace
 	ExpectedRows ExpectedOptions Expected CodeRowInvalid CodeTypeNotNormalized
 	Progress ProgressEvent
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError
