@@ -131,3 +131,34 @@ func TestRunWrapperRealSwamp(t *testing.T) {
 		t.Fatalf("swamp's result is not listed:\n%s", l.stdout)
 	}
 }
+
+// TestRunWrapperProgressOnTerminal: the wrapper's recover and its doctor
+// show progress when stderr is a terminal, and the line is cleared before
+// the command writes; on a pipe there is none.
+func TestRunWrapperProgressOnTerminal(t *testing.T) {
+	addr := "command/shell/" + dataModel + "/result"
+	dir := newRepo(t)
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "v1")
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "set")
+	if !swampjKilledAt(t, dir, "rename-noreplace:1", nil, "datastore", "namespace", "migrate", "--confirm") {
+		t.Fatal("migration not killed")
+	}
+	// The command writes a version, so the doctor after it has an item to scan.
+	write := "echo command-ran >&2; printf '{\"v\":2}' | " + shellQuote(binary) + " data write " + addr
+	_, chunks, start, end := ptyRun(t, dir, nil, "run", "--", "sh", "-c", write)
+	checkProgress(t, chunks, start, end, "recovering", "scanning")
+	term := joinChunks(chunks)
+	ran := strings.Index(term, "command-ran")
+	drawn := strings.LastIndex(term[:max(ran, 0)], "recovering")
+	if ran < 0 || drawn < 0 || !strings.Contains(term[drawn:ran], "\r\033[K") {
+		t.Errorf("the progress line was not cleared before the command wrote: %q", lastOf(term, 400))
+	}
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--reverse", "--confirm"), "reverse")
+	if !swampjKilledAt(t, dir, "rename-noreplace:1", nil, "datastore", "namespace", "migrate", "--confirm") {
+		t.Fatal("second migration not killed")
+	}
+	r := swampj(t, dir, "run", "--", "sh", "-c", strings.Replace(write, `"v\":2`, `"v\":3`, 1))
+	if r.code != 0 || strings.Contains(r.stderr, "\r") || strings.Contains(r.stderr, "\033") {
+		t.Fatalf("progress on a pipe, or the run failed: %+v", r)
+	}
+}
