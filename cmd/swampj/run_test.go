@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -146,10 +147,14 @@ func TestRunWrapperProgressOnTerminal(t *testing.T) {
 	// The command writes a version, so the doctor after it has an item to scan.
 	write := "echo command-ran >&2; printf '{\"v\":2}' | " + shellQuote(binary) + " data write " + addr
 	_, chunks, start, end := ptyRun(t, dir, nil, "run", "--", "sh", "-c", write)
-	// The first event of each is drawn at once (later phases of a run this
-	// small may end between two redraws): the doctor's is "checking locks".
-	checkProgress(t, chunks, start, end, "recovering", "syncing file system", "checking locks")
+	// Each line's first draw is immediate and shows the latest event; later
+	// phases of a run this small may end between two redraws, so the doctor
+	// is seen by whichever of its phases was drawn.
+	checkProgress(t, chunks, start, end, "recovering", "syncing file system")
 	term := joinChunks(chunks)
+	if plain := csiRE.ReplaceAllString(term, ""); !regexp.MustCompile(`syncing file system[^\n]*\r(checking locks|scanning|reading catalog|checking items)`).MatchString(plain) {
+		t.Errorf("no progress line of the doctor after the command: %q", lastOf(plain, 400))
+	}
 	ran := strings.Index(term, "command-ran")
 	drawn := strings.LastIndex(term[:max(ran, 0)], "recovering")
 	if ran < 0 || drawn < 0 || !strings.Contains(term[drawn:ran], "\r\033[K") {
