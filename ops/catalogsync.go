@@ -629,6 +629,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	}
 	lap(&tm.Other)
 	// One transaction: read the rows, diff, apply, commit (catalog/bulk.go).
+	opts.Progress.emit("writing catalog", 0, 0, "")
 	d, applied, err := c.RebuildTimed(ctx, r.Namespace, exp.Rows, stale, &tm.RebuildTimings)
 	if err != nil {
 		return nil, err
@@ -764,6 +765,7 @@ func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog,
 	if err != nil {
 		return err
 	}
+	opts.Progress.emit("comparing with catalog", 0, 0, "")
 	d, err := c.Diff(ctx, r.Namespace, exp.Rows, stale)
 	if err != nil {
 		return err

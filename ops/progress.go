@@ -4,8 +4,11 @@ import "sync/atomic"
 
 // ProgressEvent is one report of how far a long operation is: the phase it
 // is in ("planning", "moving", "restamping catalog", "scanning",
-// "verifying checksums", "recovering"), Done of Total (0: unknown) counted
-// in Unit ("files", "items", "steps"; "" for a phase with no count).
+// "verifying checksums", "recovering"; and, with no count, the single long
+// calls after a walk: "reading catalog", "comparing with catalog",
+// "writing catalog", the doctor's "checking ..." passes), Done of Total
+// (0: unknown) counted in Unit ("files", "items", "steps"; "" for a phase
+// with no count, which a renderer shows with its elapsed time).
 type ProgressEvent struct {
 	Phase string
 	Done  int64

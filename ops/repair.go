@@ -689,6 +689,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		return nil, err
 	}
 	general := &doctorUnit{} // findings with no repair of their own
+	o.Progress.emit("checking locks", 0, 0, "")
 	if err := s.surveyLocks(ctx); err != nil {
 		return nil, err
 	}
@@ -813,6 +814,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 
 	// 2. The catalog, read-only; rows of items the walk did not find are
 	// looked up on disk directly.
+	o.Progress.emit("reading catalog", 0, 0, "")
 	rows, err := s.readCatalog(ctx, general)
 	if err != nil {
 		return nil, err
@@ -845,6 +847,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 
 	// 3. Each item's findings and repair.
+	o.Progress.emit("checking items", 0, 0, "")
 	for _, di := range append(items, orphans...) {
 		if u := s.analyzeItem(di); len(u.findings) > 0 {
 			s.units = append(s.units, u)
@@ -859,6 +862,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		}
 	}
 	if only == nil {
+		o.Progress.emit("checking staging and run records", 0, 0, "")
 		stages, err := s.findStages(ctx, itemDirs, owned)
 		if err != nil {
 			return nil, err
@@ -888,6 +892,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 				}
 			}
 		}
+		o.Progress.emit("swamp's checks", 0, 0, "")
 		s.swamp = s.swampChecks(s.diskByType, latest)
 		for _, c := range s.swamp {
 			switch {

@@ -66,7 +66,9 @@ func runRun(c *cli.Context) error {
 	}
 
 	// 1. Recovery, bounded; the command does not run on a repo mid-change.
-	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, LockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()})
+	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, LockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
+		Progress: e.out.progress()})
+	e.out.endProgress() // the line is cleared before the command writes to the terminal
 	if err != nil {
 		return fmt.Errorf("recovery before the command failed, so %q was not run: %w", args[0], err)
 	}
@@ -117,7 +119,14 @@ func runRun(c *cli.Context) error {
 		return err
 	}
 	if ok, _ := fsx.Exists(e.fs, r.Base); ok { // no datastore yet: the command wrote none
-		if err := fsx.SyncFS(r.Base); err != nil {
+		// syncfs waits for every dirty page of the file system, other
+		// processes' too: seconds on a busy disk, shown as a phase.
+		if p := e.out.progress(); p != nil {
+			p(ops.ProgressEvent{Phase: "syncing file system"})
+		}
+		err := fsx.SyncFS(r.Base)
+		e.out.endProgress()
+		if err != nil {
 			e.out.warn(fmt.Sprintf("syncfs of %s failed: %v; what the command wrote may not survive a power cut yet", r.Base, err))
 		}
 	}
@@ -129,8 +138,9 @@ func runRun(c *cli.Context) error {
 	} else if len(changed) > 0 {
 		drep, derr := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
 			Repair: c.Bool("repair"), Confirm: c.Bool("repair"), LockTimeout: e.lockTO,
-			Command: e.command(), Logger: e.out.logger(), Only: changed,
+			Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
 		})
+		e.out.endProgress()
 		switch {
 		case derr != nil:
 			e.out.warn(fmt.Sprintf("the doctor after the command failed: %v; run 'swampj doctor'", derr))

@@ -39,8 +39,10 @@ func (p *printer) progress() ops.Progress {
 		p.mu.Lock()
 		b := p.bar
 		if b == nil {
+			// The first event is in place before the ticker's first draw
+			// (which is immediate), so no line is ever drawn without a phase.
 			now := time.Now()
-			b = &progressLine{p: p, start: now, phaseAt: now, stop: make(chan struct{}), done: make(chan struct{})}
+			b = &progressLine{p: p, ev: ev, start: now, phaseAt: now, stop: make(chan struct{}), done: make(chan struct{})}
 			p.bar = b
 			go b.run()
 		}

@@ -88,25 +88,35 @@ var csiRE = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 
 var progressLineRE = regexp.MustCompile(`([a-z][a-z ]+) (\d+)(/(\d+))? ([a-z]+) \(([0-9.k]+)/s, ([0-9.]+m?s)\)`)
 
+// phaseLineRE is a phase with no count (one long commit): its elapsed time.
+var phaseLineRE = regexp.MustCompile(`\r([a-z][a-z ]+) \(([0-9.]+m?s)\)`)
+
 // checkProgress asserts that the terminal saw progress lines of the wanted
 // phases with numbers, and no silence longer than 2 s between redraws.
 func checkProgress(t *testing.T, chunks []ptyChunk, start, end time.Time, phases ...string) {
 	t.Helper()
 	var all strings.Builder
-	last := start
+	last, longest := start, time.Duration(0)
 	for _, c := range chunks {
-		if gap := c.at.Sub(last); gap > 2*time.Second {
+		gap := c.at.Sub(last)
+		if gap > 2*time.Second {
 			t.Errorf("%s of silence on the terminal before %q", gap, c.text)
 		}
+		longest = max(longest, gap)
 		last = c.at
 		all.WriteString(c.text)
 	}
 	if gap := end.Sub(last); gap > 2*time.Second {
 		t.Errorf("%s of silence on the terminal before the exit", gap)
+	} else {
+		longest = max(longest, gap)
 	}
 	seen := map[string]bool{}
 	plain := csiRE.ReplaceAllString(all.String(), "")
 	for _, m := range progressLineRE.FindAllStringSubmatch(plain, -1) {
+		seen[m[1]] = true
+	}
+	for _, m := range phaseLineRE.FindAllStringSubmatch(plain, -1) {
 		seen[m[1]] = true
 	}
 	for _, ph := range phases {
@@ -117,7 +127,8 @@ func checkProgress(t *testing.T, chunks []ptyChunk, start, end time.Time, phases
 	if !strings.HasSuffix(strings.TrimRight(all.String(), " "), "\r") && !strings.HasSuffix(all.String(), "\033[K") {
 		t.Errorf("the progress line is not cleared at the end: %q", lastOf(all.String(), 200))
 	}
-	t.Logf("%d chunks over %s; phases %v; terminal: %q", len(chunks), end.Sub(start), seen, lastOf(plain, 400))
+	t.Logf("%d chunks over %s, longest silence %s; phases %v; terminal: %q", len(chunks), end.Sub(start).Round(time.Millisecond),
+		longest.Round(time.Millisecond), seen, lastOf(plain, 400))
 }
 
 func lastOf(s string, n int) string {
@@ -167,4 +178,32 @@ func TestProgressJSONIsOneDocumentAndNoProgress(t *testing.T) {
 	if strings.Contains(term.String(), "\r") && progressLineRE.MatchString(term.String()) {
 		t.Errorf("progress under --json: %q", lastOf(term.String(), 300))
 	}
+}
+
+// TestProgressRecoverOnTerminal: recovering a migration killed part way
+// shows the "recovering" phase, counted in steps, from before its first
+// step (which may be the long restamp) to the end.
+func TestProgressRecoverOnTerminal(t *testing.T) {
+	dir := progressRepo(t, 200)
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "namespace set")
+	if !swampjKilledAt(t, dir, "rename-noreplace:2", nil, "datastore", "namespace", "migrate", "--confirm") {
+		t.Fatal("the migration was not killed")
+	}
+	stdout, chunks, start, end := ptyRun(t, dir, nil, "recover")
+	if !strings.Contains(stdout, "done") {
+		t.Fatalf("the killed migration was not finished: %q", stdout)
+	}
+	checkProgress(t, chunks, start, end, "recovering")
+	plain := csiRE.ReplaceAllString(joinChunks(chunks), "")
+	if !regexp.MustCompile(`recovering 0/\d+ steps`).MatchString(plain) {
+		t.Errorf("no 'recovering 0/N steps' before the first step: %q", lastOf(plain, 400))
+	}
+}
+
+func joinChunks(chunks []ptyChunk) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		b.WriteString(c.text)
+	}
+	return b.String()
 }

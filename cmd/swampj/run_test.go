@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,42 @@ func TestRunWrapperRealSwamp(t *testing.T) {
 	l := mustOK(t, swampj(t, dir, "data", "list"), "data list")
 	if !strings.Contains(l.stdout, "/result") {
 		t.Fatalf("swamp's result is not listed:\n%s", l.stdout)
+	}
+}
+
+// TestRunWrapperProgressOnTerminal: the wrapper's recover and its doctor
+// show progress when stderr is a terminal, and the line is cleared before
+// the command writes; on a pipe there is none.
+func TestRunWrapperProgressOnTerminal(t *testing.T) {
+	addr := "command/shell/" + dataModel + "/result"
+	dir := newRepo(t)
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "v1")
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "set")
+	if !swampjKilledAt(t, dir, "rename-noreplace:1", nil, "datastore", "namespace", "migrate", "--confirm") {
+		t.Fatal("migration not killed")
+	}
+	// The command writes a version, so the doctor after it has an item to scan.
+	write := "echo command-ran >&2; printf '{\"v\":2}' | " + shellQuote(binary) + " data write " + addr
+	_, chunks, start, end := ptyRun(t, dir, nil, "run", "--", "sh", "-c", write)
+	// Each line's first draw is immediate and shows the latest event; later
+	// phases of a run this small may end between two redraws, so the doctor
+	// is seen by whichever of its phases was drawn.
+	checkProgress(t, chunks, start, end, "recovering", "syncing file system")
+	term := joinChunks(chunks)
+	if plain := csiRE.ReplaceAllString(term, ""); !regexp.MustCompile(`syncing file system[^\n]*\r(checking locks|scanning|reading catalog|checking items)`).MatchString(plain) {
+		t.Errorf("no progress line of the doctor after the command: %q", lastOf(plain, 400))
+	}
+	ran := strings.Index(term, "command-ran")
+	drawn := strings.LastIndex(term[:max(ran, 0)], "recovering")
+	if ran < 0 || drawn < 0 || !strings.Contains(term[drawn:ran], "\r\033[K") {
+		t.Errorf("the progress line was not cleared before the command wrote: %q", lastOf(term, 400))
+	}
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--reverse", "--confirm"), "reverse")
+	if !swampjKilledAt(t, dir, "rename-noreplace:1", nil, "datastore", "namespace", "migrate", "--confirm") {
+		t.Fatal("second migration not killed")
+	}
+	r := swampj(t, dir, "run", "--", "sh", "-c", strings.Replace(write, `"v\":2`, `"v\":3`, 1))
+	if r.code != 0 || strings.Contains(r.stderr, "\r") || strings.Contains(r.stderr, "\033") {
+		t.Fatalf("progress on a pipe, or the run failed: %+v", r)
 	}
 }

@@ -42,6 +42,11 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		}
 	}
 	for _, in := range open {
+		if env.Progress != nil {
+			// Shown before the first step, which may be the long one (a
+			// migration killed after its renames: only the restamp is left).
+			env.Progress(0, len(in.Steps))
+		}
 		res, err := driveLocked(ctx, env, j, in, dir)
 		outs = append(outs, Recovered{Intent: in, Result: res, Err: err})
 		if err != nil {
