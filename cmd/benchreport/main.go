@@ -74,6 +74,7 @@ var rows = []row{
 	{what: "doctor --verify-checksums (vs hashing every raw)", bench: "BenchmarkDoctor", sized: true, figure: "checksums-ms", baseline: "hash-ms", ratio: "checksums/hash", target: 1.3},
 	{what: "recover, nothing to do (vs swampj --version)", bench: "BenchmarkRecoverCleanVsVersion", figure: "recover-µs", baseline: "version-µs", ratio: "ratio", target: 1.2},
 	{what: "swampj run -- true (vs bare true)", bench: "BenchmarkRunWrapper", figure: "run-µs", baseline: "true-µs", ratio: "ratio", target: 0},
+	{what: "swampj run -- swampj data write (vs bare write)", bench: "BenchmarkRunWrapperWrite", figure: "run-ms", baseline: "bare-ms", ratio: "run/bare", target: 0},
 }
 
 // runs are the go test invocations: the size-independent ones once, the
@@ -84,7 +85,7 @@ var runs = []struct {
 }{
 	{"./ops", "^Benchmark(Write64KiB|WriteFsyncs)$", "200x", false},
 	{"./ops", "^BenchmarkWriteBatch100$", "10x", false}, // 100 versions (and 200 baseline writes) per round
-	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper)$", "1x", false},
+	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},
 }
 
