@@ -59,6 +59,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -643,6 +644,8 @@ type doctorItem struct {
 	key  catalog.ItemKey
 	st   *store.ItemState // nil: no directory on disk (or it could not be scanned)
 	rows []catalog.Row    // its catalog rows (repo namespace), rowid order
+	// rowPos is each row's position among all rows of the namespace.
+	rowPos []int
 }
 
 type doctorSurvey struct {
@@ -658,8 +661,13 @@ type doctorSurvey struct {
 
 	catalogUsable bool
 	stepCol       bool
-	// rowPos is each catalog row's position in rowid order.
-	rowPos map[catalog.ItemKey]map[int64]int
+	// cat is the catalog, open in report mode while the survey runs (nil:
+	// none, or not usable).
+	cat *catalog.Catalog
+	// modelDirs caches modelLockPath's stat of each model directory.
+	modelDirs map[string]bool
+	// afterScratch is analyzeCatalog's reusable buffer.
+	afterScratch []catalog.Row
 
 	units    []*doctorUnit
 	warnings []string
@@ -685,6 +693,12 @@ type doctorSurvey struct {
 // finding and its repair. It changes nothing.
 func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, open []*journal.Intent) (*doctorSurvey, error) {
 	s := &doctorSurvey{fsys: fsys, r: r, o: o}
+	defer func() {
+		if s.cat != nil {
+			s.cat.Close()
+			s.cat = nil
+		}
+	}()
 	if err := s.chooseQuarantine(); err != nil {
 		return nil, err
 	}
@@ -760,7 +774,14 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			}
 		}()
 	}
-	walkErr := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
+	// The walk's listings, kept for the search for staging leftovers (step
+	// 4), which would otherwise list the whole tree again.
+	listings := map[string][]fs.DirEntry{}
+	keep := func(dir string, ents []fs.DirEntry) { listings[dir] = ents }
+	if only != nil {
+		keep = nil // no search for leftovers
+	}
+	walkErr := store.WalkListings(ctx, fsys, r.DataRoot, func(it store.Item) error {
 		if only != nil && !only[filepath.Clean(it.Dir)] {
 			return nil
 		}
@@ -772,7 +793,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		walkedN.Add(1)
 		jobs <- i
 		return nil
-	})
+	}, keep)
 	close(jobs)
 	wg.Wait()
 	o.Progress.emit(phase, scannedN.n.Load(), walkedN.Load(), "items")
@@ -789,6 +810,9 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			continue
 		}
 		di.st = st
+		if only == nil {
+			listings[it.Dir] = st.Entries
+		}
 		s.items++
 		s.versions += len(st.Versions)
 		if lr := st.LatestReadable; lr != nil && !(lr.Metadata != nil && lr.Metadata.Lifecycle == "deleted" && lr.Metadata.RenamedTo != "") {
@@ -819,10 +843,10 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 	var orphans []*doctorItem
 	for _, group := range rows {
-		key := group[0].Key()
+		key := group.rows[0].Key()
 		if di, seen := byKey[key]; seen {
 			if di != nil {
-				di.rows = group
+				di.rows, di.rowPos = group.rows, group.pos
 			}
 			continue
 		}
@@ -839,7 +863,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			general.add(doctorUnlistable(di.item.Dir, err), false)
 			continue
 		}
-		di.rows = group
+		di.rows, di.rowPos = group.rows, group.pos
 		byKey[key] = di
 		orphans = append(orphans, di)
 	}
@@ -848,6 +872,11 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	for _, di := range append(items, orphans...) {
 		if u := s.analyzeItem(di); len(u.findings) > 0 {
 			s.units = append(s.units, u)
+		}
+	}
+	if o.Repair {
+		if err := s.fullCatalogRows(ctx); err != nil {
+			return nil, err
 		}
 	}
 
@@ -859,7 +888,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		}
 	}
 	if only == nil {
-		stages, err := s.findStages(ctx, itemDirs, owned)
+		stages, err := s.findStages(ctx, itemDirs, owned, listings)
 		if err != nil {
 			return nil, err
 		}
@@ -882,7 +911,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if only == nil {
 		latest := map[string]int{}
 		for _, group := range rows {
-			for _, row := range group {
+			for _, row := range group.rows {
 				if row.IsLatest {
 					latest[row.TypeNormalized]++
 				}
@@ -961,7 +990,7 @@ func (s *doctorSurvey) qpath(src string) string {
 // readCatalog reads the repo namespace's rows, grouped by item in rowid
 // order of each item's first row. A missing catalog has no rows; a damaged
 // one is a finding; a foreign one a warning.
-func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([][]catalog.Row, error) {
+func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]doctorRowGroup, error) {
 	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
 	var missing *catalog.MissingError
 	var corrupt *catalog.CorruptError
@@ -989,19 +1018,24 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then run 'swampj catalog rebuild --confirm'"}, false)
 		return nil, nil
 	}
-	defer c.Close()
 	if f := c.Foreign(); f != nil {
+		c.Close()
 		s.warnings = append(s.warnings, "catalog rows not checked: "+f.Error())
 		return nil, nil
 	}
+	s.cat = c // closed by surveyDoctor; a repair reads full rows from it
 	s.stepCol = c.HasStepLatest()
-	all, err := c.Rows(ctx, s.r.Namespace)
+	// Only the key, version and flag columns: the check compares nothing
+	// else, and the whole catalog is read. A repair reads the full rows of
+	// the items it changes (fullCatalogRows).
+	all, err := c.FlagRows(ctx, s.r.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	s.catalogRows = len(all)
-	for _, row := range all {
-		if row.ModelName != "" {
+	for i := range all {
+		row := &all[i]
+		if row.ModelName != "" && (i == 0 || all[i-1].ModelID != row.ModelID || all[i-1].ModelName != row.ModelName) {
 			if s.modelNames == nil {
 				s.modelNames = map[string]string{}
 			}
@@ -1012,23 +1046,98 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		return nil, err
 	}
 	s.catalogUsable = true
-	s.rowPos = map[catalog.ItemKey]map[int64]int{}
-	index := map[catalog.ItemKey]int{}
-	var groups [][]catalog.Row
-	for pos, row := range all {
-		if s.rowPos[row.Key()] == nil {
-			s.rowPos[row.Key()] = map[int64]int{}
+	// Group by item, in rowid order of each item's first row, keeping each
+	// row's position in the whole catalog (the repair restores that order
+	// on undo); one backing array for all groups.
+	// An item whose rows are contiguous (written one after another) uses
+	// them in place; the others get copies.
+	index := make(map[catalog.ItemKey]int, len(all)/4+1)
+	gi := make([]int, len(all))
+	type span struct{ first, last, n int }
+	var spans []span
+	for pos := range all {
+		if pos > 0 && all[pos-1].Key() == all[pos].Key() {
+			i := gi[pos-1]
+			gi[pos] = i
+			spans[i].last, spans[i].n = pos, spans[i].n+1
+			continue
 		}
-		s.rowPos[row.Key()][row.Version] = pos
-		i, ok := index[row.Key()]
+		key := all[pos].Key()
+		i, ok := index[key]
 		if !ok {
-			i = len(groups)
-			index[row.Key()] = i
-			groups = append(groups, nil)
+			i = len(spans)
+			index[key] = i
+			spans = append(spans, span{first: pos})
 		}
-		groups[i] = append(groups[i], row)
+		gi[pos] = i
+		spans[i].last, spans[i].n = pos, spans[i].n+1
+	}
+	positions := make([]int, len(all))
+	for pos := range positions {
+		positions[pos] = pos
+	}
+	groups := make([]doctorRowGroup, len(spans))
+	for i, sp := range spans {
+		if sp.last-sp.first+1 == sp.n {
+			groups[i] = doctorRowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
+		}
+	}
+	for pos := range all {
+		g := &groups[gi[pos]]
+		if sp := spans[gi[pos]]; sp.last-sp.first+1 == sp.n {
+			continue
+		}
+		g.rows = append(g.rows, all[pos])
+		g.pos = append(g.pos, pos)
 	}
 	return groups, nil
+}
+
+// doctorRowGroup is one item's catalog rows in rowid order, with each
+// row's position among all rows of the namespace.
+type doctorRowGroup struct {
+	rows []catalog.Row
+	pos  []int
+}
+
+// fullCatalogRows replaces the flag-only rows (FlagRows) of every planned
+// catalog change with the item's full rows, which the journal keeps so an
+// undo can put removed rows back as they were. Rows the repair adds
+// (RowFromMeta) are full already.
+func (s *doctorSurvey) fullCatalogRows(ctx context.Context) error {
+	var changed []*doctorCatalogItem
+	for _, u := range s.units {
+		if u.catalog != nil {
+			changed = append(changed, u.catalog)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	for _, ci := range changed {
+		full, err := s.cat.ItemRows(ctx, ci.Key)
+		if err != nil {
+			return err
+		}
+		if len(full) != len(ci.Before) {
+			return fmt.Errorf("the catalog rows of %s changed while the doctor read them; run the doctor again", ci.Key.TypeNormalized+"/"+ci.Key.ModelID+"/"+ci.Key.DataName)
+		}
+		byVersion := make(map[int64]catalog.Row, len(full))
+		for i, row := range full {
+			if row.Version != ci.Before[i].Version || !doctorSameFlags(row, ci.Before[i], s.stepCol) {
+				return fmt.Errorf("the catalog rows of %s changed while the doctor read them; run the doctor again", ci.Key.TypeNormalized+"/"+ci.Key.ModelID+"/"+ci.Key.DataName)
+			}
+			byVersion[row.Version] = row
+		}
+		ci.Before = full
+		for i, a := range ci.After {
+			if row, ok := byVersion[a.Version]; ok && !ci.added[a.Version] {
+				row.IsLatest, row.IsStepLatest = a.IsLatest, a.IsStepLatest
+				ci.After[i] = row
+			}
+		}
+	}
+	return nil
 }
 
 // itemOfRows finds the item catalog rows name when the walk did not (a
@@ -1077,7 +1186,17 @@ func (s *doctorSurvey) modelLockPath(typ, modelID, modelDir string) string {
 	if modelDir == "" {
 		return ""
 	}
-	if fi, err := s.fsys.Stat(modelDir); err != nil || !fi.IsDir() {
+	// One stat per model, not per item (a survey asks for every item).
+	isDir, ok := s.modelDirs[modelDir]
+	if !ok {
+		fi, err := s.fsys.Stat(modelDir)
+		isDir = err == nil && fi.IsDir()
+		if s.modelDirs == nil {
+			s.modelDirs = map[string]bool{}
+		}
+		s.modelDirs[modelDir] = isDir
+	}
+	if !isDir {
 		return ""
 	}
 	return lock.ModelPath(s.r.Base, s.r.Namespace, meta.NormalizeType(typ), modelID)
@@ -1243,28 +1362,38 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 	if !s.catalogUsable || len(di.rows) == 0 {
 		return
 	}
-	readable := map[int64]bool{}
-	onDisk := map[int64]*store.Version{}
-	if st := di.st; st != nil {
-		for _, v := range st.Versions {
-			onDisk[v.Number] = v
-			if v.Readable() {
-				readable[v.Number] = true
-			}
+	// The item's versions are few and sorted: looked up, not mapped (this
+	// runs for every item of the catalog).
+	onDiskOf := func(n int64) *store.Version {
+		if di.st == nil {
+			return nil
 		}
-		if st.LatestReadable != nil {
-			readable[st.LatestReadable.Number] = true
+		vs := di.st.Versions
+		i := sort.Search(len(vs), func(i int) bool { return vs[i].Number >= n })
+		if i < len(vs) && vs[i].Number == n {
+			return vs[i]
 		}
+		return nil
 	}
-	var after, removed []catalog.Row
+	readable := func(n int64) bool {
+		if v := onDiskOf(n); v != nil && v.Readable() {
+			return true
+		}
+		return di.st != nil && di.st.LatestReadable != nil && di.st.LatestReadable.Number == n
+	}
+	// after is built in a buffer reused across items and copied only when
+	// the item needs a change.
+	after, removed := s.afterScratch[:0], []catalog.Row(nil)
+	defer func() { s.afterScratch = after[:0] }()
 	for _, row := range di.rows {
-		if readable[row.Version] {
+		if readable(row.Version) {
 			after = append(after, row)
 		} else {
 			removed = append(removed, row)
 		}
 	}
 	var top int64
+	var added map[int64]bool // versions whose row the repair writes anew
 	if target != nil {
 		top = target.Number
 		if !doctorHasVersion(after, top) {
@@ -1272,6 +1401,7 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 			// row swamp's write-through would have written.
 			if row, err := catalog.RowFromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
 				after = append(after, row)
+				added = map[int64]bool{row.Version: true}
 			}
 		}
 	}
@@ -1287,11 +1417,15 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 	if len(removed) == 0 && !flagsWrong {
 		return
 	}
-	u.catalog = &doctorCatalogItem{Key: di.key, Before: di.rows, After: after}
+	var kept []catalog.Row // nil when nothing stays, as before the buffer
+	if len(after) > 0 {
+		kept = slices.Clone(after)
+	}
+	u.catalog = &doctorCatalogItem{Key: di.key, Before: di.rows, After: kept, pos: di.rowPos, added: added}
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"
-		v := onDisk[row.Version]
+		v := onDiskOf(row.Version)
 		if l := di.st; v == nil && l != nil && l.Latest != nil && l.Latest.Number == row.Version && l.Latest.State != store.StateMissing {
 			v = l.Latest // not listed as a version directory: a symlink or a file in its place
 		}
@@ -1315,14 +1449,20 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 
 // findStages lists staging directories under the data root that no open
 // intent owns. Version directories of known items are not entered.
-func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool) ([]*doctorUnit, error) {
+// Directories the walk and the scan listed already (listings) are not
+// listed again.
+func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool, listings map[string][]fs.DirEntry) ([]*doctorUnit, error) {
 	var units []*doctorUnit
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ents, err := s.fsys.ReadDir(dir)
+		ents, ok := listings[dir]
+		var err error
+		if !ok {
+			ents, err = s.fsys.ReadDir(dir)
+		}
 		if err != nil {
 			if fsx.IsCrash(err) {
 				return err
@@ -1519,13 +1659,14 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	}
 	if len(ch.Items) > 0 {
 		items = len(ch.Items)
+		var pos []int // of each ch.Order entry
 		for i, it := range ch.Items {
-			for _, row := range it.Before {
+			for j, row := range it.Before {
 				ch.Order = append(ch.Order, doctorRowRef{Item: i, Version: row.Version})
+				pos = append(pos, it.pos[j])
 			}
 		}
-		pos := func(ref doctorRowRef) int { return s.rowPos[ch.Items[ref.Item].Key][ref.Version] }
-		sort.SliceStable(ch.Order, func(a, b int) bool { return pos(ch.Order[a]) < pos(ch.Order[b]) })
+		sort.Sort(doctorByPos{ch.Order, pos})
 		b, err := json.Marshal(ch)
 		if err != nil {
 			return nil, err
@@ -1536,6 +1677,19 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
 		moves, latests, items)
 	return in, nil
+}
+
+// doctorByPos sorts row refs by their catalog positions.
+type doctorByPos struct {
+	refs []doctorRowRef
+	pos  []int
+}
+
+func (b doctorByPos) Len() int           { return len(b.refs) }
+func (b doctorByPos) Less(i, j int) bool { return b.pos[i] < b.pos[j] }
+func (b doctorByPos) Swap(i, j int) {
+	b.refs[i], b.refs[j] = b.refs[j], b.refs[i]
+	b.pos[i], b.pos[j] = b.pos[j], b.pos[i]
 }
 
 // ---- reports
@@ -1782,6 +1936,10 @@ func doctorSameFlags(a, b catalog.Row, step bool) bool {
 // over the versions at or below top (the item's committed latest); versions
 // above it get none, as swamp's deferred writes leave them (G8).
 func doctorMark(rows []catalog.Row, top int64, step bool) {
+	if len(rows) == 0 || slices.IndexFunc(rows, func(r catalog.Row) bool { return r.Version > top }) < 0 {
+		catalog.MarkLatest(rows, step) // all at or below top: no copy needed
+		return
+	}
 	var idx []int
 	var buf []catalog.Row
 	for i := range rows {
