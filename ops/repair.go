@@ -756,8 +756,12 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if o.VerifyChecksum {
 		phase = "verifying checksums"
 	}
+	// Items scanned of items walked so far, with the versions checked and,
+	// verifying checksums, the raw bytes hashed (the renderer's MB/s).
+	var versionsN, bytesN atomic.Int64
 	o.Progress.emit(phase, 0, 0, "items")
-	scannedN := &counter{p: o.Progress, phase: phase, unit: "items", every: 8, total: walkedN.Load}
+	scannedN := &counter{p: o.Progress, phase: phase, unit: "items", every: 8, total: walkedN.Load,
+		extra: func(ev *ProgressEvent) { ev.Versions, ev.Bytes = versionsN.Load(), bytesN.Load() }}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -770,6 +774,12 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 				mu.Lock()
 				scans[i] = scanned{st, err}
 				mu.Unlock()
+				if st != nil && o.Progress != nil {
+					versionsN.Add(int64(len(st.Versions)))
+					if o.VerifyChecksum {
+						bytesN.Add(hashedBytes(st))
+					}
+				}
 				scannedN.add(1)
 			}
 		}()
@@ -796,7 +806,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}, keep)
 	close(jobs)
 	wg.Wait()
-	o.Progress.emit(phase, scannedN.n.Load(), walkedN.Load(), "items")
+	scannedN.report(scannedN.n.Load())
 	for i, it := range walked {
 		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true
@@ -941,6 +951,18 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		s.units = append([]*doctorUnit{general}, s.units...)
 	}
 	return s, nil
+}
+
+// hashedBytes is how many raw bytes a checksum scan of st read: the raws
+// whose size matched their metadata (the others are not hashed).
+func hashedBytes(st *store.ItemState) int64 {
+	var n int64
+	for _, v := range st.Versions {
+		if md := v.Metadata; v.RawSize > 0 && md != nil && md.Checksum != "" && (md.Size == nil || *md.Size == v.RawSize) {
+			n += v.RawSize
+		}
+	}
+	return n
 }
 
 // chooseQuarantine picks this run's quarantine directory. It is on the
