@@ -110,3 +110,64 @@ func TestDoctorRunRecords(t *testing.T) {
 		t.Fatalf("after the repair: %v %+v", err, rep.Findings)
 	}
 }
+
+// TestDoctorOnlyChangedRecordsAndStages: after a command (swampj run), the
+// doctor of what it changed also looks at the run records it wrote and at
+// staging directories inside the items it changed — an interrupted method
+// run leaves zero-byte records as it leaves zero-byte versions — but not
+// at records older than the command.
+func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
+	ctx := context.Background()
+	r := drBuild(t, t.TempDir(), drSpec{items: []drItem{{name: "result", latest: "2", versions: []drVer{{n: 1}, {n: 2}}}}})
+	since := time.Now().Add(-30 * time.Minute)
+	outputs := filepath.Join(r.Base, "outputs", "command", "shell", "execute")
+	written := filepath.Join(outputs, "m1-20261201T010203.yaml")
+	writtenLog := filepath.Join(outputs, "m1-20261201T010203.log")
+	dlPlant(t, written, nil, 10*time.Minute) // by the command, and past the write window
+	dlPlant(t, writtenLog, []byte("half a run\n"), 10*time.Minute)
+	before := filepath.Join(outputs, "m0-20261130T010203.yaml")
+	dlPlant(t, before, nil, 2*time.Hour) // damaged before the command: the full doctor's
+	stage := filepath.Join(drItemDir(r, "result"), ".swampj-stage-3-0a1b2c")
+	drWrite(t, filepath.Join(stage, "raw"), []byte("partial"))
+
+	changed, err := ops.ChangedItems(ctx, fsx.Real(), r, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drWant(t, "changed", changed, []string{drItemDir(r, "result"), written})
+
+	codes := func(rep *ops.DoctorReport) []string {
+		var out []string
+		for _, f := range rep.Findings {
+			out = append(out, string(f.Code)+" "+f.Path+" "+string(f.Status))
+		}
+		sort.Strings(out)
+		return out
+	}
+	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Only: changed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drWant(t, "findings of the changed", codes(rep), []string{
+		"record_unreadable " + written + " found",
+		"staging_leftover " + stage + " found",
+	})
+
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Only: changed, Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("repair of the changed: %v %+v", err, rep.Findings)
+	}
+	for _, p := range []string{written, writtenLog, stage} {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(before); err != nil {
+		t.Errorf("the record older than the command was moved: %v", err)
+	}
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drWant(t, "the full doctor afterwards", codes(rep), []string{"record_unreadable " + before + " found"})
+}

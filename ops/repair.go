@@ -194,9 +194,10 @@ type DoctorOptions struct {
 	// "verifying checksums"): items scanned of the items walked so far.
 	Progress Progress
 	// Only, when not nil, limits the check to these data-name directories
-	// (ChangedItems after a command): other items, their catalog rows,
-	// staging leftovers, run records and catalog copies elsewhere are not
-	// looked at.
+	// and run-record files (ChangedItems after a command): the items, their
+	// catalog rows and the staging directories inside them, and those
+	// records (with their .log). Other items, records, catalog copies and
+	// swamp's repo-wide checks are not looked at.
 	Only []string
 
 	// quarantine, when set, is the quarantine directory to use (the one
@@ -820,9 +821,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			continue
 		}
 		di.st = st
-		if only == nil {
-			listings[it.Dir] = st.Entries
-		}
+		listings[it.Dir] = st.Entries
 		s.items++
 		s.versions += len(st.Versions)
 		if lr := st.LatestReadable; lr != nil && !(lr.Metadata != nil && lr.Metadata.Lifecycle == "deleted" && lr.Metadata.RenamedTo != "") {
@@ -897,18 +896,29 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			owned[filepath.Clean(st.Path)], owned[filepath.Clean(st.To)] = true, true
 		}
 	}
+	// With Only, what a command changed: staging directories inside the
+	// changed items, and the run records it wrote (ChangedItems lists both),
+	// since an interrupted command leaves exactly those behind.
+	var stageRoots []string
+	if only != nil {
+		for _, it := range walked {
+			if itemDirs[it.Dir] {
+				stageRoots = append(stageRoots, it.Dir)
+			}
+		}
+	}
+	stages, err := s.findStages(ctx, itemDirs, owned, listings, stageRoots)
+	if err != nil {
+		return nil, err
+	}
+	s.units = append(s.units, stages...)
+
+	// 5. Run records swamp reads back (outputs, workflow runs, audit).
+	if err := s.surveyRecords(ctx, only); err != nil {
+		return nil, err
+	}
+
 	if only == nil {
-		stages, err := s.findStages(ctx, itemDirs, owned, listings)
-		if err != nil {
-			return nil, err
-		}
-		s.units = append(s.units, stages...)
-
-		// 5. Run records swamp reads back (outputs, workflow runs, audit).
-		if err := s.surveyRecords(ctx); err != nil {
-			return nil, err
-		}
-
 		// 6. Catalog copies left by older swamp (#3316).
 		if u, err := s.catalogCopies(); err != nil {
 			return nil, err
@@ -1473,7 +1483,10 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 // intent owns. Version directories of known items are not entered.
 // Directories the walk and the scan listed already (listings) are not
 // listed again.
-func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool, listings map[string][]fs.DirEntry) ([]*doctorUnit, error) {
+//
+// roots, when not nil, are the directories searched (the changed items of
+// DoctorOptions.Only) instead of the whole data root.
+func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool, listings map[string][]fs.DirEntry, roots []string) ([]*doctorUnit, error) {
 	var units []*doctorUnit
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {
@@ -1511,8 +1524,20 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 		}
 		return nil
 	}
-	if err := walk(s.r.DataRoot, nil); err != nil {
-		return nil, err
+	if roots == nil {
+		if err := walk(s.r.DataRoot, nil); err != nil {
+			return nil, err
+		}
+		return units, nil
+	}
+	for _, dir := range roots {
+		rel, err := filepath.Rel(s.r.DataRoot, dir)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if err := walk(dir, strings.Split(filepath.ToSlash(rel), "/")); err != nil {
+			return nil, err
+		}
 	}
 	return units, nil
 }
