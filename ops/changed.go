@@ -11,10 +11,13 @@ import (
 )
 
 // ChangedItems lists the data-name directories of the repo that changed
-// at or after since: a version directory created in them, `latest`
-// replaced, a file of a version written. It reads directory entries and
-// modification times only, so a doctor of just those items (DoctorOptions
-// Only) after a command costs what that command touched, not the repo.
+// at or after since (a version directory created in them, `latest`
+// replaced, a file of a version written), then the run records modified
+// since (method outputs, workflow runs, audit logs: a method run writes
+// those too, and a crash leaves them zero-byte as it leaves versions). It
+// reads directory entries and modification times only, so a doctor of
+// just those (DoctorOptions Only) after a command costs what that command
+// touched, not the repo.
 // The times come from the file system, so a clock step backwards during
 // the command can hide a change; one second of slack covers coarse
 // timestamps.
@@ -28,7 +31,11 @@ func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Tim
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	records, err := changedRecords(ctx, fsys, r, since)
+	return append(out, records...), err
 }
 
 // changedSince reports whether dir, its latest, or any directory or file

@@ -1,10 +1,13 @@
 package ops_test
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"io"
-	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,47 +18,113 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
-// hashEveryRaw is the --verify-checksums baseline: the same walk and one
-// SHA-256 of every raw, nothing else.
-func hashEveryRaw(b *testing.B, fsys fsx.FS, dataRoot string) int {
-	n := 0
-	buf := make([]byte, 256<<10)
+// The baselines run on as many workers as the doctor does (GOMAXPROCS, on
+// the real file system): the walk goes on in one goroutine while workers
+// read the items it finds, which is how the doctor scans. A sequential
+// baseline against a parallel doctor would credit the doctor with the
+// machine's second core instead of with its own work.
+
+// parallelItems walks dataRoot and calls fn for every item on
+// GOMAXPROCS workers; it returns the sum of fn's counts.
+func parallelItems(b *testing.B, fsys fsx.FS, dataRoot string, fn func(it store.Item) (int, error)) int {
+	var (
+		total atomic.Int64
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+		jobs  = make(chan store.Item, 256)
+	)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for it := range jobs {
+				n, err := fn(it)
+				if err != nil {
+					errMu.Lock()
+					first = cmp.Or(first, err)
+					errMu.Unlock()
+				}
+				total.Add(int64(n))
+			}
+		})
+	}
 	err := store.Walk(csCtx, fsys, dataRoot, func(it store.Item) error {
+		jobs <- it
+		return nil
+	})
+	close(jobs)
+	wg.Wait()
+	if err = cmp.Or(err, first); err != nil {
+		b.Fatal(err)
+	}
+	return int(total.Load())
+}
+
+// readEveryMetadata is the doctor's baseline: the same walk, one listing of
+// every item and one read of every metadata.yaml — the I/O any check of
+// the versions must do, with no parsing and no catalog.
+func readEveryMetadata(b *testing.B, fsys fsx.FS, dataRoot string) int {
+	return parallelItems(b, fsys, dataRoot, func(it store.Item) (int, error) {
 		ents, err := fsys.ReadDir(it.Dir)
 		if err != nil {
-			return err
+			return 0, err
 		}
+		n := 0
 		for _, e := range ents {
 			if !e.IsDir() {
 				continue
 			}
-			f, err := os.Open(filepath.Join(it.Dir, e.Name(), "raw"))
-			if err != nil {
-				return err
-			}
-			h := sha256.New()
-			_, err = io.CopyBuffer(h, f, buf)
-			f.Close()
-			if err != nil {
-				return err
+			if _, err := fsys.ReadFile(filepath.Join(it.Dir, e.Name(), "metadata.yaml")); err != nil {
+				return n, err
 			}
 			n++
 		}
-		return nil
+		return n, nil
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return n
+}
+
+// hashEveryRaw is the --verify-checksums baseline: the same walk and one
+// SHA-256 of every raw, nothing else, with the plainest fast loop (one
+// buffer per worker, one hash state reset per file).
+func hashEveryRaw(b *testing.B, fsys fsx.FS, dataRoot string) int {
+	var pool = sync.Pool{New: func() any { return make([]byte, 256<<10) }}
+	return parallelItems(b, fsys, dataRoot, func(it store.Item) (int, error) {
+		ents, err := fsys.ReadDir(it.Dir)
+		if err != nil {
+			return 0, err
+		}
+		buf := pool.Get().([]byte)
+		defer pool.Put(buf)
+		h := sha256.New()
+		n := 0
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			f, err := fsys.Open(filepath.Join(it.Dir, e.Name(), "raw"))
+			if err != nil {
+				return n, err
+			}
+			h.Reset()
+			_, err = io.CopyBuffer(h, struct{ io.Reader }{f}, buf)
+			f.Close()
+			if err != nil {
+				return n, err
+			}
+			h.Sum(nil)
+			n++
+		}
+		return n, nil
+	})
 }
 
 // BenchmarkDoctor measures, in the same run and alternating, over one
 // generated tree with its catalog (10,000 items × 10 versions by default;
 // SWAMPJ_BENCH_ITEMS / SWAMPJ_BENCH_VERSIONS for a quick run):
 //
-//   - walk:     every metadata.yaml read once (the catalog benchmark's baseline);
+//   - walk:     every item listed and every metadata.yaml read once, on as
+//     many workers as the doctor uses (readEveryMetadata);
 //   - doctor:   `swampj doctor` through the Go API (check mode);
-//   - hash:     one SHA-256 of every raw;
+//   - hash:     one SHA-256 of every raw, on as many workers (hashEveryRaw);
 //   - checksums: `swampj doctor --verify-checksums`.
 //
 // Targets (issue #11): doctor/walk ≤ 2, checksums/hash ≤ 1.3.
@@ -75,7 +144,7 @@ func BenchmarkDoctor(b *testing.B) {
 	if _, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true}); err != nil {
 		b.Fatal(err)
 	}
-	csBareWalk(b, fsys, r.DataRoot)
+	readEveryMetadata(b, fsys, r.DataRoot)
 	hashEveryRaw(b, fsys, r.DataRoot)
 
 	var walk, doctor, hash, checksums time.Duration
@@ -88,7 +157,7 @@ func BenchmarkDoctor(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		timed(&walk, func() {
-			if n := csBareWalk(b, fsys, r.DataRoot); n != st.Versions {
+			if n := readEveryMetadata(b, fsys, r.DataRoot); n != st.Versions {
 				b.Fatalf("walk read %d files, want %d", n, st.Versions)
 			}
 		})

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/repo"
 )
 
 // DoctorRecordUnreadable: a run record swamp reads back (method output,
@@ -37,14 +39,6 @@ const DoctorRecordUnreadable DoctorCode = "record_unreadable"
 
 // doctorRecordDirs are the datastore-tier trees whose records swamp reads.
 var doctorRecordDirs = []string{"outputs", "workflow-runs", "audit"}
-
-// tierDir is {base}[/{ns}]/{sub}.
-func (s *doctorSurvey) tierDir(sub string) string {
-	if s.r.Namespace == "" {
-		return filepath.Join(s.r.Base, sub)
-	}
-	return filepath.Join(s.r.Base, s.r.Namespace, sub)
-}
 
 // recordProblem says what is wrong with a record's bytes ("" when fine).
 func recordProblem(name string, data []byte) string {
@@ -74,12 +68,90 @@ func recordProblem(name string, data []byte) string {
 	return ""
 }
 
-// surveyRecords finds damaged run records and plans their moves.
-func (s *doctorSurvey) surveyRecords(ctx context.Context) error {
-	for _, sub := range doctorRecordDirs {
-		root := s.tierDir(sub)
-		var walk func(dir string) error
-		walk = func(dir string) error {
+// isRecordName reports whether a file of a record tree is a record swamp
+// parses (a .log is not; dot-files are swamp's temp files, except its runs
+// index).
+func isRecordName(n string) bool {
+	if strings.HasPrefix(n, ".") && n != ".runs-index.json" {
+		return false
+	}
+	return strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl")
+}
+
+// recordRoots are the record trees of the repo's datastore tier,
+// {base}[/{ns}]/{outputs,workflow-runs,audit}, in doctorRecordDirs order.
+func recordRoots(r *repo.Repo) []string {
+	roots := make([]string, len(doctorRecordDirs))
+	for i, sub := range doctorRecordDirs {
+		if r.Namespace == "" {
+			roots[i] = filepath.Join(r.Base, sub)
+		} else {
+			roots[i] = filepath.Join(r.Base, r.Namespace, sub)
+		}
+	}
+	return roots
+}
+
+// changedRecords lists the record files under the record trees modified at
+// or after since (ChangedItems): what a command wrote or appended to.
+func changedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
+	var out []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, err := fsys.ReadDir(dir)
+		if err != nil {
+			return nil // not there, or not listable: the full doctor says so
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+			case e.Type().IsRegular() && isRecordName(e.Name()):
+				if fi, err := fsys.Lstat(p); err == nil && !fi.ModTime().Before(since) {
+					out = append(out, p)
+				}
+			}
+		}
+		return nil
+	}
+	for _, root := range recordRoots(r) {
+		if err := walk(root); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// surveyRecords finds damaged run records and plans their moves: every
+// record of the record trees, or with only (DoctorOptions.Only) the record
+// files named there.
+func (s *doctorSurvey) surveyRecords(ctx context.Context, only map[string]bool) error {
+	var want func(p string) bool
+	var dirs []string // with only: the directories of the records named
+	if only != nil {
+		want = func(p string) bool { return only[p] }
+		seen := map[string]bool{}
+		for _, root := range recordRoots(s.r) {
+			for p := range only {
+				if d := filepath.Dir(p); strings.HasPrefix(p, root+string(filepath.Separator)) && !seen[d] {
+					seen[d] = true
+					dirs = append(dirs, d)
+				}
+			}
+		}
+		sort.Strings(dirs)
+	}
+	roots := recordRoots(s.r)
+	for i, sub := range doctorRecordDirs {
+		root := roots[i]
+		var walk func(dir string, descend bool) error
+		walk = func(dir string, descend bool) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -101,16 +173,16 @@ func (s *doctorSurvey) surveyRecords(ctx context.Context) error {
 			for _, e := range ents {
 				p := filepath.Join(dir, e.Name())
 				if e.IsDir() {
-					if err := walk(p); err != nil {
+					if !descend {
+						continue
+					}
+					if err := walk(p, true); err != nil {
 						return err
 					}
 					continue
 				}
 				n := e.Name()
-				if !e.Type().IsRegular() || (strings.HasPrefix(n, ".") && n != ".runs-index.json") {
-					continue
-				}
-				if !strings.HasSuffix(n, ".yaml") && !strings.HasSuffix(n, ".json") && !strings.HasSuffix(n, ".jsonl") {
+				if !e.Type().IsRegular() || !isRecordName(n) || want != nil && !want(p) {
 					continue
 				}
 				s.records++
@@ -147,8 +219,18 @@ func (s *doctorSurvey) surveyRecords(ctx context.Context) error {
 			}
 			return nil
 		}
-		if err := walk(root); err != nil {
-			return err
+		if only == nil {
+			if err := walk(root, true); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, d := range dirs {
+			if d == root || strings.HasPrefix(d, root+string(filepath.Separator)) {
+				if err := walk(d, false); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -14,6 +14,12 @@ type ProgressEvent struct {
 	Done  int64
 	Total int64
 	Unit  string
+	// Versions and Bytes, when not 0, are what the phase has also got
+	// through so far: the doctor's scan counts items in Done, the versions
+	// of those items here, and (verifying checksums) the raw bytes hashed,
+	// from which a renderer shows a rate in MB/s.
+	Versions int64
+	Bytes    int64
 }
 
 // Progress receives ProgressEvents. It may be called from several
@@ -41,6 +47,8 @@ type counter struct {
 	unit  string
 	total func() int64
 	every int64 // entries between reports (0: progressEvery)
+	// extra, if set, fills an event's Versions and Bytes.
+	extra func(*ProgressEvent)
 }
 
 func (c *counter) add(k int64) {
@@ -53,12 +61,23 @@ func (c *counter) add(k int64) {
 		every = progressEvery
 	}
 	if n/every != (n-k)/every {
-		var t int64
-		if c.total != nil {
-			t = c.total()
-		}
-		c.p.emit(c.phase, n, t, c.unit)
+		c.report(n)
 	}
+}
+
+// report emits the event for n entries done.
+func (c *counter) report(n int64) {
+	if c == nil || c.p == nil {
+		return
+	}
+	ev := ProgressEvent{Phase: c.phase, Done: n, Unit: c.unit}
+	if c.total != nil {
+		ev.Total = c.total()
+	}
+	if c.extra != nil {
+		c.extra(&ev)
+	}
+	c.p(ev)
 }
 
 // stepProgress maps the executor's per-step callback (Env.Progress) to

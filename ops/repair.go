@@ -59,6 +59,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,9 +194,10 @@ type DoctorOptions struct {
 	// "verifying checksums"): items scanned of the items walked so far.
 	Progress Progress
 	// Only, when not nil, limits the check to these data-name directories
-	// (ChangedItems after a command): other items, their catalog rows,
-	// staging leftovers, run records and catalog copies elsewhere are not
-	// looked at.
+	// and run-record files (ChangedItems after a command): the items, their
+	// catalog rows and the staging directories inside them, and those
+	// records (with their .log). Other items, records, catalog copies and
+	// swamp's repo-wide checks are not looked at.
 	Only []string
 
 	// quarantine, when set, is the quarantine directory to use (the one
@@ -643,6 +645,8 @@ type doctorItem struct {
 	key  catalog.ItemKey
 	st   *store.ItemState // nil: no directory on disk (or it could not be scanned)
 	rows []catalog.Row    // its catalog rows (repo namespace), rowid order
+	// rowPos is each row's position among all rows of the namespace.
+	rowPos []int
 }
 
 type doctorSurvey struct {
@@ -658,8 +662,13 @@ type doctorSurvey struct {
 
 	catalogUsable bool
 	stepCol       bool
-	// rowPos is each catalog row's position in rowid order.
-	rowPos map[catalog.ItemKey]map[int64]int
+	// cat is the catalog, open in report mode while the survey runs (nil:
+	// none, or not usable).
+	cat *catalog.Catalog
+	// modelDirs caches modelLockPath's stat of each model directory.
+	modelDirs map[string]bool
+	// afterScratch is analyzeCatalog's reusable buffer.
+	afterScratch []catalog.Row
 
 	units    []*doctorUnit
 	warnings []string
@@ -685,6 +694,12 @@ type doctorSurvey struct {
 // finding and its repair. It changes nothing.
 func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, open []*journal.Intent) (*doctorSurvey, error) {
 	s := &doctorSurvey{fsys: fsys, r: r, o: o}
+	defer func() {
+		if s.cat != nil {
+			s.cat.Close()
+			s.cat = nil
+		}
+	}()
 	if err := s.chooseQuarantine(); err != nil {
 		return nil, err
 	}
@@ -743,8 +758,12 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if o.VerifyChecksum {
 		phase = "verifying checksums"
 	}
+	// Items scanned of items walked so far, with the versions checked and,
+	// verifying checksums, the raw bytes hashed (the renderer's MB/s).
+	var versionsN, bytesN atomic.Int64
 	o.Progress.emit(phase, 0, 0, "items")
-	scannedN := &counter{p: o.Progress, phase: phase, unit: "items", every: 8, total: walkedN.Load}
+	scannedN := &counter{p: o.Progress, phase: phase, unit: "items", every: 8, total: walkedN.Load,
+		extra: func(ev *ProgressEvent) { ev.Versions, ev.Bytes = versionsN.Load(), bytesN.Load() }}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -757,11 +776,24 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 				mu.Lock()
 				scans[i] = scanned{st, err}
 				mu.Unlock()
+				if st != nil && o.Progress != nil {
+					versionsN.Add(int64(len(st.Versions)))
+					if o.VerifyChecksum {
+						bytesN.Add(hashedBytes(st))
+					}
+				}
 				scannedN.add(1)
 			}
 		}()
 	}
-	walkErr := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
+	// The walk's listings, kept for the search for staging leftovers (step
+	// 4), which would otherwise list the whole tree again.
+	listings := map[string][]fs.DirEntry{}
+	keep := func(dir string, ents []fs.DirEntry) { listings[dir] = ents }
+	if only != nil {
+		keep = nil // no search for leftovers
+	}
+	walkErr := store.WalkListings(ctx, fsys, r.DataRoot, func(it store.Item) error {
 		if only != nil && !only[filepath.Clean(it.Dir)] {
 			return nil
 		}
@@ -773,10 +805,10 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		walkedN.Add(1)
 		jobs <- i
 		return nil
-	})
+	}, keep)
 	close(jobs)
 	wg.Wait()
-	o.Progress.emit(phase, scannedN.n.Load(), walkedN.Load(), "items")
+	scannedN.report(scannedN.n.Load())
 	for i, it := range walked {
 		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true
@@ -790,6 +822,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			continue
 		}
 		di.st = st
+		listings[it.Dir] = st.Entries
 		s.items++
 		s.versions += len(st.Versions)
 		if lr := st.LatestReadable; lr != nil && !(lr.Metadata != nil && lr.Metadata.Lifecycle == "deleted" && lr.Metadata.RenamedTo != "") {
@@ -821,10 +854,10 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 	var orphans []*doctorItem
 	for _, group := range rows {
-		key := group[0].Key()
+		key := group.rows[0].Key()
 		if di, seen := byKey[key]; seen {
 			if di != nil {
-				di.rows = group
+				di.rows, di.rowPos = group.rows, group.pos
 			}
 			continue
 		}
@@ -841,7 +874,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			general.add(doctorUnlistable(di.item.Dir, err), false)
 			continue
 		}
-		di.rows = group
+		di.rows, di.rowPos = group.rows, group.pos
 		byKey[key] = di
 		orphans = append(orphans, di)
 	}
@@ -853,6 +886,11 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			s.units = append(s.units, u)
 		}
 	}
+	if o.Repair {
+		if err := s.fullCatalogRows(ctx); err != nil {
+			return nil, err
+		}
+	}
 
 	// 4. Staging directories no open intent owns.
 	owned := map[string]bool{}
@@ -861,19 +899,30 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			owned[filepath.Clean(st.Path)], owned[filepath.Clean(st.To)] = true, true
 		}
 	}
+	// With Only, what a command changed: staging directories inside the
+	// changed items, and the run records it wrote (ChangedItems lists both),
+	// since an interrupted command leaves exactly those behind.
+	var stageRoots []string
+	if only != nil {
+		for _, it := range walked {
+			if itemDirs[it.Dir] {
+				stageRoots = append(stageRoots, it.Dir)
+			}
+		}
+	}
+	o.Progress.emit("checking staging and run records", 0, 0, "")
+	stages, err := s.findStages(ctx, itemDirs, owned, listings, stageRoots)
+	if err != nil {
+		return nil, err
+	}
+	s.units = append(s.units, stages...)
+
+	// 5. Run records swamp reads back (outputs, workflow runs, audit).
+	if err := s.surveyRecords(ctx, only); err != nil {
+		return nil, err
+	}
+
 	if only == nil {
-		o.Progress.emit("checking staging and run records", 0, 0, "")
-		stages, err := s.findStages(ctx, itemDirs, owned)
-		if err != nil {
-			return nil, err
-		}
-		s.units = append(s.units, stages...)
-
-		// 5. Run records swamp reads back (outputs, workflow runs, audit).
-		if err := s.surveyRecords(ctx); err != nil {
-			return nil, err
-		}
-
 		// 6. Catalog copies left by older swamp (#3316).
 		if u, err := s.catalogCopies(); err != nil {
 			return nil, err
@@ -886,7 +935,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if only == nil {
 		latest := map[string]int{}
 		for _, group := range rows {
-			for _, row := range group {
+			for _, row := range group.rows {
 				if row.IsLatest {
 					latest[row.TypeNormalized]++
 				}
@@ -917,6 +966,18 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		s.units = append([]*doctorUnit{general}, s.units...)
 	}
 	return s, nil
+}
+
+// hashedBytes is how many raw bytes a checksum scan of st read: the raws
+// whose size matched their metadata (the others are not hashed).
+func hashedBytes(st *store.ItemState) int64 {
+	var n int64
+	for _, v := range st.Versions {
+		if md := v.Metadata; v.RawSize > 0 && md != nil && md.Checksum != "" && (md.Size == nil || *md.Size == v.RawSize) {
+			n += v.RawSize
+		}
+	}
+	return n
 }
 
 // chooseQuarantine picks this run's quarantine directory. It is on the
@@ -966,7 +1027,7 @@ func (s *doctorSurvey) qpath(src string) string {
 // readCatalog reads the repo namespace's rows, grouped by item in rowid
 // order of each item's first row. A missing catalog has no rows; a damaged
 // one is a finding; a foreign one a warning.
-func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([][]catalog.Row, error) {
+func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]doctorRowGroup, error) {
 	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
 	var missing *catalog.MissingError
 	var corrupt *catalog.CorruptError
@@ -994,19 +1055,24 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then run 'swampj catalog rebuild --confirm'"}, false)
 		return nil, nil
 	}
-	defer c.Close()
 	if f := c.Foreign(); f != nil {
+		c.Close()
 		s.warnings = append(s.warnings, "catalog rows not checked: "+f.Error())
 		return nil, nil
 	}
+	s.cat = c // closed by surveyDoctor; a repair reads full rows from it
 	s.stepCol = c.HasStepLatest()
-	all, err := c.Rows(ctx, s.r.Namespace)
+	// Only the key, version and flag columns: the check compares nothing
+	// else, and the whole catalog is read. A repair reads the full rows of
+	// the items it changes (fullCatalogRows).
+	all, err := c.FlagRows(ctx, s.r.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	s.catalogRows = len(all)
-	for _, row := range all {
-		if row.ModelName != "" {
+	for i := range all {
+		row := &all[i]
+		if row.ModelName != "" && (i == 0 || all[i-1].ModelID != row.ModelID || all[i-1].ModelName != row.ModelName) {
 			if s.modelNames == nil {
 				s.modelNames = map[string]string{}
 			}
@@ -1017,23 +1083,98 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		return nil, err
 	}
 	s.catalogUsable = true
-	s.rowPos = map[catalog.ItemKey]map[int64]int{}
-	index := map[catalog.ItemKey]int{}
-	var groups [][]catalog.Row
-	for pos, row := range all {
-		if s.rowPos[row.Key()] == nil {
-			s.rowPos[row.Key()] = map[int64]int{}
+	// Group by item, in rowid order of each item's first row, keeping each
+	// row's position in the whole catalog (the repair restores that order
+	// on undo); one backing array for all groups.
+	// An item whose rows are contiguous (written one after another) uses
+	// them in place; the others get copies.
+	index := make(map[catalog.ItemKey]int, len(all)/4+1)
+	gi := make([]int, len(all))
+	type span struct{ first, last, n int }
+	var spans []span
+	for pos := range all {
+		if pos > 0 && all[pos-1].Key() == all[pos].Key() {
+			i := gi[pos-1]
+			gi[pos] = i
+			spans[i].last, spans[i].n = pos, spans[i].n+1
+			continue
 		}
-		s.rowPos[row.Key()][row.Version] = pos
-		i, ok := index[row.Key()]
+		key := all[pos].Key()
+		i, ok := index[key]
 		if !ok {
-			i = len(groups)
-			index[row.Key()] = i
-			groups = append(groups, nil)
+			i = len(spans)
+			index[key] = i
+			spans = append(spans, span{first: pos})
 		}
-		groups[i] = append(groups[i], row)
+		gi[pos] = i
+		spans[i].last, spans[i].n = pos, spans[i].n+1
+	}
+	positions := make([]int, len(all))
+	for pos := range positions {
+		positions[pos] = pos
+	}
+	groups := make([]doctorRowGroup, len(spans))
+	for i, sp := range spans {
+		if sp.last-sp.first+1 == sp.n {
+			groups[i] = doctorRowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
+		}
+	}
+	for pos := range all {
+		g := &groups[gi[pos]]
+		if sp := spans[gi[pos]]; sp.last-sp.first+1 == sp.n {
+			continue
+		}
+		g.rows = append(g.rows, all[pos])
+		g.pos = append(g.pos, pos)
 	}
 	return groups, nil
+}
+
+// doctorRowGroup is one item's catalog rows in rowid order, with each
+// row's position among all rows of the namespace.
+type doctorRowGroup struct {
+	rows []catalog.Row
+	pos  []int
+}
+
+// fullCatalogRows replaces the flag-only rows (FlagRows) of every planned
+// catalog change with the item's full rows, which the journal keeps so an
+// undo can put removed rows back as they were. Rows the repair adds
+// (RowFromMeta) are full already.
+func (s *doctorSurvey) fullCatalogRows(ctx context.Context) error {
+	var changed []*doctorCatalogItem
+	for _, u := range s.units {
+		if u.catalog != nil {
+			changed = append(changed, u.catalog)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	for _, ci := range changed {
+		full, err := s.cat.ItemRows(ctx, ci.Key)
+		if err != nil {
+			return err
+		}
+		if len(full) != len(ci.Before) {
+			return fmt.Errorf("the catalog rows of %s changed while the doctor read them; run the doctor again", ci.Key.TypeNormalized+"/"+ci.Key.ModelID+"/"+ci.Key.DataName)
+		}
+		byVersion := make(map[int64]catalog.Row, len(full))
+		for i, row := range full {
+			if row.Version != ci.Before[i].Version || !doctorSameFlags(row, ci.Before[i], s.stepCol) {
+				return fmt.Errorf("the catalog rows of %s changed while the doctor read them; run the doctor again", ci.Key.TypeNormalized+"/"+ci.Key.ModelID+"/"+ci.Key.DataName)
+			}
+			byVersion[row.Version] = row
+		}
+		ci.Before = full
+		for i, a := range ci.After {
+			if row, ok := byVersion[a.Version]; ok && !ci.added[a.Version] {
+				row.IsLatest, row.IsStepLatest = a.IsLatest, a.IsStepLatest
+				ci.After[i] = row
+			}
+		}
+	}
+	return nil
 }
 
 // itemOfRows finds the item catalog rows name when the walk did not (a
@@ -1082,7 +1223,17 @@ func (s *doctorSurvey) modelLockPath(typ, modelID, modelDir string) string {
 	if modelDir == "" {
 		return ""
 	}
-	if fi, err := s.fsys.Stat(modelDir); err != nil || !fi.IsDir() {
+	// One stat per model, not per item (a survey asks for every item).
+	isDir, ok := s.modelDirs[modelDir]
+	if !ok {
+		fi, err := s.fsys.Stat(modelDir)
+		isDir = err == nil && fi.IsDir()
+		if s.modelDirs == nil {
+			s.modelDirs = map[string]bool{}
+		}
+		s.modelDirs[modelDir] = isDir
+	}
+	if !isDir {
 		return ""
 	}
 	return lock.ModelPath(s.r.Base, s.r.Namespace, meta.NormalizeType(typ), modelID)
@@ -1248,28 +1399,38 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 	if !s.catalogUsable || len(di.rows) == 0 {
 		return
 	}
-	readable := map[int64]bool{}
-	onDisk := map[int64]*store.Version{}
-	if st := di.st; st != nil {
-		for _, v := range st.Versions {
-			onDisk[v.Number] = v
-			if v.Readable() {
-				readable[v.Number] = true
-			}
+	// The item's versions are few and sorted: looked up, not mapped (this
+	// runs for every item of the catalog).
+	onDiskOf := func(n int64) *store.Version {
+		if di.st == nil {
+			return nil
 		}
-		if st.LatestReadable != nil {
-			readable[st.LatestReadable.Number] = true
+		vs := di.st.Versions
+		i := sort.Search(len(vs), func(i int) bool { return vs[i].Number >= n })
+		if i < len(vs) && vs[i].Number == n {
+			return vs[i]
 		}
+		return nil
 	}
-	var after, removed []catalog.Row
+	readable := func(n int64) bool {
+		if v := onDiskOf(n); v != nil && v.Readable() {
+			return true
+		}
+		return di.st != nil && di.st.LatestReadable != nil && di.st.LatestReadable.Number == n
+	}
+	// after is built in a buffer reused across items and copied only when
+	// the item needs a change.
+	after, removed := s.afterScratch[:0], []catalog.Row(nil)
+	defer func() { s.afterScratch = after[:0] }()
 	for _, row := range di.rows {
-		if readable[row.Version] {
+		if readable(row.Version) {
 			after = append(after, row)
 		} else {
 			removed = append(removed, row)
 		}
 	}
 	var top int64
+	var added map[int64]bool // versions whose row the repair writes anew
 	if target != nil {
 		top = target.Number
 		if !doctorHasVersion(after, top) {
@@ -1277,6 +1438,7 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 			// row swamp's write-through would have written.
 			if row, err := catalog.RowFromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
 				after = append(after, row)
+				added = map[int64]bool{row.Version: true}
 			}
 		}
 	}
@@ -1292,11 +1454,15 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 	if len(removed) == 0 && !flagsWrong {
 		return
 	}
-	u.catalog = &doctorCatalogItem{Key: di.key, Before: di.rows, After: after}
+	var kept []catalog.Row // nil when nothing stays, as before the buffer
+	if len(after) > 0 {
+		kept = slices.Clone(after)
+	}
+	u.catalog = &doctorCatalogItem{Key: di.key, Before: di.rows, After: kept, pos: di.rowPos, added: added}
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"
-		v := onDisk[row.Version]
+		v := onDiskOf(row.Version)
 		if l := di.st; v == nil && l != nil && l.Latest != nil && l.Latest.Number == row.Version && l.Latest.State != store.StateMissing {
 			v = l.Latest // not listed as a version directory: a symlink or a file in its place
 		}
@@ -1320,14 +1486,23 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 
 // findStages lists staging directories under the data root that no open
 // intent owns. Version directories of known items are not entered.
-func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool) ([]*doctorUnit, error) {
+// Directories the walk and the scan listed already (listings) are not
+// listed again.
+//
+// roots, when not nil, are the directories searched (the changed items of
+// DoctorOptions.Only) instead of the whole data root.
+func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool, listings map[string][]fs.DirEntry, roots []string) ([]*doctorUnit, error) {
 	var units []*doctorUnit
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ents, err := s.fsys.ReadDir(dir)
+		ents, ok := listings[dir]
+		var err error
+		if !ok {
+			ents, err = s.fsys.ReadDir(dir)
+		}
 		if err != nil {
 			if fsx.IsCrash(err) {
 				return err
@@ -1354,8 +1529,20 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 		}
 		return nil
 	}
-	if err := walk(s.r.DataRoot, nil); err != nil {
-		return nil, err
+	if roots == nil {
+		if err := walk(s.r.DataRoot, nil); err != nil {
+			return nil, err
+		}
+		return units, nil
+	}
+	for _, dir := range roots {
+		rel, err := filepath.Rel(s.r.DataRoot, dir)
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if err := walk(dir, strings.Split(filepath.ToSlash(rel), "/")); err != nil {
+			return nil, err
+		}
 	}
 	return units, nil
 }
@@ -1524,13 +1711,14 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	}
 	if len(ch.Items) > 0 {
 		items = len(ch.Items)
+		var pos []int // of each ch.Order entry
 		for i, it := range ch.Items {
-			for _, row := range it.Before {
+			for j, row := range it.Before {
 				ch.Order = append(ch.Order, doctorRowRef{Item: i, Version: row.Version})
+				pos = append(pos, it.pos[j])
 			}
 		}
-		pos := func(ref doctorRowRef) int { return s.rowPos[ch.Items[ref.Item].Key][ref.Version] }
-		sort.SliceStable(ch.Order, func(a, b int) bool { return pos(ch.Order[a]) < pos(ch.Order[b]) })
+		sort.Sort(doctorByPos{ch.Order, pos})
 		b, err := json.Marshal(ch)
 		if err != nil {
 			return nil, err
@@ -1541,6 +1729,19 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
 		moves, latests, items)
 	return in, nil
+}
+
+// doctorByPos sorts row refs by their catalog positions.
+type doctorByPos struct {
+	refs []doctorRowRef
+	pos  []int
+}
+
+func (b doctorByPos) Len() int           { return len(b.refs) }
+func (b doctorByPos) Less(i, j int) bool { return b.pos[i] < b.pos[j] }
+func (b doctorByPos) Swap(i, j int) {
+	b.refs[i], b.refs[j] = b.refs[j], b.refs[i]
+	b.pos[i], b.pos[j] = b.pos[j], b.pos[i]
 }
 
 // ---- reports
@@ -1787,6 +1988,10 @@ func doctorSameFlags(a, b catalog.Row, step bool) bool {
 // over the versions at or below top (the item's committed latest); versions
 // above it get none, as swamp's deferred writes leave them (G8).
 func doctorMark(rows []catalog.Row, top int64, step bool) {
+	if len(rows) == 0 || slices.IndexFunc(rows, func(r catalog.Row) bool { return r.Version > top }) < 0 {
+		catalog.MarkLatest(rows, step) // all at or below top: no copy needed
+		return
+	}
 	var idx []int
 	var buf []catalog.Row
 	for i := range rows {

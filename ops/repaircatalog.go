@@ -38,6 +38,11 @@ type doctorCatalogItem struct {
 	Key    catalog.ItemKey `json:"key"`
 	Before []catalog.Row   `json:"before"`
 	After  []catalog.Row   `json:"after"`
+
+	// Known while planning only: each Before row's position among all rows
+	// of the namespace, and the After versions that have no Before row.
+	pos   []int
+	added map[int64]bool
 }
 
 // known reports whether the plan knows version v of the item.

@@ -107,6 +107,12 @@ func (b *progressLine) format(now time.Time) string {
 			rate = float64(ev.Done) / d
 		}
 		fmt.Fprintf(&s, " (%s/s, %s)", formatRate(rate), now.Sub(b.start).Truncate(100*time.Millisecond))
+		if ev.Versions > 0 {
+			fmt.Fprintf(&s, ", %d versions", ev.Versions)
+		}
+		if d := now.Sub(b.phaseAt).Seconds(); ev.Bytes > 0 && d > 0 {
+			fmt.Fprintf(&s, ", %.1f MB/s", float64(ev.Bytes)/1e6/d)
+		}
 	} else {
 		fmt.Fprintf(&s, " (%s)", now.Sub(b.start).Truncate(100*time.Millisecond))
 	}

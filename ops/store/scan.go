@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -16,6 +17,9 @@ import (
 type ItemState struct {
 	Item    Item
 	Pointer Pointer
+	// Entries is the item directory's listing as ScanItem read it (sorted
+	// by name, as fsx.FS.ReadDir returns it); do not modify.
+	Entries []fs.DirEntry
 	// Dirs is every directory swamp counts as a version (VersionDirs).
 	Dirs []VersionDir
 	// Versions holds each canonical version directory, checked, ascending.
@@ -52,7 +56,7 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: scan %s: %w", item.Dir, err)
 	}
-	st := &ItemState{Item: item, Dirs: versionDirsOf(entries)}
+	st := &ItemState{Item: item, Entries: entries, Dirs: versionDirsOf(entries)}
 	if st.Pointer, err = readLatest(fsys, item.Dir, &entries); err != nil {
 		return nil, err // unreachable with a listing; kept for safety
 	}

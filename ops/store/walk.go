@@ -82,6 +82,17 @@ func Walk(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error
 	return walkItems(ctx, fsys, dataRoot, "", fn)
 }
 
+// WalkListings is Walk that also hands seen every directory listing the
+// walk makes (the data root, every type and model directory; not the
+// items', which ScanItem lists: ItemState.Entries), before fn gets any item
+// below that directory. A caller that looks at the rest of the tree (the
+// doctor's search for staging leftovers) then need not list it again.
+// seen runs on the walk's goroutine; entries must not be modified.
+func WalkListings(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error, seen func(dir string, entries []fs.DirEntry)) error {
+	w := &walker{ctx: ctx, fsys: fsys, fn: fn, seen: seen}
+	return w.walk(dataRoot)
+}
+
 // FindItems returns the items whose Key starts with prefix (all items for
 // ""), in walk order: `data list [PREFIX]`. The prefix is a plain string
 // prefix, so "aws/e" matches type "aws/ec2"; directories that cannot hold a
@@ -100,17 +111,25 @@ type walker struct {
 	fsys    fsx.FS
 	prefix  string
 	fn      func(Item) error
-	skipped []error // directories that could not be listed
+	seen    func(dir string, entries []fs.DirEntry) // nil: nobody asks
+	skipped []error                                 // directories that could not be listed
 }
 
 func walkItems(ctx context.Context, fsys fsx.FS, dataRoot, prefix string, fn func(Item) error) error {
 	w := &walker{ctx: ctx, fsys: fsys, prefix: prefix, fn: fn}
-	entries, err := fsys.ReadDir(dataRoot)
+	return w.walk(dataRoot)
+}
+
+func (w *walker) walk(dataRoot string) error {
+	entries, err := w.fsys.ReadDir(dataRoot)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("store: walk %s: %w", dataRoot, err)
+	}
+	if w.seen != nil {
+		w.seen(dataRoot, entries)
 	}
 	if err := w.typeDir(dataRoot, "", entries); err != nil {
 		return err
@@ -141,6 +160,9 @@ func (w *walker) typeDir(dir, rel string, entries []fs.DirEntry) error {
 		if err != nil {
 			w.skipped = append(w.skipped, fmt.Errorf("store: walk %s: %w", child, err))
 			continue
+		}
+		if w.seen != nil {
+			w.seen(child, childEntries)
 		}
 		// A model id needs at least one type segment above it.
 		if rel != "" && w.isModelDir(child, childEntries) {
