@@ -17,14 +17,15 @@ const progressTick = 250 * time.Millisecond
 // library reported, redrawn by a ticker as
 // "{phase} {done}/{total} {unit} ({rate}/s, {elapsed})".
 type progressLine struct {
-	p       *printer
-	mu      sync.Mutex // guards the fields below (events come from workers)
-	ev      ops.ProgressEvent
-	start   time.Time // first event
-	phaseAt time.Time // first event of the current phase
-	width   int       // characters of the last line drawn
-	stop    chan struct{}
-	done    chan struct{}
+	p        *printer
+	mu       sync.Mutex // guards the fields below (events come from workers)
+	ev       ops.ProgressEvent
+	start    time.Time // first event
+	phaseAt  time.Time // first event of the current phase
+	width    int       // characters of the last line drawn
+	stop     chan struct{}
+	done     chan struct{}
+	newPhase chan struct{} // a phase began: draw it now, not at the next tick
 }
 
 // progress returns the callback a command passes to the library, or nil
@@ -42,17 +43,27 @@ func (p *printer) progress() ops.Progress {
 			// The first event is in place before the ticker's first draw
 			// (which is immediate), so no line is ever drawn without a phase.
 			now := time.Now()
-			b = &progressLine{p: p, ev: ev, start: now, phaseAt: now, stop: make(chan struct{}), done: make(chan struct{})}
+			b = &progressLine{p: p, ev: ev, start: now, phaseAt: now, stop: make(chan struct{}), done: make(chan struct{}),
+				newPhase: make(chan struct{}, 1)}
 			p.bar = b
 			go b.run()
 		}
 		p.mu.Unlock()
 		b.mu.Lock()
-		if ev.Phase != b.ev.Phase {
+		changed := ev.Phase != b.ev.Phase
+		if changed {
 			b.phaseAt = time.Now()
 		}
 		b.ev = ev
 		b.mu.Unlock()
+		if changed {
+			// A phase shorter than a tick would otherwise never be seen
+			// (the doctor's checksum pass over a small repo takes less).
+			select {
+			case b.newPhase <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 
@@ -66,6 +77,8 @@ func (b *progressLine) run() {
 		case <-b.stop:
 			return
 		case <-t.C:
+			b.draw()
+		case <-b.newPhase:
 			b.draw()
 		}
 	}
