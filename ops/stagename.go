@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
 )
 
 // latestTempPrefix starts the temp file of a `latest` replace written
@@ -197,4 +198,20 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// RemoveCrashLeftovers removes what writes that died before their intent
+// was durable left under dataRoot (RemoveOrphanStages), if the journal
+// says a holder ended without closing it since the last look, and then
+// clears that mark. Every caller that finishes a crashed process's open
+// intents calls it after them: recover, and a write with its own journal.
+func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, dataRoot string) ([]string, error) {
+	if !j.CrashLeftoversUnchecked() {
+		return nil, nil
+	}
+	removed, err := RemoveOrphanStages(ctx, fsys, dataRoot, nil)
+	if err != nil {
+		return removed, err
+	}
+	return removed, j.CrashLeftoversChecked()
 }

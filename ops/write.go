@@ -451,6 +451,14 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 			crashed = fsx.IsCrash(err)
 			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
 		}
+		removed, err := RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
+		for _, p := range removed {
+			o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
+		}
+		if err != nil {
+			crashed = fsx.IsCrash(err)
+			return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", err)
+		}
 	}
 
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.

@@ -160,9 +160,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		}
 	}
 	if err == nil && j.CrashLeftoversUnchecked() {
-		if err = removeOrphanStages(ctx, fsys, repoDir, opts, rep); err == nil {
-			err = j.CrashLeftoversChecked()
-		}
+		err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep)
 	}
 	if err != nil {
 		if fsx.IsCrash(err) {
@@ -179,7 +177,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 // journaled left: staging directories and `latest` temp files of a process
 // that is gone (ops.RemoveOrphanStages). Only after a crash (the journal
 // remembers one until this has run): the walk lists every item directory.
-func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, rep *Report) error {
+func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *journal.Journal, opts Options, rep *Report) error {
 	r, err := repo.Load(fsys, repoDir, nil)
 	if err != nil {
 		if opts.Logger != nil {
@@ -187,7 +185,7 @@ func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, opts O
 		}
 		return nil
 	}
-	removed, err := ops.RemoveOrphanStages(ctx, fsys, r.DataRoot, nil)
+	removed, err := ops.RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
 	rep.RemovedStages = append(rep.RemovedStages, removed...)
 	return err
 }
