@@ -1228,9 +1228,6 @@ func (p *pendingVersion) liveStage(ctx context.Context, env *engine.Env, s *jour
 	// The staging entry in the item directory becomes durable (as N) with
 	// the item directory fsync of the `latest` replace.
 	d.Add(filepath.Dir(s.Path))
-	if err := d.StageCreated(); err != nil {
-		return err
-	}
 
 	h := sha256.New()
 	var src io.Reader = cancelableReader{ctx, p.w.Content}

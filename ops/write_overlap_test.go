@@ -190,16 +190,6 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 	// Crash right after the intent's commit.
 	r := crashSecondWrite(t, a, content, "failpoint:journal.begin")
 	itemDir := filepath.Join(r.DataRoot, filepath.FromSlash(a.Type), a.ModelID, a.DataName)
-	// The intent commit runs beside the staging (exec.go, Recording);
-	// the serial order of a test file system creates the staging
-	// directory first, but on the real disk the commit may as well land
-	// before it: that is the state here, nothing staged yet.
-	stages, _ := filepath.Glob(filepath.Join(itemDir, ".swampj-stage-*"))
-	for _, s := range stages {
-		if err := os.Remove(s); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	_ = os.Remove(lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID)) // stale: its holder "died"
 

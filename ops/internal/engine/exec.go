@@ -188,18 +188,20 @@ func nameTemps(in *journal.Intent) {
 //
 // On the real disk the commit runs in its own goroutine from
 // StartRecording on. Under a test file system every operation must keep
-// its number, so it is issued in line instead, at one fixed point of the
-// concurrent order: right after the first staging directory is created
-// (Dirty.StageCreated), or at the join if no stage was created. Cut points
-// between the two then leave a staging directory with no intent, which is
-// the state a real crash in the window leaves.
+// its number, so the commit is issued in line, first, as Record does:
+// the serial order of a crash suite is the one it always was. (Its ALICE
+// states drop any one un-fsynced operation, the journal's holder record
+// included, so a staging directory created ahead of the commit there could
+// be left with no trace of the crash that made it.) The state the overlap
+// adds — staging with no intent yet — comes only from the real disk; the
+// crash-image suite and the write tests that crash the commit itself
+// (write_prerecord_test.go) cover it.
 type Recording struct {
 	j  *journal.Journal
 	in *journal.Intent
 	// begun is the copy of in that the commit fills in (id, status,
 	// times) while the run reads in; settle copies those back.
 	begun   journal.Intent
-	issued  bool
 	settled bool
 	done    chan struct{}
 	err     error
@@ -211,8 +213,9 @@ func StartRecording(fsys fsx.FS, j *journal.Journal, in *journal.Intent) *Record
 	nameTemps(in)
 	r := &Recording{j: j, in: in, begun: *in, done: make(chan struct{})}
 	if fsx.Concurrent(orReal(fsys)) {
-		r.issued = true
 		go r.run()
+	} else {
+		r.run()
 	}
 	return r
 }
@@ -236,40 +239,18 @@ func (r *Recording) settle() {
 	}
 }
 
-// Wait issues the commit if it has not been (test file systems) and
-// returns its outcome once it is durable or has failed.
+// Wait returns the commit's outcome once it is durable or has failed.
 func (r *Recording) Wait() error {
-	if !r.issued {
-		r.issued = true
-		r.run()
-	}
 	r.settle()
 	return r.err
 }
 
-// Recorded reports whether the intent is in the journal: its commit was
-// issued and succeeded. It waits for a commit in flight.
+// Recorded reports whether the intent is in the journal. It waits for a
+// commit in flight.
 func (r *Recording) Recorded() bool {
-	if !r.issued {
-		return false
-	}
 	r.settle()
 	return r.err == nil
 }
-
-// cancel makes sure a commit never issued is never issued (the run
-// failed before it was needed), and waits for one in flight.
-func (r *Recording) cancel() {
-	if !r.issued {
-		r.issued = true
-		r.err = errNotRecorded
-		close(r.done)
-	}
-	r.settle()
-}
-
-// errNotRecorded: the run stopped before its intent had to be committed.
-var errNotRecorded = errors.New("the intent was not journaled: the run stopped before anything visible changed")
 
 // RecordError is a journal commit of a Recording that failed: only
 // staging steps had run, and DriveRecording removed what they staged.
@@ -292,7 +273,6 @@ func DriveRecording(ctx context.Context, env *Env, j *journal.Journal, rec *Reco
 	if err == nil || rec.Recorded() {
 		return res, err
 	}
-	rec.cancel()
 	if fsx.IsCrash(err) || fsx.IsCrash(rec.err) {
 		if !fsx.IsCrash(err) {
 			err = rec.err
@@ -310,7 +290,7 @@ func DriveRecording(ctx context.Context, env *Env, j *journal.Journal, rec *Reco
 	if perr := removePreparedTemps(env, rec.in); perr != nil {
 		return nil, fmt.Errorf("%w (and removing a temp file failed: %v; recover removes it)", err, perr)
 	}
-	if rec.err != nil && !errors.Is(rec.err, errNotRecorded) {
+	if rec.err != nil {
 		return nil, &RecordError{Err: rec.err}
 	}
 	return nil, err
@@ -437,14 +417,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		}
 		if !k.Stages && d.rec != nil {
 			// The first step a reader may see: what was staged and the
-			// intent itself become durable together, first. (Under a
-			// test file system the commit comes first, if still pending:
-			// in the serial order only staging directories precede it.)
-			if !d.rec.issued {
-				if err := d.rec.Wait(); err != nil {
-					return err
-				}
-			}
+			// intent itself become durable together, first.
 			var serr error
 			if d.hasUnsynced() {
 				prepareTemps(env, in.Steps[i:], d)
@@ -623,16 +596,6 @@ func (d *Dirty) recorded() bool {
 	return false
 }
 
-// StageCreated is called by a staging step once it has created its
-// staging directory. Under a test file system that is where an intent
-// commit still pending is issued (see Recording); on the real disk the
-// commit is in flight already.
-func (d *Dirty) StageCreated() error {
-	if d.rec == nil || d.rec.issued {
-		return nil
-	}
-	return d.rec.Wait()
-}
 
 // flushObserver, when set (benchmarks), is told of every journal commit,
 // catalog commit and group of fsyncs issued together (SyncContent, Flush)
