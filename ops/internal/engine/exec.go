@@ -596,7 +596,6 @@ func (d *Dirty) recorded() bool {
 	return false
 }
 
-
 // flushObserver, when set (benchmarks), is told of every journal commit,
 // catalog commit and group of fsyncs issued together (SyncContent, Flush)
 // that the executor runs, with how many flushes one after another it is
