@@ -11,3 +11,7 @@ import (
 func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) func() {
 	return engine.SetFlushObserver(f)
 }
+
+// StageOwnerGone is stageOwnerGone (the write tests check the names a
+// crash leaves).
+func StageOwnerGone(name string) bool { return stageOwnerGone(name) }

@@ -1519,7 +1519,7 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 				if owned[p] {
 					continue
 				}
-				if pid, _, attributed := stageOwner(name); attributed && !StageOwnerGone(name) {
+				if pid, _, attributed := stageOwner(name); attributed && !stageOwnerGone(name) {
 					// A write in progress stages before its intent is
 					// journaled (exec.go, Recording): its writer is alive.
 					s.inFlight = append(s.inFlight, DoctorInFlight{Item: strings.Join(segs, "/"), Path: p, Pid: pid,

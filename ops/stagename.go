@@ -90,11 +90,11 @@ func stageOwner(name string) (pid int, host string, ok bool) {
 	return pid, parts[1], true
 }
 
-// StageOwnerGone reports whether name is an attributable staging name
+// stageOwnerGone reports whether name is an attributable staging name
 // whose writer is certainly gone: made on this host by a process that no
 // longer exists, or by this process for a write that has returned. A name
 // from another host, or one without an owner, is never "gone" here.
-func StageOwnerGone(name string) bool {
+func stageOwnerGone(name string) bool {
 	pid, host, ok := stageOwner(name)
 	if !ok || host != hostTag() {
 		return false
@@ -118,8 +118,8 @@ func tokenOf(name string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(name, latestTempPrefix), ".tmp")
 }
 
-// RemoveOrphanStages removes, under dataRoot, the staging directories and
-// `latest` temp files whose writer is gone (StageOwnerGone) and that no
+// removeOrphanStages removes, under dataRoot, the staging directories and
+// `latest` temp files whose writer is gone (stageOwnerGone) and that no
 // open intent names (owned: the paths of open intents' steps). They are
 // what a write leaves when it dies before its intent is durable: hidden,
 // never published, never acknowledged, so removing them loses nothing a
@@ -129,7 +129,7 @@ func tokenOf(name string) string {
 // It walks the data root (item directories are listed; version
 // directories are not entered), so callers run it only after a crash
 // (journal.Journal.CrashLeftoversUnchecked).
-func RemoveOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned map[string]bool) ([]string, error) {
+func removeOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned map[string]bool) ([]string, error) {
 	fsys = orReal(fsys)
 	var removed []string
 	var walk func(dir string) error
@@ -154,7 +154,7 @@ func RemoveOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned
 			name, p := e.Name(), filepath.Join(dir, e.Name())
 			switch {
 			case strings.HasPrefix(name, stagePrefix) || strings.HasPrefix(name, latestTempPrefix):
-				if owned[p] || !StageOwnerGone(name) {
+				if owned[p] || !stageOwnerGone(name) {
 					continue
 				}
 				if err := fsx.RemoveAll(fsys, p); err != nil {
@@ -201,7 +201,7 @@ func allDigits(s string) bool {
 }
 
 // RemoveCrashLeftovers removes what writes that died before their intent
-// was durable left under dataRoot (RemoveOrphanStages), if the journal
+// was durable left under dataRoot (removeOrphanStages), if the journal
 // says a holder ended without closing it since the last look, and then
 // clears that mark. Every caller that finishes a crashed process's open
 // intents calls it after them: recover, and a write with its own journal.
@@ -209,7 +209,7 @@ func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, 
 	if !j.CrashLeftoversUnchecked() {
 		return nil, nil
 	}
-	removed, err := RemoveOrphanStages(ctx, fsys, dataRoot, nil)
+	removed, err := removeOrphanStages(ctx, fsys, dataRoot, nil)
 	if err != nil {
 		return removed, err
 	}

@@ -316,6 +316,9 @@ func drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 		prepareAhead(ctx, env, in.Steps, -1, d)
 	}
 	tr := newTrace(ctx, env, in)
+	if tr != nil && rec != nil {
+		tr.hold = true // the intent's id comes with its commit
+	}
 	tr.start(dir)
 	if dir == journal.Backward && in.Direction != journal.Backward {
 		if err := decideBackward(ctx, env, j, in, d); err != nil {
@@ -331,6 +334,7 @@ func drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 		}
 		if err != nil && !d.recorded() {
 			d.discard()
+			tr.release()
 			return nil, err // nothing but staging ran: DriveRecording cleans up
 		}
 		res.IntentID = in.ID
@@ -428,6 +432,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				return err
 			}
 			d.rec = nil
+			tr.release()
 			if serr != nil {
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: serr}
 			}
