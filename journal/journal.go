@@ -60,6 +60,58 @@ type Journal struct {
 	pending  map[uint64]func(*Intent) // lazy marks, committed with the next write
 }
 
+// keyUncleanEnd (bucket meta) is set when a holder was found to have
+// ended without closing the journal, and cleared by CrashLeftoversChecked.
+var keyUncleanEnd = []byte("unclean-end")
+
+// CrashLeftoversUnchecked reports whether a holder of the journal ended
+// without closing it since the last CrashLeftoversChecked: work it did
+// outside the journal's records — a write's staging directories created
+// while its intent was still being committed — may be left over.
+func (j *Journal) CrashLeftoversUnchecked() bool {
+	if j.db == nil {
+		return false
+	}
+	set := false
+	_ = j.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketMeta); b != nil {
+			set = b.Get(keyUncleanEnd) != nil
+		}
+		return nil
+	})
+	return set
+}
+
+// CrashLeftoversChecked records (one synced commit) that what crashed
+// holders left outside the journal has been looked for.
+func (j *Journal) CrashLeftoversChecked() error {
+	if err := j.refuseReadOnly("clearing the crash mark"); err != nil {
+		return err
+	}
+	return j.setMeta(keyUncleanEnd, nil)
+}
+
+// setMeta sets (nil: deletes) a key of the meta bucket, with pending
+// marks, in one synced commit.
+func (j *Journal) setMeta(key, val []byte) error {
+	if err := j.fsys.Failpoint("journal.flush"); err != nil {
+		return err
+	}
+	return j.db.Update(func(tx *bolt.Tx) error {
+		if err := j.flushPending(tx); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if val == nil {
+			return b.Delete(key)
+		}
+		return b.Put(key, val)
+	})
+}
+
 // HolderPath is the advisory record naming the process that holds the lock.
 func HolderPath(journalPath string) string { return journalPath + ".holder" }
 
@@ -143,6 +195,21 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		opts.Warn(fmt.Sprintf("left a journal creation leftover beside %s in place: %v", path, err))
 	}
 	j := &Journal{db: db, fsys: fsys, path: path, opts: opts, pending: map[uint64]func(*Intent){}}
+	// Close removes the holder record, so one found now was left by a
+	// holder that never closed: a crash (or a power cut) ended it. That
+	// is remembered in the journal until a recovery has looked for what
+	// such a crash leaves outside the journal's records (one commit, only
+	// after a crash): whichever command opens the journal first, the
+	// evidence is not lost with the holder record it replaces.
+	if _, err := fsys.Lstat(HolderPath(path)); err == nil {
+		if err := j.setMeta(keyUncleanEnd, []byte("1")); err != nil {
+			_ = db.Close()
+			if IsMediaErr(err) {
+				return nil, &MediaError{Path: path, Op: "record that the previous holder crashed", Err: err}
+			}
+			return nil, err
+		}
+	}
 	host, _ := os.Hostname()
 	h, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, StartedAt: opts.Now().UTC(), Command: opts.Command})
 	// Advisory only: a lost holder record merely makes a timeout message vaguer.

@@ -1516,9 +1516,17 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 			name, p := e.Name(), filepath.Join(dir, e.Name())
 			switch {
 			case strings.HasPrefix(name, doctorStagePrefix):
-				if !owned[p] {
-					units = append(units, s.stageUnit(p, append(segs[:len(segs):len(segs)], name)))
+				if owned[p] {
+					continue
 				}
+				if pid, _, attributed := stageOwner(name); attributed && !stageOwnerGone(name) {
+					// A write in progress stages before its intent is
+					// journaled (exec.go, Recording): its writer is alive.
+					s.inFlight = append(s.inFlight, DoctorInFlight{Item: strings.Join(segs, "/"), Path: p, Pid: pid,
+						Message: fmt.Sprintf("%s is being staged by a live write (pid %d); it is left alone", p, pid)})
+					continue
+				}
+				units = append(units, s.stageUnit(p, append(segs[:len(segs):len(segs)], name)))
 			case strings.HasPrefix(name, ".swampj-"), itemDirs[dir] && doctorAllDigits(name):
 				// swampj's own directories; version directories hold only files
 			default:

@@ -81,7 +81,7 @@ func exportedDecls(t *testing.T, dir, importPath string) map[string]string {
 // A new export goes here only if a host needs it; the executor's machinery
 // (steps, kinds, the dirty set, the loop itself) lives in ops/internal/engine.
 var hostFacing = strings.Fields(`
-	Recover PreviewRecovery RecoverOptions IntentOutcome StepView DescribeStep
+	Recover PreviewRecovery RecoverOptions IntentOutcome StepView DescribeStep RemoveCrashLeftovers
 	WriteVersions WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
 	InputChangedError UnmigratedWriteError IntentKindVersionWrite
 	DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod

@@ -19,7 +19,8 @@ package ops
 //     deferred versions and streaming versions included, G7/G8).
 //   - The whole plan — item, N, the expected size and SHA-256 of raw when
 //     known, the previous `latest` bytes and the catalog change — is in the
-//     intent journal before the data tree is touched. Whatever stops the
+//     intent journal before anything a reader can see changes (only the
+//     hidden staging is written while it commits, see below). Whatever stops the
 //     write (crash, power cut, ENOSPC, EIO on fsync, Ctrl-C), the executor
 //     or a later `swampj recover` decides from the disk: a complete version
 //     N is rolled forward (`latest`, catalog); anything less is rolled back
@@ -41,15 +42,37 @@ package ops
 //	stage S → N           live: mkdir S, stream raw (hashed on the way),
 //	                      write metadata.yaml; their fsyncs wait (below)
 //	rename S → N          no-replace
-//	write latest = "N"    atomic replace; fsyncs the item directory
+//	write latest = "N"    atomic replace (the item directory fsync below)
 //	catalog-publish       upsert the rows, is_latest moves to N
 //
-// Before the first rename the executor fsyncs, together, every staged
-// file, every staging directory and the temp files of the `latest` writes
-// (written ahead for that), and meanwhile runs the catalog transaction up
-// to its COMMIT; the catalog step then only commits. The order of what
-// becomes durable is unchanged: a version's files and its directory
-// before its name, its name before `latest` and the catalog.
+// What runs together, and what waits (the serial flushes of one write of
+// an existing item: the journal commit's two fdatasyncs, then one
+// directory fsync, then the catalog's WAL fsync; the bare recipe has 5):
+//
+//   - The journal commit runs while the versions are staged (Recording,
+//     exec.go): staging writes only hidden directories swamp never reads.
+//     Before the first rename the executor joins it, and fsyncs, together,
+//     every staged file, every staging directory and the temp files of the
+//     `latest` writes (written ahead for that). So the intent is durable
+//     before the publish rename, and a version's files and directory
+//     before its name. (A new item's directories are created only after
+//     the commit: they are visible.)
+//   - The publish renames and the `latest` replaces share the flush of
+//     their item directories, issued together for all items of a batch;
+//     with the intent open, recovery reconciles whichever of them a power
+//     cut keeps.
+//   - The catalog transaction runs up to its COMMIT from the start; the
+//     catalog step only commits, after that flush: a committed row always
+//     names a durable version (ALICE's non-atomic rename, which can lose
+//     both names of an un-flushed rename, rules out committing alongside).
+//   - The done mark is lazy: it rides the next journal commit (a caller's
+//     own journal) or the close (swampj data write), and a lost one only
+//     makes recovery observe every step done again.
+//
+// A crash while the intent commits may leave staging directories and
+// `latest` temp files no journal record names. Their names carry their
+// writer ({N}-{pid}-{host}-{random}, stagename.go); `recover` removes
+// them once that process is gone, and doctor reports them.
 //
 // Under swamp's per-model lock (§8) for the whole write. A caller that
 // holds the journal (a long-lived tool) on the real disk gets the lock
@@ -195,6 +218,10 @@ type WriteOptions struct {
 	recorded func()
 	// warn is Logger's Warn (withDefaults).
 	warn func(string)
+
+	// token names this call's staging directories and temp files after
+	// the process making them (stagename.go); live while the call runs.
+	token string
 }
 
 // WrittenVersion is one version WriteVersions published.
@@ -272,6 +299,9 @@ func (e *WriteFailedError) Error() string {
 			"a published version is always complete",
 			e.Summary, e.Err, e.RollbackErr, live, e.IntentID)
 	}
+	if e.IntentID == 0 {
+		return fmt.Sprintf("%s failed: %v; nothing was published, the item is as it was", e.Summary, e.Err)
+	}
 	return fmt.Sprintf("%s failed: %v; rolled back, the item is as it was (intent %d)", e.Summary, e.Err, e.IntentID)
 }
 
@@ -325,6 +355,9 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	}
 	o := opts.withDefaults()
 	fsys := o.FS
+	var release func()
+	o.token, release = newOwnerToken()
+	defer release()
 
 	// 1. Inputs: addresses, containment, metadata templates — before any lock.
 	ps := make([]*pendingVersion, len(writes))
@@ -343,7 +376,8 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	}
 
 	env := &engine.Env{FS: fsys, Catalog: o.Catalog.get(), Log: o.Logger}
-	if env.Catalog == nil {
+	ownCatalog := env.Catalog == nil
+	if ownCatalog {
 		env.Catalog = engine.RepoCatalog(fsys, r.Dir)
 		defer env.CloseCatalog()
 	}
@@ -386,7 +420,21 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 			j.Abandon()
 			return
 		}
-		if err := j.Close(); err != nil {
+		// The catalog's close (a WAL checkpoint, with fsyncs of its own)
+		// needs nothing from the done mark: on the real disk it runs
+		// beside the done mark's commit instead of after it.
+		var catalogClosed chan struct{}
+		if ownCatalog && fsx.Concurrent(fsys) {
+			catalogClosed = make(chan struct{})
+			go func() { defer close(catalogClosed); env.CloseCatalog() }()
+		}
+		start := time.Now()
+		err := j.Close() // commits the done mark
+		engine.ObserveFlush("journal-commit", 2, start, time.Now())
+		if catalogClosed != nil {
+			<-catalogClosed
+		}
+		if err != nil {
 			o.warn(fmt.Sprintf("the write is complete, but closing the journal failed: %v (the next recovery marks it done)", err))
 		}
 	}()
@@ -403,6 +451,14 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 			crashed = fsx.IsCrash(err)
 			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
 		}
+		removed, err := RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
+		for _, p := range removed {
+			o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
+		}
+		if err != nil {
+			crashed = fsx.IsCrash(err)
+			return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", err)
+		}
 	}
 
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.
@@ -412,12 +468,9 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		return nil, err
 	}
 
-	// 6. Journal and run; a failure is rolled back here and now.
-	if err := engine.Record(j, in); err != nil {
-		crashed = fsx.IsCrash(err)
-		return nil, fmt.Errorf("recording the write in the journal: %w", err)
-	}
-	out, err := runWrite(ctx, env, j, in, live, items, ps)
+	// 6. Journal and run: the journal commit is in flight while the
+	// versions are staged; a failure is rolled back here and now.
+	out, err := runWrite(ctx, env, j, engine.StartRecording(fsys, j, in), live, items, ps)
 	crashed = fsx.IsCrash(err)
 	return out, err
 }
@@ -450,15 +503,19 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 		got <- held{locks, err}
 	}()
 	in, live, items, planErr := planWrite(ctx, fsys, r, ps, o, true)
-	var recordErr error
+	var rec *engine.Recording
 	if planErr == nil {
-		recordErr = engine.Record(j, in)
-	}
-	if o.recorded != nil {
-		o.recorded()
+		rec = engine.StartRecording(fsys, j, in)
+		if o.recorded != nil {
+			_ = rec.Wait() // the test hook acts once the plan is journaled
+			o.recorded()
+		}
 	}
 	h := <-got
 	defer lock.ReleaseAll(h.locks, o.warn) // before a fallback takes them again
+	// recordErr waits for the commit, where the plan will not run (the
+	// staging waits for the locks and the check below, not for it).
+	recordErr := func() error { return rec.Wait() }
 	// abandon closes the journaled plan as rolled back without observing
 	// the disk: no step of it ran, which this process knows for certain,
 	// while the disk may meanwhile hold what others did (a version of the
@@ -474,9 +531,11 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 		return nil
 	}
 	switch {
-	case planErr == nil && recordErr == nil && h.err != nil:
-		if err := abandon(); err != nil {
-			return nil, err, true
+	case planErr == nil && h.err != nil:
+		if recordErr() == nil {
+			if err := abandon(); err != nil {
+				return nil, err, true
+			}
 		}
 		return nil, h.err, true
 	case h.err != nil:
@@ -485,14 +544,15 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 		return nil, nil, false // the item changed shape since the first look
 	case planErr != nil:
 		return nil, planErr, true
-	case recordErr != nil:
-		return nil, fmt.Errorf("recording the write in the journal: %w", recordErr), true
 	}
 	ctx, stopWatch := lock.WatchLost(ctx, h.locks)
 	defer stopWatch()
 
 	same, err := stillPlanned(fsys, r, items)
 	if err != nil || !same {
+		if rerr := recordErr(); rerr != nil {
+			return nil, fmt.Errorf("recording the write in the journal: %w", rerr), true
+		}
 		if aerr := abandon(); aerr != nil {
 			return nil, aerr, true
 		}
@@ -502,11 +562,9 @@ func writeOverlapped(ctx context.Context, env *engine.Env, r *repo.Repo, ps []*p
 		if in, live, items, err = planWrite(ctx, fsys, r, ps, o, false); err != nil {
 			return nil, err, true
 		}
-		if err := engine.Record(j, in); err != nil {
-			return nil, fmt.Errorf("recording the write in the journal: %w", err), true
-		}
+		rec = engine.StartRecording(fsys, j, in)
 	}
-	out, err = runWrite(ctx, env, j, in, live, items, ps)
+	out, err = runWrite(ctx, env, j, rec, live, items, ps)
 	return out, err, true
 }
 
@@ -574,11 +632,21 @@ func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool,
 // runWrite drives a journaled write forward; a failure is rolled back here
 // and now. The error is the executor's crash as it is (fsx.IsCrash), or a
 // *WriteFailedError.
-func runWrite(ctx context.Context, env *engine.Env, j *journal.Journal, in *journal.Intent, live engine.LiveApply, items map[string]*writeItem, ps []*pendingVersion) ([]WrittenVersion, error) {
-	res, err := engine.Drive(ctx, env, j, in, journal.Forward, live)
+func runWrite(ctx context.Context, env *engine.Env, j *journal.Journal, rec *engine.Recording, live engine.LiveApply, items map[string]*writeItem, ps []*pendingVersion) ([]WrittenVersion, error) {
+	in := rec.Intent()
+	res, err := engine.DriveRecording(ctx, env, j, rec, live)
 	if err != nil {
 		if fsx.IsCrash(err) {
 			return nil, err
+		}
+		var recErr *engine.RecordError
+		if errors.As(err, &recErr) {
+			return nil, fmt.Errorf("recording the write in the journal: %w; nothing was changed", recErr.Err)
+		}
+		if res == nil {
+			// Stopped while only staging, before the intent was needed:
+			// DriveRecording removed what was staged.
+			return nil, &WriteFailedError{Summary: in.Summary, Err: writeCause(ctx, err)}
 		}
 		we := &WriteFailedError{IntentID: in.ID, Summary: in.Summary, Err: writeCause(ctx, err)}
 		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
@@ -956,7 +1024,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 			return nil, nil, nil, err
 		}
 		p.md.Version = n
-		p.stagePath = filepath.Join(p.itemDir, fmt.Sprintf("%s%d-%s", stagePrefix, n, stageSuffix(6)))
+		p.stagePath = filepath.Join(p.itemDir, stageName(n, o.token))
 	}
 
 	in := &journal.Intent{Kind: IntentKindVersionWrite, Repo: r.Dir, Command: o.Command, Locks: modelLockPaths(r, ps)}
@@ -1030,7 +1098,10 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 	}
 	for _, it := range order {
 		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
+		// The temp name carries the owner (it may be written before the
+		// intent is durable: engine.Recording).
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
+			Temp: filepath.Join(it.dir, latestTempName(o.token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})

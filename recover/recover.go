@@ -55,6 +55,10 @@ type Report struct {
 	Intents    []ops.IntentOutcome `json:"intents"`
 	Finished   int                 `json:"finished"`
 	RolledBack int                 `json:"rolledBack"`
+	// RemovedStages are the staging directories and temp files removed
+	// because a write died before its intent was journaled (they never
+	// held anything acknowledged).
+	RemovedStages []string `json:"removedStages,omitempty"`
 }
 
 // JournalPath is where a repo's journal lives: repo-local, outside every
@@ -155,6 +159,9 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 			rep.RolledBack++
 		}
 	}
+	if err == nil && j.CrashLeftoversUnchecked() {
+		err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep)
+	}
 	if err != nil {
 		if fsx.IsCrash(err) {
 			j.Abandon()
@@ -164,6 +171,23 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		return rep, err
 	}
 	return rep, j.Close()
+}
+
+// removeOrphanStages removes what a write that died before its intent was
+// journaled left: staging directories and `latest` temp files of a process
+// that is gone (ops.RemoveOrphanStages). Only after a crash (the journal
+// remembers one until this has run): the walk lists every item directory.
+func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *journal.Journal, opts Options, rep *Report) error {
+	r, err := repo.Load(fsys, repoDir, nil)
+	if err != nil {
+		if opts.Logger != nil {
+			opts.Logger.Warn(fmt.Sprintf("could not look for staging directories left by a crashed write (%v); swampj doctor finds them", err))
+		}
+		return nil
+	}
+	removed, err := ops.RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
+	rep.RemovedStages = append(rep.RemovedStages, removed...)
+	return err
 }
 
 // dryRun observes every open intent with the journal and the catalog opened

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -120,4 +123,58 @@ func BenchmarkRunWrapperWrite(b *testing.B) {
 	b.ReportMetric(float64(run.Microseconds())/1000/k, "run-ms")
 	b.ReportMetric(float64(bare.Microseconds())/1000/k, "bare-ms")
 	b.ReportMetric(float64(run)/float64(bare), "run/bare")
+}
+
+// BenchmarkDataWriteProcess: one 64 KiB `swampj data write --file` into
+// an existing item, whole process (start-up, swamp's lock, journal,
+// catalog, exit), against a bare durable-write process
+// (testdata/barewrite: the same file work with 5 serial flushes and
+// nothing else), alternating the two so machine noise hits both alike.
+// Target (issue #16): ratio ≤ 1.5.
+func BenchmarkDataWriteProcess(b *testing.B) {
+	dir := b.TempDir()
+	bare := filepath.Join(dir, "barewrite")
+	if out, err := exec.Command("go", "build", "-o", bare, "./testdata/barewrite").CombinedOutput(); err != nil {
+		b.Fatalf("building the baseline: %v %s", err, out)
+	}
+	repoDir := filepath.Join(dir, "repo")
+	itemDir := filepath.Join(dir, "bare-item")
+	for _, d := range []string{repoDir, itemDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repoDir, ".swamp.yaml"), []byte("swampVersion: bench\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	payload := filepath.Join(dir, "payload.bin")
+	if err := os.WriteFile(payload, bytes.Repeat([]byte("swampj-benchmark"), 64<<10/16), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const addr = "bench/model/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result"
+	run := func(name string, args ...string) time.Duration {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = repoDir
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s %v: %v %s", name, args, err, out)
+		}
+		return time.Since(start)
+	}
+	run(binary, "data", "write", addr, "--file", payload) // the item, journal and catalog exist from here on
+	const rounds = 20
+	var ours, base time.Duration
+	n := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < rounds; r++ {
+			n++
+			base += run(bare, itemDir, strconv.Itoa(n), payload)
+			ours += run(binary, "data", "write", addr, "--file", payload)
+		}
+	}
+	k := time.Duration(b.N * rounds)
+	b.ReportMetric(float64((ours / k).Microseconds()), "write-process-µs")
+	b.ReportMetric(float64((base / k).Microseconds()), "bare-process-µs")
+	b.ReportMetric(float64(ours)/float64(base), "ratio")
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/swampj/swampj"
@@ -161,13 +163,137 @@ func Execute(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 // Drive runs it. The temp names of its write steps are chosen here, so
 // that recovery knows every file the run may create.
 func Record(j *journal.Journal, in *journal.Intent) error {
+	nameTemps(in)
+	_, err := j.Begin(in)
+	return err
+}
+
+// nameTemps chooses the temp names of the intent's write steps that have
+// none yet.
+func nameTemps(in *journal.Intent) {
 	for i := range in.Steps {
 		if s := &in.Steps[i]; s.Kind == KindWrite && s.Temp == "" {
 			s.Temp = fsx.TempName(s.Path)
 		}
 	}
-	_, err := j.Begin(in)
-	return err
+}
+
+// Recording is the journal commit of an intent that runs while the
+// intent's leading staging steps write (a versioned write's raw and
+// metadata.yaml into hidden staging directories that no reader looks at):
+// the journal's two fdatasyncs then overlap the staging and its fsyncs
+// instead of preceding them. The executor joins it before the first step
+// that is not staging, so nothing a reader can see changes before the
+// intent is durable (DriveRecording).
+//
+// On the real disk the commit runs in its own goroutine from
+// StartRecording on. Under a test file system every operation must keep
+// its number, so the commit is issued in line, first, as Record does:
+// the serial order of a crash suite is the one it always was. (Its ALICE
+// states drop any one un-fsynced operation, the journal's holder record
+// included, so a staging directory created ahead of the commit there could
+// be left with no trace of the crash that made it.) The state the overlap
+// adds — staging with no intent yet — comes only from the real disk; the
+// crash-image suite and the write tests that crash the commit itself
+// (write_prerecord_test.go) cover it.
+type Recording struct {
+	j  *journal.Journal
+	in *journal.Intent
+	// begun is the copy of in that the commit fills in (id, status,
+	// times) while the run reads in; settle copies those back.
+	begun   journal.Intent
+	settled bool
+	done    chan struct{}
+	err     error
+}
+
+// StartRecording prepares the intent like Record and starts its commit
+// (on the real disk; see Recording).
+func StartRecording(fsys fsx.FS, j *journal.Journal, in *journal.Intent) *Recording {
+	nameTemps(in)
+	r := &Recording{j: j, in: in, begun: *in, done: make(chan struct{})}
+	if fsx.Concurrent(orReal(fsys)) {
+		go r.run()
+	} else {
+		r.run()
+	}
+	return r
+}
+
+func (r *Recording) run() {
+	defer close(r.done)
+	start := time.Now()
+	_, r.err = r.j.Begin(&r.begun)
+	observeFlush("journal-commit", 2, start, time.Now())
+}
+
+// settle waits for the commit and, once, gives the intent what Begin
+// recorded in it.
+func (r *Recording) settle() {
+	<-r.done
+	if !r.settled {
+		r.settled = true
+		if r.err == nil {
+			*r.in = r.begun
+		}
+	}
+}
+
+// Wait returns the commit's outcome once it is durable or has failed.
+func (r *Recording) Wait() error {
+	r.settle()
+	return r.err
+}
+
+// Recorded reports whether the intent is in the journal. It waits for a
+// commit in flight.
+func (r *Recording) Recorded() bool {
+	r.settle()
+	return r.err == nil
+}
+
+// RecordError is a journal commit of a Recording that failed: only
+// staging steps had run, and DriveRecording removed what they staged.
+type RecordError struct{ Err error }
+
+func (e *RecordError) Error() string { return "recording the intent in the journal: " + e.Err.Error() }
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// DriveRecording runs forward an intent whose journal commit is in flight
+// (StartRecording). Staging steps run meanwhile; the commit is joined
+// before the first other step. If the run fails before the intent is in
+// the journal (the commit failed, or a staging step failed before it was
+// issued), what the staging steps wrote is removed here — nothing else was
+// touched, and nothing of it was ever visible — and the error is returned
+// as it is (*RecordError for the commit's own failure); Result is nil then.
+// Once the intent is recorded, a failure is Drive's.
+func DriveRecording(ctx context.Context, env *Env, j *journal.Journal, rec *Recording, live LiveApply) (*Result, error) {
+	env = env.OrRealFS()
+	res, err := drive(ctx, env, j, rec.in, journal.Forward, live, rec)
+	if err == nil || rec.Recorded() {
+		return res, err
+	}
+	if fsx.IsCrash(err) || fsx.IsCrash(rec.err) {
+		if !fsx.IsCrash(err) {
+			err = rec.err
+		}
+		return nil, err // a crash leaves what it leaves; recovery attributes it
+	}
+	d := &Dirty{fs: env.FS}
+	for i := range rec.in.Steps {
+		if s := &rec.in.Steps[i]; s.Kind == KindStage {
+			if uerr := undoStage(ctx, env, s, d); uerr != nil {
+				return nil, fmt.Errorf("%w (and removing the staged files failed: %v; recover removes them)", err, uerr)
+			}
+		}
+	}
+	if perr := removePreparedTemps(env, rec.in); perr != nil {
+		return nil, fmt.Errorf("%w (and removing a temp file failed: %v; recover removes it)", err, perr)
+	}
+	if rec.err != nil {
+		return nil, &RecordError{Err: rec.err}
+	}
+	return nil, err
 }
 
 // Drive runs an already journaled intent in the given direction until every
@@ -175,13 +301,24 @@ func Record(j *journal.Journal, in *journal.Intent) error {
 // redone, a forward run turns into a rollback (the decision is journaled
 // first and is never flipped back). Drive is what recovery calls.
 func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction, live LiveApply) (*Result, error) {
+	return drive(ctx, env.OrRealFS(), j, in, dir, live, nil)
+}
+
+func drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction, live LiveApply, rec *Recording) (*Result, error) {
 	if in.Direction == journal.Backward {
 		dir = journal.Backward // a rollback once decided is finished, never reversed
 	}
-	env = env.OrRealFS()
 	res := &Result{IntentID: in.ID, Kind: in.Kind, Summary: in.Summary, Direction: dir, Steps: len(in.Steps)}
-	d := &Dirty{fs: env.FS}
+	d := &Dirty{fs: env.FS, rec: rec}
+	if rec != nil {
+		// The catalog statements need nothing from the staging: they run
+		// from the start, beside the journal commit and the staging.
+		prepareAhead(ctx, env, in.Steps, -1, d)
+	}
 	tr := newTrace(ctx, env, in)
+	if tr != nil && rec != nil {
+		tr.hold = true // the intent's id comes with its commit
+	}
 	tr.start(dir)
 	if dir == journal.Backward && in.Direction != journal.Backward {
 		if err := decideBackward(ctx, env, j, in, d); err != nil {
@@ -192,6 +329,15 @@ func Drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	var err error
 	if dir == journal.Forward {
 		err = forward(ctx, env, j, in, live, d, res, tr)
+		if err == nil && d.rec != nil {
+			err = d.rec.Wait() // a plan of staging steps only
+		}
+		if err != nil && !d.recorded() {
+			d.discard()
+			tr.release()
+			return nil, err // nothing but staging ran: DriveRecording cleans up
+		}
+		res.IntentID = in.ID
 		if errors.Is(err, ErrCannotRedo) {
 			if derr := decideBackward(ctx, env, j, in, d); derr != nil {
 				d.discard()
@@ -273,6 +419,24 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		if err != nil {
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 		}
+		if !k.Stages && d.rec != nil {
+			// The first step a reader may see: what was staged and the
+			// intent itself become durable together, first.
+			var serr error
+			if d.hasUnsynced() {
+				prepareTemps(env, in.Steps[i:], d)
+				prepareAhead(ctx, env, in.Steps, i, d)
+				serr = d.SyncContent()
+			}
+			if err := d.rec.Wait(); err != nil {
+				return err
+			}
+			d.rec = nil
+			tr.release()
+			if serr != nil {
+				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: serr}
+			}
+		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
 			if derivedSkippable(ctx, k, err) {
@@ -282,6 +446,13 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 			}
 			tr.step(i, s, obs, err.Error(), "failed")
 			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+		}
+		if d.deferredWrites && !(s.Kind == KindWrite && s.Temp != "" && d.prepared[s.Temp]) {
+			// The `latest` replaces before this step left their directory
+			// fsyncs to one flush, together, before any other step.
+			if err := d.Flush(); err != nil {
+				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+			}
 		}
 		switch obs {
 		case Done:
@@ -408,6 +579,38 @@ type Dirty struct {
 	// prepared holds temp files of upcoming write steps written (and, once
 	// SyncContent returned, fsynced) ahead of their step; see prepareTemps.
 	prepared map[string]bool
+
+	// rec is the intent's journal commit while it may still be in flight
+	// (DriveRecording); nil once it is known to be in the journal.
+	rec *Recording
+	// deferredWrites: prepared write steps were applied without their
+	// directory fsync; the executor flushes before the next step of
+	// another kind (so a batch's `latest` replaces share one flush).
+	deferredWrites bool
+}
+
+// recorded reports whether the intent is known to be in the journal.
+func (d *Dirty) recorded() bool {
+	if d.rec == nil {
+		return true
+	}
+	if d.rec.Recorded() {
+		d.rec = nil
+		return true
+	}
+	return false
+}
+
+// flushObserver, when set (benchmarks), is told of every journal commit,
+// catalog commit and group of fsyncs issued together (SyncContent, Flush)
+// that the executor runs, with how many flushes one after another it is
+// and its timing, so the serial flush depth of a write can be measured.
+var flushObserver func(kind string, flushes int, start, end time.Time)
+
+func observeFlush(kind string, flushes int, start, end time.Time) {
+	if f := flushObserver; f != nil {
+		f(kind, flushes, start, end)
+	}
 }
 
 // maxUnsynced bounds the files held open for a deferred fsync: a batch of
@@ -427,7 +630,13 @@ func (d *Dirty) DeferFile(f fsx.File) error {
 
 // DeferDir marks a directory whose entries must be durable before the next
 // non-staging step.
-func (d *Dirty) DeferDir(dir string) { d.unsyncedDirs = append(d.unsyncedDirs, dir) }
+func (d *Dirty) DeferDir(dirs ...string) {
+	for _, dir := range dirs {
+		if !slices.Contains(d.unsyncedDirs, dir) {
+			d.unsyncedDirs = append(d.unsyncedDirs, dir)
+		}
+	}
+}
 
 func (d *Dirty) hasUnsynced() bool { return len(d.unsyncedFiles)+len(d.unsyncedDirs) > 0 }
 
@@ -440,7 +649,9 @@ func (d *Dirty) SyncContent() error {
 	files, dirs := d.unsyncedFiles, d.unsyncedDirs
 	d.unsyncedFiles, d.unsyncedDirs = nil, nil
 	d.syncs += len(dirs)
+	start := time.Now()
 	d.syncErr = fsx.SyncAll(d.fs, files, dirs)
+	observeFlush("content-fsyncs", 1, start, time.Now())
 	return d.syncErr
 }
 
@@ -493,6 +704,7 @@ func (d *Dirty) Synced(dir string) {
 // away) needs no fsync: its entries' fate is carried by the directory it
 // moved into.
 func (d *Dirty) Flush() error {
+	d.deferredWrites = false
 	var dirs []string
 	for _, dir := range d.order {
 		if ok, err := fsx.Exists(d.fs, dir); err != nil {
@@ -501,8 +713,12 @@ func (d *Dirty) Flush() error {
 			dirs = append(dirs, dir)
 		}
 	}
+	start := time.Now()
 	if err := fsx.SyncAll(d.fs, nil, dirs); err != nil {
 		return err
+	}
+	if len(dirs) > 0 {
+		observeFlush("dir-fsyncs", 1, start, time.Now())
 	}
 	d.syncs += len(dirs)
 	d.order, d.set = nil, nil
@@ -551,7 +767,10 @@ func (aw *aheadWork) commitOr(apply func(context.Context, *Env, *journal.Step, *
 		if aw.err != nil || !aw.ok {
 			return apply(ctx, env, s, d)
 		}
-		return aw.p.Commit()
+		start := time.Now()
+		err := aw.p.Commit()
+		observeFlush("catalog-commit", 1, start, time.Now())
+		return err
 	}
 }
 
@@ -561,4 +780,33 @@ func orReal(fsys fsx.FS) fsx.FS {
 		return fsx.Real()
 	}
 	return fsys
+}
+
+// removePreparedTemps removes the temp files of the intent's write steps
+// (written ahead by prepareTemps) where they exist.
+func removePreparedTemps(env *Env, in *journal.Intent) error {
+	for i := range in.Steps {
+		if s := &in.Steps[i]; s.Kind == KindWrite && s.Temp != "" {
+			if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Intent is the intent being recorded (its id is set once recorded).
+func (r *Recording) Intent() *journal.Intent { return r.in }
+
+// ObserveFlush reports a flush the caller ran outside the executor (a
+// journal close) to the flush observer, if one is set.
+func ObserveFlush(kind string, flushes int, start, end time.Time) {
+	observeFlush(kind, flushes, start, end)
+}
+
+// SetFlushObserver installs the flush observer (benchmarks of the serial
+// flush depth; nil in production) and returns a function removing it.
+func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) func() {
+	flushObserver = f
+	return func() { flushObserver = nil }
 }

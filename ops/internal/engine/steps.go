@@ -346,10 +346,14 @@ func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	if s.Temp != "" && d.prepared[s.Temp] {
 		// Its temp file was written and fsynced with the staged content.
 		delete(d.prepared, s.Temp)
-		if err := fsx.RenameDurable(env.FS, s.Temp, s.Path); err != nil {
+		// Its directory fsync (which also carries the publish rename) is
+		// the executor's, before the next step of another kind: the
+		// `latest` replaces of a batch then share one flush.
+		if err := env.FS.Rename(s.Temp, s.Path); err != nil {
 			return err
 		}
-		d.Synced(filepath.Dir(s.Path))
+		d.Add(filepath.Dir(s.Path))
+		d.deferredWrites = true
 		return nil
 	}
 	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.Data, 0o644); err != nil {

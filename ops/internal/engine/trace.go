@@ -17,6 +17,31 @@ type trace struct {
 	ctx context.Context
 	log *slog.Logger
 	in  *journal.Intent
+	// held: records made while the intent's commit is in flight (its id
+	// is not known yet, DriveRecording); emitted by release.
+	hold bool
+	held []func()
+}
+
+// emit writes a record now, or once the intent's id is known.
+func (t *trace) emit(f func()) {
+	if t.hold {
+		t.held = append(t.held, f)
+		return
+	}
+	f()
+}
+
+// release writes the held records (the intent is recorded, or will not be).
+func (t *trace) release() {
+	if t == nil || !t.hold {
+		return
+	}
+	t.hold = false
+	for _, f := range t.held {
+		f()
+	}
+	t.held = nil
 }
 
 // newTrace is the trace of one Drive of in; nil when env.Log is nil or
@@ -32,9 +57,11 @@ func (t *trace) start(dir journal.Direction) {
 	if t == nil {
 		return
 	}
-	t.log.LogAttrs(t.ctx, slog.LevelDebug, "intent",
-		slog.Uint64("intent", t.in.ID), slog.String("kind", t.in.Kind), slog.String("summary", t.in.Summary),
-		slog.String("direction", string(dir)), slog.Int("steps", len(t.in.Steps)))
+	t.emit(func() {
+		t.log.LogAttrs(t.ctx, slog.LevelDebug, "intent",
+			slog.Uint64("intent", t.in.ID), slog.String("kind", t.in.Kind), slog.String("summary", t.in.Summary),
+			slog.String("direction", string(dir)), slog.Int("steps", len(t.in.Steps)))
+	})
 }
 
 // step records step i: its kind and paths, the observation and its
@@ -45,7 +72,7 @@ func (t *trace) step(i int, s *journal.Step, obs Observation, detail, outcome st
 		return
 	}
 	attrs := make([]slog.Attr, 0, 8)
-	attrs = append(attrs, slog.Uint64("intent", t.in.ID), slog.Int("step", i+1), slog.String("kind", s.Kind))
+	attrs = append(attrs, slog.Int("step", i+1), slog.String("kind", s.Kind))
 	if s.Path != "" {
 		attrs = append(attrs, slog.String("path", s.Path))
 	}
@@ -57,13 +84,16 @@ func (t *trace) step(i int, s *journal.Step, obs Observation, detail, outcome st
 		attrs = append(attrs, slog.String("detail", detail))
 	}
 	attrs = append(attrs, slog.String("outcome", outcome))
-	t.log.LogAttrs(t.ctx, slog.LevelDebug, "step", attrs...)
+	t.emit(func() {
+		t.log.LogAttrs(t.ctx, slog.LevelDebug, "step", append([]slog.Attr{slog.Uint64("intent", t.in.ID)}, attrs...)...)
+	})
 }
 
 func (t *trace) end(res *Result, err error) {
 	if t == nil {
 		return
 	}
+	t.release()
 	attrs := []slog.Attr{slog.Uint64("intent", t.in.ID), slog.String("status", string(res.Status)),
 		slog.String("direction", string(res.Direction)), slog.Int("applied", res.Applied),
 		slog.Int("inPlace", res.Skipped), slog.Int("undone", res.Undone), slog.Int("dirFsyncs", res.DirSyncs)}

@@ -1,0 +1,17 @@
+package ops
+
+import (
+	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
+)
+
+// SetFlushObserver installs the executor's flush observer (benchmarks of
+// the serial flush depth) and returns a function that removes it.
+func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) func() {
+	return engine.SetFlushObserver(f)
+}
+
+// StageOwnerGone is stageOwnerGone (the write tests check the names a
+// crash leaves).
+func StageOwnerGone(name string) bool { return stageOwnerGone(name) }

@@ -1,0 +1,217 @@
+package ops
+
+// Who made a staging name. A versioned write creates its staging
+// directories (and the temp file of each `latest` it replaces) while its
+// intent is still being committed (exec.go, Recording), so a crash in that
+// window leaves them with no journal record that names them. Their names
+// therefore carry the writer's identity — {pid}-{host}-{random}, the
+// "owner token" — and `recover` and `doctor` remove or report them once
+// that process is gone. Nothing in them was ever acknowledged: a staging
+// directory is hidden from every reader until its publish rename, which
+// only happens after the intent is durable.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+)
+
+// latestTempPrefix starts the temp file of a `latest` replace written
+// ahead of its step; like stagePrefix, swamp's readers and store.Walk
+// skip it (a leading dot, ".swampj-").
+const latestTempPrefix = ".swampj-latest-"
+
+// hostTag is a short, stable name of this host for owner tokens (a repo
+// on shared storage can be written from several hosts; a pid means
+// something only on its own).
+var hostTag = sync.OnceValue(func() string {
+	h, _ := os.Hostname()
+	s := sha256.Sum256([]byte(h))
+	return hex.EncodeToString(s[:4])
+})
+
+// liveTokens are the owner tokens of writes in progress in this process:
+// a name carrying this process's pid is live only while its write runs
+// (a write cut short by a simulated crash is as dead as a killed one).
+var liveTokens sync.Map
+
+// newOwnerToken returns a fresh token for one write and registers it as
+// live; release unregisters it when the write has returned.
+func newOwnerToken() (token string, release func()) {
+	token = fmt.Sprintf("%d-%s-%s", os.Getpid(), hostTag(), stageSuffix(4))
+	liveTokens.Store(token, true)
+	return token, func() { liveTokens.Delete(token) }
+}
+
+// stageName is the staging directory of version n.
+func stageName(n int64, token string) string {
+	return stagePrefix + strconv.FormatInt(n, 10) + "-" + token
+}
+
+// latestTempName is the temp file of a `latest` replace.
+func latestTempName(token string) string { return latestTempPrefix + token + ".tmp" }
+
+// stageOwner parses the owner token out of a staging directory or latest
+// temp name. ok=false: not such a name, or one made before names carried
+// their owner (those were only ever created after their intent was
+// durable, so the journal accounts for them).
+func stageOwner(name string) (pid int, host string, ok bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(name, stagePrefix):
+		// {N}-{pid}-{host}-{random}
+		parts := strings.Split(strings.TrimPrefix(name, stagePrefix), "-")
+		if len(parts) != 4 {
+			return 0, "", false
+		}
+		rest = strings.Join(parts[1:], "-")
+	case strings.HasPrefix(name, latestTempPrefix) && strings.HasSuffix(name, ".tmp"):
+		rest = strings.TrimSuffix(strings.TrimPrefix(name, latestTempPrefix), ".tmp")
+	default:
+		return 0, "", false
+	}
+	parts := strings.Split(rest, "-")
+	if len(parts) != 3 {
+		return 0, "", false
+	}
+	pid, err := strconv.Atoi(parts[0])
+	if err != nil || pid <= 0 {
+		return 0, "", false
+	}
+	return pid, parts[1], true
+}
+
+// stageOwnerGone reports whether name is an attributable staging name
+// whose writer is certainly gone: made on this host by a process that no
+// longer exists, or by this process for a write that has returned. A name
+// from another host, or one without an owner, is never "gone" here.
+func stageOwnerGone(name string) bool {
+	pid, host, ok := stageOwner(name)
+	if !ok || host != hostTag() {
+		return false
+	}
+	if pid == os.Getpid() {
+		_, live := liveTokens.Load(tokenOf(name))
+		return !live
+	}
+	return !fsx.ProcessExists(pid)
+}
+
+// tokenOf is the owner token inside an attributable name.
+func tokenOf(name string) string {
+	if strings.HasPrefix(name, stagePrefix) {
+		rest := strings.TrimPrefix(name, stagePrefix)
+		if i := strings.IndexByte(rest, '-'); i >= 0 {
+			return rest[i+1:]
+		}
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(name, latestTempPrefix), ".tmp")
+}
+
+// removeOrphanStages removes, under dataRoot, the staging directories and
+// `latest` temp files whose writer is gone (stageOwnerGone) and that no
+// open intent names (owned: the paths of open intents' steps). They are
+// what a write leaves when it dies before its intent is durable: hidden,
+// never published, never acknowledged, so removing them loses nothing a
+// user has (as a rollback's undo of a stage does). Names without an owner,
+// or of a live writer, are left alone. It returns the paths removed.
+//
+// It walks the data root (item directories are listed; version
+// directories are not entered), so callers run it only after a crash
+// (journal.Journal.CrashLeftoversUnchecked).
+func removeOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned map[string]bool) ([]string, error) {
+	fsys = orReal(fsys)
+	var removed []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, err := fsys.ReadDir(dir)
+		if err != nil {
+			if fsx.IsCrash(err) {
+				return err
+			}
+			return nil // unreadable or gone: doctor reports what it cannot list
+		}
+		item := false
+		for _, e := range ents {
+			if e.Name() == "latest" {
+				item = true
+			}
+		}
+		for _, e := range ents {
+			name, p := e.Name(), filepath.Join(dir, e.Name())
+			switch {
+			case strings.HasPrefix(name, stagePrefix) || strings.HasPrefix(name, latestTempPrefix):
+				if owned[p] || !stageOwnerGone(name) {
+					continue
+				}
+				if err := fsx.RemoveAll(fsys, p); err != nil {
+					return fmt.Errorf("removing %s, left by a write that died before its intent was journaled: %w", p, err)
+				}
+				removed = append(removed, p)
+			case strings.HasPrefix(name, ".") || !e.IsDir():
+			case item && allDigits(name):
+				// a version directory: it holds files only
+			default:
+				if err := walk(p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(dataRoot); err != nil {
+		return removed, err
+	}
+	if len(removed) == 0 {
+		return nil, nil
+	}
+	// Durable before the journal forgets the crash (the caller's next
+	// commit): a removal a power cut undid would not be looked for again.
+	dirs := map[string]bool{}
+	var list []string
+	for _, p := range removed {
+		if d := filepath.Dir(p); !dirs[d] {
+			dirs[d] = true
+			list = append(list, d)
+		}
+	}
+	return removed, fsx.SyncAll(fsys, nil, list)
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// RemoveCrashLeftovers removes what writes that died before their intent
+// was durable left under dataRoot (removeOrphanStages), if the journal
+// says a holder ended without closing it since the last look, and then
+// clears that mark. Every caller that finishes a crashed process's open
+// intents calls it after them: recover, and a write with its own journal.
+func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, dataRoot string) ([]string, error) {
+	if !j.CrashLeftoversUnchecked() {
+		return nil, nil
+	}
+	removed, err := removeOrphanStages(ctx, fsys, dataRoot, nil)
+	if err != nil {
+		return removed, err
+	}
+	return removed, j.CrashLeftoversChecked()
+}
