@@ -148,6 +148,7 @@ type NamespaceListing struct {
 // ListNamespaceManifests lists the manifests under the datastore base and
 // marks the configured namespace. Read-only.
 func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error) {
+	fsys = fsx.OrReal(fsys)
 	if fsys == nil {
 		fsys = fsx.Real()
 	}
