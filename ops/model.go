@@ -50,7 +50,7 @@ type ModelNotFoundError struct{ Query string }
 
 func (e *ModelNotFoundError) Error() string {
 	return fmt.Sprintf("Model not found: %s (no definition under models/ has this name or id, no catalog row has this model_name, "+
-		"no data is stored under this model id; 'swampj data list' lists the models with data)", e.Query)
+		"no data is stored under this model id)", e.Query)
 }
 func (e *ModelNotFoundError) Code() string { return "not_found" }
 
