@@ -152,9 +152,6 @@ type NamespaceListing struct {
 // marks the configured namespace. Read-only.
 func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error) {
 	fsys = fsx.OrReal(fsys)
-	if fsys == nil {
-		fsys = fsx.Real()
-	}
 	ms, err := repo.ListNamespaces(fsys, r.Base)
 	if err != nil {
 		return nil, err
