@@ -283,19 +283,26 @@ func init() { // an init, not an initializer: some entries reuse others
 			return err
 		},
 		"ops.CatalogOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops.RebuildCatalog"](t, fx) },
-		"ops.RepoCatalog": func(t *testing.T, fx *nilFixture) error {
-			o := ops.RepoCatalog(nil, fx.dir)
-			if _, _, err := o.Existing(fx.ctx); err != nil {
+		"ops.OpenCatalog": func(t *testing.T, fx *nilFixture) error {
+			h := ops.OpenCatalog(nil, fx.dir)
+			if _, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}},
+				ops.WriteOptions{Catalog: h}); err != nil {
 				return err
 			}
-			return o.Close()
+			return h.Close()
 		},
-		"ops.ReportCatalog": func(t *testing.T, fx *nilFixture) error {
-			o := ops.ReportCatalog(nil, fx.dir)
-			if _, _, err := o.Existing(fx.ctx); err != nil {
+		"ops.RecoverOptions": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
+			if err != nil {
 				return err
 			}
-			return o.Close()
+			defer j.Close()
+			if _, err := ops.PreviewRecovery(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir}); err != nil {
+				return err
+			}
+			_, err = ops.Recover(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir})
+			return err
 		},
 		"ops.ResolveModel": func(t *testing.T, fx *nilFixture) error {
 			_, err := ops.ResolveModel(fx.ctx, nil, fx.r, fx.addr.ModelID)
@@ -314,10 +321,6 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops.DataVersions": func(t *testing.T, fx *nilFixture) error {
 			_, _, err := ops.DataVersions(fx.ctx, nil, fx.r, fx.addr)
-			return err
-		},
-		"ops.MissingDirs": func(t *testing.T, fx *nilFixture) error {
-			_, err := ops.MissingDirs(nil, filepath.Join(fx.scratch, "a", "b"), map[string]bool{})
 			return err
 		},
 		"ops.ListData": func(t *testing.T, fx *nilFixture) error { _, err := ops.ListData(fx.ctx, nil, fx.r, ""); return err },
