@@ -179,6 +179,9 @@ func init() { // an init, not an initializer: some entries reuse others
 		"ops/store.Walk": func(t *testing.T, fx *nilFixture) error {
 			return store.Walk(fx.ctx, nil, fx.r.DataRoot, func(store.Item) error { return nil })
 		},
+		"ops/store.WalkListings": func(t *testing.T, fx *nilFixture) error {
+			return store.WalkListings(fx.ctx, nil, fx.r.DataRoot, func(store.Item) error { return nil }, nil)
+		},
 		"ops/store.FindItems": func(t *testing.T, fx *nilFixture) error {
 			_, err := store.FindItems(fx.ctx, nil, fx.r.DataRoot, "")
 			return err

@@ -90,7 +90,7 @@ func Walk(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error
 // doctor's search for staging leftovers) then need not list it again.
 // seen runs on the walk's goroutine; entries must not be modified.
 func WalkListings(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error, seen func(dir string, entries []fs.DirEntry)) error {
-	w := &walker{ctx: ctx, fsys: fsys, fn: fn, seen: seen}
+	w := &walker{ctx: ctx, fsys: fsx.OrReal(fsys), fn: fn, seen: seen}
 	return w.walk(dataRoot)
 }
 
