@@ -14,8 +14,9 @@ import (
 // versions, never fixes old namespace stamps (G18) and its only full repair
 // is deleting the file, which also loses foreign rows (§3.9). Diff/Apply do
 // the full reconciliation for one namespace and leave every other namespace
-// alone: the caller walks the disk, builds the expected rows (RowFromMeta,
-// flags from MarkLatest), and Diff says how the catalog differs.
+// alone: the caller walks the disk, builds the expected rows
+// (ops/catalogrow.FromMeta, flags from MarkLatest), and Diff says how the
+// catalog differs.
 
 // RowDrift is a row present on both sides whose columns differ.
 type RowDrift struct {
@@ -130,7 +131,7 @@ func (c *Catalog) applyDiff(ctx context.Context, tx *sql.Tx, d *Diff) error {
 func expectedSet(ns string, expected []Row) (map[versionKey]struct{}, error) {
 	want := make(map[versionKey]struct{}, len(expected))
 	for _, r := range expected {
-		if err := r.validate("diff"); err != nil {
+		if err := r.Validate("diff"); err != nil {
 			return nil, err
 		}
 		if r.Namespace != ns {

@@ -9,7 +9,8 @@
 //     checks, creation of a missing catalog, report (read-only) mode.
 //   - quarantine.go: a damaged catalog is moved aside with its sidecars as one
 //     unit (G4); nothing is ever deleted.
-//   - row.go: Row, ItemKey and the metadata → row mapping (§3.4).
+//   - row.go: Row and ItemKey, the table's columns (§3.4); rows are built
+//     from metadata above this package (ops/catalogrow).
 //   - latest.go: which row carries is_latest / is_step_latest (§3.5, §11).
 //   - write.go: write-through operations, one IMMEDIATE transaction each (§3.6).
 //   - read.go: readers (rowid order, §3.11).

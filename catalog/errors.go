@@ -61,9 +61,8 @@ type ForeignSchemaError struct {
 func (e *ForeignSchemaError) Code() string { return CodeSchema }
 func (e *ForeignSchemaError) Error() string {
 	return fmt.Sprintf("catalog %s: %s; swampj left it untouched (swamp itself would drop it). "+
-		"Inspect it with `swampj catalog verify --json` (read-only). If it is disposable, stop every swamp "+
-		"process, move %s together with its -wal, -shm and -journal files (never one without the others), "+
-		"then run `swampj catalog rebuild --confirm`",
+		"If it is disposable, stop every swamp process, move %s together with its -wal, -shm and -journal "+
+		"files (never one without the others), then rebuild the catalog",
 		e.Path, e.Problem, e.Path)
 }
 

@@ -131,6 +131,7 @@ func (c *Catalog) Close() error {
 // untouched and reported as *ForeignSchemaError. With
 // Options.NoIntegrityCheck, quick_check is not run.
 func Open(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Catalog, error) {
+	fsys = fsx.OrReal(fsys)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &DBError{Op: "open", Path: path, Err: err}

@@ -57,6 +57,7 @@ func movedName(dbPath, infix, stamp, suffix string) string {
 // durability-notes §5); other processes are the caller's concern: hold the
 // datastore lock and make sure no swamp process runs.
 func MoveAsideFiles(fsys fsx.FS, path, reason string, now time.Time) (*MoveAside, error) {
+	fsys = fsx.OrReal(fsys)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, &MoveAsideError{Path: path, Reason: reason, Err: err}

@@ -1,11 +1,5 @@
 package catalog
 
-import (
-	"fmt"
-
-	"github.com/swampj/swampj/ops/meta"
-)
-
 // ItemKey names one data item inside the catalog: every version of it shares
 // these four columns (the primary key without version, §3.3).
 type ItemKey struct {
@@ -69,8 +63,11 @@ func (r Row) stepGroup() stepGroup {
 	return stepGroup{r.Key(), r.WorkflowName, r.JobName, r.StepName}
 }
 
-// validate rejects rows the primary key cannot meaningfully hold.
-func (r Row) validate(op string) error {
+// Validate returns an *InvalidRowError, naming op, for a row the primary key
+// cannot meaningfully hold (an empty type, model id or data name). Every
+// write validates its rows; builders of rows (package ops/catalogrow) call it
+// to refuse a row before anything is planned.
+func (r Row) Validate(op string) error {
 	switch {
 	case r.TypeNormalized == "":
 		return &InvalidRowError{Op: op, Row: r.Key(), Reason: "type_normalized is empty"}
@@ -83,69 +80,7 @@ func (r Row) validate(op string) error {
 }
 
 func (k ItemKey) validate(op string) error {
-	return Row{Namespace: k.Namespace, TypeNormalized: k.TypeNormalized, ModelID: k.ModelID, DataName: k.DataName}.validate(op)
-}
-
-// RowFromMeta builds the row of one version from its metadata.yaml, exactly
-// as swamp's write-through and backfill do (§3.4):
-//
-//   - ns is the writing repo's namespace, not the directory's (G18);
-//   - typeNorm and modelID come from the version's directory path;
-//   - data_name, id, version, content_type, lifetime are copied;
-//   - model_name/spec_name/data_type are tags modelName/specName/type (empty if missing);
-//   - owner_type, owner_ref and the workflow fields come from ownerDefinition;
-//   - size is 0 when absent (rename tombstones, append);
-//   - created_at is re-formatted to milliseconds and Z (toISOString);
-//   - tags is JSON.stringify of the tags in their order.
-//
-// checksum, lifecycle, renamedTo and garbageCollection are not stored.
-// Whether a version gets a row at all (renamed/deleted/unreadable versions do
-// not, §3.7) is the caller's decision. The latest flags are left false: they
-// depend on the other versions (latest.go) or on the write (write.go).
-func RowFromMeta(ns, typeNorm, modelID string, m *meta.Metadata) (Row, error) {
-	if m == nil {
-		return Row{}, &InvalidRowError{Op: "row from metadata", Row: ItemKey{ns, typeNorm, modelID, ""}, Reason: "no metadata"}
-	}
-	createdAt, err := meta.CatalogTime(m.CreatedAt)
-	if err != nil {
-		return Row{}, &InvalidRowError{
-			Op:     "row from metadata",
-			Row:    ItemKey{ns, typeNorm, modelID, m.Name},
-			Reason: fmt.Sprintf("version %d: createdAt %q: %v", m.Version, m.CreatedAt, err),
-		}
-	}
-	modelName, _ := m.Tags.Get("modelName")
-	specName, _ := m.Tags.Get("specName")
-	dataType, _ := m.Tags.Get("type")
-	var size int64
-	if m.Size != nil {
-		size = *m.Size
-	}
-	r := Row{
-		Namespace:      ns,
-		TypeNormalized: typeNorm,
-		ModelID:        modelID,
-		DataName:       m.Name,
-		ID:             m.ID,
-		Version:        m.Version,
-		ModelName:      modelName,
-		SpecName:       specName,
-		DataType:       dataType,
-		ContentType:    m.ContentType,
-		Lifetime:       m.Lifetime,
-		OwnerType:      m.Owner.OwnerType,
-		Streaming:      m.Streaming,
-		Size:           size,
-		CreatedAt:      createdAt,
-		Tags:           meta.TagsJSON(m.Tags),
-		OwnerRef:       m.Owner.OwnerRef,
-		WorkflowRunID:  m.Owner.WorkflowRunID,
-		WorkflowName:   m.Owner.WorkflowName,
-		JobName:        m.Owner.JobName,
-		StepName:       m.Owner.StepName,
-		Source:         m.Owner.Source,
-	}
-	return r, r.validate("row from metadata")
+	return Row{Namespace: k.Namespace, TypeNormalized: k.TypeNormalized, ModelID: k.ModelID, DataName: k.DataName}.Validate(op)
 }
 
 // rowColumns are the columns this package reads and writes, in table order;

@@ -91,7 +91,7 @@ func (p *Pending) Rollback() {
 // PrepareUpsertVersions is UpsertVersions up to, not including, its commit.
 func (c *Catalog) PrepareUpsertVersions(ctx context.Context, rows []Row) (*Pending, error) {
 	for _, r := range rows {
-		if err := r.validate("upsert"); err != nil {
+		if err := r.Validate("upsert"); err != nil {
 			return nil, err
 		}
 	}
@@ -123,7 +123,7 @@ func (c *Catalog) insertSQL() string {
 // The row's own IsLatest/IsStepLatest are ignored (set to true). The caller
 // writes versions in ascending order, so the new row is also the highest.
 func (c *Catalog) UpsertNewVersion(ctx context.Context, row Row) error {
-	if err := row.validate("upsert"); err != nil {
+	if err := row.Validate("upsert"); err != nil {
 		return err
 	}
 	return c.writeTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
@@ -149,7 +149,7 @@ func (c *Catalog) UpsertVersions(ctx context.Context, rows []Row) error {
 // (swamp's saveDeferred/finalizeVersionDeferred, §3.6). A later
 // UpsertNewVersion of the same row makes it latest.
 func (c *Catalog) UpsertDeferred(ctx context.Context, row Row) error {
-	if err := row.validate("upsert deferred"); err != nil {
+	if err := row.Validate("upsert deferred"); err != nil {
 		return err
 	}
 	row.IsLatest, row.IsStepLatest = false, false

@@ -25,6 +25,7 @@ func TempName(target string) string {
 // old content or the new, never a mix or an empty file, and after it returns
 // the new content survives a power cut.
 func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) error {
+	fsys = OrReal(fsys)
 	_, _, err := WriteStreamAtomic(fsys, path, bytesReader(data), perm, nil)
 	return err
 }
@@ -34,6 +35,7 @@ func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) error 
 // temp file and renaming it leaves a file recovery knows and removes. A
 // leftover temp of that name is removed first.
 func WriteFileAtomicVia(fsys FS, path, tmp string, data []byte, perm fs.FileMode) error {
+	fsys = OrReal(fsys)
 	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -54,6 +56,7 @@ func WriteFileAtomicVia(fsys FS, path, tmp string, data []byte, perm fs.FileMode
 // syncDir=false is not offered: the directory fsync is what makes the rename
 // durable (durability-notes §1.7 step 6).
 func WriteStreamAtomic(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (n int64, tmp string, err error) {
+	fsys = OrReal(fsys)
 	n, tmp, err = WriteTemp(fsys, path, r, perm, tee)
 	if err != nil {
 		return n, tmp, err
@@ -69,6 +72,7 @@ func WriteStreamAtomic(fsys FS, path string, r io.Reader, perm fs.FileMode, tee 
 // closes it, and returns its name. The caller renames it into place (and
 // fsyncs the directory); on error the temp file is removed when possible.
 func WriteTemp(fsys FS, target string, r io.Reader, perm fs.FileMode, tee io.Writer) (int64, string, error) {
+	fsys = OrReal(fsys)
 	tmp := TempName(target)
 	n, err := WriteNew(fsys, tmp, r, perm, tee)
 	if err != nil {
@@ -81,6 +85,7 @@ func WriteTemp(fsys FS, target string, r io.Reader, perm fs.FileMode, tee io.Wri
 // WriteNew creates path (it must not exist), copies r into it, fsyncs and
 // closes it. It does not fsync the directory.
 func WriteNew(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (int64, error) {
+	fsys = OrReal(fsys)
 	f, n, err := WriteNewUnsynced(fsys, path, r, perm, tee)
 	if err != nil {
 		return n, err
@@ -94,6 +99,7 @@ func WriteNew(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer
 // may publish it. On error the file is closed (and left for the caller's
 // cleanup, which knows whether the name is its own).
 func WriteNewUnsynced(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (File, int64, error) {
+	fsys = OrReal(fsys)
 	f, err := fsys.Create(path, perm)
 	if err != nil {
 		return nil, 0, err
@@ -120,6 +126,7 @@ type concurrentSyncer interface{ concurrentSync() bool }
 // fsys from several goroutines at once (only the real file system: under
 // fsx.Fault every run must number its operations the same way).
 func Concurrent(fsys FS) bool {
+	fsys = OrReal(fsys)
 	cs, ok := fsys.(concurrentSyncer)
 	return ok && cs.concurrentSync()
 }
@@ -133,6 +140,7 @@ func Concurrent(fsys FS) bool {
 // syncs that have no order among themselves; whatever depends on them
 // comes after SyncAll returns.
 func SyncAll(fsys FS, files []File, dirs []string) error {
+	fsys = OrReal(fsys)
 	if Concurrent(fsys) && len(files)+len(dirs) > 1 {
 		return syncConcurrently(fsys, files, dirs)
 	}
@@ -234,6 +242,7 @@ func (e *SourceError) Unwrap() error { return e.Err }
 // MkdirDurable creates dir (its parent must exist) and fsyncs the parent.
 // An existing directory is not an error.
 func MkdirDurable(fsys FS, dir string, perm fs.FileMode) error {
+	fsys = OrReal(fsys)
 	if err := fsys.Mkdir(dir, perm); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			if fi, serr := fsys.Stat(dir); serr == nil && fi.IsDir() {
@@ -248,6 +257,7 @@ func MkdirDurable(fsys FS, dir string, perm fs.FileMode) error {
 // MkdirAllDurable creates dir and any missing parents, fsyncing the parent of
 // every directory it creates, outermost first.
 func MkdirAllDurable(fsys FS, dir string, perm fs.FileMode) error {
+	fsys = OrReal(fsys)
 	dir = filepath.Clean(dir)
 	if fi, err := fsys.Stat(dir); err == nil {
 		if fi.IsDir() {
@@ -267,6 +277,7 @@ func MkdirAllDurable(fsys FS, dir string, perm fs.FileMode) error {
 // RenameDurable renames and fsyncs both parents (one if they are the same).
 // POSIX does not say which directory carries a cross-directory rename.
 func RenameDurable(fsys FS, oldpath, newpath string) error {
+	fsys = OrReal(fsys)
 	if err := fsys.Rename(oldpath, newpath); err != nil {
 		return err
 	}
@@ -275,6 +286,7 @@ func RenameDurable(fsys FS, oldpath, newpath string) error {
 
 // RenameNoReplaceDurable is RenameDurable that refuses to replace newpath.
 func RenameNoReplaceDurable(fsys FS, oldpath, newpath string) error {
+	fsys = OrReal(fsys)
 	if err := fsys.RenameNoReplace(oldpath, newpath); err != nil {
 		return err
 	}
@@ -284,6 +296,7 @@ func RenameNoReplaceDurable(fsys FS, oldpath, newpath string) error {
 // SyncParents fsyncs the distinct parent directories of the given paths
 // (together, on the real file system: SyncAll).
 func SyncParents(fsys FS, paths ...string) error {
+	fsys = OrReal(fsys)
 	seen := map[string]bool{}
 	var dirs []string
 	for _, p := range paths {
@@ -299,6 +312,7 @@ func SyncParents(fsys FS, paths ...string) error {
 // swampj's own temporary trees (staging directories); user data is moved to
 // quarantine, never removed. A missing path is not an error.
 func RemoveAll(fsys FS, path string) error {
+	fsys = OrReal(fsys)
 	fi, err := fsys.Lstat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -325,6 +339,7 @@ func RemoveAll(fsys FS, path string) error {
 
 // Exists reports whether path exists (without following a final symlink).
 func Exists(fsys FS, path string) (bool, error) {
+	fsys = OrReal(fsys)
 	_, err := fsys.Lstat(path)
 	if err == nil {
 		return true, nil

@@ -55,6 +55,7 @@ type Fault struct {
 
 // NewFault wraps inner; with no crash point set it only records.
 func NewFault(inner FS) *Fault {
+	inner = OrReal(inner)
 	return &Fault{Inner: inner, crashAfter: -1, failAt: map[int]error{}, failKind: map[string]error{}}
 }
 

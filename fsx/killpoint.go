@@ -39,9 +39,13 @@ var killer struct {
 	armed bool
 }
 
-// WithKillPoint wraps inner when SWAMPJ_FAILPOINT is set (getenv is
-// os.Getenv in the binary); a malformed value is an error.
+// WithKillPoint wraps inner (nil: the real disk) when SWAMPJ_FAILPOINT is
+// set (getenv nil: os.Getenv); a malformed value is an error.
 func WithKillPoint(inner FS, getenv func(string) string) (FS, error) {
+	inner = OrReal(inner)
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	spec := getenv(EnvFailpoint)
 	if spec == "" {
 		return inner, nil

@@ -120,6 +120,15 @@ func TestOpenReadOnlyLeavesDamageInPlace(t *testing.T) {
 	if l, err := j.List(true); err != nil || len(l) != 0 {
 		t.Fatalf("%v %v", l, err)
 	}
+	// Every reader doctor and catalog verify call answers "nothing" (a
+	// panic here once crashed `swampj doctor` after an interrupted
+	// journal creation).
+	if cs, err := j.CatalogStale(); cs != nil || err != nil {
+		t.Fatalf("CatalogStale of an empty journal: %+v %v", cs, err)
+	}
+	if in, err := j.OpenIntents(); len(in) != 0 || err != nil {
+		t.Fatalf("OpenIntents of an empty journal: %v %v", in, err)
+	}
 	j.Close()
 	if names(t, dir) != "_journal.db" {
 		t.Fatalf("moved: %s", names(t, dir))

@@ -92,8 +92,10 @@ func (j *Journal) MarkCatalogStale(id uint64, catalogPath, reason string) error 
 // nothing swampj knows of).
 func (j *Journal) CatalogStale() (*CatalogStale, error) {
 	var cs *CatalogStale
-	if j == nil {
-		return nil, nil // no journal: nothing was ever skipped
+	if j == nil || j.db == nil {
+		// No journal, or an empty one opened read-only (an interrupted
+		// creation): nothing was ever skipped.
+		return nil, nil
 	}
 	err := j.db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)

@@ -47,6 +47,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
@@ -59,7 +60,7 @@ import (
 const CodeTypeNotNormalized store.Code = "type_not_normalized"
 
 // CodeRowInvalid: a readable version whose metadata cannot become a row
-// (catalog.RowFromMeta refused it). It is counted as unreadable.
+// (catalogrow.FromMeta refused it). It is counted as unreadable.
 const CodeRowInvalid store.Code = "row_invalid"
 
 // ExpectedOptions configure ExpectedRows.
@@ -204,7 +205,7 @@ type scanned struct {
 
 // ExpectedRows walks the repo's data root (store.Walk, store.ScanItem) and
 // builds the rows the catalog should hold for r.Namespace: one row per
-// readable version (catalog.RowFromMeta, stamped with the repo's namespace,
+// readable version (catalogrow.FromMeta, stamped with the repo's namespace,
 // G18), flags by Expected.Mark. Unreadable versions are skipped and listed
 // with their problems; they are not an error. The error is non-nil only when
 // the walk itself fails (a directory that cannot be listed, ctx).
@@ -401,7 +402,7 @@ func scanItem(fsys fsx.FS, ns string, it store.Item, check store.CheckOptions) s
 			s.unreadable = append(s.unreadable, unreadableOf(it, v.Number, v.State.String(), v.Problems))
 			continue
 		}
-		row, err := catalog.RowFromMeta(ns, it.Type, it.ModelID, v.Metadata)
+		row, err := catalogrow.FromMeta(ns, it.Type, it.ModelID, v.Metadata)
 		if err != nil {
 			s.unreadable = append(s.unreadable, unreadableOf(it, v.Number, "damaged",
 				[]store.Problem{{Code: CodeRowInvalid, Path: v.MetadataPath, Message: err.Error()}}))

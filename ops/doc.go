@@ -33,7 +33,9 @@
 // Warn and, at level Debug, one record per step the executor runs: intent
 // id, step, kind, path, what the observation said, what was done). Errors
 // say what happened, never which CLI command or flag to use (cmd/swampj
-// adds that); errors.Is(err, ErrBusy) is every "someone else holds it,
+// adds that); doctor findings and migrate warnings carry the action they
+// advise as a Remedy, for the front end to name its own command or call.
+// errors.Is(err, ErrBusy) is every "someone else holds it,
 // retry later", errors.Is(err, ErrNotARepo) a directory outside every
 // repo, ErrConflict and ErrStepFailed an operation stopped with its intent
 // open. The namespace operations read .swamp.yaml again before they plan,

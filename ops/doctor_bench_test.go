@@ -86,14 +86,15 @@ func readEveryMetadata(b *testing.B, fsys fsx.FS, dataRoot string) int {
 // SHA-256 of every raw, nothing else, with the plainest fast loop (one
 // buffer per worker, one hash state reset per file).
 func hashEveryRaw(b *testing.B, fsys fsx.FS, dataRoot string) int {
-	var pool = sync.Pool{New: func() any { return make([]byte, 256<<10) }}
+	var pool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 	return parallelItems(b, fsys, dataRoot, func(it store.Item) (int, error) {
 		ents, err := fsys.ReadDir(it.Dir)
 		if err != nil {
 			return 0, err
 		}
-		buf := pool.Get().([]byte)
-		defer pool.Put(buf)
+		bufp := pool.Get().(*[]byte)
+		defer pool.Put(bufp)
+		buf := *bufp
 		h := sha256.New()
 		n := 0
 		for _, e := range ents {

@@ -28,6 +28,10 @@ type SwampCheck struct {
 	Passed       bool   `json:"passed"`
 	Message      string `json:"message"`
 	SwampDiffers string `json:"swampDiffers,omitempty"`
+	// Remedy is the action of swampj's that Message (a failed check) or
+	// else SwampDiffers advises; not in swamp's JSON (the CLI appends its
+	// command to that text instead).
+	Remedy Remedy `json:"-"`
 }
 
 // Swamp's check ids (doctor_datastores.ts).
@@ -84,14 +88,16 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 			case files > 0:
 				real = append(real, sub)
 			case logs > 0:
-				explained = append(explained, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there; 'swampj datastore namespace migrate --confirm' folds them in)", sub, logs))
+				explained = append(explained, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there; the namespace migration folds them in)", sub, logs))
+				m.Remedy = RemedyMigrate // advised in SwampDiffers
 			case sub == "data" && s.holdsCatalog(dir):
 				explained = append(explained, "data (only the repo-local catalog, which never moves)")
 			}
 		}
 		if len(real) > 0 {
-			m.Message = fmt.Sprintf("Un-migrated data found at root level (%s). Run 'swampj datastore namespace migrate --confirm' to move it into namespace %q",
+			m.Message = fmt.Sprintf("Un-migrated data found at root level (%s). The namespace migration moves it into namespace %q",
 				strings.Join(real, ", "), r.Namespace)
+			m.Remedy = RemedyMigrate
 		} else {
 			m.Passed = true
 			m.Message = fmt.Sprintf("All data is under namespace %q", r.Namespace)
@@ -130,15 +136,17 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 		// No catalog, or one swamp invalidated: swamp's next query builds
 		// it from disk, so nothing is missing from a query's point of view.
 		c.Passed = true
-		c.Message = fmt.Sprintf("Catalog index not built yet: swamp builds it from the %d record(s) on disk at its next query ('swampj catalog rebuild --confirm' builds it now)", disk)
+		c.Message = fmt.Sprintf("Catalog index not built yet: swamp builds it from the %d record(s) on disk at its next query (a catalog rebuild builds it now)", disk)
+		c.Remedy = RemedyRebuildCatalog
 	case len(short) > 0 && !s.populated:
 		// Not marked populated: swamp's next query runs its additive
 		// backfill (§3.7), which adds every missing row.
 		c.Passed = true
 		c.Message = fmt.Sprintf("Catalog index holds %d of %d record(s) on disk and is not marked populated: swamp's next query backfills the rest", cat, disk)
 	case len(short) > 0:
-		c.Message = fmt.Sprintf("Catalog index is missing %d record(s) across %d model type(s) that exist on disk (%s). Run 'swampj catalog rebuild --confirm'",
+		c.Message = fmt.Sprintf("Catalog index is missing %d record(s) across %d model type(s) that exist on disk (%s). A catalog rebuild adds them",
 			disk-cat, len(short), strings.Join(short, "; "))
+		c.Remedy = RemedyRebuildCatalog
 	default:
 		c.Passed = true
 		c.Message = fmt.Sprintf("Catalog index covers all %d record(s) on disk", disk)

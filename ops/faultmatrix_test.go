@@ -543,14 +543,14 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 	}
 
 	// 2. The operator, on the real disk.
-	r := migLoad(t, dir)
+	migLoad(t, dir) // the configuration reads before recovery too
 	if _, rerr := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
 		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Rollback: true, LockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
 			errorf("%s: WEDGE: recover failed (%v) and recover --rollback failed (%v)", where, rerr, rberr)
 			return outcome
 		}
 	}
-	r = migLoad(t, dir)
+	r := migLoad(t, dir)
 	if _, rerr := p.run(t, r, fsx.Real(), true); rerr != nil {
 		errorf("%s: re-running the command after recover failed: %v", where, rerr)
 	}

@@ -114,6 +114,9 @@ type MigrateWarning struct {
 	Path    string   `json:"path"`
 	Files   []string `json:"files"`
 	Message string   `json:"message"`
+	// Remedy is the action the message advises, when it is one of
+	// swampj's own (the CLI appends its command); "" otherwise.
+	Remedy Remedy `json:"remedy,omitempty"`
 }
 
 // MigratePreview is the plan: swamp's preview object plus the number of
@@ -427,7 +430,8 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	}
 	if err != nil {
 		done.Warnings = append(done.Warnings, MigrateWarning{Path: r.CatalogPath, Message: fmt.Sprintf(
-			"the catalog is not built yet and building it failed (%v); swamp builds it on its next read, or run 'swampj catalog rebuild --confirm'", err)})
+			"the catalog is not built yet and building it failed (%v); swamp builds it on its next read, or rebuild it now", err),
+			Remedy: RemedyRebuildCatalog})
 	}
 	done.CatalogBuilt = built
 	return nil
@@ -558,7 +562,7 @@ func (p *migrationPlan) failure(id uint64, err error, opts MigrateOptions) error
 		failedAt = ce.Index
 	}
 	fe := &MigrateFailedError{Namespace: p.ns, DatastorePath: p.base, Reverse: p.reverse, IntentID: id,
-		Succeeded: []string{}, Err: err, Rerun: rerunCommand(opts)}
+		Succeeded: []string{}, Err: err, Rerun: rerunRemedy(opts)}
 	if failedAt < 0 {
 		return fe
 	}
@@ -577,14 +581,15 @@ func (p *migrationPlan) failure(id uint64, err error, opts MigrateOptions) error
 	return fe
 }
 
-func rerunCommand(opts MigrateOptions) string {
+// rerunRemedy is the run that finishes a failed migration: the same one.
+func rerunRemedy(opts MigrateOptions) Remedy {
 	switch {
 	case opts.Unset:
-		return "swampj datastore namespace unset --migrate --confirm"
+		return RemedyUnsetMigrate
 	case opts.Reverse:
-		return "swampj datastore namespace migrate --reverse --confirm"
+		return RemedyMigrateReverse
 	}
-	return "swampj datastore namespace migrate --confirm"
+	return RemedyMigrate
 }
 
 // migrationPlanner walks the two sides and collects the plan.
@@ -1014,8 +1019,8 @@ func (p *migrationPlanner) warnCatalogCopies(dir string, names []string) {
 	p.plan.warnings = append(p.plan.warnings, MigrateWarning{Subdir: p.subdir, Path: dir, Files: names,
 		Message: fmt.Sprintf("%s holds catalog files (%s) that an older swamp moved with the data. "+
 			"They are not data and are left where they are; the live catalog is %s. "+
-			"'swampj doctor --repair --confirm' moves them to quarantine",
-			dir, strings.Join(names, ", "), p.r.CatalogPath)})
+			"The doctor's repair moves them to quarantine",
+			dir, strings.Join(names, ", "), p.r.CatalogPath), Remedy: RemedyRepair})
 }
 
 // quarantineDir is where a forward run puts the catalog copies it finds in
@@ -1430,7 +1435,8 @@ type MigrateFailedError struct {
 	Succeeded     []string `json:"succeededDirectories"`
 	Failed        string   `json:"failedDirectory"`
 	Err           error    `json:"-"`
-	Rerun         string   `json:"-"`
+	// Rerun is the run that finishes the job: this same migration again.
+	Rerun Remedy `json:"-"`
 }
 
 func (e *MigrateFailedError) Error() string {

@@ -40,7 +40,7 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 			}
 			warned := false
 			for _, w := range res.Completed.Warnings {
-				warned = warned || (strings.Contains(w.Message, "complete on disk") && strings.Contains(w.Message, "swampj recover"))
+				warned = warned || (strings.Contains(w.Message, "complete on disk") && w.Remedy == ops.RemedyRecover)
 			}
 			if !warned {
 				t.Fatalf("no warning says the done mark was lost: %+v", res.Completed.Warnings)

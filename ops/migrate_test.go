@@ -560,7 +560,7 @@ func TestFailedStepThenRerun(t *testing.T) {
 			t.Fatalf("the error must name %q: %v", hint, err)
 		}
 	}
-	if fe.Rerun != "swampj datastore namespace migrate --confirm" || strings.Contains(err.Error(), "'swampj ") {
+	if fe.Rerun != ops.RemedyMigrate || strings.Contains(err.Error(), "'swampj ") {
 		t.Fatalf("rerun %q; the message must not name CLI commands: %v", fe.Rerun, err)
 	}
 	if err := os.Remove(filepath.Join(dir, ".swamp", migNS, "outputs")); err != nil {
@@ -699,7 +699,7 @@ func TestSetUnsetList(t *testing.T) {
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp.yaml": migConfig(dir, ""), ".swamp/data/x": "1"})
 	o := ops.NamespaceOptions{LockTimeout: time.Second, Getenv: func(string) string { return "" }}
 	res, err := ops.SetNamespace(migCtx, migLoad(t, dir), "infra", o)
-	if err != nil || res.IntentID == 0 || !strings.Contains(res.Warning, "migrate --confirm") {
+	if err != nil || res.IntentID == 0 || res.WarningRemedy != ops.RemedyMigrate || !strings.Contains(res.Warning, "namespace migration moves it") {
 		t.Fatalf("%+v %v", res, err)
 	}
 	if r := migLoad(t, dir); r.Namespace != "infra" {

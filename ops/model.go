@@ -50,7 +50,7 @@ type ModelNotFoundError struct{ Query string }
 
 func (e *ModelNotFoundError) Error() string {
 	return fmt.Sprintf("Model not found: %s (no definition under models/ has this name or id, no catalog row has this model_name, "+
-		"no data is stored under this model id; 'swampj data list' lists the models with data)", e.Query)
+		"no data is stored under this model id)", e.Query)
 }
 func (e *ModelNotFoundError) Code() string { return "not_found" }
 
@@ -72,6 +72,7 @@ func (e *AmbiguousModelError) Code() string { return "ambiguous_model" }
 
 // ResolveModel resolves a model name or id.
 func ResolveModel(ctx context.Context, fsys fsx.FS, r *repo.Repo, idOrName string) (Model, error) {
+	fsys = fsx.OrReal(fsys)
 	if idOrName == "" || strings.ContainsAny(idOrName, "/\\\x00") {
 		return Model{}, &ModelNotFoundError{Query: idOrName}
 	}
@@ -186,6 +187,7 @@ func catalogModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, name string) 
 // model is TYPE/MODEL_ID/DATA_NAME. The Model says how it was found; its
 // Name is the model's name when a definition or data says it.
 func ResolveItem(ctx context.Context, fsys fsx.FS, r *repo.Repo, model, name string) (repo.Address, Model, error) {
+	fsys = fsx.OrReal(fsys)
 	if name == "" && strings.Contains(model, "/") {
 		a, err := repo.ParseAddress(model)
 		if err != nil {

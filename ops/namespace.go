@@ -114,9 +114,12 @@ type NamespaceOptions struct {
 // SetResult is what `namespace set` did. The first four fields are swamp's
 // JSON (datastore_namespace_set.ts:46-57).
 type SetResult struct {
-	Namespace           string          `json:"namespace"`
-	DatastorePath       string          `json:"datastorePath"`
-	Warning             string          `json:"warning"`
+	Namespace     string `json:"namespace"`
+	DatastorePath string `json:"datastorePath"`
+	Warning       string `json:"warning"`
+	// WarningRemedy is the action Warning advises (the CLI appends its
+	// command to the warning, in text and JSON alike).
+	WarningRemedy       Remedy          `json:"-"`
 	RegistrationSkipped bool            `json:"registrationSkipped"`
 	PreviousNamespace   string          `json:"previousNamespace,omitempty"`
 	IntentID            uint64          `json:"intentId"`
@@ -148,9 +151,7 @@ type NamespaceListing struct {
 // ListNamespaceManifests lists the manifests under the datastore base and
 // marks the configured namespace. Read-only.
 func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error) {
-	if fsys == nil {
-		fsys = fsx.Real()
-	}
+	fsys = fsx.OrReal(fsys)
 	ms, err := repo.ListNamespaces(fsys, r.Base)
 	if err != nil {
 		return nil, err
@@ -237,7 +238,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	}
 	res := &SetResult{Namespace: slug, DatastorePath: r.Base, PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered,
 		Warning: fmt.Sprintf("Existing data was not moved: it stays at the un-namespaced paths under %s. "+
-			"Run 'swampj datastore namespace migrate --confirm' to move it into %s.", r.Base, nsDir)}
+			"The namespace migration moves it into %s.", r.Base, nsDir), WarningRemedy: RemedyMigrate}
 	if r.Namespace != "" {
 		res.Warning += fmt.Sprintf(" The manifest of the previous namespace %q is left in place.", r.Namespace)
 	}
@@ -450,7 +451,7 @@ func (m *nsMutation) finishCompleted(done *MigrateCompleted) error {
 	}
 	done.Warnings = append(done.Warnings, MigrateWarning{Path: path, Message: fmt.Sprintf(
 		"the migration is complete on disk, but recording that in the journal failed (%v): its intent stays open "+
-			"until 'swampj recover' (or the next swampj command) finds every step done and closes it", err)})
+			"until recovery (or the next swampj command) finds every step done and closes it", err), Remedy: RemedyRecover})
 	return nil
 }
 

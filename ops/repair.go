@@ -72,6 +72,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -152,11 +153,14 @@ type DoctorFinding struct {
 	Item string     `json:"item"` // TYPE/MODEL_ID/DATA_NAME
 	// ModelName is the item's model as swamp users know it (its
 	// definition's name, else the catalog's model_name); "" if unknown.
-	ModelName string       `json:"modelName,omitempty"`
-	Version   int64        `json:"version"`
-	Message   string       `json:"message"`
-	Fix       string       `json:"fix"`
-	Status    DoctorStatus `json:"status"`
+	ModelName string `json:"modelName,omitempty"`
+	Version   int64  `json:"version"`
+	Message   string `json:"message"`
+	Fix       string `json:"fix"`
+	// Remedy is the action Fix describes, when it is one of swampj's own
+	// (the CLI appends its command to Fix); "" otherwise.
+	Remedy Remedy       `json:"remedy,omitempty"`
+	Status DoctorStatus `json:"status"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
 }
@@ -345,7 +349,8 @@ func (rep *DoctorReport) addCatalogStale(cs *journal.CatalogStale) {
 	rep.Findings = append(rep.Findings, DoctorFinding{Code: DoctorCatalogStale, Path: cs.Catalog,
 		Message: fmt.Sprintf("the catalog has missed changes on disk since %s (intents %v): %s; swamp's data query does not see them",
 			cs.Since.Format(time.RFC3339), cs.Intents, cs.Reason),
-		Fix:    "make the catalog writable for this user if it is not, then run 'swampj catalog rebuild --confirm'",
+		Fix:    "make the catalog writable for this user if it is not, then rebuild the catalog",
+		Remedy: RemedyRebuildCatalog,
 		Status: DoctorManual})
 	rep.Remaining++
 }
@@ -712,12 +717,12 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	for _, in := range open {
 		f := DoctorFinding{Code: DoctorOpenIntent, Path: r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
-			Fix:     "none: run 'swampj recover' (or 'swampj recover --rollback'), then the doctor again"}
+			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: RemedyRecoverOrRollback}
 		// Observed, not remembered: where recovery would stop on this disk.
 		env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, r.Dir)}
 		if i, v, stuck := engine.Stuck(ctx, env, in); stuck {
 			f.Message += fmt.Sprintf("; recovery stops at step %d (%s): the disk matches neither the state before nor after it: %s", i+1, v.Description, v.Detail)
-			f.Fix = "none: recovery will not guess; inspect the paths named ('swampj recover --dry-run' shows every step), put back what is missing, then run 'swampj recover' (or 'swampj recover --rollback') and the doctor again"
+			f.Fix = "none: recovery will not guess; inspect the paths named (a recovery dry run shows every step), put back what is missing, then finish the operation (or roll it back) and run the doctor again"
 		}
 		env.CloseCatalog()
 		general.add(f, false)
@@ -952,8 +957,8 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 				// `migrate --reverse` with the namespace still set, the
 				// data is at the root on purpose. Reported, not a finding.
 				s.notes = append(s.notes, fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
-					"'swampj datastore namespace migrate' previews what would move; after 'migrate --reverse' with the namespace still set, "+
-					"'swampj datastore namespace unset' finishes going back", c.Check, c.Message))
+					"the namespace migration's preview lists what would move; after a reverse migration with the namespace still set, "+
+					"unsetting the namespace finishes going back", c.Check, c.Message))
 			default:
 				general.add(DoctorFinding{Code: DoctorSwampCheck, Path: r.Base,
 					Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message),
@@ -1042,7 +1047,7 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		return nil, nil
 	case errors.As(err, &corrupt):
 		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
-			Fix: "none: run 'swampj catalog rebuild --confirm' (it moves the damaged file aside, never deletes it)"}, false)
+			Fix: "none: rebuild the catalog (the rebuild moves the damaged file aside, never deletes it)", Remedy: RemedyRebuildCatalog}, false)
 		return nil, nil
 	case err != nil && (fsx.IsCrash(err) || ctx.Err() != nil):
 		return nil, err
@@ -1052,7 +1057,7 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		// reason not to check the data.
 		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath,
 			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
-			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then run 'swampj catalog rebuild --confirm'"}, false)
+			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then rebuild the catalog", Remedy: RemedyRebuildCatalog}, false)
 		return nil, nil
 	}
 	if f := c.Foreign(); f != nil {
@@ -1436,7 +1441,7 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 		if !doctorHasVersion(after, top) {
 			// The new latest has no row (the catalog lost it): give it the
 			// row swamp's write-through would have written.
-			if row, err := catalog.RowFromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
+			if row, err := catalogrow.FromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
 				after = append(after, row)
 				added = map[int64]bool{row.Version: true}
 			}
@@ -1801,7 +1806,7 @@ func swampDoctorNotes(fsys fsx.FS, r *repo.Repo) []string {
 	}
 	return append(notes, fmt.Sprintf("swamp's doctor datastores will report %s as un-migrated data; that is swamp's defect, "+
 		"not a problem of this repo: the catalog is repo-local and never moves; root outputs logs are folded in by "+
-		"'swampj datastore namespace migrate --confirm'", strings.Join(what, " and ")))
+		"the namespace migration", strings.Join(what, " and ")))
 }
 
 // countOutputs counts the files below dir and whether all are .log files.
@@ -1910,7 +1915,7 @@ func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
 	rep := s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
 	for i := range rep.Findings {
 		if rep.Findings[i].Status == DoctorSkipped {
-			rep.Findings[i].Reason = "an interrupted swampj operation is open; run 'swampj recover' first"
+			rep.Findings[i].Reason = "an interrupted swampj operation is open; it must be finished (recovered) first"
 		}
 	}
 	return rep, e

@@ -26,6 +26,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -132,7 +133,7 @@ func drBuild(t testing.TB, root string, spec drSpec) *repo.Repo {
 				drWrite(t, filepath.Join(vdir, "raw"), drContent(it.name, v.n))
 				drWrite(t, filepath.Join(vdir, "metadata.yaml"), data)
 			}
-			row, err := catalog.RowFromMeta(r.Namespace, drType, drModel, m)
+			row, err := catalogrow.FromMeta(r.Namespace, drType, drModel, m)
 			if err != nil {
 				t.Fatal(err)
 			}

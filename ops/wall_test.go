@@ -103,6 +103,8 @@ var hostFacing = strings.Fields(`
 	RebuildCatalog VerifyCatalog CatalogOptions CatalogReport CatalogCounts RebuildTimings CatalogHandle OpenCatalog StaleNamespace
 	ExpectedRows ExpectedOptions Expected CodeRowInvalid CodeTypeNotNormalized
 	Progress ProgressEvent
+	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
+	RemedyUnsetMigrate RemedyRepair
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError
 `)
 

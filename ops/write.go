@@ -102,6 +102,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/jsfmt"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
@@ -770,7 +771,7 @@ func prepareWrite(fsys fsx.FS, r *repo.Repo, i int, w VersionWrite, o WriteOptio
 	if err := meta.Validate(m); err != nil {
 		return bad(err)
 	}
-	if _, err := catalog.RowFromMeta(r.Namespace, a.Type, a.ModelID, m); err != nil {
+	if _, err := catalogrow.FromMeta(r.Namespace, a.Type, a.ModelID, m); err != nil {
 		return bad(err)
 	}
 	return &pendingVersion{index: i, w: w, itemDir: itemDir, md: m}, nil
@@ -1071,7 +1072,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		live[len(in.Steps)] = p.liveStage
 		in.Steps = append(in.Steps, step)
 
-		row, err := catalog.RowFromMeta(r.Namespace, p.w.Address.Type, p.w.Address.ModelID, p.md)
+		row, err := catalogrow.FromMeta(r.Namespace, p.w.Address.Type, p.w.Address.ModelID, p.md)
 		if err != nil {
 			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
@@ -1377,7 +1378,7 @@ func publishedRow(fsys fsx.FS, dataRoot string, row catalog.Row) (catalog.Row, e
 		return row, fmt.Errorf("%s holds version %d id %s, the journal planned version %d id %s",
 			dir, m.Version, m.ID, row.Version, row.ID)
 	}
-	return catalog.RowFromMeta(row.Namespace, row.TypeNormalized, row.ModelID, m)
+	return catalogrow.FromMeta(row.Namespace, row.TypeNormalized, row.ModelID, m)
 }
 
 // ---- small helpers

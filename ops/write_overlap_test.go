@@ -18,6 +18,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
@@ -245,7 +246,7 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 }
 
 func catalogRowOf(r *repo.Repo, a repo.Address, v WrittenVersion) (catalog.Row, error) {
-	return catalog.RowFromMeta(r.Namespace, a.Type, a.ModelID, v.Metadata)
+	return catalogrow.FromMeta(r.Namespace, a.Type, a.ModelID, v.Metadata)
 }
 
 // TestWriteOverlappedSymlinkSwapIsRefused: after the plan is journaled and

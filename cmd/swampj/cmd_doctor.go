@@ -56,6 +56,7 @@ func runDoctor(c *cli.Context) error {
 		Progress:       e.out.progress(),
 	})
 	e.out.endProgress()
+	renderDoctorRemedies(rep)
 	if rep != nil {
 		for _, w := range rep.Warnings {
 			e.out.warn(w)

@@ -94,6 +94,7 @@ func runNamespaceSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	res.Warning = withRemedy(res.Warning, res.WarningRemedy)
 	return e.out.result(res, func(w io.Writer) {
 		printRecovered(w, res.Recovered)
 		if res.IntentID == 0 {
@@ -175,6 +176,7 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 }
 
 func renderMigratePreview(e *env, p *ops.MigratePreview) error {
+	renderMigrateRemedies(p.Warnings)
 	if !e.json {
 		for _, w := range p.Warnings {
 			e.out.warn(w.Message)
@@ -205,6 +207,7 @@ func renderMigratePreview(e *env, p *ops.MigratePreview) error {
 
 func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
 	d := res.Completed
+	renderMigrateRemedies(d.Warnings)
 	if !e.json {
 		for _, w := range d.Warnings {
 			e.out.warn(w.Message)

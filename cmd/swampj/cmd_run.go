@@ -141,6 +141,7 @@ func runRun(c *cli.Context) error {
 			Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
 		})
 		e.out.endProgress()
+		renderDoctorRemedies(drep)
 		switch {
 		case derr != nil:
 			e.out.warn(fmt.Sprintf("the doctor after the command failed: %v; run 'swampj doctor'", derr))

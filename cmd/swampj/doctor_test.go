@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -94,7 +95,7 @@ func docRepo(t *testing.T) (dir, item string) {
 			}
 			fsxtest.WriteFiles(t, vdir, map[string]string{"raw": string(raw), "metadata.yaml": string(data)})
 		}
-		row, err := catalog.RowFromMeta("", docType, docModel, m)
+		row, err := catalogrow.FromMeta("", docType, docModel, m)
 		if err != nil {
 			t.Fatal(err)
 		}

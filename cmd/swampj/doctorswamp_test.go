@@ -86,7 +86,7 @@ func TestDoctorComputesSwampsChecksRight(t *testing.T) {
 	// (A layout, reported and explained in a note, not a doctor finding:
 	// after `migrate --reverse` with the namespace kept it is on purpose.)
 	m, r = checks()
-	if mig := m["namespace_migration"]; mig.Passed || r.code != 0 || !strings.Contains(mig.Message, "workflow-runs") || !strings.Contains(r.stdout, "namespace unset") {
+	if mig := m["namespace_migration"]; mig.Passed || r.code != 0 || !strings.Contains(mig.Message, "workflow-runs") || !strings.Contains(r.stdout, "unsetting the namespace") {
 		t.Fatalf("a real root file must fail namespace_migration, as a note: exit %d %+v\n%s", r.code, mig, r.stdout)
 	}
 }

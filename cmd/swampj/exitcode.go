@@ -170,6 +170,8 @@ func cliHint(err error, code, msg string) string {
 		notAFile     *journal.NotAFileError
 		swampLock    *lock.TimeoutError
 		ccorrupt     *catalog.CorruptError
+		cforeign     *catalog.ForeignSchemaError
+		noModel      *ops.ModelNotFoundError
 		cmissing     *catalog.MissingError
 		moveAside    *catalog.MoveAsideError
 		openIntents  *ops.OpenIntentsError
@@ -202,7 +204,7 @@ func cliHint(err error, code, msg string) string {
 		}
 		return add(h)
 	case errors.As(err, &migFailed):
-		return add(fmt.Sprintf(": run '%s' again, or 'swampj recover --rollback'", migFailed.Rerun))
+		return add(fmt.Sprintf(": run '%s' again, or 'swampj recover --rollback'", rerunCommand(migFailed.Rerun)))
 	case errors.As(err, &writeFailed):
 		if writeFailed.RollbackErr != nil {
 			return add(". Run 'swampj recover'")
@@ -257,6 +259,10 @@ func cliHint(err error, code, msg string) string {
 		return add(": run `swampj catalog rebuild --confirm`")
 	case errors.As(err, &moveAside):
 		return add(": run `swampj catalog rebuild --confirm` again")
+	case errors.As(err, &cforeign):
+		return add(" (`swampj catalog rebuild --confirm`). Inspect it first with `swampj catalog verify --json` (read-only)")
+	case errors.As(err, &noModel):
+		return add("; 'swampj data list' lists the models with data")
 	}
 	return ""
 }

@@ -103,6 +103,22 @@ func TestModelNameAddressing(t *testing.T) {
 		if vs := listedVersions(t, v.stdout); len(vs) != 4 || !strings.Contains(v.stdout, `"modelName": "m1"`) {
 			t.Errorf("data versions %v:\n%s", form, v.stdout)
 		}
+		if miss := missingKeys(jsonKeys(t, v.stdout), swampVersionsKeys); len(miss) > 0 {
+			t.Errorf("data versions --json %v lacks swamp's %v:\n%s", form, miss, v.stdout)
+		}
+		var vdoc struct{ Versions []map[string]any }
+		if err := json.Unmarshal([]byte(v.stdout), &vdoc); err != nil || len(vdoc.Versions) == 0 {
+			t.Fatalf("data versions --json %v: %v\n%s", form, err, v.stdout)
+		}
+		for _, ver := range vdoc.Versions {
+			var keys []string
+			for k := range ver {
+				keys = append(keys, k)
+			}
+			if miss := missingKeys(keys, swampVersionKeys); len(miss) > 0 {
+				t.Errorf("data versions --json %v: a version lacks swamp's %v", form, miss)
+			}
+		}
 	}
 
 	// data list MODEL: swamp's document; the name shows in text too.

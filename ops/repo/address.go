@@ -124,6 +124,7 @@ func (r *Repo) ModelDir(a Address) string {
 // model or item directory that is a symlink pointing out of the data root
 // yields an *OutsideDataRootError.
 func (r *Repo) ItemDir(fsys fsx.FS, a Address) (string, error) {
+	fsys = fsx.OrReal(fsys)
 	p := filepath.Join(r.ModelDir(a), a.DataName)
 	if err := r.CheckInsideDataRoot(fsys, p); err != nil {
 		return "", err
@@ -136,6 +137,7 @@ func (r *Repo) ItemDir(fsys fsx.FS, a Address) (string, error) {
 // The data root itself may be (or sit under) a symlink: both sides are
 // resolved before comparing.
 func (r *Repo) CheckInsideDataRoot(fsys fsx.FS, p string) error {
+	fsys = fsx.OrReal(fsys)
 	p = filepath.Clean(p)
 	root := filepath.Clean(r.DataRoot)
 	if !within(root, p) {

@@ -1,17 +1,14 @@
 package repo
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/swampyaml"
 )
 
 // EnvDatastore is the environment variable that replaces the whole
@@ -247,137 +244,110 @@ type datastoreBlock struct {
 	exclude     []string
 }
 
-// parseMarker decodes .swamp.yaml with yaml.v3. Like swamp's parser it
-// refuses duplicate keys and more than one document; like swamp's
-// RepoMarkerRepository it refuses the removed keys defaultDriver and
-// defaultDriverConfig (repo_marker_repository.ts:90-98). Unknown keys are
-// ignored. An empty file is a repo with no configuration.
+// parseMarker reads .swamp.yaml with the parser that also edits it
+// (swampyaml.Parse, swamp's @std/yaml rules), so swampj reads every value
+// as swamp does: `namespace: 09` and `namespace: 0o17`, which swamp itself
+// writes unquoted, are the strings "09" and "0o17". Like swamp's parser it
+// refuses duplicate keys, more than one document and tags it does not know,
+// anywhere in the file; like swamp's RepoMarkerRepository it refuses the
+// removed keys defaultDriver and defaultDriverConfig
+// (repo_marker_repository.ts:90-98). Unknown keys are ignored. An empty file
+// is a repo with no configuration.
 func parseMarker(cfgPath string, data []byte) (marker, error) {
 	var m marker
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return m, nil
+	root, err := swampyaml.Parse(data)
+	if err != nil {
+		if errors.Is(err, swampyaml.ErrMultipleDocuments) {
+			return m, &ConfigError{Path: cfgPath, Msg: "must hold exactly one YAML document; remove the extra \"---\" section", Err: err}
 		}
 		return m, &ConfigError{Path: cfgPath, Msg: "is not valid YAML; fix the syntax (swamp cannot read it either)", Err: err}
 	}
-	var second yaml.Node
-	if err := dec.Decode(&second); !errors.Is(err, io.EOF) {
-		return m, &ConfigError{Path: cfgPath, Msg: "must hold exactly one YAML document; remove the extra \"---\" section", Err: err}
-	}
-	root := deref(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = deref(root.Content[0])
-	}
-	if isNull(root) {
+	if root.Kind == swampyaml.NullKind {
 		return m, nil
 	}
-	if root.Kind != yaml.MappingNode {
+	if root.Kind != swampyaml.MapKind {
 		return m, &ConfigError{Path: cfgPath, Msg: "must be a YAML mapping (key: value lines)"}
 	}
-	var top struct {
-		RepoID              yaml.Node `yaml:"repoId"`
-		Datastore           yaml.Node `yaml:"datastore"`
-		DefaultDriver       yaml.Node `yaml:"defaultDriver"`
-		DefaultDriverConfig yaml.Node `yaml:"defaultDriverConfig"`
-	}
-	if err := root.Decode(&top); err != nil {
-		return m, &ConfigError{Path: cfgPath, Msg: "has a duplicate or malformed key; fix it (swamp rejects the file too)", Err: err}
-	}
-	for _, removed := range []struct {
-		key  string
-		node *yaml.Node
-	}{{"defaultDriver", &top.DefaultDriver}, {"defaultDriverConfig", &top.DefaultDriverConfig}} {
-		if removed.node.Kind != 0 {
-			return m, &ConfigError{Path: cfgPath, Field: removed.key,
+	for _, removed := range []string{"defaultDriver", "defaultDriverConfig"} {
+		if _, ok := root.Get(removed); ok {
+			return m, &ConfigError{Path: cfgPath, Field: removed,
 				Msg: "was removed from swamp; delete defaultDriver and defaultDriverConfig from .swamp.yaml and configure a datastore block instead"}
 		}
 	}
-	var err error
-	if m.repoID, _, err = scalarString(cfgPath, "repoId", &top.RepoID); err != nil {
+	if m.repoID, _, err = scalarString(cfgPath, "repoId", root); err != nil {
 		return m, err
 	}
-	ds := deref(&top.Datastore)
-	if ds.Kind == 0 || isNull(ds) {
+	ds, _ := root.Get("datastore")
+	if ds == nil || ds.Kind == swampyaml.NullKind {
 		return m, nil
 	}
-	if ds.Kind != yaml.MappingNode {
+	if ds.Kind != swampyaml.MapKind {
 		return m, &ConfigError{Path: cfgPath, Field: "datastore", Msg: "must be a mapping with type, path, …"}
 	}
-	var blk struct {
-		Type        yaml.Node `yaml:"type"`
-		Path        yaml.Node `yaml:"path"`
-		Namespace   yaml.Node `yaml:"namespace"`
-		Directories yaml.Node `yaml:"directories"`
-		Exclude     yaml.Node `yaml:"exclude"`
-	}
-	if err := ds.Decode(&blk); err != nil {
-		return m, &ConfigError{Path: cfgPath, Field: "datastore", Msg: "has a duplicate or malformed key; fix it (swamp rejects the file too)", Err: err}
-	}
 	b := &datastoreBlock{}
-	if b.typ, _, err = scalarString(cfgPath, "datastore.type", &blk.Type); err != nil {
+	if b.typ, _, err = scalarString(cfgPath, "datastore.type", ds); err != nil {
 		return m, err
 	}
-	if b.path, _, err = scalarString(cfgPath, "datastore.path", &blk.Path); err != nil {
+	if b.path, _, err = scalarString(cfgPath, "datastore.path", ds); err != nil {
 		return m, err
 	}
-	if b.namespace, _, err = scalarString(cfgPath, "datastore.namespace", &blk.Namespace); err != nil {
+	if b.namespace, _, err = scalarString(cfgPath, "datastore.namespace", ds); err != nil {
 		return m, err
 	}
-	if b.directories, err = stringList(cfgPath, "datastore.directories", &blk.Directories); err != nil {
+	if b.directories, err = stringList(cfgPath, "datastore.directories", ds); err != nil {
 		return m, err
 	}
-	if b.exclude, err = stringList(cfgPath, "datastore.exclude", &blk.Exclude); err != nil {
+	if b.exclude, err = stringList(cfgPath, "datastore.exclude", ds); err != nil {
 		return m, err
 	}
 	m.datastore = b
 	return m, nil
 }
 
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
+// lastKey is the key of a dotted field name ("datastore.namespace" →
+// "namespace").
+func lastKey(field string) string {
+	return field[strings.LastIndexByte(field, '.')+1:]
 }
 
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+// scalarString reads the string-valued key named by field's last part from
+// the mapping parent. Absent or null is ("", false).
+func scalarString(cfgPath, field string, parent *swampyaml.Node) (string, bool, error) {
+	n, _ := parent.Get(lastKey(field))
+	return stringValue(cfgPath, field, n)
 }
 
-// scalarString reads a string-valued key. Absent or null is ("", false).
-// A scalar that YAML resolves to something other than a string (namespace:
-// 007 is the number 7 to swamp's parser; true, 12, a bare date) is refused
-// with a hint to quote it, rather than guessing which text swamp would use.
-func scalarString(cfgPath, field string, n *yaml.Node) (string, bool, error) {
-	n = deref(n)
-	if n.Kind == 0 || isNull(n) {
+// stringValue reads a string-valued node. A scalar that YAML resolves to
+// something other than a string (namespace: 007 is the number 7 to swamp's
+// parser; true, 12, a bare date) is refused with a hint to quote it, rather
+// than guessing which text swamp would use.
+func stringValue(cfgPath, field string, n *swampyaml.Node) (string, bool, error) {
+	switch {
+	case n == nil || n.Kind == swampyaml.NullKind:
 		return "", false, nil
-	}
-	if n.Kind != yaml.ScalarNode {
+	case n.Kind == swampyaml.StringKind:
+		return n.Str, true, nil
+	case n.Kind == swampyaml.MapKind || n.Kind == swampyaml.SeqKind:
 		return "", false, &ConfigError{Path: cfgPath, Field: field, Msg: "must be a string"}
 	}
-	if tag := n.ShortTag(); tag != "!!str" {
-		return "", false, &ConfigError{Path: cfgPath, Field: field, Msg: fmt.Sprintf(
-			"%s is read by YAML as %s, not a string; quote it: %q", n.Value, strings.TrimPrefix(tag, "!!"), n.Value)}
-	}
-	return n.Value, true, nil
+	return "", false, &ConfigError{Path: cfgPath, Field: field, Msg: fmt.Sprintf(
+		"%s is read by YAML as a %s, not a string; quote it: %q", n.Raw, n.Kind, n.Raw)}
 }
 
-// stringList reads a list of strings. Absent or null is nil; an empty list
-// is a non-nil empty slice (it means "none", not "default").
-func stringList(cfgPath, field string, n *yaml.Node) ([]string, error) {
-	n = deref(n)
-	if n.Kind == 0 || isNull(n) {
+// stringList reads the list-of-strings key named by field's last part.
+// Absent or null is nil; an empty list is a non-nil empty slice (it means
+// "none", not "default").
+func stringList(cfgPath, field string, parent *swampyaml.Node) ([]string, error) {
+	n, _ := parent.Get(lastKey(field))
+	if n == nil || n.Kind == swampyaml.NullKind {
 		return nil, nil
 	}
-	if n.Kind != yaml.SequenceNode {
+	if n.Kind != swampyaml.SeqKind {
 		return nil, &ConfigError{Path: cfgPath, Field: field, Msg: "must be a list of strings"}
 	}
-	out := make([]string, 0, len(n.Content))
-	for i, item := range n.Content {
-		s, ok, err := scalarString(cfgPath, fmt.Sprintf("%s[%d]", field, i), item)
+	out := make([]string, 0, len(n.Items))
+	for i, item := range n.Items {
+		s, ok, err := stringValue(cfgPath, fmt.Sprintf("%s[%d]", field, i), item)
 		if err != nil {
 			return nil, err
 		}

@@ -41,6 +41,7 @@ const maxDefinitionSize = 4 << 20
 // swamp skips broken definition files. ok is false when none matches; err
 // is only an I/O error listing a directory that exists.
 func (r *Repo) FindModelDefinition(fsys fsx.FS, typ, id string) (def ModelDefinition, ok bool, err error) {
+	fsys = fsx.OrReal(fsys)
 	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return ModelDefinition{}, false, nil
 	}
@@ -104,6 +105,7 @@ func readDefinition(fsys fsx.FS, path string) (ModelDefinition, bool) {
 // skipped, as swamp skips broken definition files; err is only an I/O error
 // listing a directory that exists.
 func (r *Repo) ModelDefinitions(fsys fsx.FS) ([]ModelDefinition, error) {
+	fsys = fsx.OrReal(fsys)
 	var out []ModelDefinition
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/swampyaml"
 )
 
 // newRepo makes a temp repo with the given .swamp.yaml content and returns
@@ -256,6 +257,9 @@ func TestLoadBadConfigs(t *testing.T) {
 		{"directories scalar", "datastore:\n  type: filesystem\n  path: /x\n  directories: data\n", "list of strings"},
 		{"bad glob", "datastore:\n  type: filesystem\n  path: /x\n  exclude: [\"[z-a]\"]\n", "not a valid glob"},
 		{"expression", "datastore:\n  type: filesystem\n  path: \"${{ env.X }}\"\n", "expression"},
+		{"sexagesimal path", "datastore:\n  type: filesystem\n  path: 1:30\n", `quote it: "1:30"`}, // swamp reads the number 90
+		{"unknown tag anywhere", "telemetryEndpoint: !secret x\n", "not valid YAML"},               // swamp's parser refuses the file
+		{"duplicate in the datastore block", "datastore:\n  type: filesystem\n  path: /x\n  path: /y\n", "already defined"},
 	} {
 		dir := newRepo(t, tc.yaml)
 		err := loadErr(t, dir, nil)
@@ -329,5 +333,55 @@ func TestExpandEnvPath(t *testing.T) {
 	}
 	if _, err := ExpandEnvPath("${NOPE}", env); err == nil || !strings.Contains(err.Error(), `"NOPE"`) {
 		t.Errorf("unset: %v", err)
+	}
+}
+
+// swamp writes a slug such as 09 or 0o17 unquoted (@std/yaml's stringify
+// only quotes what its parser would not read back as a string, §2.4.1), and
+// its parser reads it back as that string. The .swamp.yaml below is
+// byte-exact as `swamp datastore namespace set 09` (swamp 20260206) wrote it;
+// swampj once read it with a second YAML parser, which took 09 for a float
+// and refused the repo.
+func TestLoadReadsSlugsSwampWritesUnquoted(t *testing.T) {
+	for _, slug := range []string{"09", "0o17", "0X1F"} {
+		dir := newRepo(t, "swampVersion: 20260206.200442.0\n"+
+			"initializedAt: \"2026-12-01T13:32:44.272Z\"\n"+
+			"repoId: 375462ea-e4ac-4b2e-9ba6-1c765c25fdcd\n"+
+			"tools:\n  - claude\ngitignoreManaged: true\n"+
+			"datastore:\n  type: filesystem\n  path: /srv/r/.swamp\n  namespace: "+slug+"\n")
+		if slug == "0X1F" {
+			// Not a slug (upper case); the value must still be read as the
+			// string swamp reads, so the refusal is the slug rule's.
+			if err := loadErr(t, dir, nil); !strings.Contains(err.Error(), "Namespace must match") {
+				t.Errorf("namespace %s: %v", slug, err)
+			}
+			continue
+		}
+		if r := load(t, dir, nil); r.Namespace != slug || r.DataRoot != filepath.Join("/srv/r/.swamp", slug, "data") {
+			t.Errorf("namespace %s: read %q, data root %s", slug, r.Namespace, r.DataRoot)
+		}
+	}
+}
+
+// What swampj's own editor writes (swampyaml.EditNamespace, the bytes of
+// `swamp datastore namespace set`), its reader reads back unchanged, for
+// slugs that look like numbers, dates or booleans to YAML.
+func TestLoadReadsWhatEditNamespaceWrites(t *testing.T) {
+	for _, slug := range []string{"infra", "09", "0o17", "007", "0x1f", "1e3", "1-2", "0", "2026-01-01", "true", "null", "12345678901234567890", "y"} {
+		if err := ValidateNamespace(slug); err != nil {
+			t.Fatalf("%s is not a slug: %v", slug, err)
+		}
+		dir := newRepo(t, defaultMarker)
+		edited, err := swampyaml.EditNamespace([]byte(defaultMarker), dir, slug)
+		if err != nil {
+			t.Fatalf("EditNamespace(%s): %v", slug, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ConfigFileName), edited, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Load(fsx.Real(), dir, envMap(nil))
+		if err != nil || r.Namespace != slug {
+			t.Errorf("namespace set %s wrote\n%s\nread back %+v, %v", slug, edited, r, err)
+		}
 	}
 }

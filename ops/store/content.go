@@ -14,6 +14,7 @@ import (
 
 // ReadContent is ReadContentContext without a context.
 func ReadContent(fsys fsx.FS, itemDir string, v int64) (fsx.File, *Version, error) {
+	fsys = fsx.OrReal(fsys)
 	return ReadContentContext(context.Background(), fsys, itemDir, v)
 }
 
@@ -34,6 +35,7 @@ func ReadContent(fsys fsx.FS, itemDir string, v int64) (fsx.File, *Version, erro
 // changed after they were verified (a writer bypassing swamp's locks); a
 // caller that stops before EOF gets no such second check.
 func ReadContentContext(ctx context.Context, fsys fsx.FS, itemDir string, v int64) (fsx.File, *Version, error) {
+	fsys = fsx.OrReal(fsys)
 	ver, err := ReadVersion(fsys, itemDir, v, CheckOptions{})
 	if err != nil {
 		return nil, nil, err

@@ -75,6 +75,7 @@ type Pointer struct {
 // through to the next step. The error is non-nil only when step 3 cannot list
 // itemDir (it wraps fs.ErrNotExist for a missing item).
 func ReadLatest(fsys fsx.FS, itemDir string) (Pointer, error) {
+	fsys = fsx.OrReal(fsys)
 	return readLatest(fsys, itemDir, nil)
 }
 

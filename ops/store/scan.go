@@ -52,6 +52,7 @@ type ItemState struct {
 // fsx.Fault are). The error is non-nil only when the item directory cannot be
 // listed; everything else is a Problem.
 func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
+	fsys = fsx.OrReal(fsys)
 	entries, err := fsys.ReadDir(item.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: scan %s: %w", item.Dir, err)

@@ -109,6 +109,7 @@ func (v *Version) has(c Code) bool {
 // the directory when neither exists); with VerifyChecksum, one full read of
 // raw.
 func ReadVersion(fsys fsx.FS, itemDir string, v int64, opts CheckOptions) (*Version, error) {
+	fsys = fsx.OrReal(fsys)
 	if v <= 0 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidVersion, v)
 	}
@@ -395,6 +396,7 @@ var hashBuffers = sync.Pool{New: func() any { b := make([]byte, 128<<10); return
 // HashFile returns the lowercase hex SHA-256 of a file, streaming it (raw
 // can be gigabytes).
 func HashFile(fsys fsx.FS, path string) (string, error) {
+	fsys = fsx.OrReal(fsys)
 	f, err := fsys.Open(path)
 	if err != nil {
 		return "", err

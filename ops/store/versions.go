@@ -34,6 +34,7 @@ type VersionDir struct {
 // versions and streaming versions are all here (G8). Dot-directories (swampj's
 // staging, swamp's temp files) never parse as numbers, so they are not.
 func VersionDirs(fsys fsx.FS, itemDir string) ([]VersionDir, error) {
+	fsys = fsx.OrReal(fsys)
 	entries, err := fsys.ReadDir(itemDir)
 	if err != nil {
 		return nil, err
@@ -45,6 +46,7 @@ func VersionDirs(fsys fsx.FS, itemDir string) ([]VersionDir, error) {
 // VersionDirs entry, ascending. Like swamp it keeps duplicates ("2" and
 // "2-old" give 2 twice).
 func ListVersions(fsys fsx.FS, itemDir string) ([]int64, error) {
+	fsys = fsx.OrReal(fsys)
 	dirs, err := VersionDirs(fsys, itemDir)
 	if err != nil {
 		return nil, err
@@ -91,6 +93,7 @@ func numbersOf(dirs []VersionDir) []int64 {
 // with hundreds of versions made the sorted listing a visible share of
 // one write's time.
 func NextVersion(fsys fsx.FS, itemDir string) (int64, error) {
+	fsys = fsx.OrReal(fsys)
 	f, err := fsys.Open(itemDir)
 	if err != nil {
 		return 0, err

@@ -79,6 +79,7 @@ func (it Item) Key() string { return it.Type + "/" + it.ModelID + "/" + it.DataN
 // others, after the walk (swamp aborts at the first). A missing dataRoot has
 // no items. fn's error, or the context's, stops the walk and is returned.
 func Walk(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error) error {
+	fsys = fsx.OrReal(fsys)
 	return walkItems(ctx, fsys, dataRoot, "", fn)
 }
 
@@ -89,7 +90,7 @@ func Walk(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error
 // doctor's search for staging leftovers) then need not list it again.
 // seen runs on the walk's goroutine; entries must not be modified.
 func WalkListings(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Item) error, seen func(dir string, entries []fs.DirEntry)) error {
-	w := &walker{ctx: ctx, fsys: fsys, fn: fn, seen: seen}
+	w := &walker{ctx: ctx, fsys: fsx.OrReal(fsys), fn: fn, seen: seen}
 	return w.walk(dataRoot)
 }
 
@@ -98,6 +99,7 @@ func WalkListings(ctx context.Context, fsys fsx.FS, dataRoot string, fn func(Ite
 // prefix, so "aws/e" matches type "aws/ec2"; directories that cannot hold a
 // match are not entered.
 func FindItems(ctx context.Context, fsys fsx.FS, dataRoot, prefix string) ([]Item, error) {
+	fsys = fsx.OrReal(fsys)
 	var items []Item
 	err := walkItems(ctx, fsys, dataRoot, prefix, func(it Item) error {
 		items = append(items, it)

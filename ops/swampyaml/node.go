@@ -4,6 +4,8 @@
 // in the two flavours swamp uses (swamp-format.md §2.4.1 for metadata.yaml,
 // §1.2 for .swamp.yaml). EditNamespace is the read-modify-write cycle of
 // `swamp datastore namespace set/unset` on .swamp.yaml (§1.5.2, §1.5.3).
+// Parse is also the only reader of .swamp.yaml (ops/repo builds its Repo from
+// Parse's tree), so swampj reads back exactly what it and swamp write.
 //
 // Go YAML libraries choose scalar styles differently from @std/yaml, so the
 // emitter here is a port of @std/yaml's decision procedure, not a wrapper
@@ -69,6 +71,12 @@ type Node struct {
 	Time  time.Time // TimestampKind, UTC, millisecond precision
 	Pairs []Pair    // MapKind, in JavaScript property order
 	Items []*Node   // SeqKind
+
+	// Raw is the text of a scalar as Parse read it, before typing and
+	// without quotes ("007" for the number 7), so a reader can name the
+	// value as the user wrote it. Empty for nodes made by the constructors;
+	// Marshal ignores it.
+	Raw string
 }
 
 // Pair is one key of a MapKind node. Keys are strings, as in JavaScript.

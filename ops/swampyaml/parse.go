@@ -38,13 +38,17 @@ func Parse(src []byte) (*Node, error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, errors.New("expected a single document in the stream, but found more")
+		return nil, ErrMultipleDocuments
 	} else if !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	c := converter{budget: maxNodes}
 	return c.convert(&doc)
 }
+
+// ErrMultipleDocuments is returned by Parse for a stream of more than one
+// YAML document, which swamp's parse refuses.
+var ErrMultipleDocuments = errors.New("expected a single document in the stream, but found more")
 
 // maxNodes bounds alias expansion ("billion laughs").
 const maxNodes = 1 << 20
@@ -68,7 +72,12 @@ func (c *converter) convert(n *yaml.Node) (*Node, error) {
 		}
 		return c.convert(n.Alias)
 	case yaml.ScalarNode:
-		return resolveScalar(n)
+		v, err := resolveScalar(n)
+		if err != nil {
+			return nil, err
+		}
+		v.Raw = n.Value
+		return v, nil
 	case yaml.SequenceNode:
 		if err := checkCollectionTag(n, "!!seq"); err != nil {
 			return nil, err
@@ -104,6 +113,7 @@ func (c *converter) mapping(n *yaml.Node) (*Node, error) {
 	}
 	out := &Node{Kind: MapKind}
 	index := map[string]int{}
+	line := map[string]int{} // where an explicit key was first written
 	overridable := map[string]bool{}
 	put := func(key string, v *Node) {
 		if i, ok := index[key]; ok {
@@ -142,8 +152,9 @@ func (c *converter) mapping(n *yaml.Node) (*Node, error) {
 			return nil, err
 		}
 		if _, dup := index[key]; dup && !overridable[key] {
-			return nil, fmt.Errorf("line %d: duplicated mapping key %q", kn.Line, key)
+			return nil, fmt.Errorf("line %d: mapping key %q already defined at line %d", kn.Line, key, line[key])
 		}
+		line[key] = kn.Line
 		put(key, v)
 		delete(overridable, key)
 	}

@@ -1,6 +1,7 @@
 package swampyaml
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -80,6 +81,9 @@ func TestParseScalarTyping(t *testing.T) {
 		if !ok {
 			t.Errorf("%q: got %+v (iso %s), want %+v", c.src, *v, ISOString(v.Time), c.want)
 		}
+		if c.src == "012" && v.Raw != "012" {
+			t.Errorf("%q: Raw = %q, want the text as written", c.src, v.Raw)
+		}
 	}
 }
 
@@ -152,6 +156,12 @@ func TestParseErrors(t *testing.T) {
 		if _, err := Parse([]byte(src)); err == nil {
 			t.Errorf("%s: no error for %q", name, src)
 		}
+	}
+	if _, err := Parse([]byte(cases["two documents"])); !errors.Is(err, ErrMultipleDocuments) {
+		t.Errorf("two documents: %v, want ErrMultipleDocuments", err)
+	}
+	if _, err := Parse([]byte("a: 1\nb: 2\na: 3\n")); err == nil || !strings.Contains(err.Error(), `line 3: mapping key "a" already defined at line 1`) {
+		t.Errorf("duplicate key: %v", err)
 	}
 	for _, src := range []string{"", "   \n", "# only a comment\n"} {
 		n, err := Parse([]byte(src))

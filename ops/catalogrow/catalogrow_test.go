@@ -1,10 +1,14 @@
-package catalog_test
+package catalogrow_test
 
 import (
+	"context"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/meta"
 )
 
@@ -45,8 +49,8 @@ func stepOutputMeta() *meta.Metadata {
 	}
 }
 
-func TestRowFromMetaMapsEveryColumn(t *testing.T) {
-	got, err := catalog.RowFromMeta("infra", "command/shell", "9e8d7c6b-5a49-4837-a625-1403f2e1d0c9", stepOutputMeta())
+func TestFromMetaMapsEveryColumn(t *testing.T) {
+	got, err := catalogrow.FromMeta("infra", "command/shell", "9e8d7c6b-5a49-4837-a625-1403f2e1d0c9", stepOutputMeta())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,23 +80,28 @@ func TestRowFromMetaMapsEveryColumn(t *testing.T) {
 		Source:        "step-output",
 	}
 	if got != want {
-		t.Fatalf("RowFromMeta:\n got  %+v\n want %+v", got, want)
+		t.Fatalf("FromMeta:\n got  %+v\n want %+v", got, want)
 	}
 
 	// Written and read back unchanged.
-	c := openRW(t, catalogPath(t))
+	ctx := context.Background()
+	c, err := catalog.Open(ctx, fsx.Real(), filepath.Join(t.TempDir(), ".swamp", "data", "_catalog.db"), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
 	if err := c.UpsertNewVersion(ctx, got); err != nil {
 		t.Fatal(err)
 	}
 	want.IsLatest = true
-	if rs := rows(t, c, "infra"); !reflect.DeepEqual(rs, []catalog.Row{want}) {
-		t.Fatalf("round trip: %+v", rs)
+	if rs, err := c.Rows(ctx, "infra"); err != nil || !reflect.DeepEqual(rs, []catalog.Row{want}) {
+		t.Fatalf("round trip: %+v %v", rs, err)
 	}
 }
 
-func TestRowFromMetaDefaults(t *testing.T) {
+func TestFromMetaDefaults(t *testing.T) {
 	m := &meta.Metadata{ID: "x", Name: "n", Version: 2, CreatedAt: "2026-08-01T12:00:00Z", Streaming: true}
-	got, err := catalog.RowFromMeta("", "t", "m", m)
+	got, err := catalogrow.FromMeta("", "t", "m", m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +111,7 @@ func TestRowFromMetaDefaults(t *testing.T) {
 		got.Size != 0 || !got.Streaming || got.CreatedAt != "2026-08-01T12:00:00.000Z" || got.Tags != "{}" {
 		t.Fatalf("defaults: %+v", got)
 	}
-	if _, err := catalog.RowFromMeta("", "t", "m", &meta.Metadata{Name: "n", CreatedAt: "yesterday"}); catalog.ErrorCode(err) != catalog.CodeInvalidRow {
+	if _, err := catalogrow.FromMeta("", "t", "m", &meta.Metadata{Name: "n", CreatedAt: "yesterday"}); catalog.ErrorCode(err) != catalog.CodeInvalidRow {
 		t.Fatalf("bad createdAt: %v", err)
 	}
 }

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/swampj/swampj/ops"
+)
+
+// remedyHint is this CLI's way of carrying out an ops.Remedy: the library
+// says which action a finding, warning or error calls for (ops.Remedy) and
+// describes it in words; the command that does it is named only here, as
+// cliHint does for errors.
+func remedyHint(r ops.Remedy) string {
+	switch r {
+	case ops.RemedyRecover:
+		return "run 'swampj recover'"
+	case ops.RemedyRecoverOrRollback:
+		return "run 'swampj recover' (or 'swampj recover --rollback')"
+	case ops.RemedyRebuildCatalog:
+		return "run 'swampj catalog rebuild --confirm'"
+	case ops.RemedyMigrate:
+		return "run 'swampj datastore namespace migrate --confirm'"
+	case ops.RemedyMigrateReverse:
+		return "run 'swampj datastore namespace migrate --reverse --confirm'"
+	case ops.RemedyUnsetMigrate:
+		return "run 'swampj datastore namespace unset --migrate --confirm'"
+	case ops.RemedyRepair:
+		return "run 'swampj doctor --repair --confirm'"
+	}
+	return ""
+}
+
+// rerunCommand is the command line that finishes a failed migration.
+func rerunCommand(r ops.Remedy) string {
+	return strings.TrimSuffix(strings.TrimPrefix(remedyHint(r), "run '"), "'")
+}
+
+// withRemedy appends the command of r to text: as a new sentence after a
+// full stop, after a semicolon otherwise. Text without a remedy (or that
+// already names the command) is returned as it is.
+func withRemedy(text string, r ops.Remedy) string {
+	h := remedyHint(r)
+	if h == "" || strings.Contains(text, strings.TrimPrefix(h, "run ")) {
+		return text
+	}
+	if strings.HasSuffix(text, ".") {
+		return text + " " + strings.ToUpper(h[:1]) + h[1:] + "."
+	}
+	return text + "; " + h
+}
+
+// renderDoctorRemedies puts this CLI's commands into a doctor report's
+// texts, for the text and the --json output alike (the "fix" and
+// "message" keys read as before; "remedy" says which action it is).
+func renderDoctorRemedies(rep *ops.DoctorReport) {
+	if rep == nil {
+		return
+	}
+	for i := range rep.Findings {
+		rep.Findings[i].Fix = withRemedy(rep.Findings[i].Fix, rep.Findings[i].Remedy)
+	}
+	for i := range rep.SwampChecks {
+		c := &rep.SwampChecks[i]
+		if !c.Passed || c.SwampDiffers == "" {
+			c.Message = withRemedy(c.Message, c.Remedy)
+		} else {
+			c.SwampDiffers = withRemedy(c.SwampDiffers, c.Remedy)
+		}
+	}
+}
+
+// renderMigrateRemedies does the same for a migration's warnings.
+func renderMigrateRemedies(ws []ops.MigrateWarning) {
+	for i := range ws {
+		ws[i].Message = withRemedy(ws[i].Message, ws[i].Remedy)
+	}
+}

@@ -1,0 +1,513 @@
+package swampj_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store"
+	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
+)
+
+// nilFixture is a real repo with one written version, a stray empty journal
+// beside nothing (so journal opens warn through a nil Warn), and the paths
+// the calls below need.
+type nilFixture struct {
+	ctx     context.Context
+	dir     string
+	r       *repo.Repo
+	addr    repo.Address
+	itemDir string
+	lock    string // a swamp model lock path (not held)
+	scratch string // an empty directory of the test's own
+}
+
+func newNilFixture(t *testing.T) *nilFixture {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".swamp.yaml"), []byte("repoId: 7f0c3a52-0d7e-4b5e-9a57-1d1f6f2d9c11\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx := &nilFixture{ctx: context.Background(), dir: dir, scratch: t.TempDir()}
+	if fx.r, err = repo.Load(nil, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fx.addr, err = repo.ParseAddress("command/shell/m1/result"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if fx.itemDir, err = fx.r.ItemDir(nil, fx.addr); err != nil {
+		t.Fatal(err)
+	}
+	fx.lock = lock.ModelPath(fx.r.Base, fx.r.Namespace, fx.addr.Type, fx.addr.ModelID)
+	return fx
+}
+
+// emptyJournal leaves a zero-byte journal (an interrupted creation): every
+// open of it warns, through whatever Warn the options hold.
+func (fx *nilFixture) emptyJournal(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(fx.r.JournalPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nilCalls calls every exported function and options struct of the public
+// packages that takes a disk, a logger or an environment lookup, with nil
+// for each: nil must mean the real disk, a discarding logger and the process
+// environment (issue #14). The keys are checked against the source by
+// TestNilRealCoversEveryEntry.
+var nilCalls map[string]func(t *testing.T, fx *nilFixture) error
+
+func init() { // an init, not an initializer: some entries reuse others
+	nilCalls = map[string]func(t *testing.T, fx *nilFixture) error{
+		// catalog
+		"catalog.Open": func(t *testing.T, fx *nilFixture) error {
+			c, err := catalog.Open(fx.ctx, nil, fx.r.CatalogPath, catalog.Options{})
+			if err == nil {
+				err = c.Close()
+			}
+			return err
+		},
+		"catalog.MoveAsideFiles": func(t *testing.T, fx *nilFixture) error {
+			p := filepath.Join(fx.scratch, "_catalog.db")
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				return err
+			}
+			_, err := catalog.MoveAsideFiles(nil, p, "test", time.Now())
+			return err
+		},
+		"catalog.Options": func(t *testing.T, fx *nilFixture) error { return nilCalls["catalog.Open"](t, fx) },
+
+		// journal
+		"journal.Exists": func(t *testing.T, fx *nilFixture) error { _, err := journal.Exists(nil, fx.r.JournalPath); return err },
+		"journal.Open": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
+			if err == nil {
+				err = j.Close()
+			}
+			return err
+		},
+		"journal.OpenReadOnly": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			j, err := journal.OpenReadOnly(nil, fx.r.JournalPath, journal.Options{})
+			if err == nil {
+				err = j.Close()
+			}
+			return err
+		},
+		"journal.Options":                func(t *testing.T, fx *nilFixture) error { return nilCalls["journal.Open"](t, fx) },
+		"journal.CleanCreationLeftovers": func(t *testing.T, fx *nilFixture) error { return journal.CleanCreationLeftovers(nil, fx.r.JournalPath) },
+
+		// recover
+		"recover.Options": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := swampjrecover.Run(fx.ctx, fx.dir, swampjrecover.Options{})
+			return err
+		},
+
+		// ops/repo
+		"ops/repo.Load":                      func(t *testing.T, fx *nilFixture) error { _, err := repo.Load(nil, fx.dir, nil); return err },
+		"ops/repo.Find":                      func(t *testing.T, fx *nilFixture) error { _, err := repo.Find(nil, fx.itemDir); return err },
+		"ops/repo.ExpandEnvPath":             func(t *testing.T, fx *nilFixture) error { _, err := repo.ExpandEnvPath("/a/b", nil); return err },
+		"ops/repo.*Repo.ItemDir":             func(t *testing.T, fx *nilFixture) error { _, err := fx.r.ItemDir(nil, fx.addr); return err },
+		"ops/repo.*Repo.CheckInsideDataRoot": func(t *testing.T, fx *nilFixture) error { return fx.r.CheckInsideDataRoot(nil, fx.itemDir) },
+		"ops/repo.*Repo.FindModelDefinition": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := fx.r.FindModelDefinition(nil, fx.addr.Type, fx.addr.ModelID)
+			return err
+		},
+		"ops/repo.*Repo.ModelDefinitions": func(t *testing.T, fx *nilFixture) error { _, err := fx.r.ModelDefinitions(nil); return err },
+		"ops/repo.WriteManifest": func(t *testing.T, fx *nilFixture) error {
+			return repo.WriteManifest(nil, fx.scratch, "infra", fx.r.RepoID, time.Now())
+		},
+		"ops/repo.ReadManifest": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := repo.ReadManifest(nil, fx.r.Base, "infra")
+			return err
+		},
+		"ops/repo.ListNamespaces": func(t *testing.T, fx *nilFixture) error { _, err := repo.ListNamespaces(nil, fx.r.Base); return err },
+
+		// ops/store
+		"ops/store.VersionDirs":  func(t *testing.T, fx *nilFixture) error { _, err := store.VersionDirs(nil, fx.itemDir); return err },
+		"ops/store.ListVersions": func(t *testing.T, fx *nilFixture) error { _, err := store.ListVersions(nil, fx.itemDir); return err },
+		"ops/store.NextVersion":  func(t *testing.T, fx *nilFixture) error { _, err := store.NextVersion(nil, fx.itemDir); return err },
+		"ops/store.ReadLatest":   func(t *testing.T, fx *nilFixture) error { _, err := store.ReadLatest(nil, fx.itemDir); return err },
+		"ops/store.ReadVersion": func(t *testing.T, fx *nilFixture) error {
+			_, err := store.ReadVersion(nil, fx.itemDir, 1, store.CheckOptions{})
+			return err
+		},
+		"ops/store.ReadContent": func(t *testing.T, fx *nilFixture) error {
+			f, _, err := store.ReadContent(nil, fx.itemDir, 1)
+			if err == nil {
+				err = f.Close()
+			}
+			return err
+		},
+		"ops/store.ReadContentContext": func(t *testing.T, fx *nilFixture) error {
+			f, _, err := store.ReadContentContext(fx.ctx, nil, fx.itemDir, 1)
+			if err == nil {
+				err = f.Close()
+			}
+			return err
+		},
+		"ops/store.HashFile": func(t *testing.T, fx *nilFixture) error {
+			_, err := store.HashFile(nil, filepath.Join(fx.itemDir, "1", store.RawFileName))
+			return err
+		},
+		"ops/store.Walk": func(t *testing.T, fx *nilFixture) error {
+			return store.Walk(fx.ctx, nil, fx.r.DataRoot, func(store.Item) error { return nil })
+		},
+		"ops/store.WalkListings": func(t *testing.T, fx *nilFixture) error {
+			return store.WalkListings(fx.ctx, nil, fx.r.DataRoot, func(store.Item) error { return nil }, nil)
+		},
+		"ops/store.FindItems": func(t *testing.T, fx *nilFixture) error {
+			_, err := store.FindItems(fx.ctx, nil, fx.r.DataRoot, "")
+			return err
+		},
+		"ops/store.ScanItem": func(t *testing.T, fx *nilFixture) error {
+			items, err := store.FindItems(fx.ctx, nil, fx.r.DataRoot, "")
+			if err != nil || len(items) != 1 {
+				return fmt.Errorf("items %v: %v", items, err)
+			}
+			_, err = store.ScanItem(nil, items[0], store.CheckOptions{})
+			return err
+		},
+
+		// ops/lock
+		"ops/lock.Acquire": func(t *testing.T, fx *nilFixture) error {
+			l, err := lock.Acquire(fx.ctx, nil, fx.lock, lock.Options{})
+			if err != nil {
+				return err
+			}
+			if _, _, err := lock.Judge(nil, fx.lock, time.Now()); err != nil {
+				return err
+			}
+			return lock.ReleaseNonce(nil, fx.lock, l.Nonce())
+		},
+		"ops/lock.Options":      func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/lock.Acquire"](t, fx) },
+		"ops/lock.Judge":        func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/lock.Acquire"](t, fx) },
+		"ops/lock.ReleaseNonce": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/lock.Acquire"](t, fx) },
+		"ops/lock.StillDead": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := lock.StillDead(nil, fx.lock, nil, time.Now())
+			return err
+		},
+		"ops/lock.FindLockFiles": func(t *testing.T, fx *nilFixture) error { _, err := lock.FindLockFiles(nil, fx.r.Base, ""); return err },
+		"ops/lock.LiveModelLocks": func(t *testing.T, fx *nilFixture) error {
+			_, err := lock.LiveModelLocks(nil, fx.r.Base, "", time.Now(), 0)
+			return err
+		},
+		"ops/lock.WaitNoLiveModelLocks": func(t *testing.T, fx *nilFixture) error {
+			return lock.WaitNoLiveModelLocks(fx.ctx, nil, fx.r.Base, "", 0, time.Second, 0)
+		},
+		"ops/lock.LentBy": func(t *testing.T, fx *nilFixture) error { lock.LentBy(nil, fx.lock, 1, time.Now()); return nil },
+		"ops/lock.Dead":   func(t *testing.T, fx *nilFixture) error { _, err := lock.Dead(nil, fx.lock); return err },
+		"ops/lock.Free":   func(t *testing.T, fx *nilFixture) error { _, err := lock.Free(nil, fx.lock, 0); return err },
+		"ops/lock.WaitFree": func(t *testing.T, fx *nilFixture) error {
+			return lock.WaitFree(fx.ctx, nil, fx.lock, time.Second, 0)
+		},
+		"ops/lock.HolderPidFromEnv": func(t *testing.T, fx *nilFixture) error { lock.HolderPidFromEnv(nil); return nil },
+		"ops/lock.TimeoutFromEnv":   func(t *testing.T, fx *nilFixture) error { lock.TimeoutFromEnv(nil); return nil },
+
+		// ops: the protocols
+		"ops.WriteOptions": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{})
+			return err
+		},
+		"ops.NamespaceOptions": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			if _, err := ops.SetNamespace(fx.ctx, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
+				return err
+			}
+			_, err := ops.UnsetNamespace(fx.ctx, fx.r, ops.NamespaceOptions{})
+			return err
+		},
+		"ops.MigrateOptions": func(t *testing.T, fx *nilFixture) error {
+			if _, err := ops.SetNamespace(fx.ctx, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
+				return err
+			}
+			fx.emptyJournal(t)
+			if _, err := ops.Migrate(fx.ctx, fx.r, ops.MigrateOptions{}); err != nil { // the preview
+				return err
+			}
+			_, err := ops.Migrate(fx.ctx, fx.r, ops.MigrateOptions{Confirm: true})
+			return err
+		},
+		"ops.Doctor": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := ops.Doctor(fx.ctx, nil, fx.r, ops.DoctorOptions{})
+			return err
+		},
+		"ops.DoctorOptions": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := ops.Doctor(fx.ctx, nil, fx.r, ops.DoctorOptions{Repair: true, Confirm: true})
+			return err
+		},
+		"ops.ChangedItems": func(t *testing.T, fx *nilFixture) error {
+			_, err := ops.ChangedItems(fx.ctx, nil, fx.r, time.Time{})
+			return err
+		},
+		"ops.ListNamespaceManifests": func(t *testing.T, fx *nilFixture) error { _, err := ops.ListNamespaceManifests(nil, fx.r); return err },
+		"ops.ExpectedRows": func(t *testing.T, fx *nilFixture) error {
+			_, err := ops.ExpectedRows(fx.ctx, nil, fx.r, ops.ExpectedOptions{})
+			return err
+		},
+		"ops.ExpectedOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops.ExpectedRows"](t, fx) },
+		"ops.RebuildCatalog": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := ops.RebuildCatalog(fx.ctx, nil, fx.r, ops.CatalogOptions{Confirm: true})
+			return err
+		},
+		"ops.VerifyCatalog": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := ops.VerifyCatalog(fx.ctx, nil, fx.r, ops.CatalogOptions{})
+			return err
+		},
+		"ops.CatalogOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops.RebuildCatalog"](t, fx) },
+		"ops.OpenCatalog": func(t *testing.T, fx *nilFixture) error {
+			h := ops.OpenCatalog(nil, fx.dir)
+			if _, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}},
+				ops.WriteOptions{Catalog: h}); err != nil {
+				return err
+			}
+			return h.Close()
+		},
+		"ops.RecoverOptions": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			if _, err := ops.PreviewRecovery(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir}); err != nil {
+				return err
+			}
+			_, err = ops.Recover(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir})
+			return err
+		},
+		"ops.ResolveModel": func(t *testing.T, fx *nilFixture) error {
+			_, err := ops.ResolveModel(fx.ctx, nil, fx.r, fx.addr.ModelID)
+			return err
+		},
+		"ops.ResolveItem": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := ops.ResolveItem(fx.ctx, nil, fx.r, fx.addr.ModelID, fx.addr.DataName)
+			return err
+		},
+		"ops.OpenData": func(t *testing.T, fx *nilFixture) error {
+			d, err := ops.OpenData(fx.ctx, nil, fx.r, fx.addr, 0)
+			if err == nil {
+				err = d.Reader.Close()
+			}
+			return err
+		},
+		"ops.DataVersions": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := ops.DataVersions(fx.ctx, nil, fx.r, fx.addr)
+			return err
+		},
+		"ops.ListData": func(t *testing.T, fx *nilFixture) error { _, err := ops.ListData(fx.ctx, nil, fx.r, ""); return err },
+
+		// fsx: the door itself
+		"fsx.OrReal":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.OrReal(nil).Stat(fx.dir); return err },
+		"fsx.Concurrent": func(t *testing.T, fx *nilFixture) error { fsx.Concurrent(nil); return nil },
+		"fsx.Exists":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.Exists(nil, fx.dir); return err },
+		"fsx.NewFault": func(t *testing.T, fx *nilFixture) error {
+			_, err := fsx.NewFault(nil).Stat(fx.dir)
+			return err
+		},
+		"fsx.WithKillPoint": func(t *testing.T, fx *nilFixture) error {
+			f, err := fsx.WithKillPoint(nil, nil)
+			if err == nil {
+				_, err = f.Stat(fx.dir)
+			}
+			return err
+		},
+		"fsx.WriteFileAtomic": func(t *testing.T, fx *nilFixture) error {
+			return fsx.WriteFileAtomic(nil, filepath.Join(fx.scratch, "a"), []byte("a"), 0o644)
+		},
+		"fsx.WriteFileAtomicVia": func(t *testing.T, fx *nilFixture) error {
+			return fsx.WriteFileAtomicVia(nil, filepath.Join(fx.scratch, "b"), filepath.Join(fx.scratch, "b.tmp"), []byte("b"), 0o644)
+		},
+		"fsx.WriteStreamAtomic": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := fsx.WriteStreamAtomic(nil, filepath.Join(fx.scratch, "c"), strings.NewReader("c"), 0o644, nil)
+			return err
+		},
+		"fsx.WriteTemp": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := fsx.WriteTemp(nil, filepath.Join(fx.scratch, "d"), strings.NewReader("d"), 0o644, nil)
+			return err
+		},
+		"fsx.WriteNew": func(t *testing.T, fx *nilFixture) error {
+			_, err := fsx.WriteNew(nil, filepath.Join(fx.scratch, "e"), strings.NewReader("e"), 0o644, nil)
+			return err
+		},
+		"fsx.WriteNewUnsynced": func(t *testing.T, fx *nilFixture) error {
+			f, _, err := fsx.WriteNewUnsynced(nil, filepath.Join(fx.scratch, "f"), strings.NewReader("f"), 0o644, nil)
+			if err != nil {
+				return err
+			}
+			return fsx.SyncAll(nil, []fsx.File{f}, []string{fx.scratch}) // closes f
+		},
+		"fsx.SyncAll": func(t *testing.T, fx *nilFixture) error { return fsx.SyncAll(nil, nil, []string{fx.scratch}) },
+		"fsx.MkdirDurable": func(t *testing.T, fx *nilFixture) error {
+			return fsx.MkdirDurable(nil, filepath.Join(fx.scratch, "g"), 0o755)
+		},
+		"fsx.MkdirAllDurable": func(t *testing.T, fx *nilFixture) error {
+			return fsx.MkdirAllDurable(nil, filepath.Join(fx.scratch, "h", "i"), 0o755)
+		},
+		"fsx.RenameDurable": func(t *testing.T, fx *nilFixture) error {
+			p := filepath.Join(fx.scratch, "j")
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				return err
+			}
+			return fsx.RenameDurable(nil, p, p+"2")
+		},
+		"fsx.RenameNoReplaceDurable": func(t *testing.T, fx *nilFixture) error {
+			p := filepath.Join(fx.scratch, "k")
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				return err
+			}
+			return fsx.RenameNoReplaceDurable(nil, p, p+"2")
+		},
+		"fsx.SyncParents": func(t *testing.T, fx *nilFixture) error { return fsx.SyncParents(nil, filepath.Join(fx.scratch, "x")) },
+		"fsx.RemoveAll": func(t *testing.T, fx *nilFixture) error {
+			if err := os.MkdirAll(filepath.Join(fx.scratch, "l", "m"), 0o755); err != nil {
+				return err
+			}
+			return fsx.RemoveAll(nil, filepath.Join(fx.scratch, "l"))
+		},
+	}
+}
+
+func TestNilMeansTheRealThing(t *testing.T) {
+	names := make([]string, 0, len(nilCalls))
+	for name := range nilCalls {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("%s with nil FS/logger/getenv panicked: %v\n%s", name, p, debug.Stack())
+					}
+				}()
+				fx := newNilFixture(t)
+				if err := nilCalls[name](t, fx); err != nil {
+					t.Fatalf("%s with nil FS/logger/getenv: %v", name, err)
+				}
+			}()
+		})
+	}
+}
+
+// TestNilRealCoversEveryEntry lists, from the source, every exported
+// function of the public packages with a parameter of type fsx.FS (or an
+// environment lookup func(string) string), and every exported options
+// struct with a field of type fsx.FS or a func field (loggers, getenv,
+// clocks), and fails on any that nilCalls does not call.
+func TestNilRealCoversEveryEntry(t *testing.T) {
+	want := map[string]bool{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "internal" || d.Name() == "testdata" || p == "cmd") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, src, 0)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(p))
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if !decl.Name.IsExported() {
+					continue
+				}
+				name := decl.Name.Name
+				if decl.Recv != nil {
+					recv := exprString(src, decl.Recv.List[0].Type)
+					if !ast.IsExported(strings.TrimPrefix(recv, "*")) {
+						continue
+					}
+					name = recv + "." + name
+				}
+				for _, prm := range decl.Type.Params.List {
+					if ts := exprString(src, prm.Type); ts == "fsx.FS" || ts == "FS" || ts == "func(string) string" {
+						want[pkg+"."+name] = true
+					}
+				}
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					ts, ok := spec.(*ast.TypeSpec)
+					if !ok {
+						continue
+					}
+					st, isStruct := ts.Type.(*ast.StructType)
+					if !isStruct || !ts.Name.IsExported() || !strings.HasSuffix(ts.Name.Name, "Options") {
+						continue
+					}
+					for _, field := range st.Fields.List {
+						_, isFunc := field.Type.(*ast.FuncType)
+						if exprString(src, field.Type) == "fsx.FS" || isFunc {
+							for _, n := range field.Names {
+								if n.IsExported() {
+									want[pkg+"."+ts.Name.Name] = true
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 20 {
+		t.Fatalf("found only %d entries; is the walk looking at the source?", len(want))
+	}
+	for name := range want {
+		if nilCalls[name] == nil {
+			t.Errorf("%s takes an FS, a logger or a getenv but TestNilMeansTheRealThing does not call it with nil", name)
+		}
+	}
+}
+
+func exprString(src []byte, e ast.Expr) string {
+	return string(bytes.TrimSpace(src[e.Pos()-1 : e.End()-1]))
+}
