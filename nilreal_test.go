@@ -307,6 +307,16 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err = ops.Recover(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir})
 			return err
 		},
+		"ops.RemoveCrashLeftovers": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			_, err = ops.RemoveCrashLeftovers(fx.ctx, nil, j, fx.r.DataRoot)
+			return err
+		},
 		"ops.ResolveModel": func(t *testing.T, fx *nilFixture) error {
 			_, err := ops.ResolveModel(fx.ctx, nil, fx.r, fx.addr.ModelID)
 			return err

@@ -209,6 +209,7 @@ func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, 
 	if !j.CrashLeftoversUnchecked() {
 		return nil, nil
 	}
+	fsys = fsx.OrReal(fsys)
 	removed, err := removeOrphanStages(ctx, fsys, dataRoot, nil)
 	if err != nil {
 		return removed, err

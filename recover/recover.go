@@ -181,7 +181,7 @@ func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *jou
 	r, err := repo.Load(fsys, repoDir, nil)
 	if err != nil {
 		if opts.Logger != nil {
-			opts.Logger.Warn(fmt.Sprintf("could not look for staging directories left by a crashed write (%v); swampj doctor finds them", err))
+			opts.Logger.Warn(fmt.Sprintf("could not look for staging directories left by a crashed write (%v); the doctor finds them", err))
 		}
 		return nil
 	}
