@@ -85,7 +85,10 @@ const publishLoop = `	for _, p := range ps {
 
 const latestLoop = `	for _, it := range order {
 		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
+		// The temp name carries the owner (it may be written before the
+		// intent is durable: engine.Recording).
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
+			Temp: filepath.Join(it.dir, latestTempName(o.token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
