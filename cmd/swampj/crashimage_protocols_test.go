@@ -175,3 +175,222 @@ func TestCrashImageReverse(t *testing.T) {
 func TestCrashImageUnsetMigrate(t *testing.T) {
 	reverseImages(t, "unset-migrate", true, "datastore", "namespace", "unset", "--migrate", "--confirm")
 }
+
+// quarantineCopies maps each data-root-relative path ("aws/ec2/.../2/raw")
+// to the image paths of its copies under .swamp/.swampj-quarantine/<stamp>/_solo.
+func quarantineCopies(got map[string]string) map[string][]string {
+	const q = ".swamp/.swampj-quarantine/"
+	out := map[string][]string{}
+	for rel := range got {
+		if !strings.HasPrefix(rel, q) {
+			continue
+		}
+		parts := strings.SplitN(strings.TrimPrefix(rel, q), "/", 3) // stamp, _solo, path
+		if len(parts) == 3 && parts[1] == "_solo" {
+			out[".swamp/data/"+parts[2]] = append(out[".swamp/data/"+parts[2]], rel)
+		}
+	}
+	return out
+}
+
+// TestCrashImageRepair cuts `doctor --repair --confirm` on #3955 damage:
+// the latest versions of two items are zero-byte (raw and metadata.yaml),
+// as a power cut leaves swamp's unsynced writes. In every image each
+// original file's bytes are in exactly one place, in the data or in the
+// quarantine (never lost, never twice); only the damaged items' files may
+// be quarantined, and only their latest may be rewritten. After the
+// doctor's repair every item's latest names a readable version.
+func TestCrashImageRepair(t *testing.T) {
+	c := newCrashImg(t)
+	repo := filepath.Join(c.mp(), "repo")
+	type damaged struct{ addr, itemDir, version, readable string }
+	items := []damaged{
+		{crashImageAddr, ".swamp/data/command/shell/" + dataModel + "/result", "3", "2"},
+		{"aws/ec2/vpc/6a97bcef-f0f2-42d2-a5e4-92b00ba884fe/vpc", ".swamp/data/aws/ec2/vpc/6a97bcef-f0f2-42d2-a5e4-92b00ba884fe/vpc", "2", "1"},
+	}
+	want := map[string]string{} // addr -> the content its latest must serve after the repair
+	var damagedFiles []string
+	for _, it := range items {
+		b, err := os.ReadFile(filepath.Join(repo, it.itemDir, it.readable, "raw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[it.addr] = string(b)
+		for _, f := range []string{"raw", "metadata.yaml"} {
+			rel := it.itemDir + "/" + it.version + "/" + f
+			if err := os.Truncate(filepath.Join(repo, rel), 0); err != nil {
+				t.Fatal(err)
+			}
+			damagedFiles = append(damagedFiles, rel)
+		}
+	}
+	syscall.Sync()
+	orig := treeSums(t, repo)
+	base := c.finishBase()
+	args := []string{"doctor", "--repair", "--confirm"}
+	d := measureRun(t, c, base, args...)
+	delays := cutDelays(d, imageCuts())
+	t.Logf("doctor --repair takes about %s (start to exit); %d cut points, %d files", d, len(delays), len(orig))
+
+	inDamagedItem := func(rel string) bool {
+		for _, it := range items {
+			if strings.HasPrefix(rel, it.itemDir+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	// files checks every original file and returns how many of the
+	// damaged versions' files are quarantined.
+	files := func(label, r string) (quarantined int) {
+		got := treeSums(t, r)
+		qc := quarantineCopies(got)
+		for rel, sum := range orig {
+			if strings.HasSuffix(rel, "_catalog.db") {
+				continue // derived; the repair fixes its rows
+			}
+			var at, holding []string
+			if _, ok := got[rel]; ok {
+				at = append(at, rel)
+			}
+			at = append(at, qc[rel]...)
+			for _, p := range at {
+				if got[p] == sum {
+					holding = append(holding, p)
+				}
+			}
+			switch {
+			case len(holding) != 1:
+				t.Errorf("%s: the bytes of %s are in %d places: %v (it exists at %v)", label, rel, len(holding), holding, at)
+			case len(qc[rel]) > 0 && !inDamagedItem(rel):
+				t.Errorf("%s: %s, which is not damaged, was quarantined: %v", label, rel, qc[rel])
+			case len(at) != 1 && !strings.HasSuffix(rel, "/latest"):
+				t.Errorf("%s: %s exists %d times: %v", label, rel, len(at), at)
+			}
+			if len(qc[rel]) > 0 {
+				for _, f := range damagedFiles {
+					if f == rel {
+						quarantined++
+					}
+				}
+			}
+		}
+		return quarantined
+	}
+
+	counts := map[string]int{}
+	start := time.Now()
+	cc := fsxtest.Count(t, "repair", "image")
+	for i, delay := range delays {
+		img, returned, _ := c.cut(base, i, delay, args...)
+		cc.Check()
+		label := fmt.Sprintf("cut %d (delay %s)", i, delay)
+		r, mp := c.open(img, i)
+		rec := mustOK(t, swampj(t, r, "recover"), label+": recover")
+		pending := !strings.Contains(rec.stdout, "Nothing to recover")
+		outcome := "mixed"
+		switch q := files(label, r); q {
+		case 0:
+			outcome = "old"
+		case len(damagedFiles):
+			outcome = "new"
+		default:
+			t.Errorf("%s: %d of the %d damaged files quarantined: neither all-old nor all-new", label, q, len(damagedFiles))
+		}
+		if returned && outcome != "new" {
+			t.Errorf("%s: the repair returned before the cut but the image is %s", label, outcome)
+		}
+		// The doctor's repair (again, or for the first time in an old image).
+		imageSettle(t, r, fmt.Sprintf("%s, %s", label, outcome))
+		if q := files(label+" after the doctor's repair", r); q != len(damagedFiles) {
+			t.Errorf("%s: after the doctor's repair %d of the %d damaged files are quarantined", label, q, len(damagedFiles))
+		}
+		for addr, content := range want {
+			if get := swampj(t, r, "data", "get", addr); get.code != 0 || get.stdout != content {
+				t.Errorf("%s: after the repair data get %s: exit %d, %d bytes, want the readable version's %d\n%s", label, addr, get.code, len(get.stdout), len(content), get.stderr)
+			}
+		}
+		if verify := swampj(t, r, "catalog", "verify"); verify.code != 0 {
+			t.Errorf("%s: catalog verify exit %d\n%s%s", label, verify.code, verify.stdout, verify.stderr)
+		}
+		counts[imageOutcomeKey(outcome, pending, returned)]++
+		if !t.Failed() {
+			cc.Recovered()
+		}
+		c.close(img, mp)
+	}
+	t.Logf("doctor --repair: %d power-cut images in %s: %v", len(delays), time.Since(start).Round(time.Millisecond), counts)
+}
+
+// TestCrashImageCatalogRebuild cuts `catalog rebuild --confirm` on a repo
+// whose catalog is gone. In every image the data is untouched (every file
+// with its bytes, nothing new beside the catalog), and the catalog is
+// either still missing (verify as at the uncrashed start) or complete
+// (verify exit 0): never a half-built catalog that verify or the doctor
+// would trip on.
+func TestCrashImageCatalogRebuild(t *testing.T) {
+	c := newCrashImg(t)
+	repo := filepath.Join(c.mp(), "repo")
+	for _, suf := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(filepath.Join(repo, ".swamp", "data", "_catalog.db"+suf))
+	}
+	syscall.Sync()
+	before := swampj(t, repo, "catalog", "verify")
+	if before.code == 0 {
+		t.Fatalf("catalog verify passes with no catalog, so the images could not tell old from new: %+v", before)
+	}
+	orig := treeSums(t, repo)
+	base := c.finishBase()
+	args := []string{"catalog", "rebuild", "--confirm"}
+	d := measureRun(t, c, base, args...)
+	delays := cutDelays(d, imageCuts())
+	t.Logf("catalog rebuild takes about %s (start to exit); %d cut points, %d files", d, len(delays), len(orig))
+
+	untouched := func(label, r string) {
+		got := treeSums(t, r)
+		for rel, sum := range orig {
+			if s, ok := got[rel]; !ok || s != sum {
+				t.Errorf("%s: %s missing or changed (present: %v)", label, rel, ok)
+			}
+		}
+		for rel := range got {
+			if _, ok := orig[rel]; !ok && rel != ".swamp/data/_catalog.db" && !strings.HasPrefix(rel, ".swamp/.locks/") {
+				t.Errorf("%s: %s appeared", label, rel)
+			}
+		}
+	}
+
+	counts := map[string]int{}
+	start := time.Now()
+	cc := fsxtest.Count(t, "catalog-rebuild", "image")
+	for i, delay := range delays {
+		img, returned, _ := c.cut(base, i, delay, args...)
+		cc.Check()
+		label := fmt.Sprintf("cut %d (delay %s)", i, delay)
+		r, mp := c.open(img, i)
+		rec := mustOK(t, swampj(t, r, "recover"), label+": recover")
+		pending := !strings.Contains(rec.stdout, "Nothing to recover")
+		untouched(label, r)
+		verify := swampj(t, r, "catalog", "verify")
+		outcome := "garbage"
+		switch {
+		case verify.code == 0:
+			outcome = "new"
+		case verify.code == before.code && verify.stdout == before.stdout:
+			outcome = "old"
+		default:
+			t.Errorf("%s: catalog verify neither clean nor as at the start (exit %d, start %d)\n%s%s", label, verify.code, before.code, verify.stdout, verify.stderr)
+		}
+		if returned && outcome != "new" {
+			t.Errorf("%s: the rebuild returned before the cut but the image is %s", label, outcome)
+		}
+		imageSettle(t, r, fmt.Sprintf("%s, %s", label, outcome))
+		untouched(label+" after the doctor's repair", r)
+		counts[imageOutcomeKey(outcome, pending, returned)]++
+		if !t.Failed() {
+			cc.Recovered()
+		}
+		c.close(img, mp)
+	}
+	t.Logf("catalog rebuild: %d power-cut images in %s: %v", len(delays), time.Since(start).Round(time.Millisecond), counts)
+}
