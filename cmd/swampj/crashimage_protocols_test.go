@@ -112,8 +112,8 @@ func reverseImages(t *testing.T, protocol string, unset bool, args ...string) {
 			}
 			if at[0] != rel {
 				moved++
-			} else if strings.HasPrefix(rel, nsPrefix+"data/") && !strings.HasSuffix(rel, "_catalog.db") {
-				stayed++
+			} else if strings.HasPrefix(rel, nsPrefix) && rel != marker {
+				stayed++ // every unit moves back, not only the data (the marker stays)
 			}
 			if strings.HasSuffix(rel, "_catalog.db") || rel == ".swamp.yaml" {
 				continue // the catalog is restamped and the config rewritten, not moved
@@ -130,7 +130,7 @@ func reverseImages(t *testing.T, protocol string, unset bool, args ...string) {
 			outcome = "new"
 		}
 		if outcome == "mixed" {
-			t.Errorf("%s: %d files moved back, %d data files stayed in the namespace: neither all-old nor all-new", label, moved, stayed)
+			t.Errorf("%s: %d files moved back, %d files stayed in the namespace: neither all-old nor all-new", label, moved, stayed)
 		}
 		if unset {
 			cfg, err := os.ReadFile(filepath.Join(r, ".swamp.yaml"))
@@ -147,7 +147,7 @@ func reverseImages(t *testing.T, protocol string, unset bool, args ...string) {
 			}
 		}
 		if returned && outcome != "new" {
-			t.Errorf("%s: %s returned before the cut but the image is %s (%d moved, %d data files stayed)", label, protocol, outcome, moved, stayed)
+			t.Errorf("%s: %s returned before the cut but the image is %s (%d moved, %d stayed in the namespace)", label, protocol, outcome, moved, stayed)
 		}
 		imageSettle(t, r, fmt.Sprintf("%s, %s", label, outcome))
 		verify := swampj(t, r, "catalog", "verify")
