@@ -91,7 +91,9 @@ func required(images bool) map[string][]string {
 	}
 	if images {
 		r["version-write"] = append(r["version-write"], "image")
-		r["migrate"] = append(r["migrate"], "image")
+		for _, p := range []string{"migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild"} {
+			r[p] = append(r[p], "image")
+		}
 	}
 	return r
 }
