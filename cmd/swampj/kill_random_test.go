@@ -211,6 +211,16 @@ func TestKillRandomWriteLoop(t *testing.T) {
 		}
 		cc.Recovered()
 	}
+	// A writer killed in the last trial leaves its per-model lock, with a
+	// dead pid. The next write takes it over, as the next run of swamp or
+	// swampj would; without one the final doctor rightly calls it
+	// lock_dead once it is older than the 5 s write window (about 1 run in
+	// 20 read the versions back slowly enough for that).
+	final := payload(trials + 1)
+	written[string(final)], acked[string(final)] = true, true
+	if r := swampjIn(t, dir, final, "data", "write", addr); r.code != 0 {
+		t.Fatalf("the write after the loop: exit %d\n%s", r.code, r.stderr)
+	}
 	// Every acknowledged write reads back as one of the versions.
 	cc.Check()
 	latest, err := os.ReadFile(filepath.Join(dir, ".swamp", "data", "command", "shell", dataModel, "result", "latest"))
