@@ -30,22 +30,8 @@ func TestMoveWaitsForABackingOffWriter(t *testing.T) {
 	src := filepath.Join(root, "data", "command", "shell")
 	dst := filepath.Join(root, "ns", "data", "command", "shell")
 	fsys := fsx.Real()
-	l, err := lock.Acquire(context.Background(), fsys, filepath.Join(dst, "m1", ".lock"), lock.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		time.Sleep(400 * time.Millisecond)
-		if err := l.Release(); err != nil {
-			t.Error(err)
-		}
-	}()
-
-	j, err := journal.Open(fsys, recover.JournalPath(root), journal.Options{LockTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	backingOffWriter(t, filepath.Join(dst, "m1", ".lock"))
+	j := openJournal(t, root)
 	plan := &journal.Intent{Kind: "test", Summary: "move a model", Steps: []journal.Step{
 		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns")},
 		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns", "data")},
@@ -67,21 +53,8 @@ func TestMoveRmdirWaitsForABackingOffWriter(t *testing.T) {
 	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "swampVersion: test\n"})
 	emptied := filepath.Join(root, "data", "command", "shell")
 	fsys := fsx.Real()
-	l, err := lock.Acquire(context.Background(), fsys, filepath.Join(emptied, "m1", ".lock"), lock.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		time.Sleep(400 * time.Millisecond)
-		if err := l.Release(); err != nil {
-			t.Error(err)
-		}
-	}()
-	j, err := journal.Open(fsys, recover.JournalPath(root), journal.Options{LockTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
+	backingOffWriter(t, filepath.Join(emptied, "m1", ".lock"))
+	j := openJournal(t, root)
 	plan := &journal.Intent{Kind: "test", Summary: "remove an emptied model tree", Steps: []journal.Step{
 		{Kind: engine.KindMoveRmdir, Path: emptied},
 	}}
@@ -91,4 +64,30 @@ func TestMoveRmdirWaitsForABackingOffWriter(t *testing.T) {
 	if _, err := os.Lstat(emptied); !os.IsNotExist(err) {
 		t.Fatalf("%s still there: %v", emptied, err)
 	}
+}
+
+// backingOffWriter holds a live swamp lock at path for 400 ms, then lets
+// it go: a writer that created its lock and is about to back off.
+func backingOffWriter(t *testing.T, path string) {
+	t.Helper()
+	l, err := lock.Acquire(context.Background(), fsx.Real(), path, lock.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		if err := l.Release(); err != nil {
+			t.Error(err)
+		}
+	}()
+}
+
+func openJournal(t *testing.T, root string) *journal.Journal {
+	t.Helper()
+	j, err := journal.Open(fsx.Real(), recover.JournalPath(root), journal.Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return j
 }
