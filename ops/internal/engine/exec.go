@@ -120,6 +120,25 @@ func derivedSkippable(ctx context.Context, k Kind, err error) bool {
 	return k.Derived && !fsx.IsCrash(err) && ctx.Err() == nil && !errors.Is(err, ErrCannotRedo)
 }
 
+// stepFailed is what a failed observe, apply or undo of step i means, in
+// either direction: a crash (simulated) stops the intent as it is; a
+// derived step's failure is skipped and recorded as a stale catalog (nil
+// is returned, and the caller goes on with the next step); anything else
+// stops the intent with a StepError naming the step.
+func stepFailed(ctx context.Context, k Kind, in *journal.Intent, i int, dir journal.Direction, obs Observation, err error, res *Result, tr *trace) error {
+	s := &in.Steps[i]
+	switch {
+	case fsx.IsCrash(err):
+		return err
+	case derivedSkippable(ctx, k, err):
+		res.skipDerived(i, s, err)
+		tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
+		return nil
+	}
+	tr.step(i, s, obs, err.Error(), "failed")
+	return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: dir, Err: err}
+}
+
 // StepError says which step of which intent failed and why. The intent stays
 // open; the error carries both ways out.
 type StepError struct {
@@ -458,13 +477,10 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
-			if derivedSkippable(ctx, k, err) {
-				res.skipDerived(i, s, err)
-				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-				continue
+			if err := stepFailed(ctx, k, in, i, journal.Forward, obs, err, res, tr); err != nil {
+				return err
 			}
-			tr.step(i, s, obs, err.Error(), "failed")
-			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+			continue
 		}
 		if d.deferredWrites && !(s.Kind == KindWrite && s.Temp != "" && d.prepared[s.Temp]) {
 			// The `latest` replaces before this step left their directory
@@ -512,16 +528,10 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 					tr.step(i, s, obs, detail, "cannot redo: rolling back")
 					return err
 				}
-				if fsx.IsCrash(err) {
+				if err := stepFailed(ctx, k, in, i, journal.Forward, obs, err, res, tr); err != nil {
 					return err
 				}
-				if derivedSkippable(ctx, k, err) {
-					res.skipDerived(i, s, err)
-					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-					break
-				}
-				tr.step(i, s, obs, err.Error(), "failed")
-				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+				break
 			}
 			res.Applied++
 			tr.step(i, s, obs, detail, "applied")
@@ -554,27 +564,18 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
-			if derivedSkippable(ctx, k, err) {
-				res.skipDerived(i, s, err)
-				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-				continue
+			if err := stepFailed(ctx, k, in, i, journal.Backward, obs, err, res, tr); err != nil {
+				return err
 			}
-			tr.step(i, s, obs, err.Error(), "failed")
-			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
+			continue
 		}
 		switch obs {
 		case Done, Partial:
 			if err := k.Undo(ctx, env, s, d); err != nil {
-				if fsx.IsCrash(err) {
+				if err := stepFailed(ctx, k, in, i, journal.Backward, obs, err, res, tr); err != nil {
 					return err
 				}
-				if derivedSkippable(ctx, k, err) {
-					res.skipDerived(i, s, err)
-					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-					break
-				}
-				tr.step(i, s, obs, err.Error(), "failed")
-				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
+				break
 			}
 			res.Undone++
 			tr.step(i, s, obs, detail, "undone")
