@@ -319,7 +319,9 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 		return Done, "", nil
 	case !exists && !s.OldExists, exists && s.OldExists && bytes.Equal(cur, s.OldData):
 		if tempLeft {
-			return Partial, "temp file " + s.Temp + " left behind", nil
+			// Written ahead by this run (prepareTemps), or left by an
+			// earlier one: applying writes it again either way.
+			return Partial, "temp file " + s.Temp + " already written", nil
 		}
 		return NotDone, "", nil
 	case !exists && !tempLeft:
