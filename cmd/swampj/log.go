@@ -42,8 +42,9 @@ func (h *cliHandler) Handle(ctx context.Context, r slog.Record) error {
 		if h.debug == nil {
 			return nil
 		}
-		h.p.endProgress()
-		return h.debug.Handle(ctx, r)
+		var err error
+		h.p.aboveProgress(func() { err = h.debug.Handle(ctx, r) })
+		return err
 	}
 	var b strings.Builder
 	b.WriteString(r.Message)

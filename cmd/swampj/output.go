@@ -18,6 +18,12 @@ type printer struct {
 	noColor        bool
 	mu             sync.Mutex
 	bar            *progressLine
+	// out serializes what goes to stderr while a progress line may be on
+	// screen: the line's draws, and the whole lines (warnings, debug
+	// records) that clear it first. drawn is the width of the progress
+	// line on screen now (0: none); both are guarded by out.
+	out   sync.Mutex
+	drawn int
 }
 
 func newPrinter(stdout, stderr io.Writer, asJSON, quiet bool) *printer {
@@ -44,13 +50,14 @@ func (p *printer) warn(msg string) {
 	if p.quiet {
 		return
 	}
-	p.endProgress()
-	if p.json {
-		b, _ := json.Marshal(map[string]any{"warning": msg})
-		fmt.Fprintln(p.stderr, string(b))
-		return
-	}
-	fmt.Fprintln(p.stderr, "swampj: warning: "+msg)
+	p.aboveProgress(func() {
+		if p.json {
+			b, _ := json.Marshal(map[string]any{"warning": msg})
+			fmt.Fprintln(p.stderr, string(b))
+			return
+		}
+		fmt.Fprintln(p.stderr, "swampj: warning: "+msg)
+	})
 }
 
 // debug prints detail on stderr under --verbose only (a JSON line under
@@ -59,12 +66,13 @@ func (p *printer) debug(format string, args ...any) {
 	if !p.verbose {
 		return
 	}
-	p.endProgress()
 	msg := fmt.Sprintf(format, args...)
-	if p.json {
-		b, _ := json.Marshal(map[string]any{"debug": msg})
-		fmt.Fprintln(p.stderr, string(b))
-		return
-	}
-	fmt.Fprintln(p.stderr, "swampj: debug: "+msg)
+	p.aboveProgress(func() {
+		if p.json {
+			b, _ := json.Marshal(map[string]any{"debug": msg})
+			fmt.Fprintln(p.stderr, string(b))
+			return
+		}
+		fmt.Fprintln(p.stderr, "swampj: debug: "+msg)
+	})
 }

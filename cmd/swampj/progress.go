@@ -91,6 +91,12 @@ func (b *progressLine) draw() {
 	prev := b.width
 	b.width = len(line)
 	b.mu.Unlock()
+	b.p.out.Lock()
+	defer b.p.out.Unlock()
+	if b.p.drawn == 0 {
+		prev = 0 // cleared since (a line was printed above it)
+	}
+	b.p.drawn = len(line)
 	if b.p.noColor {
 		pad := ""
 		if prev > len(line) {
@@ -100,6 +106,30 @@ func (b *progressLine) draw() {
 		return
 	}
 	fmt.Fprint(b.p.stderr, "\r\033[1m"+phase+"\033[0m"+line[len(phase):]+"\033[K")
+}
+
+// aboveProgress prints whole lines (print writes them) where a progress
+// line may be on screen: the line is cleared first and drawn again at the
+// next tick, and no draw can land in the middle (the progress events come
+// from the library's workers, so a draw may be due at any moment).
+func (p *printer) aboveProgress(print func()) {
+	p.out.Lock()
+	defer p.out.Unlock()
+	p.clearLocked()
+	print()
+}
+
+// clearLocked clears the progress line on screen, if any (p.out held).
+func (p *printer) clearLocked() {
+	if p.drawn == 0 {
+		return
+	}
+	if p.noColor {
+		fmt.Fprint(p.stderr, "\r"+strings.Repeat(" ", p.drawn)+"\r")
+	} else {
+		fmt.Fprint(p.stderr, "\r\033[K")
+	}
+	p.drawn = 0
 }
 
 // format renders the line (b.mu held).
@@ -155,9 +185,7 @@ func (p *printer) endProgress() {
 	}
 	close(b.stop)
 	<-b.done
-	if p.noColor {
-		fmt.Fprint(p.stderr, "\r"+strings.Repeat(" ", b.width)+"\r")
-		return
-	}
-	fmt.Fprint(p.stderr, "\r\033[K")
+	p.out.Lock()
+	p.clearLocked()
+	p.out.Unlock()
 }

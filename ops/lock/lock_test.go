@@ -310,7 +310,9 @@ func TestHeartbeat(t *testing.T) {
 	fsys := fsx.Real()
 	path := GlobalPath(t.TempDir(), "")
 	opts := fast(time.Second)
-	opts.TTL = 90 * time.Millisecond // heartbeat every 30 ms
+	// A TTL with room for a starved heartbeat goroutine: at load 20 and
+	// above on 2 cores, 90 ms (a beat every 30 ms) failed about 1 run in 5.
+	opts.TTL = 600 * time.Millisecond // heartbeat every 200 ms
 	l, err := Acquire(context.Background(), fsys, path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -318,9 +320,12 @@ func TestHeartbeat(t *testing.T) {
 	first := readLock(t, path)
 	l.StartHeartbeat(context.Background())
 	l.StartHeartbeat(context.Background()) // no-op
-	time.Sleep(150 * time.Millisecond)
-	now := readLock(t, path)
-	if !now.AcquiredAt.After(first.AcquiredAt) || now.Nonce != first.Nonce || now.TTLMs != 90 || now.Pid != first.Pid {
+	now := first
+	for deadline := time.Now().Add(5 * time.Second); !now.AcquiredAt.After(first.AcquiredAt) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		now = readLock(t, path)
+	}
+	if !now.AcquiredAt.After(first.AcquiredAt) || now.Nonce != first.Nonce || now.TTLMs != 600 || now.Pid != first.Pid {
 		t.Errorf("heartbeat: before %+v after %+v", first, now)
 	}
 	if l.Info().AcquiredAt != now.AcquiredAt {
@@ -332,7 +337,7 @@ func TestHeartbeat(t *testing.T) {
 	default:
 	}
 	// A lock refreshed within its TTL is never stale for another acquirer.
-	if _, err := Acquire(context.Background(), fsys, path, fast(200*time.Millisecond)); !errors.Is(err, ErrTimeout) {
+	if _, err := Acquire(context.Background(), fsys, path, fast(time.Second)); !errors.Is(err, ErrTimeout) {
 		t.Errorf("heartbeated lock taken: %v", err)
 	}
 	if err := l.Release(); err != nil {

@@ -32,10 +32,16 @@ const (
 	Missing
 	// Conflict: the disk matches neither state. The intent stops.
 	Conflict
+	// Superseded: the step was done and a later writer built on it (a
+	// `latest` that names a newer version than the intent published, which
+	// only a writer who saw the intent's version could have written).
+	// Forward it counts as done; backward it stops the rollback before
+	// anything is undone, because undoing it would hide the later write.
+	Superseded
 )
 
 func (o Observation) String() string {
-	return [...]string{"not done", "done", "partial", "missing", "conflict"}[o]
+	return [...]string{"not done", "done", "partial", "missing", "conflict", "superseded"}[o]
 }
 
 // Env is what steps act on.
@@ -114,6 +120,25 @@ func derivedSkippable(ctx context.Context, k Kind, err error) bool {
 	return k.Derived && !fsx.IsCrash(err) && ctx.Err() == nil && !errors.Is(err, ErrCannotRedo)
 }
 
+// stepFailed is what a failed observe, apply or undo of step i means, in
+// either direction: a crash (simulated) stops the intent as it is; a
+// derived step's failure is skipped and recorded as a stale catalog (nil
+// is returned, and the caller goes on with the next step); anything else
+// stops the intent with a StepError naming the step.
+func stepFailed(ctx context.Context, k Kind, in *journal.Intent, i int, dir journal.Direction, obs Observation, err error, res *Result, tr *trace) error {
+	s := &in.Steps[i]
+	switch {
+	case fsx.IsCrash(err):
+		return err
+	case derivedSkippable(ctx, k, err):
+		res.skipDerived(i, s, err)
+		tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
+		return nil
+	}
+	tr.step(i, s, obs, err.Error(), "failed")
+	return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: dir, Err: err}
+}
+
 // StepError says which step of which intent failed and why. The intent stays
 // open; the error carries both ways out.
 type StepError struct {
@@ -139,9 +164,16 @@ type ConflictError struct {
 	Index    int
 	Step     journal.Step
 	Detail   string
+	// Superseded: a rollback refused because a later write built on the
+	// step (see Superseded); nothing was undone, and forward finishes it.
+	Superseded bool
 }
 
 func (e *ConflictError) Error() string {
+	if e.Superseded {
+		return fmt.Sprintf("intent %d, step %d (%s): %s. Rolling back would hide that later write, so nothing was undone; "+
+			"recover forward to finish the intent", e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
+	}
 	return fmt.Sprintf("intent %d, step %d (%s): the disk matches neither the state before nor after it: %s. "+
 		"Nothing more was changed; inspect these paths, then finish the intent or roll it back",
 		e.IntentID, e.Index+1, Describe(&e.Step), e.Detail)
@@ -387,8 +419,13 @@ func drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 // disk the journal commit needs the space they hold (a write larger than
 // the free space fills the disk with its own stage). A crash in between
 // leaves a forward intent whose stage is gone, which recovery cannot redo
-// and so rolls back: the same outcome.
+// and so rolls back: the same outcome. A rollback that would hide a later
+// write (supersededStep) is refused here, before anything changes.
 func decideBackward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, d *Dirty) error {
+	if i, detail, ok := supersededStep(ctx, env, in); ok {
+		// Refused before the direction is journaled: forward still works.
+		return &ConflictError{IntentID: in.ID, Index: i, Step: in.Steps[i], Detail: detail, Superseded: true}
+	}
 	for i := range in.Steps {
 		s := &in.Steps[i]
 		if s.Kind != KindStage {
@@ -410,6 +447,7 @@ func decideBackward(ctx context.Context, env *Env, j *journal.Journal, in *journ
 }
 
 func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, live LiveApply, d *Dirty, res *Result, tr *trace) error {
+	superseded := "" // why, once a step was found superseded
 	for i := range in.Steps {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -439,13 +477,10 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
-			if derivedSkippable(ctx, k, err) {
-				res.skipDerived(i, s, err)
-				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-				continue
+			if err := stepFailed(ctx, k, in, i, journal.Forward, obs, err, res, tr); err != nil {
+				return err
 			}
-			tr.step(i, s, obs, err.Error(), "failed")
-			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+			continue
 		}
 		if d.deferredWrites && !(s.Kind == KindWrite && s.Temp != "" && d.prepared[s.Temp]) {
 			// The `latest` replaces before this step left their directory
@@ -454,9 +489,20 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 			}
 		}
+		if k.Derived && superseded != "" && (obs == NotDone || obs == Partial) {
+			// The catalog change would flag this intent's version as
+			// latest, which it no longer is: the catalog is left to be
+			// rebuilt from the disk instead.
+			res.skipDerived(i, s, errors.New(superseded))
+			tr.step(i, s, obs, superseded, "skipped: catalog stale")
+			continue
+		}
 		switch obs {
-		case Done:
+		case Done, Superseded:
 			res.Skipped++
+			if obs == Superseded {
+				superseded = "a later write superseded this intent: " + detail
+			}
 			tr.step(i, s, obs, detail, "in place")
 		case NotDone, Partial:
 			if !k.Stages && d.hasUnsynced() {
@@ -482,16 +528,10 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 					tr.step(i, s, obs, detail, "cannot redo: rolling back")
 					return err
 				}
-				if fsx.IsCrash(err) {
+				if err := stepFailed(ctx, k, in, i, journal.Forward, obs, err, res, tr); err != nil {
 					return err
 				}
-				if derivedSkippable(ctx, k, err) {
-					res.skipDerived(i, s, err)
-					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-					break
-				}
-				tr.step(i, s, obs, err.Error(), "failed")
-				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
+				break
 			}
 			res.Applied++
 			tr.step(i, s, obs, detail, "applied")
@@ -508,6 +548,11 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 
 func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *Result, tr *trace) error {
 	n := len(in.Steps)
+	if i, detail, ok := supersededStep(ctx, env, in); ok {
+		s := &in.Steps[i]
+		tr.step(i, s, Superseded, detail, "conflict")
+		return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail, Superseded: true}
+	}
 	for i := n - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -519,42 +564,50 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 		}
 		obs, detail, err := k.Observe(ctx, env, s)
 		if err != nil {
-			if derivedSkippable(ctx, k, err) {
-				res.skipDerived(i, s, err)
-				tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-				continue
+			if err := stepFailed(ctx, k, in, i, journal.Backward, obs, err, res, tr); err != nil {
+				return err
 			}
-			tr.step(i, s, obs, err.Error(), "failed")
-			return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
+			continue
 		}
 		switch obs {
 		case Done, Partial:
 			if err := k.Undo(ctx, env, s, d); err != nil {
-				if fsx.IsCrash(err) {
+				if err := stepFailed(ctx, k, in, i, journal.Backward, obs, err, res, tr); err != nil {
 					return err
 				}
-				if derivedSkippable(ctx, k, err) {
-					res.skipDerived(i, s, err)
-					tr.step(i, s, obs, err.Error(), "skipped: catalog stale")
-					break
-				}
-				tr.step(i, s, obs, err.Error(), "failed")
-				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Backward, Err: err}
+				break
 			}
 			res.Undone++
 			tr.step(i, s, obs, detail, "undone")
 		case NotDone, Missing:
 			res.Skipped++
 			tr.step(i, s, obs, detail, "nothing to undo")
-		case Conflict:
+		case Conflict, Superseded:
 			tr.step(i, s, obs, detail, "conflict")
-			return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail}
+			return &ConflictError{IntentID: in.ID, Index: i, Step: *s, Detail: detail, Superseded: obs == Superseded}
 		}
 		if env.Progress != nil {
 			env.Progress(n-i, n)
 		}
 	}
 	return nil
+}
+
+// supersededStep finds a step of in that a later writer built on (only a
+// write step can be: a `latest` pointer moved past the intent's version).
+// A rollback checks first, because by the time its backward walk reached
+// that step it would have undone the steps after it (the catalog rows).
+func supersededStep(ctx context.Context, env *Env, in *journal.Intent) (int, string, bool) {
+	for i := range in.Steps {
+		s := &in.Steps[i]
+		if s.Kind != KindWrite {
+			continue
+		}
+		if obs, detail, err := observeWrite(ctx, env, s); err == nil && obs == Superseded {
+			return i, detail, true
+		}
+	}
+	return 0, "", false
 }
 
 // Dirty collects what steps changed and has not been fsynced yet:

@@ -186,11 +186,11 @@ func Stuck(ctx context.Context, env *Env, in *journal.Intent) (index int, v Step
 		}
 		// A missing step stops a forward run only once every step before
 		// it is done; before that it is what an unreached step looks like.
-		if obs == Conflict || (obs == Missing && !backward && settled) {
+		if obs == Conflict || (obs == Missing && !backward && settled) || (obs == Superseded && backward) {
 			return i, StepObservation{Description: Describe(s), Observed: obs.String(), Detail: detail}, true
 		}
 		// A barrier (a flush) has no state of its own to observe.
-		settled = settled && (obs == Done || s.Kind == KindBarrier)
+		settled = settled && (obs == Done || obs == Superseded || s.Kind == KindBarrier)
 	}
 	return 0, StepObservation{}, false
 }

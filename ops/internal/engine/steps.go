@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -318,7 +319,9 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 		return Done, "", nil
 	case !exists && !s.OldExists, exists && s.OldExists && bytes.Equal(cur, s.OldData):
 		if tempLeft {
-			return Partial, "temp file " + s.Temp + " left behind", nil
+			// Written ahead by this run (prepareTemps), or left by an
+			// earlier one: applying writes it again either way.
+			return Partial, "temp file " + s.Temp + " already written", nil
 		}
 		return NotDone, "", nil
 	case !exists && !tempLeft:
@@ -330,8 +333,41 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 	case !exists:
 		return Conflict, fmt.Sprintf("%s is missing but should hold the old or the new content", s.Path), nil
 	default:
+		if later, ok, err := supersededBy(env.FS, s, cur); err != nil {
+			return Conflict, "", err
+		} else if ok {
+			return Superseded, fmt.Sprintf("%s names version %s, a later write on top of this intent's version %s", s.Path, later, s.Data), nil
+		}
 		return Conflict, fmt.Sprintf("%s holds %d bytes that are neither the old nor the new content", s.Path, len(cur)), nil
 	}
+}
+
+// supersededBy reports whether cur, what a versioned write's `latest`
+// pointer s holds now, names a newer version than s wrote, that version
+// exists, and the version s published is on disk as the intent wrote it.
+// Then a later writer (swamp, which numbers a new version after the
+// highest directory it sees) built on this intent's version: the step's
+// work is done and then some. This is what recovery meets when a done
+// mark was lost (the Go API's mark rides the next journal commit) and
+// swamp wrote the item before anything recovered.
+func supersededBy(fsys fsx.FS, s *journal.Step, cur []byte) (string, bool, error) {
+	if s.To == "" || len(s.Files) == 0 {
+		return "", false, nil // not a version pointer
+	}
+	ours, err := strconv.ParseUint(string(s.Data), 10, 63)
+	if err != nil {
+		return "", false, nil
+	}
+	later := string(bytes.TrimSpace(cur))
+	n, err := strconv.ParseUint(later, 10, 63)
+	if err != nil || n <= ours || later != strconv.FormatUint(n, 10) {
+		return "", false, nil
+	}
+	if there, err := fsx.Exists(fsys, filepath.Join(filepath.Dir(s.To), later, "metadata.yaml")); err != nil || !there {
+		return "", false, err
+	}
+	ok, err := dirHolds(fsys, s.To, s.Files)
+	return later, ok, err
 }
 
 // WriteTemp is the temp file a write step goes through.
