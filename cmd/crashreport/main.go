@@ -91,7 +91,7 @@ func required(images bool) map[string][]string {
 	}
 	if images {
 		r["version-write"] = append(r["version-write"], "image")
-		for _, p := range []string{"migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild"} {
+		for _, p := range []string{"batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery"} {
 			r[p] = append(r[p], "image")
 		}
 	}

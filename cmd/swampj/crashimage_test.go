@@ -314,9 +314,14 @@ func cutDelays(d time.Duration, n int) []time.Duration {
 }
 
 func measureRun(t *testing.T, c *crashImg, base string, args ...string) time.Duration {
+	return measureRunOf(t, c, base, binary, args...)
+}
+
+// measureRunOf is measureRun for any program run in the repo.
+func measureRunOf(t *testing.T, c *crashImg, base, name string, args ...string) time.Duration {
 	var best time.Duration
 	for i := 0; i < 3; i++ {
-		img, _, d := c.cut(base, 900+i, -1, args...)
+		img, _, d := c.cutIn(base, 900+i, -1, "repo", name, args...)
 		os.Remove(img)
 		if best == 0 || d < best {
 			best = d
