@@ -144,7 +144,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		return rep, readOnlyRecover(fsys, jopts, media, rep)
 	}
 	if err != nil {
-		return rep, err
+		return rep, openFailed(fsys, jopts, rep.Journal, err)
 	}
 	outs, err := ops.Recover(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
 		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress, Logger: opts.Logger})
@@ -258,4 +258,55 @@ func (e *PendingError) Error() string {
 	}
 	return fmt.Sprintf("the journal %s holds %d interrupted operation(s) — intent %s — but %s: nothing was recovered or changed, "+
 		"and nothing is damaged. %s; a dry run shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
+}
+
+// openFailed says what an error opening the journal for writing means for
+// recovery: nothing was recovered or changed, and which interrupted
+// operations (read with the journal opened read-only) stay as they are.
+// Errors that already say so — another holder (busy), a damaged journal
+// moved aside, a journal that is not a file — are returned as they are.
+func openFailed(fsys fsx.FS, jopts journal.Options, path string, err error) error {
+	var ce *journal.CorruptError
+	var nf *journal.NotAFileError
+	if errors.Is(err, ErrBusy) || errors.As(err, &ce) || errors.As(err, &nf) || fsx.IsCrash(err) {
+		return err
+	}
+	e := &OpenError{Path: path, Err: err}
+	if j, rerr := journal.OpenReadOnly(fsys, path, jopts); rerr == nil {
+		var oerr error
+		e.Intents, oerr = j.OpenIntents()
+		e.Read = oerr == nil
+		_ = j.Close()
+	}
+	return e
+}
+
+// OpenError is returned by Run when the journal could not be opened for
+// writing for a reason other than the media (read-only, no permission:
+// *PendingError) or another holder (ErrBusy): an I/O error, a full disk.
+// Nothing was recovered or changed. Intents lists the interrupted
+// operations that stay open, when the journal could still be read (Read).
+type OpenError struct {
+	Path    string
+	Read    bool
+	Intents []*journal.Intent
+	Err     error
+}
+
+func (e *OpenError) Unwrap() error { return e.Err }
+
+func (e *OpenError) Error() string {
+	what := "what it holds could not be read either"
+	if e.Read {
+		what = "it holds no interrupted operation"
+	}
+	if len(e.Intents) > 0 {
+		ids := make([]string, len(e.Intents))
+		for i, in := range e.Intents {
+			ids[i] = fmt.Sprintf("%d (%s)", in.ID, in.Summary)
+		}
+		what = fmt.Sprintf("its %d interrupted operation(s) — intent %s — stay open as they were", len(e.Intents), strings.Join(ids, ", "))
+	}
+	return fmt.Sprintf("could not open the journal %s to recover: %v. Nothing was recovered or changed; %s. Recover again once that is fixed",
+		e.Path, e.Err, what)
 }
