@@ -160,7 +160,9 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		}
 	}
 	if err == nil && j.CrashLeftoversUnchecked() {
-		err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep)
+		if err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep); err != nil && !fsx.IsCrash(err) {
+			err = &LeftoversError{Recovered: rep.Finished + rep.RolledBack, Err: err}
+		}
 	}
 	if err != nil {
 		if fsx.IsCrash(err) {
@@ -309,4 +311,21 @@ func (e *OpenError) Error() string {
 	}
 	return fmt.Sprintf("could not open the journal %s to recover: %v. Nothing was recovered or changed; %s. Recover again once that is fixed",
 		e.Path, e.Err, what)
+}
+
+// LeftoversError is returned by Run when every open intent was recovered
+// (Report.Intents says how), but looking for what a crashed write left
+// outside the journal — or recording that it was looked for — failed.
+// Nothing is lost: the journal still says a crash happened, and the next
+// recovery (or write) looks again.
+type LeftoversError struct {
+	Recovered int
+	Err       error
+}
+
+func (e *LeftoversError) Unwrap() error { return e.Err }
+
+func (e *LeftoversError) Error() string {
+	return fmt.Sprintf("recovered %d interrupted operation(s), but looking for the staging directories a crashed write may have left failed: %v. "+
+		"Nothing is lost (they never held anything acknowledged): the next recovery looks again", e.Recovered, e.Err)
 }
