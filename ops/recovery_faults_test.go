@@ -35,6 +35,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -210,14 +211,10 @@ func frCell(t *testing.T, p frProtocol, cut frCut, rollback bool) {
 		}
 	}
 	sort.Ints(sample)
+	sample = slices.Compact(sample)
 	cc := fsxtest.Count(t, "recovery", "errors")
 	outcomes := map[string]int{}
-	last := 0
 	for _, n := range sample {
-		if n == last {
-			continue
-		}
-		last = n
 		op := trace[n-1]
 		for _, e := range fmErrors {
 			cc.Check()
