@@ -172,7 +172,33 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		_ = j.Close()
 		return rep, err
 	}
-	return rep, j.Close()
+	if err := j.Close(); err != nil {
+		return rep, marksLost(rep, err)
+	}
+	return rep, nil
+}
+
+// marksLost is a journal Close that failed after every open intent was
+// recovered: the done (or rolled-back) marks are committed at Close, so
+// the intents stay open in the journal although every step is done. The
+// report is corrected to say so.
+func marksLost(rep *Report, err error) error {
+	e := &MarksLostError{Journal: rep.Journal, Err: err}
+	for i := range rep.Intents {
+		o := &rep.Intents[i]
+		switch o.Status {
+		case journal.StatusDone:
+			rep.Finished--
+		case journal.StatusRolledBack:
+			rep.RolledBack--
+		default:
+			continue
+		}
+		e.IDs = append(e.IDs, o.ID)
+		o.Status = journal.StatusOpen
+		o.Error = fmt.Sprintf("every step is done on disk, but the journal could not record it: %v", err)
+	}
+	return e
 }
 
 // removeOrphanStages removes what a write that died before its intent was
@@ -328,4 +354,30 @@ func (e *LeftoversError) Unwrap() error { return e.Err }
 func (e *LeftoversError) Error() string {
 	return fmt.Sprintf("recovered %d interrupted operation(s), but looking for the staging directories a crashed write may have left failed: %v. "+
 		"Nothing is lost (they never held anything acknowledged): the next recovery looks again", e.Recovered, e.Err)
+}
+
+// MarksLostError is returned by Run when every open intent was finished or
+// rolled back on disk but the journal could not record it (its marks are
+// committed when the journal is closed): those intents (IDs) stay open in
+// the journal, and Report.Intents says so. Nothing is lost or half-done:
+// the next recovery observes every step done and only marks them.
+type MarksLostError struct {
+	Journal string
+	IDs     []uint64
+	Err     error
+}
+
+func (e *MarksLostError) Unwrap() error { return e.Err }
+
+func (e *MarksLostError) Error() string {
+	if len(e.IDs) == 0 {
+		return fmt.Sprintf("closing the journal %s: %v", e.Journal, e.Err)
+	}
+	ids := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		ids[i] = fmt.Sprint(id)
+	}
+	return fmt.Sprintf("recovered intent %s on disk — every step is done — but the journal %s could not record it: %v. "+
+		"It stays open in the journal; the next recovery observes every step done and only marks it (nothing is redone): recover again once that is fixed",
+		strings.Join(ids, ", "), e.Journal, e.Err)
 }
