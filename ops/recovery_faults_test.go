@@ -45,6 +45,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -97,7 +98,7 @@ func frRestore(t *testing.T, saved, dir string) {
 
 func TestFaultMatrixRecovery(t *testing.T) {
 	for _, p := range frProtocols() {
-		for _, cut := range []frCut{frAfterFirstRename, frAtDoneMark} {
+		for _, cut := range []frCut{frAfterFirstRename, frAtDoneMark, frClosedAtDoneMark} {
 			for _, rollback := range []bool{false, true} {
 				p, cut, rollback := p, cut, rollback
 				dir := "forward"
@@ -126,6 +127,11 @@ const (
 	// frAtDoneMark: every step is done, the intent not yet marked done:
 	// forward recovery only observes, a rollback undoes everything.
 	frAtDoneMark frCut = "at-done-mark"
+	// frClosedAtDoneMark: the same, but the journal's holder record is
+	// gone, as a command that stopped there with an error and closed the
+	// journal leaves it: no crash to look behind, so recovery's last
+	// commit is its done marks, at Close.
+	frClosedAtDoneMark frCut = "closed-at-done-mark"
 )
 
 // frCutFS crashes the process model (its Fault) at the cut.
@@ -141,7 +147,7 @@ func (c *frCutFS) Failpoint(name string) error {
 	switch {
 	case name == "journal.begin":
 		c.journaled = true
-	case name == "journal.flush" && c.journaled && c.cut == frAtDoneMark:
+	case name == "journal.flush" && c.journaled && (c.cut == frAtDoneMark || c.cut == frClosedAtDoneMark):
 		c.CrashAfter(c.Ops()) // this flush is the first operation lost
 	}
 	return c.Fault.Failpoint(name)
@@ -172,6 +178,11 @@ func frCell(t *testing.T, p frProtocol, cut frCut, rollback bool) {
 		t.Fatalf("cut %s: the process model did not crash (%v)", cut, err)
 	}
 	fmProcessExits(t, dir)
+	if cut == frClosedAtDoneMark {
+		if err := os.Remove(journal.HolderPath(repo.JournalPathOf(dir))); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(fmOpenIntents(t, dir)) == 0 {
 		t.Fatalf("cut %s: no intent open: recovery has nothing to do", cut)
 	}
