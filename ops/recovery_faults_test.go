@@ -189,28 +189,14 @@ func frCell(t *testing.T, p frProtocol, cut frCut, rollback bool) {
 	fsxtest.CopyTree(t, dir, saved)
 	crashed := fmManifest(t, dir)
 
-	// One clean recovery: its trace and its end.
-	counter := fsx.NewFault(fsx.Real())
-	if _, err := recover.Run(fmCtx, dir, frOpts(rollback, counter)); err != nil {
-		t.Fatalf("cut %s: the clean recovery failed: %v", cut, err)
-	}
-	trace := counter.Trace()
-	end := &frEnd{state: fmState(t, dir), stale: catalogStaleOf(t, dir) != nil}
-	keep := frCommon(crashed, fmManifest(t, dir))
-	// What a catalog rebuild makes of that end: the catalog a recovery
-	// that left it stale must come to (the rebuild reads the disk, so its
-	// rows may differ from the write-through's on a damaged item or a
-	// fixture without metadata). It refuses where the namespace is
-	// configured over data at the solo path (a reverse that keeps the
-	// namespace, a forward migration rolled back).
-	var um *ops.UnmigratedError
-	switch _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); {
-	case errors.As(err, &um):
-	case err != nil:
-		t.Fatalf("cut %q: rebuilding the catalog after the clean recovery: %v", cut, err)
-	default:
-		rebuilt := fmState(t, dir)
-		end.rebuilt = &rebuilt
+	// One clean recovery: its trace and its end. A forward recovery that
+	// fails with the intent open is also rolled back instead (the error
+	// offers both ways out): the clean rollback's end is that one's.
+	end, trace := frCleanEnd(t, dir, crashed, rollback)
+	var rollbackEnd *frEnd
+	if !rollback {
+		frRestore(t, saved, dir)
+		rollbackEnd, _ = frCleanEnd(t, dir, crashed, true)
 	}
 
 	// Every operation in the crash recipe's full mode; otherwise every
@@ -224,40 +210,85 @@ func frCell(t *testing.T, p frProtocol, cut frCut, rollback bool) {
 	sort.Ints(sample)
 	sample = slices.Compact(sample)
 	cc := fsxtest.Count(t, "recovery", "errors")
-	outcomes := map[string]int{}
+	outcomes, rolledBack := map[string]int{}, 0
 	for _, n := range sample {
 		op := trace[n-1]
 		for _, e := range fmErrors {
 			cc.Check()
 			where := fmt.Sprintf("%s cut %s, rollback=%v, recovery with %v at %v", p.name, cut, rollback, e.err, op)
 			frRestore(t, saved, dir)
-			outcome, found := frInject(t, dir, op, e.err, rollback, keep, end)
+			outcome, found := frInject(t, dir, op, e.err, rollback, rollback, end)
 			outcomes[outcome]++
-			known := frKnownWedge(op, end)
-			switch {
-			case known != "" && len(found) == 0:
-				t.Errorf("%s: the known wedge (%s) no longer happens: take it out of frKnownWedge", where, known)
-			case known != "":
-				t.Logf("%s: KNOWN WEDGE, not fixed here (%s): %d findings, first: %s", where, known, len(found), found[0])
-			default:
-				for _, f := range found {
-					t.Errorf("%s: %s", where, f)
-				}
-			}
-			if len(found) == 0 || known != "" {
-				cc.Recovered()
+			frJudge(t, cc, where, frKnownWedge(op, end), found)
+			if rollbackEnd != nil && outcome == "failed, intent open" {
+				cc.Check()
+				rolledBack++
+				frRestore(t, saved, dir)
+				_, found := frInject(t, dir, op, e.err, false, true, rollbackEnd)
+				frJudge(t, cc, where+", then rolled back", frKnownWedge(op, rollbackEnd), found)
 			}
 		}
 	}
-	t.Logf("%s cut %s (rollback=%v): %d of %d recovery operations × %d errors injected; first recovery: %v",
-		p.name, cut, rollback, len(sample), len(trace), len(fmErrors), outcomes)
+	t.Logf("%s cut %s (rollback=%v): %d of %d recovery operations × %d errors injected; first recovery: %v; %d of the failures also rolled back",
+		p.name, cut, rollback, len(sample), len(trace), len(fmErrors), outcomes, rolledBack)
+}
+
+// frJudge reports one case's findings (a known wedge's are logged) and
+// counts it.
+func frJudge(t *testing.T, cc *fsxtest.CrashCount, where, known string, found []string) {
+	t.Helper()
+	switch {
+	case known != "" && len(found) == 0:
+		t.Errorf("%s: the known wedge (%s) no longer happens: take it out of frKnownWedge", where, known)
+	case known != "":
+		t.Logf("%s: KNOWN WEDGE, not fixed here (%s): %d findings, first: %s", where, known, len(found), found[0])
+	default:
+		for _, f := range found {
+			t.Errorf("%s: %s", where, f)
+		}
+	}
+	if len(found) == 0 || known != "" {
+		cc.Recovered()
+	}
+}
+
+// frCleanEnd recovers the crashed tree in dir once, without faults, one
+// way: the trace of that recovery and where it ends.
+func frCleanEnd(t *testing.T, dir string, crashed map[string][]string, rollback bool) (*frEnd, []fsx.Op) {
+	t.Helper()
+	counter := fsx.NewFault(fsx.Real())
+	if _, err := recover.Run(fmCtx, dir, frOpts(rollback, counter)); err != nil {
+		t.Fatalf("the clean recovery (rollback=%v) failed: %v", rollback, err)
+	}
+	end := &frEnd{state: fmState(t, dir), stale: catalogStaleOf(t, dir) != nil, keep: frCommon(crashed, fmManifest(t, dir))}
+	// What a catalog rebuild makes of that end: the catalog a recovery
+	// that left it stale must come to (the rebuild reads the disk, so its
+	// rows may differ from the write-through's on a damaged item or a
+	// fixture without metadata). It refuses where the namespace is
+	// configured over data at the solo path (a reverse that keeps the
+	// namespace, a forward migration rolled back).
+	var um *ops.UnmigratedError
+	switch _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); {
+	case errors.As(err, &um):
+	case err != nil:
+		t.Fatalf("rebuilding the catalog after the clean recovery (rollback=%v): %v", rollback, err)
+	default:
+		rebuilt := fmState(t, dir)
+		end.rebuilt = &rebuilt
+	}
+	return end, counter.Trace()
 }
 
 // frCommon is what the crashed state and the clean recovery's end have in
-// common: the data files no recovery may lose, by logical path.
+// common: the data files no recovery may lose, by logical path. `latest`
+// is left out: it names a version, and a step on the way may rewrite it
+// (one going forward, then rolled back, rewrites it twice).
 func frCommon(crashed, end map[string][]string) map[string]string {
 	out := map[string]string{}
 	for p, sums := range crashed {
+		if fmLatestOnly(p) {
+			continue
+		}
 		for _, s := range end[p] {
 			if s == sums[0] {
 				out[p] = s
@@ -271,6 +302,9 @@ func frCommon(crashed, end map[string][]string) map[string]string {
 type frEnd struct {
 	state migState
 	stale bool // it left the catalog marked stale
+	// keep: the data files the crashed state and this end share, which
+	// no recovery on the way may lose (logical path → sha256).
+	keep map[string]string
 	// rebuilt is state after a catalog rebuild (nil: the rebuild refuses
 	// there, a reverse that keeps the namespace).
 	rebuilt *migState
@@ -291,9 +325,10 @@ func frKnownWedge(op fsx.Op, end *frEnd) string {
 	return ""
 }
 
-// frInject runs one case: recovery with injected at op, then the checks.
-func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback bool,
-	keep map[string]string, end *frEnd) (outcome string, found []string) {
+// frInject runs one case: recovery (rollback: rolling back) with injected
+// at op, then the checks, with the next recoveries going the way next
+// says and end where they must come to.
+func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, next bool, end *frEnd) (outcome string, found []string) {
 	t.Helper()
 	errorf := func(format string, args ...any) { found = append(found, fmt.Sprintf(format, args...)) }
 
@@ -337,13 +372,13 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback bool
 			}
 		}
 	}
-	if d := frKept(keep, fmManifest(t, dir)); len(d) > 0 {
+	if d := frKept(end.keep, fmManifest(t, dir)); len(d) > 0 {
 		errorf("after the failed recovery, data files are gone or changed:\n%s", strings.Join(d, "\n"))
 	}
 
 	// The next recovery, as the operator runs it: the locks the first one
 	// left are not cleaned up by hand.
-	if _, err := recover.Run(fmCtx, dir, frOpts(rollback, nil)); err != nil {
+	if _, err := recover.Run(fmCtx, dir, frOpts(next, nil)); err != nil {
 		errorf("WEDGE: the next fault-free recovery failed: %v", err)
 		return outcome, found
 	}
@@ -368,7 +403,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback bool
 	}
 	// A second recovery is a no-op.
 	before := fmState(t, dir)
-	rep2, err := recover.Run(fmCtx, dir, frOpts(rollback, nil))
+	rep2, err := recover.Run(fmCtx, dir, frOpts(next, nil))
 	if err != nil {
 		errorf("the second recovery failed: %v", err)
 	} else if len(rep2.Intents) > 0 {
