@@ -3,28 +3,32 @@ package ops_test
 // The crash report's "recovery × errors" cell: faults injected into
 // recovery itself. Each protocol that leaves an intent for recovery (a
 // single write, a batch write, a forward and a reverse migration, a
-// doctor repair) is cut after its intent commit, half-way through and
-// just before its done mark, so that recovery has real steps to do going
-// forward and going back. One clean recovery of that state gives its fs
-// trace and the state every other recovery must reach; then recovery is
-// run again on the same crashed state with one error (ENOSPC, EIO,
-// EACCES, EROFS) injected at an operation of that trace — a sample by
-// default, every one in the crash recipe's full mode, every commit
-// (failpoint:*) always. After each injection:
+// doctor repair) is cut where recovery has real steps to do both ways:
+// after its intent commit and first rename, and at its done mark (also
+// with the journal closed, as a command that stopped there with an error
+// leaves it). Each state is recovered forward and rolled back. One clean
+// recovery gives its fs trace and the end every other recovery must
+// reach; then recovery runs again on the same crashed state with one
+// error (ENOSPC, EIO, EACCES, EROFS) injected at an operation of that
+// trace — every sixth by default, every one in the crash recipe's full
+// mode, every commit (failpoint:*) always. After each injection:
 //
-//   - the call returns an error that names the injected error and, while
-//     an intent stays open, the intent; or it succeeds because the
-//     failure was one recovery may tolerate (a catalog step skipped under
-//     the journal's stale mark), and then its outcome is correct;
-//   - no data file a user might want is gone (every file the crashed
-//     state and the clean recovery's end have in common is still there
-//     with its bytes, quarantine included);
-//   - nothing is wedged: the very next fault-free recovery, run in the
-//     same process without removing any lock file the first one left,
-//     proceeds (a lock left by an acquisition that was given up is stale);
-//   - it reaches exactly the clean recovery's end (the whole tree and the
-//     catalog row by row; a catalog left stale is made equal by a
-//     rebuild), no intent is open, and a second recovery is a no-op.
+//   - a failure's error names the injected error, is more than the bare
+//     fs error, and names the intent when one stays open (and the report
+//     says that intent is open, and why); a success — a failure recovery
+//     tolerates, like a catalog step skipped under the journal's stale
+//     mark — has the clean end, and its outcome names the stale mark;
+//   - no data file the crashed state and the clean end share is gone or
+//     changed, quarantine included (`latest` may be rewritten on the way);
+//   - nothing is wedged: the next fault-free recovery, in the same
+//     process, with no lock file the first one left removed by hand,
+//     proceeds (a lock its holder gave up is stale);
+//   - it reaches exactly the clean end (the whole tree and the catalog
+//     row by row; a catalog left stale: a rebuild gives what a rebuild
+//     gives on the clean end), no intent is open, and a second recovery
+//     is a no-op. A forward recovery that failed with the intent open is
+//     also, on a fresh copy, rolled back instead: the same, against the
+//     clean rollback's end.
 //
 // Steps hold absolute paths, so every case of one crashed state runs in
 // the same directory, restored from a copy of the crashed tree.
@@ -306,7 +310,7 @@ type frEnd struct {
 	// no recovery on the way may lose (logical path → sha256).
 	keep map[string]string
 	// rebuilt is state after a catalog rebuild (nil: the rebuild refuses
-	// there, a reverse that keeps the namespace).
+	// there, the namespace configured over data at the solo path).
 	rebuilt *migState
 }
 
