@@ -112,6 +112,9 @@ func PreviewRecovery(ctx context.Context, j *journal.Journal, opts RecoverOption
 func recoverOpen(ctx context.Context, env *engine.Env, j *journal.Journal, rollback bool) ([]IntentOutcome, error) {
 	recs, err := engine.RecoverOpen(ctx, env, j, rollback)
 	var outs []IntentOutcome
+	if n := len(recs); err != nil && n > 0 && recs[n-1].Err != nil {
+		err = stillOpen(recs[n-1], rollback)
+	}
 	for _, rec := range recs {
 		out := outcome(rec.Intent)
 		if res := rec.Result; res != nil {
@@ -189,4 +192,56 @@ func (e *OpenIntentsError) Error() string {
 	}
 	return fmt.Sprintf("the journal holds %d interrupted operation(s) (intent %s); the data on disk is mid-change, so nothing was changed. "+
 		"Recover first, then %s", len(e.IDs), strings.Join(ids, ", "), e.Then)
+}
+
+// IntentStillOpenError is an intent that recovery (or a command finishing
+// interrupted intents before its own) could not finish or undo: what
+// failed, and that the intent stays open. Nothing it did is lost: the next
+// recovery observes every step again and goes on where the disk says it
+// stopped. errors.Is and errors.As see the cause.
+type IntentStillOpenError struct {
+	ID      uint64
+	Summary string
+	// Direction is the way it was being driven; RollbackRecorded says the
+	// journal holds the decision to roll it back (never reversed).
+	Direction        journal.Direction
+	RollbackRecorded bool
+	Err              error
+}
+
+// stillOpen wraps the error of the intent recovery stopped at, unless it
+// is a simulated crash (the process model stopped: nothing more is said)
+// or a conflict, whose error already says what to inspect.
+func stillOpen(rec engine.Recovered, rollback bool) error {
+	if fsx.IsCrash(rec.Err) || IsConflict(rec.Err) {
+		return rec.Err
+	}
+	dir := journal.Forward
+	switch {
+	case rec.Result != nil:
+		dir = rec.Result.Direction
+	case rollback || rec.Intent.Direction == journal.Backward:
+		dir = journal.Backward
+	}
+	return &IntentStillOpenError{ID: rec.Intent.ID, Summary: rec.Intent.Summary, Direction: dir,
+		RollbackRecorded: rec.Intent.Direction == journal.Backward, Err: rec.Err}
+}
+
+func (e *IntentStillOpenError) Unwrap() error { return e.Err }
+
+func (e *IntentStillOpenError) Error() string {
+	msg := e.Err.Error()
+	if !strings.Contains(msg, fmt.Sprintf("intent %d", e.ID)) {
+		msg = fmt.Sprintf("intent %d (%s), going %s: %s", e.ID, e.Summary, e.Direction, msg)
+	}
+	var next string
+	switch {
+	case e.RollbackRecorded:
+		next = "recover again once that is fixed; its rollback is recorded and is finished, never reversed"
+	case e.Direction == journal.Backward:
+		next = "roll it back again once that is fixed, or finish it instead"
+	default:
+		next = "recover again once that is fixed, or roll it back"
+	}
+	return fmt.Sprintf("%s. Intent %d is still open, and what its steps did so far stays on disk: %s", msg, e.ID, next)
 }

@@ -105,7 +105,7 @@ var hostFacing = strings.Fields(`
 	Progress ProgressEvent
 	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
 	RemedyUnsetMigrate RemedyRepair
-	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError
+	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
 `)
 
 // executorNames are the executor's own names: none may come back to ops,
@@ -128,7 +128,7 @@ func TestOpsExportsOnlyHostFacingNames(t *testing.T) {
 // TestRecoverExportsOnlyHostFacingNames: the same for package recover.
 func TestRecoverExportsOnlyHostFacingNames(t *testing.T) {
 	checkWall(t, "../recover", "github.com/swampj/swampj/recover",
-		strings.Fields("Run Options Report JournalPath PendingError ErrBusy ErrNotARepo"))
+		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError ErrBusy ErrNotARepo"))
 }
 
 func checkWall(t *testing.T, dir, importPath string, allowed []string) {

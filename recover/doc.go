@@ -19,6 +19,15 @@
 // and read-only media (*PendingError). The stepping itself is ops.Recover,
 // the same executor every command uses.
 //
+// When recovery itself fails, the error says what is true now (errors.As):
+// *ops.IntentStillOpenError — the intent it stopped at stays open, its
+// steps' effects on disk; *OpenError — the journal could not be opened
+// for writing, nothing was changed; *MarksLostError — every step is done,
+// but the journal could not record it, so the intent stays open there;
+// *LeftoversError — every intent was recovered, the look for a crashed
+// write's staging failed. In each case running Run again once the cause
+// is fixed goes on from there.
+//
 // Reading order: recover.go (Run, then dryRun and readOnlyRecover),
 // catalog.go (the read-only catalog of a dry run); example_test.go shows a
 // host's startup hook.

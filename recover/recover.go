@@ -144,7 +144,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		return rep, readOnlyRecover(fsys, jopts, media, rep)
 	}
 	if err != nil {
-		return rep, err
+		return rep, openFailed(fsys, jopts, rep.Journal, err)
 	}
 	outs, err := ops.Recover(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
 		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress, Logger: opts.Logger})
@@ -160,7 +160,9 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		}
 	}
 	if err == nil && j.CrashLeftoversUnchecked() {
-		err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep)
+		if err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep); err != nil && !fsx.IsCrash(err) {
+			err = &LeftoversError{Recovered: rep.Finished + rep.RolledBack, Err: err}
+		}
 	}
 	if err != nil {
 		if fsx.IsCrash(err) {
@@ -170,7 +172,33 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		_ = j.Close()
 		return rep, err
 	}
-	return rep, j.Close()
+	if err := j.Close(); err != nil {
+		return rep, marksLost(rep, err)
+	}
+	return rep, nil
+}
+
+// marksLost is a journal Close that failed after every open intent was
+// recovered: the done (or rolled-back) marks are committed at Close, so
+// the intents stay open in the journal although every step is done. The
+// report is corrected to say so.
+func marksLost(rep *Report, err error) error {
+	e := &MarksLostError{Journal: rep.Journal, Err: err}
+	for i := range rep.Intents {
+		o := &rep.Intents[i]
+		switch o.Status {
+		case journal.StatusDone:
+			rep.Finished--
+		case journal.StatusRolledBack:
+			rep.RolledBack--
+		default:
+			continue
+		}
+		e.IDs = append(e.IDs, o.ID)
+		o.Status = journal.StatusOpen
+		o.Error = fmt.Sprintf("every step is done on disk, but the journal could not record it: %v", err)
+	}
+	return e
 }
 
 // removeOrphanStages removes what a write that died before its intent was
@@ -258,4 +286,98 @@ func (e *PendingError) Error() string {
 	}
 	return fmt.Sprintf("the journal %s holds %d interrupted operation(s) — intent %s — but %s: nothing was recovered or changed, "+
 		"and nothing is damaged. %s; a dry run shows what it would do", e.Media.Path, len(e.Intents), strings.Join(ids, ", "), why, fix)
+}
+
+// openFailed says what an error opening the journal for writing means for
+// recovery: nothing was recovered or changed, and which interrupted
+// operations (read with the journal opened read-only) stay as they are.
+// Errors that already say so — another holder (busy), a damaged journal
+// moved aside, a journal that is not a file — are returned as they are.
+func openFailed(fsys fsx.FS, jopts journal.Options, path string, err error) error {
+	var ce *journal.CorruptError
+	var nf *journal.NotAFileError
+	if errors.Is(err, ErrBusy) || errors.As(err, &ce) || errors.As(err, &nf) || fsx.IsCrash(err) {
+		return err
+	}
+	e := &OpenError{Path: path, Err: err}
+	if j, rerr := journal.OpenReadOnly(fsys, path, jopts); rerr == nil {
+		var oerr error
+		e.Intents, oerr = j.OpenIntents()
+		e.Read = oerr == nil
+		_ = j.Close()
+	}
+	return e
+}
+
+// OpenError is returned by Run when the journal could not be opened for
+// writing for a reason other than the media (read-only, no permission:
+// *PendingError) or another holder (ErrBusy): an I/O error, a full disk.
+// Nothing was recovered or changed. Intents lists the interrupted
+// operations that stay open, when the journal could still be read (Read).
+type OpenError struct {
+	Path    string
+	Read    bool
+	Intents []*journal.Intent
+	Err     error
+}
+
+func (e *OpenError) Unwrap() error { return e.Err }
+
+func (e *OpenError) Error() string {
+	what := "what it holds could not be read either"
+	if e.Read {
+		what = "it holds no interrupted operation"
+	}
+	if len(e.Intents) > 0 {
+		ids := make([]string, len(e.Intents))
+		for i, in := range e.Intents {
+			ids[i] = fmt.Sprintf("%d (%s)", in.ID, in.Summary)
+		}
+		what = fmt.Sprintf("its %d interrupted operation(s) — intent %s — stay open as they were", len(e.Intents), strings.Join(ids, ", "))
+	}
+	return fmt.Sprintf("could not open the journal %s to recover: %v. Nothing was recovered or changed; %s. Recover again once that is fixed",
+		e.Path, e.Err, what)
+}
+
+// LeftoversError is returned by Run when every open intent was recovered
+// (Report.Intents says how), but looking for what a crashed write left
+// outside the journal — or recording that it was looked for — failed.
+// Nothing is lost: the journal still says a crash happened, and the next
+// recovery (or write) looks again.
+type LeftoversError struct {
+	Recovered int
+	Err       error
+}
+
+func (e *LeftoversError) Unwrap() error { return e.Err }
+
+func (e *LeftoversError) Error() string {
+	return fmt.Sprintf("recovered %d interrupted operation(s), but looking for the staging directories a crashed write may have left failed: %v. "+
+		"Nothing is lost (they never held anything acknowledged): the next recovery looks again", e.Recovered, e.Err)
+}
+
+// MarksLostError is returned by Run when every open intent was finished or
+// rolled back on disk but the journal could not record it (its marks are
+// committed when the journal is closed): those intents (IDs) stay open in
+// the journal, and Report.Intents says so. Nothing is lost or half-done:
+// the next recovery observes every step done and only marks them.
+type MarksLostError struct {
+	Journal string
+	IDs     []uint64
+	Err     error
+}
+
+func (e *MarksLostError) Unwrap() error { return e.Err }
+
+func (e *MarksLostError) Error() string {
+	if len(e.IDs) == 0 {
+		return fmt.Sprintf("closing the journal %s: %v", e.Journal, e.Err)
+	}
+	ids := make([]string, len(e.IDs))
+	for i, id := range e.IDs {
+		ids[i] = fmt.Sprint(id)
+	}
+	return fmt.Sprintf("recovered intent %s on disk — every step is done — but the journal %s could not record it: %v. "+
+		"It stays open in the journal; the next recovery observes every step done and only marks it (nothing is redone): recover again once that is fixed",
+		strings.Join(ids, ", "), e.Journal, e.Err)
 }

@@ -87,7 +87,7 @@ func required(images bool) map[string][]string {
 		"unset-migrate":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"repair":          {"cut", "powercut", "kill", "errors"},
 		"catalog-rebuild": {"cut", "powercut", "kill", "errors"},
-		"recovery":        {"cut", "powercut", "recovery-crash", "kill"},
+		"recovery":        {"cut", "powercut", "recovery-crash", "kill", "errors"},
 	}
 	if images {
 		r["version-write"] = append(r["version-write"], "image")
