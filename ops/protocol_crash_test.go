@@ -38,6 +38,7 @@ import (
 // pxProtocol is one protocol of this suite.
 type pxProtocol struct {
 	name     string // the crash report's name
+	variant  string // which start, when a protocol is cut from more than one
 	template func(t *testing.T, dir string)
 	run      func(t *testing.T, r *repo.Repo, fsys fsx.FS) error
 	// commit is the failpoint after which the effect is visible.
@@ -87,6 +88,32 @@ func pxProtocols() []pxProtocol {
 				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
 				return err
 			}},
+		// The first rebuild of a repo without a catalog: the catalog is
+		// created (under a temp name, linked in) before its rows go in.
+		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
+			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
+				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+				return err
+			}},
+	}
+}
+
+// label is the subtest name of a protocol.
+func (p pxProtocol) label() string {
+	if p.variant == "" {
+		return p.name
+	}
+	return p.name + "/" + p.variant
+}
+
+// fmNoCatalogTemplate is the base repo without its catalog (and sidecars).
+func fmNoCatalogTemplate(t *testing.T, dir string) {
+	fmBaseRepo(t, dir)
+	matches, _ := filepath.Glob(repo.CatalogPathOf(dir) + "*")
+	for _, m := range matches {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -225,7 +252,7 @@ func pxRun(t *testing.T, b *pxBase, k int, power, rollback bool) {
 // recovered forward and rolled back.
 func TestProtocolCrashAtEveryCutPoint(t *testing.T) {
 	for _, p := range pxProtocols() {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.label(), func(t *testing.T) {
 			t.Parallel()
 			b := pxMeasure(t, p)
 			// Every cut point in the crash recipe's full mode; otherwise
