@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
@@ -111,4 +112,18 @@ func mustGlob(t *testing.T, pattern string) []string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// The temp names of a catalog being created count as catalog files for
+// every layer that sorts the catalog's directory (a migration never moves
+// one as data; the doctor never calls one un-migrated data).
+func TestCatalogCreationTempsAreCatalogFiles(t *testing.T) {
+	if repo.CatalogCreatingPrefix != catalog.CreationPrefix(repo.CatalogName) {
+		t.Fatalf("repo.CatalogCreatingPrefix %q, catalog.CreationPrefix %q", repo.CatalogCreatingPrefix, catalog.CreationPrefix(repo.CatalogName))
+	}
+	for _, name := range []string{catalog.CreationPrefix(repo.CatalogName) + "123-0a1b", catalog.CreationPrefix(repo.CatalogName) + "123-0a1b-journal"} {
+		if !repo.IsCatalogFile(name) {
+			t.Errorf("%s is not a catalog file", name)
+		}
+	}
 }
