@@ -121,6 +121,7 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"journal.Options":                func(t *testing.T, fx *nilFixture) error { return nilCalls["journal.Open"](t, fx) },
 		"journal.CleanCreationLeftovers": func(t *testing.T, fx *nilFixture) error { return journal.CleanCreationLeftovers(nil, fx.r.JournalPath) },
+		"catalog.CleanCreationLeftovers": func(t *testing.T, fx *nilFixture) error { return catalog.CleanCreationLeftovers(nil, fx.r.CatalogPath) },
 
 		// recover
 		"recover.Options": func(t *testing.T, fx *nilFixture) error {

@@ -7,6 +7,8 @@
 //     classified (ours, half-created, foreign).
 //   - open.go: Open — connection settings (§3.2, durability-notes §5), file
 //     checks, creation of a missing catalog, report (read-only) mode.
+//   - create.go: a new catalog is built under a temp name and linked in
+//     complete, so a crash never leaves a half-created one.
 //   - quarantine.go: a damaged catalog is moved aside with its sidecars as one
 //     unit (G4); nothing is ever deleted.
 //   - row.go: Row and ItemKey, the table's columns (§3.4); rows are built
@@ -20,7 +22,9 @@
 //
 // What the package guarantees:
 //
-//   - It never drops a table, never deletes a catalog file or sidecar, and
+//   - It never drops a table, never deletes a catalog file or sidecar (only
+//     its own temp files of a creation whose process died, which never
+//     held a row), and
 //     never changes a catalog whose schema it does not recognise (unlike swamp,
 //     which drops any catalog whose schema_version is not "4", §3.3).
 //   - Every write is one BEGIN IMMEDIATE transaction committed with

@@ -184,8 +184,18 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 			if err := c.moveAside(damage, now()); err != nil {
 				return err
 			}
+			missing = true
 		}
-		// A missing database is created by SQLite below.
+		if !report {
+			if err := CleanCreationLeftovers(c.fsys, c.path); err != nil {
+				return &DBError{Op: "remove the unfinished creations beside", Path: c.path, Err: err}
+			}
+		}
+		if !report && missing {
+			if err := c.createFresh(ctx); err != nil {
+				return err
+			}
+		}
 	}
 
 	// Open and let SQLite judge the file; a damaged file is moved aside once
@@ -213,6 +223,9 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 			return &CorruptError{Path: c.path, Reason: dmg.reason, Err: dmg.err}
 		}
 		if err := c.moveAside(dmg.reason, now()); err != nil {
+			return err
+		}
+		if err := c.createFresh(ctx); err != nil {
 			return err
 		}
 	}

@@ -38,6 +38,7 @@ import (
 // pxProtocol is one protocol of this suite.
 type pxProtocol struct {
 	name     string // the crash report's name
+	variant  string // which start, when a protocol is cut from more than one
 	template func(t *testing.T, dir string)
 	run      func(t *testing.T, r *repo.Repo, fsys fsx.FS) error
 	// commit is the failpoint after which the effect is visible.
@@ -87,6 +88,32 @@ func pxProtocols() []pxProtocol {
 				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
 				return err
 			}},
+		// The first rebuild of a repo without a catalog: the catalog is
+		// created (under a temp name, linked in) before its rows go in.
+		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
+			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
+				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+				return err
+			}},
+	}
+}
+
+// label is the subtest name of a protocol.
+func (p pxProtocol) label() string {
+	if p.variant == "" {
+		return p.name
+	}
+	return p.name + "/" + p.variant
+}
+
+// fmNoCatalogTemplate is the base repo without its catalog (and sidecars).
+func fmNoCatalogTemplate(t *testing.T, dir string) {
+	fmBaseRepo(t, dir)
+	matches, _ := filepath.Glob(repo.CatalogPathOf(dir) + "*")
+	for _, m := range matches {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -225,7 +252,7 @@ func pxRun(t *testing.T, b *pxBase, k int, power, rollback bool) {
 // recovered forward and rolled back.
 func TestProtocolCrashAtEveryCutPoint(t *testing.T) {
 	for _, p := range pxProtocols() {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.label(), func(t *testing.T) {
 			t.Parallel()
 			b := pxMeasure(t, p)
 			// Every cut point in the crash recipe's full mode; otherwise
@@ -369,4 +396,118 @@ func TestMigrateCrashDuringRecovery(t *testing.T) {
 			t.Logf("%s: %d (cut, recovery cut) pairs converged", sc.name, runs)
 		})
 	}
+}
+
+// TestCatalogRebuildCrashDuringRecovery: the catalog rebuild (from a
+// populated, drifted catalog and from none) is cut at sampled points, as
+// a process crash and as a power cut; then what an operator runs next —
+// `swampj recover`, then the rebuild again — is cut at its operations, and
+// run once more uninterrupted. The repo must be exactly what one
+// uninterrupted rebuild gives (every file, the catalog row by row), with
+// nothing beside the catalog but the catalog itself, no open intent, and a
+// further recover-and-rebuild changes nothing. The crash recipe's full mode
+// takes every first cut and every second cut.
+func TestCatalogRebuildCrashDuringRecovery(t *testing.T) {
+	var rebuilds []pxProtocol
+	for _, p := range pxProtocols() {
+		if p.name == "catalog-rebuild" {
+			rebuilds = append(rebuilds, p)
+		}
+	}
+	if len(rebuilds) != 2 {
+		t.Fatalf("want the populated and the from-empty rebuild, got %d", len(rebuilds))
+	}
+	cc := fsxtest.Count(t, "catalog-rebuild", "recovery-crash")
+	for _, p := range rebuilds {
+		t.Run(p.label(), func(t *testing.T) {
+			t.Parallel()
+			b := pxMeasure(t, p)
+			keep := fsxtest.Around(b.commitAt)
+			for _, op := range b.trace {
+				if op.Kind == "link" && op.To == repo.CatalogPathOf(filepath.Dir(filepath.Dir(filepath.Dir(op.To)))) {
+					keep = append(keep, fsxtest.Around(op.N)...) // the new catalog linked in
+				}
+			}
+			firstCuts := fsxtest.Cuts(1, b.cuts-1, 4, keep...)
+			// next is what the operator runs after the crash.
+			next := func(dir string, fsys fsx.FS) error {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsys, LockTimeout: time.Second}); err != nil {
+					return err
+				}
+				return p.run(t, migLoad(t, dir), fsys)
+			}
+			runs := 0
+			for _, k := range firstCuts {
+				for _, power := range []bool{false, true} {
+					crashAt := func() string {
+						dir := fmCopy(t, b.tmpl)
+						f := fsx.NewFault(fsx.Real()).CrashAfter(k)
+						if power {
+							f.TrackDurability()
+						}
+						if err := p.run(t, migLoad(t, dir), f); err != nil && !fsx.IsCrash(err) {
+							t.Fatalf("cut %d: %v", k, err)
+						}
+						if power {
+							if _, err := f.PowerCut(); err != nil {
+								t.Fatal(err)
+							}
+						}
+						fmProcessExits(t, dir)
+						return dir
+					}
+					counter := fsx.NewFault(fsx.Real())
+					if err := next(crashAt(), counter); err != nil {
+						t.Fatalf("cut %d (power cut %v): recover and rebuild: %v", k, power, err)
+					}
+					for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 3) {
+						cc.Check()
+						where := fmt.Sprintf("%s: cut %d (after %s, power cut %v), then recover-and-rebuild cut %d (after %s)",
+							p.label(), k, b.trace[k-1], power, m, opAt(counter, m))
+						dir := crashAt()
+						if err := next(dir, fsx.NewFault(fsx.Real()).CrashAfter(m)); err != nil && !fsx.IsCrash(err) {
+							t.Fatalf("%s: %v", where, err)
+						}
+						fmProcessExits(t, dir)
+						if err := next(dir, fsx.Real()); err != nil {
+							t.Fatalf("%s: recover and rebuild again: %v", where, err)
+						}
+						got := fmState(t, dir)
+						if d := got.diff(b.final); len(d) > 0 {
+							t.Fatalf("%s: not what one rebuild gives:\n%s", where, strings.Join(d, "\n"))
+						}
+						ents, err := os.ReadDir(filepath.Dir(repo.CatalogPathOf(dir)))
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, e := range ents {
+							if !e.IsDir() && e.Name() != repo.CatalogName {
+								t.Fatalf("%s: %s left beside the catalog", where, e.Name())
+							}
+						}
+						if open := fmOpenIntents(t, dir); len(open) != 0 {
+							t.Fatalf("%s: %d intents open", where, len(open))
+						}
+						if err := next(dir, fsx.Real()); err != nil {
+							t.Fatalf("%s: third recover and rebuild: %v", where, err)
+						}
+						if d := fmState(t, dir).diff(got); len(d) > 0 {
+							t.Fatalf("%s: not a fixpoint, the third run changed:\n%s", where, strings.Join(d, "\n"))
+						}
+						runs++
+						cc.Recovered()
+					}
+				}
+			}
+			t.Logf("%s: %d (rebuild cut, recover-and-rebuild cut) pairs converged; first cuts %v of %d", p.label(), runs, firstCuts, b.cuts)
+		})
+	}
+}
+
+// opAt names the m-th operation of a trace ("nothing" for 0).
+func opAt(f *fsx.Fault, m int) string {
+	if m == 0 {
+		return "nothing"
+	}
+	return f.Trace()[m-1].String()
 }

@@ -264,6 +264,9 @@ type DoctorReport struct {
 	InFlight []DoctorInFlight `json:"inFlight"`
 	// Checks is every check, passed or not, by stable id (doctorchecks.go).
 	Checks []DoctorCheck `json:"checks"`
+
+	// catalogRebuilt: the repair rebuilt a damaged catalog.
+	catalogRebuilt bool
 }
 
 // Clean reports whether nothing is left to fix.
@@ -333,7 +336,7 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 		}
 	}
 	rep, err := doctorRun(ctx, fsys, r, o, open)
-	if rep != nil && stale != nil {
+	if rep != nil && stale != nil && !rep.catalogRebuilt { // a rebuild clears the mark
 		rep.addCatalogStale(stale)
 	}
 	if rep != nil {
@@ -344,7 +347,7 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 
 // addCatalogStale reports the journal's stale-catalog mark: a catalog step
 // that was skipped so that data or recovery could go on. Only a rebuild
-// clears it (the doctor's repair does not rebuild the catalog).
+// clears it (the doctor's repair rebuilds only a damaged catalog).
 func (rep *DoctorReport) addCatalogStale(cs *journal.CatalogStale) {
 	rep.Findings = append(rep.Findings, DoctorFinding{Code: DoctorCatalogStale, Path: cs.Catalog,
 		Message: fmt.Sprintf("the catalog has missed changes on disk since %s (intents %v): %s; swamp's data query does not see them",
@@ -362,19 +365,80 @@ func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, 
 	}
 	switch {
 	case !o.Repair:
-		return s.report("check", nil, func(*doctorUnit) DoctorStatus { return DoctorFound }), nil
+		rep := s.report("check", nil, func(*doctorUnit) DoctorStatus { return DoctorFound })
+		rep.markDamagedCatalog(s, DoctorFound)
+		return rep, nil
 	case !o.Confirm:
 		moves := s.plannedMoves(func(*doctorUnit) bool { return true })
-		return s.report("preview", moves, func(*doctorUnit) DoctorStatus { return DoctorWouldRepair }), nil
+		rep := s.report("preview", moves, func(*doctorUnit) DoctorStatus { return DoctorWouldRepair })
+		rep.markDamagedCatalog(s, DoctorWouldRepair)
+		return rep, nil
 	}
 	if len(open) > 0 {
 		return s.refused(open)
 	}
+	var rep *DoctorReport
 	if !s.anyRepair() {
-		// Nothing an automatic repair can do: take no lock, create no journal.
-		return s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped }), nil
+		// Nothing an automatic repair of the data can do: take no lock,
+		// create no journal.
+		rep = s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
+	} else if rep, err = doctorRepair(ctx, fsys, r, o, s); err != nil {
+		return rep, err
 	}
-	return doctorRepair(ctx, fsys, r, o, s)
+	if s.catalogDamaged {
+		if err := repairDamagedCatalog(ctx, fsys, r, o, rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// markDamagedCatalog gives the damaged-catalog finding the status of a
+// finding the repair fixes (check: found; preview: would-repair).
+func (rep *DoctorReport) markDamagedCatalog(s *doctorSurvey, st DoctorStatus) {
+	if !s.catalogDamaged {
+		return
+	}
+	for i := range rep.Findings {
+		if rep.Findings[i].Code == DoctorCatalogUnusable {
+			rep.Findings[i].Status = st
+		}
+	}
+}
+
+// repairDamagedCatalog rebuilds a catalog SQLite cannot use, after the
+// data repair, so its rows describe the repaired disk: RebuildCatalog
+// takes the journal lock, moves the damaged file aside with its sidecars
+// (never deleting them) and builds a new catalog. It is derived state: a
+// rebuild that fails leaves the finding manual with a warning and never
+// fails the data's repair; only a crash or a cancel is returned.
+func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, rep *DoctorReport) error {
+	crep, err := RebuildCatalog(ctx, fsys, r, CatalogOptions{Confirm: true, LockTimeout: o.LockTimeout, Command: o.Command, Logger: o.Logger})
+	if err != nil {
+		if fsx.IsCrash(err) || ctx.Err() != nil {
+			return err
+		}
+		o.warn(fmt.Sprintf("the damaged catalog was not rebuilt: %v", err))
+		return nil
+	}
+	rep.catalogRebuilt = true
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Code != DoctorCatalogUnusable || f.Status == DoctorRepaired {
+			continue
+		}
+		f.Status = DoctorRepaired
+		f.Fix = "rebuilt from the data"
+		if crep.MovedAside != nil {
+			var to []string
+			for _, m := range crep.MovedAside.Files {
+				to = append(to, m.To)
+			}
+			f.Fix = "moved aside to " + strings.Join(to, ", ") + " and rebuilt from the data"
+		}
+		rep.Remaining--
+	}
+	return nil
 }
 
 // doctorFinishOpen drives every open intent forward under its own locks
@@ -666,7 +730,10 @@ type doctorSurvey struct {
 	versions int
 
 	catalogUsable bool
-	stepCol       bool
+	// catalogDamaged: the catalog is a file SQLite cannot use
+	// (catalog.CorruptError), which a confirmed repair rebuilds.
+	catalogDamaged bool
+	stepCol        bool
 	// cat is the catalog, open in report mode while the survey runs (nil:
 	// none, or not usable).
 	cat *catalog.Catalog
@@ -1046,8 +1113,13 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit) ([]
 		s.warnings = append(s.warnings, "catalog rows not checked: "+wal.Error())
 		return nil, nil
 	case errors.As(err, &corrupt):
+		// Derived state that SQLite cannot use (a torn first creation, a
+		// file that is not a database): a confirmed repair moves it aside
+		// and rebuilds it (repairDamagedCatalog).
+		s.catalogDamaged = true
 		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
-			Fix: "none: rebuild the catalog (the rebuild moves the damaged file aside, never deletes it)", Remedy: RemedyRebuildCatalog}, false)
+			Fix:    "the repair moves it aside with its sidecars (renamed beside it, never deleted) and rebuilds the catalog from the data; rebuilding the catalog does the same",
+			Remedy: RemedyRebuildCatalog}, false)
 		return nil, nil
 	case err != nil && (fsx.IsCrash(err) || ctx.Err() != nil):
 		return nil, err

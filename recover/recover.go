@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj"
+	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
@@ -118,6 +119,16 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		return rep, err
 	}
 	rep.JournalExists = exists
+	if !opts.DryRun {
+		// A catalog creation that crashed before its link leaves a temp
+		// file that never held a row; the catalog never blocks recovery,
+		// so one that cannot be removed is only a warning.
+		if err := catalog.CleanCreationLeftovers(fsys, repo.CatalogPathOf(repoDir)); fsx.IsCrash(err) || ctx.Err() != nil {
+			return rep, err
+		} else if err != nil && opts.Logger != nil {
+			opts.Logger.Warn(fmt.Sprintf("left an unfinished catalog creation beside %s in place: %v", repo.CatalogPathOf(repoDir), err))
+		}
+	}
 	if !exists {
 		// A creation that crashed before its rename leaves only a temp file.
 		err := journal.CleanCreationLeftovers(fsys, rep.Journal)

@@ -86,7 +86,7 @@ func required(images bool) map[string][]string {
 		"reverse":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"unset-migrate":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"repair":          {"cut", "powercut", "kill", "errors"},
-		"catalog-rebuild": {"cut", "powercut", "kill", "errors"},
+		"catalog-rebuild": {"cut", "powercut", "recovery-crash", "kill", "errors"},
 		"recovery":        {"cut", "powercut", "recovery-crash", "kill", "errors"},
 	}
 	if images {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/swampj/swampj/fsx"
@@ -76,14 +77,20 @@ var CatalogFiles = []string{
 	"_catalog.db.compact-shm",
 }
 
-// IsCatalogFile reports whether name (a base name) is one of CatalogFiles.
+// CatalogCreatingPrefix starts the temp files in which swampj builds a new
+// catalog beside it (catalog.CreationPrefix(CatalogName)).
+const CatalogCreatingPrefix = "." + CatalogName + ".creating-"
+
+// IsCatalogFile reports whether name (a base name) is one of CatalogFiles
+// or a temp file of a catalog being created (CatalogCreatingPrefix), which
+// is infrastructure like them: never data to migrate.
 func IsCatalogFile(name string) bool {
 	for _, c := range CatalogFiles {
 		if name == c {
 			return true
 		}
 	}
-	return false
+	return strings.HasPrefix(name, CatalogCreatingPrefix)
 }
 
 func isAlwaysLocal(subdir string) bool {

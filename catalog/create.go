@@ -1,0 +1,187 @@
+package catalog
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/swampj/swampj/fsx"
+)
+
+// A new catalog is never created in place. SQLite creates the file when it
+// opens it and syncs its content only at the first commit, so a power cut
+// in between can keep the directory entry without the content: a zero-byte
+// _catalog.db beside its -journal, which every later Open must move aside
+// (found by the real-kernel image test of a first `catalog rebuild`).
+// Instead the schema is built in a temp file beside the catalog, the temp
+// is fsynced, and it is linked in under the catalog's name, refusing to
+// replace, then the directory is fsynced and the temp name removed: a crash
+// leaves no catalog or a complete, empty one (schema, WAL mode), and the
+// rows are added by ordinary committed transactions after that.
+//
+// Link rather than rename: link(2) refuses to replace on every POSIX file
+// system, and the file keeps the temp name it was created and fsynced under
+// until the catalog's name is durable; after that only SQLite writes the
+// file, and it syncs its own commits.
+//
+// The temp name is CreationPrefix + "<pid>-<random>" (hidden, so swamp's
+// walk and readers never look at it). A temp left by a process that died
+// is removed by the next read-write Open or recovery (CleanCreationLeftovers): it is
+// derived state that never held a row, and only swampj ever opens that
+// name, so no swamp reader can have it open. A temp whose creator is alive
+// is left alone.
+
+// CreationPrefix starts the name of every temp file (and its SQLite
+// sidecars) in which Open builds a new catalog next to dbBase (the
+// catalog's base name, "_catalog.db"). Layers that sort the files of the
+// catalog's directory count these names as the catalog's.
+func CreationPrefix(dbBase string) string { return "." + dbBase + ".creating-" }
+
+// creating holds the temp paths this process is building right now.
+var creating sync.Map
+
+// createFresh builds a new, empty catalog at c.path (see above). If
+// another process created the catalog meanwhile (swamp, or another
+// swampj), the temp is removed and theirs is used.
+func (c *Catalog) createFresh(ctx context.Context) error {
+	dir := filepath.Dir(c.path)
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", CreationPrefix(filepath.Base(c.path)), os.Getpid(), hex.EncodeToString(rnd[:])))
+	creating.Store(tmp, true)
+	defer creating.Delete(tmp)
+	discard := func(err error) error {
+		if !fsx.IsCrash(err) { // a dead process removes nothing
+			removeCreation(c.fsys, tmp)
+		}
+		return err
+	}
+
+	// Created through fsx, so the crash suite cuts here and a power cut
+	// before the directory's fsync takes the name away, and closed before
+	// SQLite opens it.
+	f, err := c.fsys.Create(tmp, 0o644)
+	if err != nil {
+		return &DBError{Op: "create", Path: tmp, Err: err}
+	}
+	if err := f.Close(); err != nil {
+		return discard(&DBError{Op: "create", Path: tmp, Err: err})
+	}
+	t := &Catalog{fsys: c.fsys, path: tmp, mode: ModeReadWrite, noCheck: true}
+	err = func() error {
+		if _, err := t.connect(ctx); err != nil {
+			return err
+		}
+		if err := t.ensureWAL(ctx); err != nil {
+			return err
+		}
+		_, err := t.createSchema(ctx)
+		return err
+	}()
+	if t.db != nil {
+		// The last connection checkpoints the WAL into the file and
+		// removes the -wal and -shm.
+		if cerr := t.db.Close(); err == nil && cerr != nil {
+			err = &DBError{Op: "close", Path: tmp, Err: cerr}
+		}
+	}
+	if err != nil {
+		return discard(err)
+	}
+	if err := syncFile(c.fsys, tmp); err != nil {
+		return discard(&DBError{Op: "fsync", Path: tmp, Err: err})
+	}
+	if err := c.fsys.Link(tmp, c.path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return discard(nil) // created meanwhile: use that one
+		}
+		if fsx.IsCrash(err) {
+			return err
+		}
+		// No hard links here (some FUSE and network file systems): a
+		// rename that refuses to replace does the same.
+		if rerr := c.fsys.RenameNoReplace(tmp, c.path); rerr != nil {
+			if errors.Is(rerr, fs.ErrExist) {
+				return discard(nil)
+			}
+			return discard(&DBError{Op: "publish the new catalog as", Path: c.path, Err: rerr})
+		}
+	}
+	if err := c.fsys.SyncDir(dir); err != nil {
+		return &DBError{Op: "fsync the directory of", Path: c.path, Err: err}
+	}
+	if err := c.fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &DBError{Op: "remove the temp name of the new catalog", Path: tmp, Err: err}
+	}
+	c.created = true
+	return nil
+}
+
+// syncFile fsyncs a file SQLite wrote, through fsx (a cut point). SQLite
+// has synced its own commits at synchronous=FULL; this one makes the
+// content durable before the link whatever the connection's settings. No
+// connection to it may be open: closing this descriptor would drop
+// SQLite's POSIX locks (durability-notes §5).
+func syncFile(fsys fsx.FS, path string) error {
+	f, err := fsys.OpenAppend(path)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// removeCreation removes a temp catalog and any sidecar SQLite left beside
+// it, best effort (what stays is removed by the next Open).
+func removeCreation(fsys fsx.FS, tmp string) {
+	for _, suf := range append([]string{""}, sidecarSuffixes...) {
+		_ = fsys.Remove(tmp + suf)
+	}
+}
+
+// CleanCreationLeftovers removes, beside the catalog at path, the temp
+// catalogs (and their sidecars) of creations whose process is gone. They
+// never held a row. A read-write Open does it; recovery does it too.
+func CleanCreationLeftovers(fsys fsx.FS, path string) error {
+	fsys = fsx.OrReal(fsys)
+	dir := filepath.Dir(path)
+	ents, err := fsys.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	prefix := CreationPrefix(filepath.Base(path))
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		rest := strings.TrimPrefix(name, prefix)
+		pidText, tail, _ := strings.Cut(rest, "-")
+		owner := filepath.Join(dir, prefix+pidText+"-"+strings.SplitN(tail, "-", 2)[0])
+		if _, busy := creating.Load(owner); busy {
+			continue // this process is creating it right now
+		}
+		pid, perr := strconv.Atoi(pidText)
+		if perr == nil && pid != os.Getpid() && fsx.ProcessExists(pid) {
+			continue
+		}
+		if err := fsys.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

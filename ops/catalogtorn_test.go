@@ -1,0 +1,129 @@
+package ops_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/catalog"
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/repo"
+)
+
+// catalogFinding is the report's catalog_unusable finding, or nil.
+func catalogFinding(rep *ops.DoctorReport) *ops.DoctorFinding {
+	for i := range rep.Findings {
+		if rep.Findings[i].Code == ops.DoctorCatalogUnusable {
+			return &rep.Findings[i]
+		}
+	}
+	return nil
+}
+
+// A torn catalog (what a power cut during SQLite's in-place creation left:
+// a zero-byte _catalog.db beside its -journal) is derived state the
+// doctor's confirmed repair fixes itself: found by the check, announced by
+// the preview, and the repair moves the pair aside (never deleting it) and
+// rebuilds a catalog that agrees with the disk; the doctor is clean after.
+func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
+	dir := t.TempDir()
+	fmBaseRepo(t, dir)
+	r := migLoad(t, dir)
+	for _, m := range mustGlob(t, r.CatalogPath+"*") {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{r.CatalogPath, r.CatalogPath + "-journal"} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := ops.DoctorOptions{LockTimeout: time.Second}
+	for _, step := range []struct {
+		repair, confirm bool
+		want            ops.DoctorStatus
+	}{{false, false, ops.DoctorFound}, {true, false, ops.DoctorWouldRepair}, {true, true, ops.DoctorRepaired}} {
+		o := opts
+		o.Repair, o.Confirm = step.repair, step.confirm
+		rep, err := ops.Doctor(fmCtx, fsx.Real(), r, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := catalogFinding(rep)
+		if f == nil || f.Status != step.want {
+			t.Fatalf("%s: catalog finding %+v, want status %s", rep.Mode, f, step.want)
+		}
+		if step.confirm && !rep.Clean() {
+			t.Fatalf("repair left %d findings: %+v", rep.Remaining, rep.Findings)
+		}
+	}
+	for _, suf := range []string{"", "-journal"} {
+		if got := mustGlob(t, r.CatalogPath+".corrupt-*Z"+suf); len(got) != 1 {
+			t.Fatalf("moved-aside %q: %v", suf, got)
+		}
+	}
+	v, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: time.Second})
+	if err != nil || !v.InSync || v.NotBuilt || v.Counts.ExpectedRows == 0 {
+		t.Fatalf("verify after the repair: %+v, %v", v, err)
+	}
+	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, opts)
+	if err != nil || !rep.Clean() {
+		t.Fatalf("doctor after the repair: %+v, %v", rep, err)
+	}
+}
+
+// A catalog that cannot be opened for another reason than damage (here a
+// directory at its name) is not the repair's to touch: it stays manual,
+// the data's repair is not blocked, and the directory is left as it is.
+func TestDoctorRepairLeavesAnUnopenableCatalogManual(t *testing.T) {
+	dir := t.TempDir()
+	fmBaseRepo(t, dir)
+	r := migLoad(t, dir)
+	for _, m := range mustGlob(t, r.CatalogPath+"*") {
+		if err := os.Remove(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, LockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := catalogFinding(rep); f == nil || f.Status != ops.DoctorManual || f.Remedy != ops.RemedyRebuildCatalog {
+		t.Fatalf("catalog finding %+v, want manual with the rebuild as remedy", f)
+	}
+	if fi, err := os.Stat(r.CatalogPath); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory at the catalog's name was touched: %v", err)
+	}
+	if got := mustGlob(t, filepath.Join(filepath.Dir(r.CatalogPath), repo.CatalogName+".corrupt-*")); len(got) != 0 {
+		t.Fatalf("moved aside: %v", got)
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The temp names of a catalog being created count as catalog files for
+// every layer that sorts the catalog's directory (a migration never moves
+// one as data; the doctor never calls one un-migrated data).
+func TestCatalogCreationTempsAreCatalogFiles(t *testing.T) {
+	if repo.CatalogCreatingPrefix != catalog.CreationPrefix(repo.CatalogName) {
+		t.Fatalf("repo.CatalogCreatingPrefix %q, catalog.CreationPrefix %q", repo.CatalogCreatingPrefix, catalog.CreationPrefix(repo.CatalogName))
+	}
+	for _, name := range []string{catalog.CreationPrefix(repo.CatalogName) + "123-0a1b", catalog.CreationPrefix(repo.CatalogName) + "123-0a1b-journal"} {
+		if !repo.IsCatalogFile(name) {
+			t.Errorf("%s is not a catalog file", name)
+		}
+	}
+}
