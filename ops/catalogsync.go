@@ -519,6 +519,12 @@ type CatalogReport struct {
 	// expected (they do not describe data in the namespace), and migrating
 	// first keeps them (the migration restamps them).
 	UnmigratedData string `json:"unmigratedData,omitempty"`
+	// SoloView (rebuild only): the namespace's own data root holds no data,
+	// so the rebuild describes the un-migrated data where it is, stamped
+	// solo — what a reverse migration that keeps the namespace leaves —
+	// and Namespace and DataRoot are the solo ones. With data on both
+	// sides a confirmed rebuild refuses (*UnmigratedError) instead.
+	SoloView bool `json:"soloView,omitempty"`
 	// CatalogStale is the journal's mark that a swampj operation could not
 	// update the catalog (verify): a confirmed rebuild clears it.
 	CatalogStale *journal.CatalogStale `json:"catalogStale,omitempty"`
@@ -567,8 +573,33 @@ func unmigratedData(fsys fsx.FS, r *repo.Repo) string {
 	return ""
 }
 
+// namespaceHoldsNoData reports whether the configured namespace's data
+// root holds no version, item or damaged entry a rebuild would see (it may
+// be missing, or hold empty directories): the same walk the rebuild does.
+func namespaceHoldsNoData(ctx context.Context, fsys fsx.FS, r *repo.Repo) (bool, error) {
+	exp, err := ExpectedRows(ctx, fsys, r, ExpectedOptions{})
+	if err != nil {
+		return false, err
+	}
+	return exp.Items == 0 && exp.Versions == 0 && len(exp.Rows) == 0 && len(exp.Unreadable) == 0 && len(exp.ItemProblems) == 0, nil
+}
+
+// soloView is r as the rebuild of un-migrated data sees it: no namespace,
+// its data root the solo one ({Base}/data).
+func soloView(r *repo.Repo) *repo.Repo {
+	solo := *r
+	solo.Namespace = ""
+	if !r.DataLocal {
+		solo.DataRoot = filepath.Join(r.Base, "data")
+	}
+	return &solo
+}
+
 // RebuildCatalog makes the catalog's rows for the repo's namespace equal to
-// the data on disk (see the file comment for the guarantees). Without
+// the data on disk (see the file comment for the guarantees). While a
+// namespace is configured over data that still sits at the solo path, it
+// rebuilds the solo rows of that data if the namespace itself holds none
+// (CatalogReport.SoloView), and refuses (*UnmigratedError) if both do. Without
 // opts.Confirm it only reports. It holds the journal lock throughout and
 // refuses while the journal holds an open intent (*OpenIntentsError).
 func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
@@ -576,8 +607,31 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
 	rep.UnmigratedData = unmigratedData(fsys, r)
-	if opts.Confirm && rep.UnmigratedData != "" {
-		return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
+	if rep.UnmigratedData != "" {
+		empty, err := namespaceHoldsNoData(ctx, fsys, r)
+		if err != nil {
+			return nil, err
+		}
+		if !empty {
+			if opts.Confirm {
+				return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
+			}
+		} else {
+			// Everything sits at the solo path and the namespace's own
+			// data root holds nothing: what a reverse migration that keeps
+			// the namespace leaves, or a forward one rolled back. The
+			// catalog then describes that data where it is, stamped solo,
+			// as the migration's restamp leaves it; the rebuild makes it
+			// so (rows still stamped with the namespace are this repo's
+			// old stamps: re-stamped solo when their version is there).
+			// Refusing here was a wedge: when that restamp's commit failed,
+			// the stale-catalog mark it left could only be cleared by a
+			// rebuild, and the rebuild refused.
+			unmigrated := rep.UnmigratedData
+			r = soloView(r)
+			rep = newReport("rebuild", r)
+			rep.Confirmed, rep.UnmigratedData, rep.SoloView = opts.Confirm, unmigrated, true
+		}
 	}
 	if !opts.Confirm {
 		// The preview is an inspection: the journal is only read.

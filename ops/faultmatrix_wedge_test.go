@@ -3,28 +3,35 @@ package ops_test
 import (
 	"errors"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/recover"
 )
 
-// TestReverseRestampFailureWedge pins the fault matrix's known wedge
-// (fmKnownWedge): a reverse migration whose catalog restamp commit fails
-// moves the data and marks the catalog stale — truthfully — but then the
-// ordinary commands cannot clear the mark: 'catalog rebuild --confirm'
-// refuses while the namespace stays configured over data at the solo path,
+// TestReverseRestampFailureIsRepairedByARebuild was the fault matrix's
+// last known wedge: a reverse migration whose catalog restamp commit fails
+// moves the data and marks the catalog stale — truthfully — but then no
+// ordinary command could clear the mark: 'catalog rebuild --confirm'
+// refused while the namespace stays configured over data at the solo path,
 // and re-running the reverse has nothing to move, so it plans no restamp.
-// The only way out with swampj's commands is forward again, rebuild, and
-// reverse again. When this test starts failing at "wedged", the wedge is
-// fixed: drop it from fmKnownWedge.
-func TestReverseRestampFailureWedge(t *testing.T) {
+// The only way out was forward again, rebuild, and reverse again.
+//
+// With the namespace's own data root empty, the rebuild now describes the
+// data where it is, stamped solo: the doctor's remedy (rebuild) works, and
+// the catalog ends as the restamp would have left it.
+func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 	dir := filepath.Join(ops.ScratchDir(t), "repo")
 	fmMigrated(t, dir)
+	clean := fmCopy(t, dir)
+	mustRunMigrate(t, clean, ops.MigrateOptions{Reverse: true, Confirm: true})
+
 	res, err := runMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true,
 		FS: fsx.NewFault(fsx.Real()).FailKind("failpoint:catalog.restamp.commit", syscall.EIO)})
 	if err != nil || res.Completed == nil || len(res.Completed.MigratedDirectories) == 0 {
@@ -33,44 +40,51 @@ func TestReverseRestampFailureWedge(t *testing.T) {
 	if catalogStaleOf(t, dir) == nil {
 		t.Fatal("the skipped restamp left no stale mark")
 	}
+	r := migLoad(t, dir)
+	rep, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{LockTimeout: time.Second})
+	if err != nil || !strings.Contains(strings.Join(drCodes(rep), " "), "catalog_stale") {
+		t.Fatalf("doctor should report the stale catalog: %v %v", drCodes(rep), err)
+	}
 
-	// wedged: every ordinary command leaves the stale mark.
+	// The preview says what it would do; the confirmed rebuild does it.
+	if pre, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: time.Second}); err != nil || pre.InSync || pre.Namespace != "" {
+		t.Fatalf("rebuild preview: %+v %v; want the solo rows out of sync", pre, err)
+	}
+	built, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("the rebuild refused: %v", err)
+	}
+	if !built.Applied || built.UnmigratedData == "" || built.Namespace != "" {
+		t.Fatalf("rebuild report: applied %v, unmigratedData %q, namespace %q", built.Applied, built.UnmigratedData, built.Namespace)
+	}
+	if catalogStaleOf(t, dir) != nil {
+		t.Fatal("the rebuild left the stale mark")
+	}
+	if rep, err := ops.Doctor(migCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{LockTimeout: time.Second}); err != nil || !rep.Clean() {
+		t.Fatalf("after the rebuild: doctor %v %v", drCodes(rep), err)
+	}
+	got, want := migCatalogRows(t, dir), migCatalogRows(t, clean)
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after the rebuild the catalog is not what the reverse leaves:\ngot  %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	if d := fmState(t, dir).diff(fmState(t, clean)); len(d) > 0 {
+		t.Fatalf("the repo is not the clean reverse's:\n%s", strings.Join(d, "\n"))
+	}
+}
+
+// With data in the namespace as well as at the solo path, the rebuild
+// still refuses: which rows describe what is a migration's to decide.
+func TestRebuildRefusesDataOnBothSides(t *testing.T) {
+	dir := filepath.Join(ops.ScratchDir(t), "repo")
+	fmMigrated(t, dir)
+	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/data/command/shell/stray/out/1/raw": "left at the root"})
+	var um *ops.UnmigratedError
+	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); !errors.As(err, &um) {
+		t.Fatalf("got %v, want UnmigratedError", err)
+	}
 	if _, err := recover.Run(migCtx, dir, recover.Options{LockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
-	}
-	if again := mustRunMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true}).Completed; !again.NothingToDo {
-		t.Fatalf("wedged: the re-run did something: %+v", again)
-	}
-	r := migLoad(t, dir)
-	if _, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, LockTimeout: time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	var um *ops.UnmigratedError
-	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); !errors.As(err, &um) {
-		t.Fatalf("wedged: the rebuild did not refuse as unmigrated: %v", err)
-	}
-	rep, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{LockTimeout: time.Second})
-	if err != nil || rep.Clean() || !strings.Contains(strings.Join(drCodes(rep), " "), "catalog_stale") {
-		t.Fatalf("wedged: doctor should still report the stale catalog: %v %v", drCodes(rep), err)
-	}
-
-	// The way out: forward, rebuild, reverse.
-	mustRunMigrate(t, dir, ops.MigrateOptions{Confirm: true})
-	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	mustRunMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true})
-	r = migLoad(t, dir)
-	if rep, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{LockTimeout: time.Second}); err != nil || !rep.Clean() {
-		t.Fatalf("after forward, rebuild, reverse: doctor %v %v", drCodes(rep), err)
-	}
-	rows := migCatalogRows(t, dir)
-	if len(rows) == 0 {
-		t.Fatal("no catalog rows after forward, rebuild, reverse")
-	}
-	for _, row := range rows {
-		if !strings.Contains(row, "Namespace: ") {
-			t.Fatalf("after forward, rebuild, reverse a row is not stamped solo: %s", row)
-		}
 	}
 }

@@ -318,14 +318,6 @@ type frEnd struct {
 // commands cannot clean, and why ("" for every other cell): logged, not
 // failed; a known wedge that stops happening fails.
 func frKnownWedge(op fsx.Op, end *frEnd) string {
-	if end.rebuilt == nil && op.Kind == "failpoint:catalog.restamp.commit" {
-		// fmKnownWedge's reverse restamp, reached through recovery (a
-		// reverse finished, or a forward migration rolled back): the
-		// restamp is skipped under the stale mark, the data is at the solo
-		// path while the namespace stays configured, and the rebuild that
-		// would clear the mark refuses (UnmigratedError).
-		return "migration recovery whose catalog restamp failed, ending with the data at the solo path: stale mark only a rebuild clears, rebuild refused while the namespace is kept"
-	}
 	return ""
 }
 

@@ -90,7 +90,7 @@ func runCatalogVerify(c *cli.Context) error {
 		// A rebuild refuses in this state: the migration is the next step.
 		return withCode("unmigrated_data", exitFailure, fmt.Errorf(
 			"the catalog does not agree with the data on disk (%s): namespace %q is set but its data still sits at %s; "+
-				"run 'swampj datastore namespace migrate --confirm' (it keeps the catalog rows of that data; 'catalog rebuild' refuses until then)",
+				"run 'swampj datastore namespace migrate --confirm' to move it into the namespace (it keeps the catalog rows of that data)",
 			driftSummary(rep), rep.Namespace, rep.UnmigratedData))
 	case !rep.InSync && !rep.NotBuilt:
 		return withCode("catalog_drift", exitFailure, fmt.Errorf("the catalog does not agree with the data on disk (%s); run 'swampj catalog rebuild --confirm'",
@@ -142,7 +142,11 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		fmt.Fprintf(w, "  stale mark:     since %s a swampj operation could not update the catalog (%s); 'swampj catalog rebuild --confirm' clears it\n",
 			cs.Since.Format(time.RFC3339), cs.Reason)
 	}
-	if rep.UnmigratedData != "" {
+	switch {
+	case rep.SoloView:
+		fmt.Fprintf(w, "  not migrated:   data still sits at %s and the namespace holds none: its rows are stamped solo, as a reverse migration leaves them; "+
+			"'swampj datastore namespace migrate --confirm' moves it into the namespace\n", rep.UnmigratedData)
+	case rep.UnmigratedData != "":
 		fmt.Fprintf(w, "  not migrated:   data still sits at %s; run 'swampj datastore namespace migrate --confirm' (it keeps these rows), not a rebuild\n", rep.UnmigratedData)
 	}
 	for _, s := range rep.StaleNamespaces {
@@ -152,10 +156,10 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		fmt.Fprintf(w, "  foreign, kept:  namespace %q, %d rows — %s\n", f.Namespace, f.Rows, f.Reason)
 	}
 
-	migrateFirst := "Run 'swampj datastore namespace migrate --confirm' first: the data is not migrated yet and 'catalog rebuild' refuses until it is (the migration keeps these rows)."
+	migrateFirst := "Run 'swampj datastore namespace migrate --confirm' first: the data is not migrated yet (the migration keeps these rows)."
 	if rep.NotBuilt && !rep.InSync && !rep.Applied {
 		fmt.Fprintf(w, "  not built yet:  the catalog holds no rows and is not marked populated (swamp invalidated it); %d rows would be added\n", k.RowsMissing)
-		if rep.UnmigratedData != "" {
+		if rep.UnmigratedData != "" && !rep.SoloView {
 			fmt.Fprintln(w, migrateFirst)
 		} else if rep.Command == "rebuild" {
 			fmt.Fprintln(w, "Nothing was changed. Run 'swampj catalog rebuild --confirm' to build it now.")
@@ -180,7 +184,7 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 		switch {
 		case rep.Command == "rebuild" && rep.Applied:
 			fmt.Fprintln(w, "Rebuilt: every difference above was fixed in one transaction.")
-		case rep.UnmigratedData != "":
+		case rep.UnmigratedData != "" && !rep.SoloView:
 			fmt.Fprintln(w, migrateFirst)
 		case rep.Command == "rebuild":
 			fmt.Fprintln(w, "Nothing was changed. Run 'swampj catalog rebuild --confirm' to apply.")
