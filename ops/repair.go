@@ -1278,10 +1278,24 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, war
 		positions[pos] = pos
 	}
 	groups := make([]doctorRowGroup, len(spans))
+	// The copies share two backing arrays, each group cut to its size, so
+	// that appending grows nothing (rows written interleaved, as swamp's
+	// writes of many items at once leave them, were a tenth of this read).
+	scattered := 0
+	for _, sp := range spans {
+		if sp.last-sp.first+1 != sp.n {
+			scattered += sp.n
+		}
+	}
+	rowsBuf, posBuf := make([]catalog.Row, 0, scattered), make([]int, 0, scattered)
 	for i, sp := range spans {
 		if sp.last-sp.first+1 == sp.n {
 			groups[i] = doctorRowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
+			continue
 		}
+		k := len(rowsBuf)
+		rowsBuf, posBuf = rowsBuf[:k+sp.n], posBuf[:k+sp.n]
+		groups[i] = doctorRowGroup{rows: rowsBuf[k : k : k+sp.n], pos: posBuf[k : k : k+sp.n]}
 	}
 	for pos := range all {
 		g := &groups[gi[pos]]
