@@ -72,6 +72,20 @@ func (d *Dir) Stat(rel string) (fs.FileInfo, error) {
 	return statAt(d.fd, d.name, rel)
 }
 
+// ReadFile is fsys.ReadFile(filepath.Join(dir, rel)): the same content
+// and, on failure, the same error text. On the real FS it opens rel
+// relative to the directory and reads it with plain system calls (open,
+// fstat, read to EOF, close), without the poller setup os.Open does for
+// every file: a scan that reads one small file per item (`latest`) pays
+// four system calls for it instead of nine. The same rules for rel as
+// Stat; called concurrently, never after Close.
+func (d *Dir) ReadFile(rel string) ([]byte, error) {
+	if d.f == nil || rel == "." || !filepath.IsLocal(rel) || filepath.Clean(rel) != rel {
+		return d.fsys.ReadFile(filepath.Join(d.name, rel))
+	}
+	return readFileAt(d.fd, d.name, rel)
+}
+
 // Close releases the directory, once every Stat has returned.
 func (d *Dir) Close() error {
 	if d.f == nil {

@@ -47,6 +47,44 @@ func statAt(fd int, name, rel string) (fs.FileInfo, error) {
 	return &statInfo{name: filepath.Base(rel), st: st}, nil // rel is clean: its tail is the joined path's
 }
 
+// readFileAt is os.ReadFile of rel relative to the open directory fd
+// (named name), with os.ReadFile's errors.
+func readFileAt(dirfd int, name, rel string) ([]byte, error) {
+	var fd int
+	var err error
+	for {
+		if fd, err = unix.Openat(dirfd, rel, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: filepath.Join(name, rel), Err: err}
+	}
+	defer unix.Close(fd)
+	size := 512
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size < 1<<30 {
+		size = int(st.Size) + 1 // one more, so that EOF needs no growing (as os.ReadFile)
+	}
+	data := make([]byte, 0, max(size, 512))
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return data, &fs.PathError{Op: "read", Path: filepath.Join(name, rel), Err: err}
+		}
+		if n == 0 {
+			return data, nil
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
 // statInfo is os's fileStat for a stat_t that os did not make.
 type statInfo struct {
 	name string

@@ -15,3 +15,7 @@ func statAt(_ int, name, rel string) (fs.FileInfo, error) {
 }
 
 func openDirFile(name string) (*os.File, error) { return os.Open(name) }
+
+func readFileAt(_ int, name, rel string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(name, rel))
+}

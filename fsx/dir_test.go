@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
@@ -16,7 +17,8 @@ import (
 // — regular files, directories, symlinks followed (to a file, to a
 // directory, dangling), a missing name, a file used as a directory — the
 // same FileInfo fields and the same error text, on the real FS and through
-// a wrapping FS (which must see a plain Stat).
+// a wrapping FS (which must see a plain Stat); Dir.ReadFile likewise gives
+// os.ReadFile's content and errors.
 func TestOpenDirIsReadDirAndStat(t *testing.T) {
 	dir := t.TempDir()
 	write := func(rel string, data string, perm os.FileMode) {
@@ -29,7 +31,7 @@ func TestOpenDirIsReadDirAndStat(t *testing.T) {
 		}
 	}
 	write("3/raw", "fifty-nine bytes of content", 0o640)
-	write("3/metadata.yaml", "x", 0o644)
+	write("3/metadata.yaml", strings.Repeat("metadata ", 700), 0o644)
 	write("10/raw", "", 0o600)
 	if err := os.Mkdir(filepath.Join(dir, "4"), 0o750); err != nil {
 		t.Fatal(err)
@@ -79,6 +81,16 @@ func TestOpenDirIsReadDirAndStat(t *testing.T) {
 				!got.ModTime().Equal(exp.ModTime()) || got.IsDir() != exp.IsDir():
 				t.Errorf("%s: Stat(%q) = %s %d %v %v, os.Stat %s %d %v %v", c.name, rel,
 					got.Name(), got.Size(), got.Mode(), got.ModTime(), exp.Name(), exp.Size(), exp.Mode(), exp.ModTime())
+			}
+		}
+		for _, rel := range rels {
+			got, gerr := d.ReadFile(rel)
+			exp, eerr := os.ReadFile(filepath.Join(dir, rel))
+			switch {
+			case (gerr == nil) != (eerr == nil) || gerr != nil && gerr.Error() != eerr.Error():
+				t.Errorf("%s: ReadFile(%q) error %v, os.ReadFile %v", c.name, rel, gerr, eerr)
+			case gerr == nil && (string(got) != string(exp) || got == nil):
+				t.Errorf("%s: ReadFile(%q) = %q, os.ReadFile %q", c.name, rel, got, exp)
 			}
 		}
 		if err := d.Close(); err != nil {

@@ -62,7 +62,7 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 	defer dir.Close()
 	entries := dir.Entries()
 	st := &ItemState{Item: item, Entries: entries, Dirs: versionDirsOf(entries)}
-	if st.Pointer, err = readLatest(fsys, item.Dir, &entries); err != nil {
+	if st.Pointer, err = readLatest(fsys, item.Dir, &entries, dir); err != nil {
 		return nil, err // unreachable with a listing; kept for safety
 	}
 
