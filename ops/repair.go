@@ -1687,11 +1687,16 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 			}
 			return nil // reported by the walk already, or gone
 		}
+		isItem := itemDirs[dir]
 		for _, e := range ents {
 			if !e.IsDir() {
 				continue
 			}
-			name, p := e.Name(), filepath.Join(dir, e.Name())
+			name := e.Name()
+			if isItem && doctorAllDigits(name) {
+				continue // a version directory holds only files (no path built: an item has many)
+			}
+			p := filepath.Join(dir, name)
 			switch {
 			case strings.HasPrefix(name, doctorStagePrefix):
 				if owned[p] {
@@ -1705,8 +1710,8 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 					continue
 				}
 				units = append(units, s.stageUnit(p, append(segs[:len(segs):len(segs)], name)))
-			case strings.HasPrefix(name, ".swampj-"), itemDirs[dir] && doctorAllDigits(name):
-				// swampj's own directories; version directories hold only files
+			case strings.HasPrefix(name, ".swampj-"):
+				// swampj's own directories
 			default:
 				if err := walk(p, append(segs[:len(segs):len(segs)], name)); err != nil {
 					return err

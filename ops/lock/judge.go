@@ -205,17 +205,18 @@ func FindLockFilesListed(fsys fsx.FS, base, ns string, list func(dir string) ([]
 			}
 		}
 		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
+			// The path is built only for what is entered or reported: an
+			// item's versions are many.
 			switch {
 			case e.IsDir():
 				if item && allDigits(e.Name()) || strings.HasPrefix(e.Name(), ".swampj-") {
 					continue
 				}
-				if err := walk(p, append(segs[:len(segs):len(segs)], e.Name())); err != nil {
+				if err := walk(filepath.Join(dir, e.Name()), append(segs[:len(segs):len(segs)], e.Name())); err != nil {
 					return err
 				}
 			case e.Name() == modelLockName && e.Type().IsRegular() && len(segs) >= 2:
-				out = append(out, Found{Path: p, Scope: "model", Type: strings.Join(segs[:len(segs)-1], "/"), ModelID: segs[len(segs)-1]})
+				out = append(out, Found{Path: filepath.Join(dir, e.Name()), Scope: "model", Type: strings.Join(segs[:len(segs)-1], "/"), ModelID: segs[len(segs)-1]})
 			}
 		}
 		return nil
