@@ -215,6 +215,10 @@ func init() { // an init, not an initializer: some entries reuse others
 			return err
 		},
 		"ops/lock.FindLockFiles": func(t *testing.T, fx *nilFixture) error { _, err := lock.FindLockFiles(nil, fx.r.Base, ""); return err },
+		"ops/lock.FindLockFilesListed": func(t *testing.T, fx *nilFixture) error {
+			_, err := lock.FindLockFilesListed(nil, fx.r.Base, "", fsx.Real().ReadDir)
+			return err
+		},
 		"ops/lock.LiveModelLocks": func(t *testing.T, fx *nilFixture) error {
 			_, err := lock.LiveModelLocks(nil, fx.r.Base, "", time.Now(), 0)
 			return err
@@ -343,6 +347,15 @@ func init() { // an init, not an initializer: some entries reuse others
 		"fsx.OrReal":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.OrReal(nil).Stat(fx.dir); return err },
 		"fsx.Concurrent": func(t *testing.T, fx *nilFixture) error { fsx.Concurrent(nil); return nil },
 		"fsx.Exists":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.Exists(nil, fx.dir); return err },
+		"fsx.OpenDir": func(t *testing.T, fx *nilFixture) error {
+			d, err := fsx.OpenDir(nil, fx.dir)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			_, err = d.Stat(".swamp.yaml")
+			return err
+		},
 		"fsx.NewFault": func(t *testing.T, fx *nilFixture) error {
 			_, err := fsx.NewFault(nil).Stat(fx.dir)
 			return err

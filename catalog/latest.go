@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -86,6 +87,15 @@ func (r Row) latestGroup(stepLatestColumn bool) latestGroup {
 // Without the column IsStepLatest is cleared. Use Catalog.MarkLatest to
 // follow the open catalog's generation.
 func MarkLatest(rows []Row, stepLatestColumn bool) {
+	if len(rows) <= markLatestLinear {
+		markLatestFew(rows, stepLatestColumn)
+		return
+	}
+	markLatestMaps(rows, stepLatestColumn)
+}
+
+// markLatestMaps is MarkLatest for any number of rows.
+func markLatestMaps(rows []Row, stepLatestColumn bool) {
 	bestLatest := map[latestGroup]int{}
 	bestStep := map[stepGroup]int{}
 	for i, r := range rows {
@@ -105,6 +115,46 @@ func MarkLatest(rows []Row, stepLatestColumn bool) {
 	}
 	if stepLatestColumn {
 		for _, i := range bestStep {
+			rows[i].IsStepLatest = true
+		}
+	}
+}
+
+// markLatestLinear is how many rows markLatestFew takes: up to it,
+// comparing groups pairwise is cheaper than two maps (the doctor marks the
+// rows of every item, a handful each).
+const markLatestLinear = 32
+
+// markLatestFew is MarkLatest without maps: the same group keys, the same
+// winner (the highest version, the first of equal ones).
+func markLatestFew(rows []Row, stepLatestColumn bool) {
+	var lgBuf [markLatestLinear]latestGroup
+	var sgBuf [markLatestLinear]stepGroup
+	var lbBuf, sbBuf [markLatestLinear]int
+	lgs, sgs, bestL, bestS := lgBuf[:0], sgBuf[:0], lbBuf[:0], sbBuf[:0]
+	for i := range rows {
+		r := &rows[i]
+		lg, sg := r.latestGroup(stepLatestColumn), r.stepGroup()
+		if k := slices.Index(lgs, lg); k < 0 {
+			lgs, bestL = append(lgs, lg), append(bestL, i)
+		} else if r.Version > rows[bestL[k]].Version {
+			bestL[k] = i
+		}
+		if k := slices.Index(sgs, sg); k < 0 {
+			sgs, bestS = append(sgs, sg), append(bestS, i)
+		} else if r.Version > rows[bestS[k]].Version {
+			bestS[k] = i
+		}
+	}
+	for i := range rows {
+		rows[i].IsLatest = false
+		rows[i].IsStepLatest = false
+	}
+	for _, i := range bestL {
+		rows[i].IsLatest = true
+	}
+	if stepLatestColumn {
+		for _, i := range bestS {
 			rows[i].IsStepLatest = true
 		}
 	}

@@ -145,8 +145,34 @@ func (s *doctorSurvey) lockQPath(p string) string {
 // units repaired by the lock intent; every judgement is kept for the
 // in-flight test (s.locks).
 func (s *doctorSurvey) surveyLocks(ctx context.Context) error {
-	s.locks = map[string]lock.Judgement{}
 	found, err := lock.FindLockFiles(s.fsys, s.r.Base, s.r.Namespace)
+	return s.judgeLocks(ctx, found, err, nil)
+}
+
+// earlyLock is a lock file judged while the walk listed its model
+// directory (before any of the model's items was scanned).
+type earlyLock struct {
+	j       lock.Judgement
+	missing bool
+	err     error
+}
+
+// judgeEarly judges the model lock in a directory the walk has just
+// listed, if there is one, into early.
+func (s *doctorSurvey) judgeEarly(dir string, entries []fs.DirEntry, early map[string]earlyLock) {
+	p := lock.ModelLockIn(s.r.Base, s.r.Namespace, dir, entries)
+	if p == "" {
+		return
+	}
+	// mtimes and heartbeats are real time, whatever the stamp clock says
+	j, missing, err := lock.Judge(s.fsys, p, time.Now())
+	early[p] = earlyLock{j, missing, err}
+}
+
+// judgeLocks judges the lock files found (err: the search's, reported as a
+// warning), taking the judgement of a lock in early when there is one.
+func (s *doctorSurvey) judgeLocks(ctx context.Context, found []lock.Found, err error, early map[string]earlyLock) error {
+	s.locks = map[string]lock.Judgement{}
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
 			return err
@@ -155,7 +181,11 @@ func (s *doctorSurvey) surveyLocks(ctx context.Context) error {
 	}
 	now := time.Now() // mtimes and heartbeats are real time, whatever the stamp clock says
 	for _, f := range found {
-		j, missing, err := lock.Judge(s.fsys, f.Path, now)
+		e, seen := early[f.Path]
+		if !seen {
+			e.j, e.missing, e.err = lock.Judge(s.fsys, f.Path, now)
+		}
+		j, missing, err := e.j, e.missing, e.err
 		if err != nil {
 			if fsx.IsCrash(err) {
 				return err

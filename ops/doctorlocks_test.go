@@ -186,3 +186,55 @@ func TestDoctorInFlightVersion(t *testing.T) {
 		t.Errorf("still in flight: %+v", rep.InFlight)
 	}
 }
+
+// TestDoctorFindsEveryLockFileFindLockFilesFinds: the doctor finds lock
+// files in the listings its walk and scan already made (listing only what
+// they did not), and must find exactly the set lock.FindLockFiles finds by
+// listing the tree itself — in model directories, in a type directory two
+// levels down, inside an item, inside a version of an item without
+// `latest`, and in a model with no items — and judge each one.
+func TestDoctorFindsEveryLockFileFindLockFilesFinds(t *testing.T) {
+	ctx := context.Background()
+	r := drBuild(t, t.TempDir(), drSpec{items: []drItem{
+		{name: "result", latest: "2", versions: []drVer{{n: 1}, {n: 2}}},
+		{name: "nolatest", versions: []drVer{{n: 1}}},
+	}})
+	typeDir := filepath.Join(r.DataRoot, filepath.FromSlash(drType))
+	places := []string{
+		dlModelLock(r, drModel),
+		filepath.Join(typeDir, ".lock"),                                    // @acme/scanner: two levels down
+		filepath.Join(drItemDir(r, "result"), ".lock"),                     // inside an item
+		filepath.Join(drItemDir(r, "nolatest"), "1", ".lock"),              // inside a version of an item without latest
+		filepath.Join(drItemDir(r, "nolatest"), "1", "deeper", ".lock"),    // and below it
+		dlModelLock(r, "9a9a9a9a-0000-4000-8000-000000000009"),             // a model with no items
+		filepath.Join(r.DataRoot, "other", "kind", "not-a-model", ".lock"), // under directories that are no model
+	}
+	for _, p := range places {
+		dlPlant(t, p, nil, time.Hour) // zero bytes, an hour old: dead
+	}
+	want, err := lock.FindLockFiles(fsx.Real(), r.Base, r.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantPaths []string
+	for _, f := range want {
+		wantPaths = append(wantPaths, f.Path)
+	}
+	if len(wantPaths) != len(places) {
+		t.Fatalf("the fixture: FindLockFiles finds %q, planted %q", wantPaths, places)
+	}
+	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dead []string
+	for _, f := range rep.Findings {
+		if f.Code == ops.DoctorLockDead {
+			dead = append(dead, f.Path)
+		}
+	}
+	drWant(t, "dead locks the doctor found", dead, wantPaths)
+	if rep.Locks != len(want) {
+		t.Errorf("locks judged = %d, want %d", rep.Locks, len(want))
+	}
+}

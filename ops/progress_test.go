@@ -51,7 +51,7 @@ func TestProgressPhasesAfterTheScan(t *testing.T) {
 		{"doctor", func(p ops.Progress) error {
 			_, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{Progress: p})
 			return err
-		}, []string{"checking locks", "scanning", "reading catalog", "checking items", "checking staging and run records", "swamp's checks"}},
+		}, []string{"scanning", "checking locks", "reading catalog", "checking items", "checking staging and run records", "swamp's checks"}},
 	}
 	for _, c := range cases {
 		var l phaseLog

@@ -16,7 +16,7 @@ PASS
 ok  	github.com/swampj/swampj/ops	12.3s
 === benchreport size=10000 load 4.00 5.00 6.00
 BenchmarkCatalogRebuild-2   	       1	51426270827 ns/op	     16764 rebuild-1worker-ms	         6.231 rebuild-1worker/walk	     17288 rebuild-ms	         6.426 rebuild/walk	     14682 verify-ms	         0.8492 verify/rebuild	    100000 versions	      2690 walk-ms
-BenchmarkDoctor-2   	       1	1 ns/op	     300.0 doctor-ms	     100.0 walk-ms	     3.000 doctor/walk(target≤2.5)
+BenchmarkDoctor-2   	       1	1 ns/op	     300.0 doctor-ms	     100.0 walk-ms	     3.000 doctor/walk(target≤2.5)	     500.0 checksums-ms	     125.0 hash-ms	     4.000 checksums/hash(target≤1.3)	     250.0 mdhash-ms	     2.000 checksums/mdhash	     2.000 mdhash/hash
 BenchmarkMigrateWithCatalog
 BenchmarkMigrateWithCatalog/versions=10000
 BenchmarkMigrateWithCatalog/versions=10000-2         	       1	 1 ns/op	       120.0 migrate-ms	   100.0 migrate-walk-ms	  1.200 migrate/walk
@@ -71,6 +71,9 @@ func TestRenderOneRowPerSize(t *testing.T) {
 		{"write 64 KiB, Go API (vs bare durable write)", "-", []string{"3295 µs", "1501 µs", "2.19", "≤ 1", "no", "9"}},
 		{"catalog rebuild, from empty (vs metadata walk)", "10000", []string{"17.29 s", "2.69 s", "6.43", "≤ 2", "no"}},
 		{"doctor (vs metadata walk)", "10000", []string{"3.00", "≤ 2.5", "no"}},
+		{"doctor --verify-checksums (vs hashing every raw)", "10000", []string{"500.0 ms", "125.0 ms", "4.00", "≤ 1.3", "no"}},
+		{"doctor --verify-checksums (vs metadata read + hash)", "10000", []string{"500.0 ms", "250.0 ms", "2.00", "|-  "}},
+		{"metadata read + hash (vs hashing every raw)", "10000", []string{"250.0 ms", "125.0 ms", "2.00"}},
 		{"migrate --confirm (vs bare walk)", "10000", []string{"120.0 ms", "1.20", "≤ 1.5", "yes"}},
 		{"catalog rebuild, from empty (vs metadata walk)", "100000", []string{"|-  "}},
 	} {

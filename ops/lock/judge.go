@@ -168,6 +168,16 @@ type Found struct {
 // the model level. Symlinks are not followed.
 func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
 	fsys = fsx.OrReal(fsys)
+	return FindLockFilesListed(fsys, base, ns, fsys.ReadDir)
+}
+
+// FindLockFilesListed is FindLockFiles taking each directory's listing
+// from list, so a caller that has just walked the data tree (the doctor)
+// can hand over the listings it already holds; list falls back to reading
+// the directory for the others. The result is FindLockFiles' for the same
+// listings.
+func FindLockFilesListed(fsys fsx.FS, base, ns string, list func(dir string) ([]fs.DirEntry, error)) ([]Found, error) {
+	fsys = fsx.OrReal(fsys)
 	var out []Found
 	g := GlobalPath(base, ns)
 	if fi, err := fsys.Lstat(g); err == nil && fi.Mode().IsRegular() {
@@ -181,7 +191,7 @@ func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
 	}
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {
-		ents, err := fsys.ReadDir(dir)
+		ents, err := list(dir)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -195,17 +205,18 @@ func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
 			}
 		}
 		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
+			// The path is built only for what is entered or reported: an
+			// item's versions are many.
 			switch {
 			case e.IsDir():
 				if item && allDigits(e.Name()) || strings.HasPrefix(e.Name(), ".swampj-") {
 					continue
 				}
-				if err := walk(p, append(segs[:len(segs):len(segs)], e.Name())); err != nil {
+				if err := walk(filepath.Join(dir, e.Name()), append(segs[:len(segs):len(segs)], e.Name())); err != nil {
 					return err
 				}
 			case e.Name() == modelLockName && e.Type().IsRegular() && len(segs) >= 2:
-				out = append(out, Found{Path: p, Scope: "model", Type: strings.Join(segs[:len(segs)-1], "/"), ModelID: segs[len(segs)-1]})
+				out = append(out, Found{Path: filepath.Join(dir, e.Name()), Scope: "model", Type: strings.Join(segs[:len(segs)-1], "/"), ModelID: segs[len(segs)-1]})
 			}
 		}
 		return nil
@@ -215,6 +226,30 @@ func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
 	return out, nil
+}
+
+// ModelLockIn is the per-model lock file FindLockFiles reports in a
+// directory with these entries, when the directory is at least two levels
+// below the model lock tree's root (base/data, base/ns/data) and its
+// listing has a regular .lock; "" otherwise. A walker uses it to judge a
+// model's lock as soon as it lists the model directory, before it looks
+// at the model's items; FindLockFiles (or FindLockFilesListed) still
+// decides which lock files there are.
+func ModelLockIn(base, ns, dir string, entries []fs.DirEntry) string {
+	root := filepath.Join(base, "data")
+	if ns != "" {
+		root = filepath.Join(base, ns, "data")
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == "." || !strings.Contains(rel, string(filepath.Separator)) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	for _, e := range entries {
+		if e.Name() == modelLockName && e.Type().IsRegular() {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	return ""
 }
 
 func allDigits(s string) bool {

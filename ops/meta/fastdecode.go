@@ -231,7 +231,7 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 	if present&keySize != 0 {
 		m.Size = &out.size
 	}
-	if err := Validate(m); err != nil {
+	if err := validateUTF8Checked(m); err != nil { // every string passed plainString or singleQuoted
 		return nil, true, err
 	}
 	return m, true, nil

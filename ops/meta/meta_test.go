@@ -2,6 +2,7 @@ package meta
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -375,9 +376,16 @@ func TestErrorMessages(t *testing.T) {
 
 func TestValidateAndEncodeRefuse(t *testing.T) {
 	cases := map[string]func(m *Metadata){
-		"both gc forms":   func(m *Metadata) { m.GarbageCollection = GarbageCollection{N: 3, Duration: "3d"} },
-		"no gc":           func(m *Metadata) { m.GarbageCollection = GarbageCollection{} },
-		"duplicate tag":   func(m *Metadata) { m.Tags = append(m.Tags, Tag{"type", "file"}) },
+		"both gc forms": func(m *Metadata) { m.GarbageCollection = GarbageCollection{N: 3, Duration: "3d"} },
+		"no gc":         func(m *Metadata) { m.GarbageCollection = GarbageCollection{} },
+		"duplicate tag": func(m *Metadata) { m.Tags = append(m.Tags, Tag{"type", "file"}) },
+		"duplicate of 40": func(m *Metadata) {
+			for i := range 40 {
+				m.Tags = append(m.Tags, Tag{fmt.Sprintf("k%d", i), "v"})
+			}
+			m.Tags = append(m.Tags, Tag{"k7", "again"})
+		},
+		"duplicate late":  func(m *Metadata) { m.Tags = append(m.Tags, Tag{"a", "1"}, Tag{"b", "2"}, Tag{"a", "3"}) },
 		"invalid utf8":    func(m *Metadata) { m.Tags = append(m.Tags, Tag{"x", "\xff"}) },
 		"lifecycle other": func(m *Metadata) { m.Lifecycle = "archived" },
 		"size negative":   func(m *Metadata) { m.Size = int64p(-1) },

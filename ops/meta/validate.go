@@ -46,6 +46,13 @@ func Validate(m *Metadata) error {
 	if err := validUTF8(m); err != nil {
 		return err
 	}
+	return validateUTF8Checked(m)
+}
+
+// validateUTF8Checked is Validate for a record whose strings are known to
+// be valid UTF-8: fastDecode accepts only printable UTF-8 in every key and
+// value it keeps, so the pass over every field would find nothing.
+func validateUTF8Checked(m *Metadata) error {
 	if !isUUID(m.ID) {
 		return invalid("id", "must be a UUID (RFC 9562 version 1-8, variant 8-b), got %q", m.ID)
 	}
@@ -67,12 +74,8 @@ func Validate(m *Metadata) error {
 	if _, ok := m.Tags.Get("type"); !ok {
 		return invalid("tags", "must include the key \"type\"")
 	}
-	seen := make(map[string]bool, len(m.Tags))
-	for _, t := range m.Tags {
-		if seen[t.Key] {
-			return invalid("tags."+t.Key, "duplicate tag key")
-		}
-		seen[t.Key] = true
+	if k, dup := duplicateTag(m.Tags); dup {
+		return invalid("tags."+k, "duplicate tag key")
 	}
 	if err := validateOwner(&m.Owner); err != nil {
 		return err
@@ -89,6 +92,30 @@ func Validate(m *Metadata) error {
 		return invalid("lifecycle", "must be active or deleted, got %q", m.Lifecycle)
 	}
 	return nil
+}
+
+// duplicateTag returns the first tag key that repeats an earlier one.
+// Metadata has a handful of tags: comparing pairs is cheaper than the map
+// a scan of 100,000 files would make and drop each time.
+func duplicateTag(tags Tags) (string, bool) {
+	if len(tags) > 32 {
+		seen := make(map[string]bool, len(tags))
+		for _, t := range tags {
+			if seen[t.Key] {
+				return t.Key, true
+			}
+			seen[t.Key] = true
+		}
+		return "", false
+	}
+	for i := 1; i < len(tags); i++ {
+		for j := 0; j < i; j++ {
+			if tags[j].Key == tags[i].Key {
+				return tags[i].Key, true
+			}
+		}
+	}
+	return "", false
 }
 
 // validateNameRules is the schema's name refinement (§2.2): non-empty, no

@@ -76,17 +76,24 @@ type Pointer struct {
 // itemDir (it wraps fs.ErrNotExist for a missing item).
 func ReadLatest(fsys fsx.FS, itemDir string) (Pointer, error) {
 	fsys = fsx.OrReal(fsys)
-	return readLatest(fsys, itemDir, nil)
+	return readLatest(fsys, itemDir, nil, nil)
 }
 
 // readLatest is ReadLatest with the item directory's listing when the caller
 // already has it (ScanItem): an absent `latest` then costs no syscall and the
-// fallback needs no second ReadDir.
-func readLatest(fsys fsx.FS, itemDir string, listing *[]fs.DirEntry) (Pointer, error) {
+// fallback needs no second ReadDir. With dir (the item directory, open),
+// `latest` is read relative to it.
+func readLatest(fsys fsx.FS, itemDir string, listing *[]fs.DirEntry, dir *fsx.Dir) (Pointer, error) {
 	var p Pointer
 	path := filepath.Join(itemDir, latestName)
 	if listing == nil || hasEntry(*listing, latestName) {
-		data, err := fsys.ReadFile(path)
+		var data []byte
+		var err error
+		if dir != nil {
+			data, err = dir.ReadFile(latestName)
+		} else {
+			data, err = fsys.ReadFile(path)
+		}
 		switch {
 		case err == nil:
 			p.Present = true

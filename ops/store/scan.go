@@ -53,12 +53,16 @@ type ItemState struct {
 // listed; everything else is a Problem.
 func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 	fsys = fsx.OrReal(fsys)
-	entries, err := fsys.ReadDir(item.Dir)
+	// Listed and kept open: each version's raw is stat'ed relative to the
+	// item directory (fsx.Dir), not by its whole path.
+	dir, err := fsx.OpenDir(fsys, item.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: scan %s: %w", item.Dir, err)
 	}
+	defer dir.Close()
+	entries := dir.Entries()
 	st := &ItemState{Item: item, Entries: entries, Dirs: versionDirsOf(entries)}
-	if st.Pointer, err = readLatest(fsys, item.Dir, &entries); err != nil {
+	if st.Pointer, err = readLatest(fsys, item.Dir, &entries, dir); err != nil {
 		return nil, err // unreachable with a listing; kept for safety
 	}
 
@@ -81,7 +85,7 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 			Message: fmt.Sprintf("directory %q is counted as version %d by swamp but is never read as one", d.Name, d.Number),
 		})
 	}
-	st.Versions = readVersions(fsys, item.Dir, canonical, opts)
+	st.Versions = readVersions(fsys, item.Dir, dir, canonical, opts)
 
 	// The designated version, read even when it has no listed directory (a
 	// vanished one, or a symlink, which readVersion reports as damaged: see
@@ -177,9 +181,10 @@ const versionsPerWorker = 64
 // the same order. Checks are independent and cost a metadata decode (CPU)
 // plus two small file operations (latency on a cold or network disk), so an
 // item with many versions spreads them over up to GOMAXPROCS goroutines.
-func readVersions(fsys fsx.FS, itemDir string, nums []int64, opts CheckOptions) []*Version {
+func readVersions(fsys fsx.FS, itemDir string, dir *fsx.Dir, nums []int64, opts CheckOptions) []*Version {
 	out := make([]*Version, len(nums))
 	paths := newItemPaths(itemDir)
+	paths.open = dir
 	workers := min(runtime.GOMAXPROCS(0), len(nums)/versionsPerWorker)
 	if workers <= 1 {
 		for i, n := range nums {

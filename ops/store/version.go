@@ -147,6 +147,9 @@ type itemPaths struct {
 	// "", "." nor the root), so that filepath.Join(dir, n) == prefix+n for a
 	// version name n (digits only); "" means use filepath.Join.
 	prefix string
+	// open, when set, is the item directory open for stats relative to it
+	// (ScanItem); versions not from its listing are looked at by path.
+	open *fsx.Dir
 }
 
 func newItemPaths(itemDir string) itemPaths {
@@ -179,7 +182,14 @@ func (p itemPaths) readVersion(fsys fsx.FS, v int64, opts CheckOptions) *Version
 		RawSize:      -1,
 	}
 	mdUsable := ver.checkMetadata(fsys, p.name)
-	ver.checkRaw(fsys, opts)
+	var rawInfo fs.FileInfo
+	var rawErr error
+	if p.open != nil && p.prefix != "" {
+		rawInfo, rawErr = p.open.Stat(rawPath[len(p.prefix):]) // "{v}/raw"
+	} else {
+		rawInfo, rawErr = fsys.Stat(rawPath)
+	}
+	ver.checkRaw(fsys, rawInfo, rawErr, opts)
 	ver.State = stateOf(ver, mdUsable)
 	if ver.has(CodeMetadataMissing) && ver.has(CodeRawMissing) {
 		ver.checkDir(fsys)
@@ -250,11 +260,10 @@ func (v *Version) checkMetadata(fsys fsx.FS, itemName string) bool {
 	return usable
 }
 
-// checkRaw stats raw and compares it with the metadata. It runs even when
-// the metadata cannot be used, so that an empty raw is reported beside an
-// empty metadata.yaml (#3955 empties both).
-func (v *Version) checkRaw(fsys fsx.FS, opts CheckOptions) {
-	info, err := fsys.Stat(v.RawPath)
+// checkRaw compares raw's stat (info, err) with the metadata. It runs even
+// when the metadata cannot be used, so that an empty raw is reported beside
+// an empty metadata.yaml (#3955 empties both).
+func (v *Version) checkRaw(fsys fsx.FS, info fs.FileInfo, err error, opts CheckOptions) {
 	switch {
 	case isAbsent(err):
 		v.add(CodeRawMissing, v.RawPath, v.label()+": raw does not exist", nil)
