@@ -76,23 +76,18 @@ var suites = []struct {
 	{[]string{"./cmd/swampj"}, "KillPoint|KillDuring|KillRandom|CrashImage"},
 }
 
-// required: the cells every run must have checked (image only where the
-// machine can make images; the others everywhere).
+// required: the cells every run must have checked — every layer of every
+// protocol, the real-kernel image layer only where the machine can make
+// images (root, loop devices). (The batch's kill cell runs the test-only
+// cmd/swampj/testdata/batchwrite: the CLI writes one version at a time.)
 func required(images bool) map[string][]string {
-	r := map[string][]string{
-		"version-write":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"batch-write":     {"cut", "powercut", "recovery-crash", "kill", "errors"}, // kill: cmd/swampj/testdata/batchwrite
-		"migrate":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"reverse":         {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"unset-migrate":   {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"repair":          {"cut", "powercut", "kill", "errors"},
-		"catalog-rebuild": {"cut", "powercut", "recovery-crash", "kill", "errors"},
-		"recovery":        {"cut", "powercut", "recovery-crash", "kill", "errors"},
-	}
-	if images {
-		r["version-write"] = append(r["version-write"], "image")
-		for _, p := range []string{"batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery"} {
-			r[p] = append(r[p], "image")
+	r := map[string][]string{}
+	for _, p := range protocols {
+		for _, l := range layers {
+			if l == "image" && !images {
+				continue
+			}
+			r[p] = append(r[p], l)
 		}
 	}
 	return r
