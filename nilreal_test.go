@@ -347,6 +347,9 @@ func init() { // an init, not an initializer: some entries reuse others
 		"fsx.OrReal":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.OrReal(nil).Stat(fx.dir); return err },
 		"fsx.Concurrent": func(t *testing.T, fx *nilFixture) error { fsx.Concurrent(nil); return nil },
 		"fsx.Exists":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.Exists(nil, fx.dir); return err },
+		"fsx.RemoveDeadCreations": func(t *testing.T, fx *nilFixture) error {
+			return fsx.RemoveDeadCreations(nil, fx.dir, ".none.creating-", nil)
+		},
 		"fsx.OpenDir": func(t *testing.T, fx *nilFixture) error {
 			d, err := fsx.OpenDir(nil, fx.dir)
 			if err != nil {

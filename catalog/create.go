@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/swampj/swampj/fsx"
@@ -154,34 +152,8 @@ func removeCreation(fsys fsx.FS, tmp string) {
 // catalogs (and their sidecars) of creations whose process is gone. They
 // never held a row. A read-write Open does it; recovery does it too.
 func CleanCreationLeftovers(fsys fsx.FS, path string) error {
-	fsys = fsx.OrReal(fsys)
-	dir := filepath.Dir(path)
-	ents, err := fsys.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	prefix := CreationPrefix(filepath.Base(path))
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasPrefix(name, prefix) || !e.Type().IsRegular() {
-			continue
-		}
-		rest := strings.TrimPrefix(name, prefix)
-		pidText, tail, _ := strings.Cut(rest, "-")
-		owner := filepath.Join(dir, prefix+pidText+"-"+strings.SplitN(tail, "-", 2)[0])
-		if _, busy := creating.Load(owner); busy {
-			continue // this process is creating it right now
-		}
-		pid, perr := strconv.Atoi(pidText)
-		if perr == nil && pid != os.Getpid() && fsx.ProcessExists(pid) {
-			continue
-		}
-		if err := fsys.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
+	return fsx.RemoveDeadCreations(fsys, filepath.Dir(path), CreationPrefix(filepath.Base(path)), func(owner string) bool {
+		_, busy := creating.Load(owner)
+		return busy
+	})
 }

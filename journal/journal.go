@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -415,35 +414,10 @@ func creatingPrefix(path string) string { return "." + filepath.Base(path) + ".c
 // crashed before its rename: they never held an intent. A temp file whose
 // creator is still alive is left alone.
 func CleanCreationLeftovers(fsys fsx.FS, path string) error {
-	fsys = fsx.OrReal(fsys)
-	dir := filepath.Dir(path)
-	ents, err := fsys.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	prefix := creatingPrefix(path)
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		pidText, _, _ := strings.Cut(strings.TrimPrefix(name, prefix), "-")
-		pid, perr := strconv.Atoi(pidText)
-		full := filepath.Join(dir, name)
-		if _, busy := creating.Load(full); busy {
-			continue // this process is creating it right now
-		}
-		if perr == nil && pid != os.Getpid() && fsx.ProcessExists(pid) {
-			continue
-		}
-		if err := fsys.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
+	return fsx.RemoveDeadCreations(fsys, filepath.Dir(path), creatingPrefix(path), func(owner string) bool {
+		_, busy := creating.Load(owner)
+		return busy
+	})
 }
 
 func moveAside(fsys fsx.FS, path string, now time.Time) (string, error) {
