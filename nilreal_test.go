@@ -347,6 +347,14 @@ func init() { // an init, not an initializer: some entries reuse others
 		"fsx.OrReal":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.OrReal(nil).Stat(fx.dir); return err },
 		"fsx.Concurrent": func(t *testing.T, fx *nilFixture) error { fsx.Concurrent(nil); return nil },
 		"fsx.Exists":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.Exists(nil, fx.dir); return err },
+		"fsx.PublishNoReplace": func(t *testing.T, fx *nilFixture) error {
+			tmp := filepath.Join(fx.dir, ".publish.tmp")
+			if err := os.WriteFile(tmp, []byte("x"), 0o644); err != nil {
+				return err
+			}
+			_, err := fsx.PublishNoReplace(nil, tmp, filepath.Join(fx.dir, "published"))
+			return err
+		},
 		"fsx.RemoveDeadCreations": func(t *testing.T, fx *nilFixture) error {
 			return fsx.RemoveDeadCreations(nil, fx.dir, ".none.creating-", nil)
 		},

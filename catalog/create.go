@@ -97,21 +97,14 @@ func (c *Catalog) createFresh(ctx context.Context) error {
 	if err := syncFile(c.fsys, tmp); err != nil {
 		return discard(&DBError{Op: "fsync", Path: tmp, Err: err})
 	}
-	if err := c.fsys.Link(tmp, c.path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	if _, err := fsx.PublishNoReplace(c.fsys, tmp, c.path); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrExist):
 			return discard(nil) // created meanwhile: use that one
-		}
-		if fsx.IsCrash(err) {
+		case fsx.IsCrash(err):
 			return err
 		}
-		// No hard links here (some FUSE and network file systems): a
-		// rename that refuses to replace does the same.
-		if rerr := c.fsys.RenameNoReplace(tmp, c.path); rerr != nil {
-			if errors.Is(rerr, fs.ErrExist) {
-				return discard(nil)
-			}
-			return discard(&DBError{Op: "publish the new catalog as", Path: c.path, Err: rerr})
-		}
+		return discard(&DBError{Op: "publish the new catalog as", Path: c.path, Err: err})
 	}
 	if err := c.fsys.SyncDir(dir); err != nil {
 		return &DBError{Op: "fsync the directory of", Path: c.path, Err: err}

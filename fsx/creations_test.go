@@ -1,7 +1,9 @@
 package fsx_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,5 +67,35 @@ func TestRemoveDeadCreations(t *testing.T) {
 	}
 	if err := fsx.RemoveDeadCreations(nil, filepath.Join(dir, "missing"), prefix, nil); err != nil {
 		t.Fatalf("a missing directory: %v", err)
+	}
+}
+
+// PublishNoReplace links the complete file in, never over an existing
+// name, and leaves the temp for the caller.
+func TestPublishNoReplace(t *testing.T) {
+	dir := t.TempDir()
+	tmp, path := filepath.Join(dir, ".new.tmp"), filepath.Join(dir, "name")
+	if err := os.WriteFile(tmp, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := fsx.PublishNoReplace(nil, tmp, path)
+	if err != nil || moved {
+		t.Fatalf("publish: moved %v, %v; want a link", moved, err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("published %q", b)
+	}
+	if _, err := os.Stat(tmp); err != nil {
+		t.Fatalf("the temp name is gone after a link: %v", err)
+	}
+	other := filepath.Join(dir, ".other.tmp")
+	if err := os.WriteFile(other, []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsx.PublishNoReplace(nil, other, path); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("publishing over an existing name: %v, want fs.ErrExist", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("the existing file was replaced: %q", b)
 	}
 }

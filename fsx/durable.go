@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // TempName returns a hidden, unique name for a temp file next to target, in
@@ -364,4 +365,29 @@ func (r *byteReader) Read(p []byte) (int, error) {
 	n := copy(p, r.b[r.i:])
 	r.i += n
 	return n, nil
+}
+
+// PublishNoReplace gives the complete file at tmp the name path and never
+// replaces anything there: fs.ErrExist if path exists (someone published
+// first). It hard-links, which refuses to replace on every POSIX file
+// system, and leaves tmp in place for the caller to remove once the new
+// name is durable (a directory fsync). Where hard links are not supported
+// (some FUSE and network file systems) it renames without replacing
+// instead; moved reports that tmp is gone. Lock files and new catalogs are
+// published this way.
+func PublishNoReplace(fsys FS, tmp, path string) (moved bool, err error) {
+	fsys = OrReal(fsys)
+	err = fsys.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) || !linkUnsupported(err) {
+		return false, err
+	}
+	if err := fsys.RenameNoReplace(tmp, path); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func linkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) ||
+		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
 }

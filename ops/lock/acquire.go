@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/swampj/swampj"
@@ -258,22 +257,12 @@ func createExclusive(fsys fsx.FS, path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	err = fsys.Link(tmp, path)
-	if err != nil && !errors.Is(err, fs.ErrExist) && linkUnsupported(err) {
-		if err = fsys.RenameNoReplace(tmp, path); err == nil {
-			tmp = ""
-		}
-	}
-	if tmp != "" {
+	moved, err := fsx.PublishNoReplace(fsys, tmp, path)
+	if !moved {
 		// A leftover hidden .tmp is harmless (G3); the lock is what matters.
 		_ = fsys.Remove(tmp)
 	}
 	return err
-}
-
-func linkUnsupported(err error) bool {
-	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) ||
-		errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS)
 }
 
 // observed is one look at an existing lock file.
