@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/catalog"
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
@@ -113,7 +113,7 @@ func populatedRepo(b *testing.B, dir string, versions int) *repo.Repo {
 	if items < 1 {
 		items = 1
 	}
-	if _, err := gen.Synthetic(fsys, dir, gen.SyntheticOptions{Items: items, Versions: versions / items, Seed: 1}); err != nil {
+	if _, err := storetest.Synthetic(fsys, dir, storetest.SyntheticOptions{Items: items, Versions: versions / items, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	r, err := repo.Load(fsys, dir, func(string) string { return "" })

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/catalog"
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
@@ -29,18 +29,18 @@ var csCtx = context.Background()
 
 var csNow = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-// The example repo's items (gen.Example).
+// The example repo's items (storetest.Example).
 const (
-	csHello = "command/shell/" + gen.ExampleHelloShell
-	csScan  = "command/shell/" + gen.ExampleScanShell
+	csHello = "command/shell/" + storetest.ExampleHelloShell
+	csScan  = "command/shell/" + storetest.ExampleScanShell
 )
 
-// newExample writes gen.Example into a fresh directory and returns it loaded,
+// newExample writes storetest.Example into a fresh directory and returns it loaded,
 // without a catalog.
 func csNewExample(t *testing.T) *repo.Repo {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := gen.Example(fsx.Real(), dir); err != nil {
+	if _, err := storetest.Example(fsx.Real(), dir); err != nil {
 		t.Fatal(err)
 	}
 	return csLoad(t, dir)
@@ -151,7 +151,7 @@ func csAddForeign(t *testing.T, r *repo.Repo) []string {
 		} {
 			csInsertRow(t, db, fr)
 		}
-		mine := csForeignRow("infra", gen.ExampleHelloShell, "result", 3)
+		mine := csForeignRow("infra", storetest.ExampleHelloShell, "result", 3)
 		mine.TypeNormalized = "command/shell"
 		csInsertRow(t, db, mine)
 		csExec1(t, db, `INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('foreign_synced:infra', '2026-08-01T00:00:00.000Z')`)
@@ -280,9 +280,9 @@ func TestRebuildFromNothingThenVerifyAgrees(t *testing.T) {
 	// scan-shell's two steps each keep their newest version.
 	got := csFlags(t, r, "")
 	want := []string{
-		"command/shell/" + gen.ExampleHelloShell + "/result v1:0",
-		"command/shell/" + gen.ExampleHelloShell + "/result v2:0",
-		"command/shell/" + gen.ExampleHelloShell + "/result v3:1",
+		"command/shell/" + storetest.ExampleHelloShell + "/result v1:0",
+		"command/shell/" + storetest.ExampleHelloShell + "/result v2:0",
+		"command/shell/" + storetest.ExampleHelloShell + "/result v3:1",
 		csScan + "/result v1:0", csScan + "/result v2:0", csScan + "/result v3:1", csScan + "/result v4:1",
 	}
 	for _, w := range want {
@@ -342,7 +342,7 @@ func TestRebuildFixesEachKindOfDrift(t *testing.T) {
 			name: "rows missing",
 			corrupt: func(t *testing.T, r *repo.Repo) {
 				csWithDB(t, r, func(db *sql.DB) {
-					csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, gen.ExampleScanShell)
+					csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
 				})
 			},
 			want: counts{missing: 4},
@@ -412,8 +412,8 @@ func TestRebuildFixesEachKindOfDrift(t *testing.T) {
 				csWithDB(t, r, func(db *sql.DB) {
 					// Half the rows still carry the namespace the repo had
 					// (A8); one of them is for a version deleted since.
-					csExec1(t, db, `UPDATE catalog SET namespace = 'old' WHERE namespace = '' AND model_id = ?`, gen.ExampleScanShell)
-					old := csForeignRow("old", gen.ExampleScanShell, "result", 9)
+					csExec1(t, db, `UPDATE catalog SET namespace = 'old' WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
+					old := csForeignRow("old", storetest.ExampleScanShell, "result", 9)
 					old.TypeNormalized = "command/shell"
 					csInsertRow(t, db, old)
 				})
@@ -563,7 +563,7 @@ func TestForeignNamespacesAreNeverRestamped(t *testing.T) {
 	r := csSyncedExample(t)
 	csWithDB(t, r, func(db *sql.DB) {
 		// Registered by another repo, never pulled.
-		other := csForeignRow("other", gen.ExampleHelloShell, "result", 1)
+		other := csForeignRow("other", storetest.ExampleHelloShell, "result", 1)
 		other.TypeNormalized = "command/shell"
 		csInsertRow(t, db, other)
 		// Not pulled, not registered, and for no item of this repo.
@@ -594,7 +594,7 @@ func TestRebuildIsOneTransaction(t *testing.T) {
 	dir := csVersionDir(r, csHello+"/result", 3)
 	csWriteFile(t, filepath.Join(dir, "metadata.yaml"), nil)
 	csWithDB(t, r, func(db *sql.DB) {
-		csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, gen.ExampleScanShell)
+		csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
 		csExec1(t, db, `UPDATE catalog SET size = 0 WHERE namespace = '' AND data_name = 'vpc'`)
 		csExec1(t, db, `DELETE FROM catalog_meta WHERE key = 'populated'`)
 	})
@@ -697,7 +697,7 @@ func TestHotWALIsReadAndSurvivesRebuild(t *testing.T) {
 	csInsertRow(t, db, csForeignRow("infra", "11111111-2222-4333-8444-555555555555", "bucket", 1))
 	csExec1(t, db, `INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('foreign_synced:infra', 'x')`)
 	csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND data_name = '207333'`)
-	stale := csForeignRow("", gen.ExampleHelloShell, "result", 7)
+	stale := csForeignRow("", storetest.ExampleHelloShell, "result", 7)
 	stale.TypeNormalized = "command/shell"
 	csInsertRow(t, db, stale)
 
@@ -948,7 +948,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 	}
 	latest := 0
 	for _, row := range e.Rows {
-		if row.ModelID == gen.ExampleHelloShell && row.IsLatest {
+		if row.ModelID == storetest.ExampleHelloShell && row.IsLatest {
 			latest++
 			if row.Version != 3 {
 				t.Fatalf("hello-shell latest is v%d", row.Version)
@@ -1009,7 +1009,7 @@ func TestUnlistableDirectoryFailsTheWalk(t *testing.T) {
 // what Diff + Apply give, rowids included.
 func TestBulkRebuildEqualsApply(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: 31, Versions: 3, Seed: 5}); err != nil {
+	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 31, Versions: 3, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	r := csLoad(t, dir)

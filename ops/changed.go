@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 )
@@ -22,7 +23,7 @@ import (
 // the command can hide a change; one second of slack covers coarse
 // timestamps.
 func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	since = since.Add(-time.Second)
 	var out []string
 	err := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
@@ -34,7 +35,7 @@ func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Tim
 	if err != nil {
 		return out, err
 	}
-	records, err := changedRecords(ctx, fsys, r, since)
+	records, err := doctor.ChangedRecords(ctx, fsys, r, since)
 	return append(out, records...), err
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
@@ -181,7 +181,7 @@ func BenchmarkDoctor(b *testing.B) {
 	items, versions := csBenchSize()
 	dir := filepath.Join(b.TempDir(), "repo")
 	b.StopTimer()
-	st, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
+	st, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 )
 
 // SetFlushObserver installs the executor's flush observer (benchmarks of
@@ -12,6 +13,6 @@ func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) fu
 	return engine.SetFlushObserver(f)
 }
 
-// StageOwnerGone is stageOwnerGone (the write tests check the names a
+// StageOwnerGone is session.StageOwnerGone (the write tests check the names a
 // crash leaves).
-func StageOwnerGone(name string) bool { return stageOwnerGone(name) }
+func StageOwnerGone(name string) bool { return session.StageOwnerGone(name) }

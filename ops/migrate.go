@@ -53,7 +53,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -87,7 +89,7 @@ type MigrateOptions struct {
 	// Command is recorded as the lock holder and in the intent.
 	Command []string
 	// Catalog serves the catalog steps (nil: the repo's own catalog).
-	Catalog *CatalogHandle
+	Catalog *catalogsync.Handle
 	// Getenv looks up SWAMP_LOCK_TIMEOUT_MS, SWAMP_LOCK_HOLDER_PID and
 	// SWAMP_DATASTORE (nil: the process environment).
 	Getenv func(string) string
@@ -176,7 +178,7 @@ type MigrateResult struct {
 // SetNamespace or UnsetNamespace — by this process or by swamp — is not
 // stale here. Only r.Dir is taken from r.
 func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
-	fsys := orReal(opts.FS)
+	fsys := fsx.OrReal(opts.FS)
 	opts.FS = fsys
 	if opts.Unset {
 		opts.Reverse = true
@@ -324,7 +326,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		crashed = fsx.IsCrash(err)
 		return nil, err
 	}
-	cat := opts.Catalog.get()
+	cat := opts.Catalog.Opener()
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
@@ -423,7 +425,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	if err != nil {
 		r = run.repo // the configuration the run ends with, if it reads back
 	}
-	built, err := buildIfNotBuilt(ctx, run.fsys, r, run.env.Catalog)
+	built, err := catalogsync.BuildIfNotBuilt(ctx, run.fsys, r, run.env.Catalog)
 	if fsx.IsCrash(err) {
 		run.crashed = true
 		return err
@@ -627,7 +629,7 @@ type countedTree struct {
 // own catalog handle for a confirmed run, which the restamp step reuses).
 func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows stampRows) (*migrationPlan, error) {
 	fsys := opts.FS
-	opts.Progress.emit("planning", 0, 0, "files")
+	opts.Progress.Emit("planning", 0, 0, "files")
 	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, progress: opts.Progress, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rows: rows,
 		plan: &migrationPlan{ns: r.Namespace, base: r.Base, reverse: opts.Reverse, unset: opts.Unset}}
 	nsDir := filepath.Join(r.Base, r.Namespace)
@@ -682,13 +684,13 @@ func migrateStepProgress(p Progress, steps []journal.Step) func(done, total int)
 	if p == nil {
 		return nil
 	}
-	p.emit("moving", 0, int64(len(steps)), "steps")
+	p.Emit("moving", 0, int64(len(steps)), "steps")
 	return func(done, total int) {
 		if done < len(steps) && steps[done].Kind == engine.KindCatalog {
-			p.emit("restamping catalog", 0, 0, "")
+			p.Emit("restamping catalog", 0, 0, "")
 			return
 		}
-		p.emit("moving", int64(done), int64(total), "steps")
+		p.Emit("moving", int64(done), int64(total), "steps")
 	}
 }
 
@@ -1100,7 +1102,7 @@ func (p *migrationPlanner) count() error {
 	for i, c := range p.counted {
 		paths[i] = c.path
 	}
-	walked := &counter{p: p.progress, phase: "planning", unit: "files"}
+	walked := &report.Counter{Progress: p.progress, Phase: "planning", Unit: "files"}
 	files, bytes, locks, err := countTrees(p.ctx, p.fsys, paths, walked)
 	if err != nil {
 		return err
@@ -1121,7 +1123,7 @@ const modelLockName = ".lock"
 // symlinks, and lists the files named like a per-model lock on the way.
 // Directories are spread over a few goroutines: it is the only walk a plan
 // makes of data it moves whole, and on a large datastore it dominates.
-func countTrees(ctx context.Context, fsys fsx.FS, roots []string, walked *counter) (files, bytes []int64, locks []string, err error) {
+func countTrees(ctx context.Context, fsys fsx.FS, roots []string, walked *report.Counter) (files, bytes []int64, locks []string, err error) {
 	files, bytes = make([]int64, len(roots)), make([]int64, len(roots))
 	var firstErr atomic.Pointer[error]
 	fail := func(e error) { firstErr.CompareAndSwap(nil, &e) }
@@ -1170,7 +1172,7 @@ func countTrees(ctx context.Context, fsys fsx.FS, roots []string, walked *counte
 		}
 		atomic.AddInt64(&files[i], n)
 		atomic.AddInt64(&bytes[i], size)
-		walked.add(n)
+		walked.Add(n)
 	}
 	for i, root := range roots {
 		fi, err := fsys.Lstat(root)

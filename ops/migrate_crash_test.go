@@ -3,12 +3,13 @@ package ops_test
 import (
 	"encoding/json"
 	"errors"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"

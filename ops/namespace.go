@@ -22,7 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -100,7 +102,7 @@ type NamespaceOptions struct {
 	Command []string
 	// Catalog serves catalog steps of open intents finished first (nil: the
 	// repo's own catalog).
-	Catalog *CatalogHandle
+	Catalog *catalogsync.Handle
 	// Getenv looks up SWAMP_DATASTORE when the configuration is reloaded
 	// after open intents were finished (nil: the process environment).
 	Getenv func(string) string
@@ -168,7 +170,7 @@ func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error
 // if missing, rewrites .swamp.yaml (swampyaml.EditNamespace) and writes the
 // manifest {base}/{slug}/.namespace.json. It moves no data.
 func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts NamespaceOptions) (*SetResult, error) {
-	fsys := orReal(opts.FS)
+	fsys := fsx.OrReal(opts.FS)
 	if err := repo.ValidateNamespace(slug); err != nil {
 		return nil, err
 	}
@@ -178,7 +180,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -248,11 +250,11 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 // UnsetNamespace is `namespace unset` without --migrate (§1.5.3): only the
 // namespace key leaves .swamp.yaml; data and manifest stay where they are.
 func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
-	fsys := orReal(opts.FS)
+	fsys := fsx.OrReal(opts.FS)
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.get(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +390,7 @@ func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string)
 		return err
 	}
 	if len(open) > 0 {
-		outs, err := recoverOpen(ctx, m.env, m.j, false)
+		outs, err := session.RecoverOpen(ctx, m.env, m.j, false)
 		m.recovered = outs
 		if err != nil {
 			m.crashed = fsx.IsCrash(err)
@@ -511,13 +513,6 @@ func readIfExists(fsys fsx.FS, path string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return b, true, nil
-}
-
-func orReal(fsys fsx.FS) fsx.FS {
-	if fsys == nil {
-		return fsx.Real()
-	}
-	return fsys
 }
 
 // ---- errors of the namespace commands. Each has a stable Code() that the

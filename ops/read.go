@@ -114,7 +114,7 @@ type DataContent struct {
 // *DataNotFoundError. It never returns an empty reader for a damaged
 // version, nor one of bytes that fail their checksum.
 func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, err
@@ -277,7 +277,7 @@ type DataItem struct {
 // directory, checked, plus the one `latest` designates if it has no
 // directory.
 func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address) (*DataItem, []DataVersion, error) {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, nil, err
@@ -319,7 +319,7 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 // `data get` follows the marker, as swamp's do. A deletion marker without
 // renamedTo is listed, as swamp lists it.
 func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	items, walkErr := store.FindItems(ctx, fsys, r.DataRoot, prefix)
 	out := make([]DataItem, 0, len(items))
 	names := map[[2]string]string{}

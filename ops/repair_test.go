@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io"
 	"io/fs"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"

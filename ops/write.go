@@ -82,7 +82,6 @@ package ops
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -97,7 +96,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -122,10 +123,6 @@ const IntentKindVersionWrite = "version-write"
 //
 // To is the data root the rows' versions live under.
 const kindCatalogPublish = "catalog-publish"
-
-// stagePrefix starts every staging directory; swamp's readers skip it (no
-// digits first, G3) and so does store.Walk (".swampj-").
-const stagePrefix = ".swampj-stage-"
 
 // Defaults of a version write (swamp-format §2.4).
 const (
@@ -199,7 +196,7 @@ type WriteOptions struct {
 	// the journal (0: journal.DefaultLockTimeout).
 	JournalLockTimeout time.Duration
 	// Catalog opens the catalog (nil: the repo's own, closed on return).
-	Catalog *CatalogHandle
+	Catalog *catalogsync.Handle
 	// LockTimeout bounds the wait for swamp's per-model lock
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	LockTimeout time.Duration
@@ -357,7 +354,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	o := opts.withDefaults()
 	fsys := o.FS
 	var release func()
-	o.token, release = newOwnerToken()
+	o.token, release = session.NewOwnerToken()
 	defer release()
 
 	// 1. Inputs: addresses, containment, metadata templates — before any lock.
@@ -376,7 +373,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		}
 	}
 
-	env := &engine.Env{FS: fsys, Catalog: o.Catalog.get(), Log: o.Logger}
+	env := &engine.Env{FS: fsys, Catalog: o.Catalog.Opener(), Log: o.Logger}
 	ownCatalog := env.Catalog == nil
 	if ownCatalog {
 		env.Catalog = engine.RepoCatalog(fsys, r.Dir)
@@ -444,7 +441,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 		for _, l := range locks {
 			env.HeldLocks[l.Path()] = true
 		}
-		outs, err := recoverOpen(ctx, env, j, false)
+		outs, err := session.RecoverOpen(ctx, env, j, false)
 		for _, out := range outs {
 			o.warn(out.Sentence() + ", before this write")
 		}
@@ -452,7 +449,7 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 			crashed = fsx.IsCrash(err)
 			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
 		}
-		removed, err := RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
+		removed, err := session.RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
 		for _, p := range removed {
 			o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
 		}
@@ -705,7 +702,7 @@ func (o WriteOptions) withDefaults() WriteOptions {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = lock.TimeoutFromEnv(nil)
 	}
-	o.warn = warnTo(o.Logger)
+	o.warn = session.WarnTo(o.Logger)
 	if o.now == nil {
 		o.now = time.Now
 	}
@@ -1025,7 +1022,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 			return nil, nil, nil, err
 		}
 		p.md.Version = n
-		p.stagePath = filepath.Join(p.itemDir, stageName(n, o.token))
+		p.stagePath = filepath.Join(p.itemDir, session.StageName(n, o.token))
 	}
 
 	in := &journal.Intent{Kind: IntentKindVersionWrite, Repo: r.Dir, Command: o.Command, Locks: modelLockPaths(r, ps)}
@@ -1102,7 +1099,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		// The temp name carries the owner (it may be written before the
 		// intent is durable: engine.Recording).
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
-			Temp: filepath.Join(it.dir, latestTempName(o.token)),
+			Temp: filepath.Join(it.dir, session.LatestTempName(o.token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
@@ -1396,12 +1393,6 @@ func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 func hexSHA256(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-func stageSuffix(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 func shortSum(sum string) string {

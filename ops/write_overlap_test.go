@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -226,13 +227,13 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	if _, err := recoverOpen(context.Background(), env, j, false); err == nil {
+	if _, err := session.RecoverOpen(context.Background(), env, j, false); err == nil {
 		t.Fatal("recovering forward over swamp's version 2 must stop with a conflict")
 	}
 	if after := viewItem(t, r, a); !sameView(before, after) {
 		t.Fatalf("forward recovery changed the item:\nbefore %v\nafter  %v", before, after)
 	}
-	outs, err := recoverOpen(context.Background(), env, j, true)
+	outs, err := session.RecoverOpen(context.Background(), env, j, true)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusRolledBack {
 		t.Fatalf("rollback: %+v, %v", outs, err)
 	}
@@ -305,7 +306,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 	defer j.Close()
 	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
-	if _, err := recoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
+	if _, err := session.RecoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout while swamp holds the model, got %v", err)
 	}
 	if after := viewItem(t, r, a); !sameView(before, after) {
@@ -321,7 +322,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 	if err := os.Remove(lockPath); err != nil { // swamp is done
 		t.Fatal(err)
 	}
-	outs, err := recoverOpen(context.Background(), env, j, false)
+	outs, err := session.RecoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
 		t.Fatalf("recovery after the lock is free: %+v, %v", outs, err)
 	}
@@ -374,7 +375,7 @@ func TestRecoverUsesALentLock(t *testing.T) {
 	defer j.Close()
 	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
-	outs, err := recoverOpen(context.Background(), env, j, false)
+	outs, err := session.RecoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {
 		t.Fatalf("recovery under a lent lock: %+v, %v", outs, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -168,7 +169,7 @@ func sameView(a, b itemView) bool { return a.String() == b.String() }
 func noStagingLeft(t testing.TB, r *repo.Repo) {
 	t.Helper()
 	_ = filepath.WalkDir(r.DataRoot, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && strings.HasPrefix(d.Name(), stagePrefix) {
+		if err == nil && strings.HasPrefix(d.Name(), session.StagePrefix) {
 			t.Errorf("staging directory left behind: %s", p)
 		}
 		return nil

@@ -21,7 +21,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
@@ -61,12 +61,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	var st gen.ExampleStats
+	var st storetest.ExampleStats
 	switch args[0] {
 	case "example":
-		st, err = gen.Example(fsys, dir)
+		st, err = storetest.Example(fsys, dir)
 	case "synthetic":
-		st, err = gen.Synthetic(fsys, dir, gen.SyntheticOptions{Items: *items, Versions: *versions, Seed: *seed})
+		st, err = storetest.Synthetic(fsys, dir, storetest.SyntheticOptions{Items: *items, Versions: *versions, Seed: *seed})
 	default:
 		return errors.New(usage)
 	}

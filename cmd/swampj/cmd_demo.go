@@ -23,7 +23,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 )
 
@@ -173,14 +173,14 @@ func runDemo(c *cli.Context) error {
 
 // tour is the demo's script.
 func (d *demo) tour(swampBin string) {
-	item := "command/shell/" + gen.ExampleHelloShell + "/result"
+	item := "command/shell/" + storetest.ExampleHelloShell + "/result"
 	if swampBin != "" {
 		d.step("Making a repo with the real swamp ("+swampBin+"): a shell model and two method runs", "swamp init; swamp model create command/shell hello; swamp model method run hello execute ×2",
 			func() (string, error) { return d.swampRepo(swampBin, &item) })
 	} else {
 		d.step("Building the bundled example repo (5 models of swamp's layout, 14 versions) and its catalog", "swampj catalog rebuild --confirm",
 			func() (string, error) {
-				st, err := gen.Example(fsx.Real(), d.dir)
+				st, err := storetest.Example(fsx.Real(), d.dir)
 				if err != nil {
 					return "", err
 				}

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 )
@@ -87,7 +87,7 @@ func killMigrationRepo(t *testing.T) func() string {
 
 func killMigrationTemplate(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: 400, Versions: 3, Seed: 7}); err != nil {
+	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 400, Versions: 3, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "catalog rebuild")

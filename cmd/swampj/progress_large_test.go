@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 )
 
@@ -30,7 +30,7 @@ func TestProgressLargeOnTerminal(t *testing.T) {
 	// first command builds its catalog (as mkswamp does, under the pty).
 	dir := filepath.Join(t.TempDir(), "repo")
 	began := time.Now()
-	if _, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: 10000, Versions: 5, Seed: 5}); err != nil {
+	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 10000, Versions: 5, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("50,000 versions written in %s", time.Since(began).Round(100*time.Millisecond))

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 )
 
@@ -77,7 +77,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func progressRepo(t *testing.T, items int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := gen.Synthetic(fsx.Real(), dir, gen.SyntheticOptions{Items: items, Versions: 3, Seed: 3}); err != nil {
+	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: 3, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "catalog rebuild")

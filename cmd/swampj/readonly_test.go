@@ -16,7 +16,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/swampj/swampj/cmd/mkswamp/gen"
+	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 )
@@ -96,7 +96,7 @@ func mountReadOnly(t *testing.T, dir string) string {
 	return mp
 }
 
-const roAddr = "command/shell/" + gen.ExampleHelloShell + "/result"
+const roAddr = "command/shell/" + storetest.ExampleHelloShell + "/result"
 
 // roRepo builds the example repo with a journal holding a finished write
 // (and, with open, an interrupted operation), a catalog in WAL mode whose

@@ -1,4 +1,4 @@
-package ops
+package catalogsync
 
 // Catalog rebuild and verify: the catalog made true to the disk again.
 //
@@ -43,6 +43,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -77,7 +79,7 @@ type ExpectedOptions struct {
 	Workers int
 	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
 	// "verifying checksums"): items scanned so far (total unknown).
-	Progress Progress
+	Progress report.Progress
 }
 
 // Problem is a store.Problem as reports carry it.
@@ -213,7 +215,7 @@ type scanned struct {
 // Cost: the walk's ReadDirs, and per version one read of metadata.yaml and
 // one stat of raw (content only with VerifyChecksum).
 func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedOptions) (*Expected, error) {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	e := &Expected{
 		Namespace:    r.Namespace,
 		DataRoot:     r.DataRoot,
@@ -276,7 +278,7 @@ func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedO
 	if opts.VerifyChecksum {
 		phase = "verifying checksums"
 	}
-	opts.Progress.emit(phase, 0, 0, "items")
+	opts.Progress.Emit(phase, 0, 0, "items")
 	for out := range order {
 		s := <-out
 		if s.err != nil {
@@ -290,7 +292,7 @@ func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedO
 		perItem = append(perItem, s.rows)
 		total += len(s.rows)
 		if opts.Progress != nil && int64(e.Items)%8 == 0 {
-			opts.Progress.emit(phase, int64(e.Items), 0, "items")
+			opts.Progress.Emit(phase, int64(e.Items), 0, "items")
 		}
 	}
 	wg.Wait()
@@ -424,10 +426,10 @@ func unreadableOf(it store.Item, v int64, state string, ps []store.Problem) Unre
 	return u
 }
 
-// CatalogOptions configure RebuildCatalog and VerifyCatalog.
-type CatalogOptions struct {
-	// Confirm makes RebuildCatalog change the catalog; without it the
-	// rebuild only reports what it would change. VerifyCatalog ignores it.
+// Options configure Rebuild and Verify.
+type Options struct {
+	// Confirm makes Rebuild change the catalog; without it the
+	// rebuild only reports what it would change. Verify ignores it.
 	Confirm bool
 	// LockTimeout bounds the wait for another swampj (0: journal default).
 	LockTimeout time.Duration
@@ -436,7 +438,7 @@ type CatalogOptions struct {
 	// VerifyChecksum, Workers and Progress are passed to ExpectedRows.
 	VerifyChecksum bool
 	Workers        int
-	Progress       Progress
+	Progress       report.Progress
 	// Logger receives warnings (a journal moved aside) at level Warn
 	// (nil: nothing is logged).
 	Logger *slog.Logger
@@ -457,8 +459,8 @@ type ForeignNamespace struct {
 	Reason    string `json:"reason"`
 }
 
-// CatalogCounts sums up a report.
-type CatalogCounts struct {
+// Counts sums up a report.
+type Counts struct {
 	Items           int `json:"items"`
 	VersionsOnDisk  int `json:"versionsOnDisk"`
 	Readable        int `json:"readable"`
@@ -473,8 +475,8 @@ type CatalogCounts struct {
 	ForeignKept     int `json:"foreignKept"`
 }
 
-// CatalogReport is what RebuildCatalog and VerifyCatalog found and did.
-type CatalogReport struct {
+// Report is what Rebuild and Verify found and did.
+type Report struct {
 	Command   string `json:"command"` // "verify" or "rebuild"
 	Repo      string `json:"repo"`
 	Catalog   string `json:"catalog"`
@@ -508,7 +510,7 @@ type CatalogReport struct {
 	// OpenIntents is how many interrupted swampj operations the journal
 	// holds (verify reports them; rebuild refuses to run while there are).
 	OpenIntents       int                 `json:"openIntents"`
-	Counts            CatalogCounts       `json:"counts"`
+	Counts            Counts       `json:"counts"`
 	StaleNamespaces   []StaleNamespace    `json:"staleNamespaces"`
 	ForeignNamespaces []ForeignNamespace  `json:"foreignNamespaces"`
 	Unreadable        []UnreadableVersion `json:"unreadable"`
@@ -529,13 +531,13 @@ type CatalogReport struct {
 	// update the catalog (verify): a confirmed rebuild clears it.
 	CatalogStale *journal.CatalogStale `json:"catalogStale,omitempty"`
 	// Timings says where a confirmed rebuild spent its time.
-	Timings *RebuildTimings `json:"timings,omitempty"`
+	Timings *Timings `json:"timings,omitempty"`
 }
 
-// RebuildTimings is where a confirmed rebuild spent its time (wall clock,
+// Timings is where a confirmed rebuild spent its time (wall clock,
 // nanoseconds in JSON), phase by phase: the numbers that say whether the
 // disk walk or SQLite is what a rebuild waits for.
-type RebuildTimings struct {
+type Timings struct {
 	Lock  time.Duration `json:"lock"`  // the journal lock taken and its open intents listed
 	Open  time.Duration `json:"open"`  // catalog.Open with its integrity check
 	Scan  time.Duration `json:"scan"`  // the walk, every version read and checked, rows built and flagged
@@ -595,15 +597,15 @@ func soloView(r *repo.Repo) *repo.Repo {
 	return &solo
 }
 
-// RebuildCatalog makes the catalog's rows for the repo's namespace equal to
+// Rebuild makes the catalog's rows for the repo's namespace equal to
 // the data on disk (see the file comment for the guarantees). While a
 // namespace is configured over data that still sits at the solo path, it
 // rebuilds the solo rows of that data if the namespace itself holds none
-// (CatalogReport.SoloView), and refuses (*UnmigratedError) if both do. Without
+// (Report.SoloView), and refuses (*UnmigratedError) if both do. Without
 // opts.Confirm it only reports. It holds the journal lock throughout and
 // refuses while the journal holds an open intent (*OpenIntentsError).
-func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
-	fsys = orReal(fsys)
+func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
+	fsys = fsx.OrReal(fsys)
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
 	rep.UnmigratedData = unmigratedData(fsys, r)
@@ -641,11 +643,11 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 		}
 		defer j.Close()
 		if len(open) > 0 {
-			return nil, newOpenIntentsError(open, "rebuild the catalog")
+			return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
 		}
 		return verifyLocked(ctx, fsys, r, opts, rep)
 	}
-	tm := &RebuildTimings{}
+	tm := &Timings{}
 	mark := time.Now()
 	lap := func(d *time.Duration) {
 		now := time.Now()
@@ -658,7 +660,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	}
 	defer j.Close()
 	if len(open) > 0 {
-		return nil, newOpenIntentsError(open, "rebuild the catalog")
+		return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
 	}
 	lap(&tm.Lock)
 
@@ -684,7 +686,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	}
 	lap(&tm.Other)
 	// One transaction: read the rows, diff, apply, commit (catalog/bulk.go).
-	opts.Progress.emit("writing catalog", 0, 0, "")
+	opts.Progress.Emit("writing catalog", 0, 0, "")
 	d, applied, err := c.RebuildTimed(ctx, r.Namespace, exp.Rows, stale, &tm.RebuildTimings)
 	if err != nil {
 		return nil, err
@@ -692,14 +694,14 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 	mark = time.Now()
 	if err := c.Close(); err != nil {
 		// The rebuild is committed; SQLite checkpoints on the next open.
-		warnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but closing it failed: %v", err))
+		session.WarnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but closing it failed: %v", err))
 	}
 	lap(&tm.Close)
 	rep.Timings = tm
 	// The catalog agrees with the disk now: whatever catalog step was
 	// skipped before is made good.
 	if err := j.ClearCatalogStale(); err != nil {
-		warnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but clearing the journal's stale-catalog mark failed: %v (doctor will report it until the next rebuild)", err))
+		session.WarnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but clearing the journal's stale-catalog mark failed: %v (doctor will report it until the next rebuild)", err))
 	}
 	rep.fill(exp, d)
 	rep.InSync, rep.Applied = d.Empty(), applied
@@ -708,7 +710,7 @@ func RebuildCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Catalog
 
 // lockJournalListOpen takes the journal lock (no other swampj runs while
 // the catalog is compared) and lists the interrupted operations it holds.
-func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, []*journal.Intent, error) {
+func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
 	j, err := lockJournal(fsys, r, opts)
 	if err != nil {
 		return nil, nil, err
@@ -721,13 +723,13 @@ func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journ
 	return j, open, nil
 }
 
-// VerifyCatalog compares the catalog with the data on disk and changes
+// Verify compares the catalog with the data on disk and changes
 // nothing: the catalog is opened query-only. rep.InSync says whether they
 // agree. A missing catalog is reported (every expected row missing); a
 // damaged one or one with a foreign schema is returned as the catalog
 // package's error.
-func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*CatalogReport, error) {
-	fsys = orReal(fsys)
+func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
+	fsys = fsx.OrReal(fsys)
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
 	j, open, err := readJournalListOpen(fsys, r, opts)
@@ -747,12 +749,12 @@ func VerifyCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogO
 // opens an existing one read-only. Its shared lock keeps every swampj that
 // changes the repo (they hold the exclusive lock of the same file for their
 // whole run) out until Close, as the exclusive lock did, without writing.
-func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, []*journal.Intent, error) {
+func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
 	ok, err := journal.Exists(fsys, r.JournalPath)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: warnTo(opts.Logger)})
+	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: session.WarnTo(opts.Logger)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -765,7 +767,7 @@ func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journ
 }
 
 // verifyLocked is verify (and the rebuild preview) once the lock is held.
-func verifyLocked(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions, rep *CatalogReport) (*CatalogReport, error) {
+func verifyLocked(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
 	var missing *catalog.MissingError
 	var corrupt *catalog.CorruptError
@@ -793,7 +795,7 @@ func verifyLocked(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOp
 // noCatalog reports a catalog that is not there (or will be replaced): every
 // expected row is missing. A repo without data and without a catalog is in
 // sync — swamp creates the file empty when it first needs it.
-func noCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptions, rep *CatalogReport) (*CatalogReport, error) {
+func noCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
 	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, false))
 	if err != nil {
 		return nil, err
@@ -808,7 +810,7 @@ func noCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts CatalogOptio
 }
 
 // compare walks the disk and diffs it against an open catalog, filling rep.
-func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts CatalogOptions, rep *CatalogReport) error {
+func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts Options, rep *Report) error {
 	var err error
 	if rep.Populated, err = c.Populated(ctx); err != nil {
 		return err
@@ -820,7 +822,7 @@ func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog,
 	if err != nil {
 		return err
 	}
-	opts.Progress.emit("comparing with catalog", 0, 0, "")
+	opts.Progress.Emit("comparing with catalog", 0, 0, "")
 	d, err := c.Diff(ctx, r.Namespace, exp.Rows, stale)
 	if err != nil {
 		return err
@@ -831,7 +833,7 @@ func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog,
 }
 
 // catalogNotBuilt reports a catalog with no row in any namespace and no
-// populated mark (see CatalogReport.NotBuilt). A catalog that is marked
+// populated mark (see Report.NotBuilt). A catalog that is marked
 // populated, or that holds any row, is compared as it is: swamp's backfill
 // is additive and never removes a stale row, so rows that are there are
 // held to the disk.
@@ -843,11 +845,11 @@ func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
 	return len(names) == 0, err
 }
 
-// buildIfNotBuilt fills a catalog that is not built yet (NotBuilt) from the
+// BuildIfNotBuilt fills a catalog that is not built yet (NotBuilt) from the
 // disk in one transaction, as a confirmed rebuild does; a catalog with rows,
 // a populated one, or none at all is left alone. The caller holds the
 // journal lock, and no data is mid-change. It reports whether it built.
-func buildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat engine.CatalogOpener) (bool, error) {
+func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat engine.CatalogOpener) (bool, error) {
 	if unmigratedData(fsys, r) != "" {
 		return false, nil // the rows would describe data that is about to move
 	}
@@ -871,7 +873,7 @@ func buildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat engine.
 
 // expect walks the disk with the catalog's flag rule and sorts the other
 // namespaces of the catalog into the repo's old stamps and foreign ones.
-func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts CatalogOptions, rep *CatalogReport) (*Expected, []string, error) {
+func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts Options, rep *Report) (*Expected, []string, error) {
 	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c.HasStepLatest()))
 	if err != nil {
 		return nil, nil, err
@@ -882,7 +884,7 @@ func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, 
 
 // classifyInto sorts the catalog's other namespaces (classifyNamespaces)
 // into rep and returns the names of the stale ones.
-func classifyInto(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, exp *Expected, rep *CatalogReport) ([]string, error) {
+func classifyInto(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, exp *Expected, rep *Report) ([]string, error) {
 	stale, foreign, err := classifyNamespaces(ctx, fsys, r, c, exp)
 	if err != nil {
 		return nil, err
@@ -898,7 +900,7 @@ func classifyInto(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Cat
 	return names, nil
 }
 
-func expectedOpts(opts CatalogOptions, step bool) ExpectedOptions {
+func expectedOpts(opts Options, step bool) ExpectedOptions {
 	return ExpectedOptions{StepLatestColumn: step, VerifyChecksum: opts.VerifyChecksum, Workers: opts.Workers, Progress: opts.Progress}
 }
 
@@ -975,15 +977,15 @@ func staleReason(fsys fsx.FS, r *repo.Repo, exp *Expected, ns string, rows []cat
 	return "no row is for an item of this repo", false
 }
 
-func newReport(cmd string, r *repo.Repo) *CatalogReport {
-	return &CatalogReport{
+func newReport(cmd string, r *repo.Repo) *Report {
+	return &Report{
 		Command: cmd, Repo: r.Dir, Catalog: r.CatalogPath, DataRoot: r.DataRoot, Namespace: r.Namespace,
 		StaleNamespaces: []StaleNamespace{}, ForeignNamespaces: []ForeignNamespace{},
 		Unreadable: []UnreadableVersion{}, ItemProblems: []ItemProblem{},
 	}
 }
 
-func (rep *CatalogReport) fill(exp *Expected, d *catalog.Diff) {
+func (rep *Report) fill(exp *Expected, d *catalog.Diff) {
 	rep.StepLatestColumn = exp.StepLatestColumn
 	rep.Unreadable, rep.ItemProblems = exp.Unreadable, exp.ItemProblems
 	rep.Diff = d
@@ -1000,6 +1002,6 @@ func (rep *CatalogReport) fill(exp *Expected, d *catalog.Diff) {
 	rep.Counts.WrongNamespace = len(d.WrongNamespace)
 }
 
-func lockJournal(fsys fsx.FS, r *repo.Repo, opts CatalogOptions) (*journal.Journal, error) {
-	return journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: warnTo(opts.Logger)})
+func lockJournal(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, error) {
+	return journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
 }

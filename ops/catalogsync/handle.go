@@ -1,34 +1,34 @@
-package ops
+package catalogsync
 
 import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/internal/engine"
 )
 
-// CatalogHandle is a repo's catalog that a long-lived host keeps open
+// Handle is a repo's catalog that a long-lived host keeps open
 // across calls (WriteOptions.Catalog, MigrateOptions.Catalog,
 // NamespaceOptions.Catalog), as it keeps the journal open: the catalog is
 // opened on first use and stays open until Close. Without one, each call
 // opens the repo's catalog itself and closes it before returning.
-type CatalogHandle struct{ opener engine.CatalogOpener }
+type Handle struct{ opener engine.CatalogOpener }
 
-// OpenCatalog returns a handle on {repoDir}/.swamp/data/_catalog.db; nothing
+// OpenHandle returns a handle on {repoDir}/.swamp/data/_catalog.db; nothing
 // is opened until a call needs it. A nil fsys is the real disk.
-func OpenCatalog(fsys fsx.FS, repoDir string) *CatalogHandle {
-	return &CatalogHandle{opener: engine.RepoCatalog(fsys, repoDir)}
+func OpenHandle(fsys fsx.FS, repoDir string) *Handle {
+	return &Handle{opener: engine.RepoCatalog(fsys, repoDir)}
 }
 
 // Close closes the catalog if a call opened it.
-func (h *CatalogHandle) Close() error {
+func (h *Handle) Close() error {
 	if h == nil {
 		return nil
 	}
 	return h.opener.Close()
 }
 
-// get is the handle's opener, nil for a nil handle (the caller then opens
+// Opener is the handle's opener, nil for a nil handle (the caller then opens
 // the repo's own).
-func (h *CatalogHandle) get() engine.CatalogOpener {
+func (h *Handle) Opener() engine.CatalogOpener {
 	if h == nil {
 		return nil
 	}

@@ -1,12 +1,12 @@
-package ops
+package doctor
 
 // Every check reported (issue #11): a fixed list of checks with stable ids,
 // each passed or not with what it counted, so a script (or an operator
 // comparing with swamp's own doctor) reads one line per check whether or
 // not it found anything.
 
-// DoctorCheck is one check's outcome.
-type DoctorCheck struct {
+// Check is one check's outcome.
+type Check struct {
 	ID      string `json:"id"`
 	Passed  bool   `json:"passed"`
 	Checked int    `json:"checked"` // things looked at (-1: not counted)
@@ -14,34 +14,34 @@ type DoctorCheck struct {
 	Fixed   int    `json:"fixed"`   // findings this run repaired
 }
 
-// doctorCheckOf maps each finding code to the check it belongs to.
-var doctorCheckOf = map[DoctorCode]string{
-	DoctorVersionUnreadable:    "versions",
-	DoctorLatestUnreadable:     "latest",
-	DoctorLatestNotFound:       "latest",
-	DoctorLatestDamaged:        "latest",
-	DoctorCatalogRowUnreadable: "catalog",
-	DoctorCatalogLatestWrong:   "catalog",
-	DoctorCatalogUnusable:      "catalog",
-	DoctorCatalogStale:         "catalog",
-	DoctorCatalogCopy:          "catalog_copies",
-	DoctorStagingLeftover:      "staging",
-	DoctorOpenIntent:           "journal",
-	DoctorJournalHolderStale:   "journal",
-	DoctorDirectoryUnreadable:  "versions",
-	DoctorLockDead:             "locks",
-	DoctorRecordUnreadable:     "records",
+// checkOf maps each finding code to the check it belongs to.
+var checkOf = map[Code]string{
+	CodeVersionUnreadable:    "versions",
+	CodeLatestUnreadable:     "latest",
+	CodeLatestNotFound:       "latest",
+	CodeLatestDamaged:        "latest",
+	CodeCatalogRowUnreadable: "catalog",
+	CodeCatalogLatestWrong:   "catalog",
+	CodeCatalogUnusable:      "catalog",
+	CodeCatalogStale:         "catalog",
+	CodeCatalogCopy:          "catalog_copies",
+	CodeStagingLeftover:      "staging",
+	CodeOpenIntent:           "journal",
+	CodeJournalHolderStale:   "journal",
+	CodeDirectoryUnreadable:  "versions",
+	CodeLockDead:             "locks",
+	CodeRecordUnreadable:     "records",
 }
 
-// doctorCheckIDs is the report order.
-var doctorCheckIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal"}
+// checkIDs is the report order.
+var checkIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal"}
 
 // fillChecks computes rep.Checks from its findings and counts.
-func (rep *DoctorReport) fillChecks() {
-	by := map[string]*DoctorCheck{}
+func (rep *Report) fillChecks() {
+	by := map[string]*Check{}
 	rep.Checks = rep.Checks[:0]
-	for _, id := range doctorCheckIDs {
-		rep.Checks = append(rep.Checks, DoctorCheck{ID: id, Checked: -1})
+	for _, id := range checkIDs {
+		rep.Checks = append(rep.Checks, Check{ID: id, Checked: -1})
 	}
 	for i := range rep.Checks {
 		by[rep.Checks[i].ID] = &rep.Checks[i]
@@ -51,11 +51,11 @@ func (rep *DoctorReport) fillChecks() {
 	by["locks"].Checked = rep.Locks
 	by["records"].Checked = rep.Records
 	for _, f := range rep.Findings {
-		c := by[doctorCheckOf[f.Code]]
+		c := by[checkOf[f.Code]]
 		if c == nil {
 			continue
 		}
-		if f.Status == DoctorRepaired {
+		if f.Status == StatusRepaired {
 			c.Fixed++
 		} else {
 			c.Failed++

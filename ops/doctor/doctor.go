@@ -1,4 +1,4 @@
-package ops
+package doctor
 
 // The doctor: find what an unclean shutdown left behind (issue #3955) and
 // take it out of service without deleting a byte.
@@ -6,7 +6,7 @@ package ops
 // Detection (Doctor without Repair) walks the repo's data root with
 // store.Walk and store.ScanItem, reads the catalog read-only and the journal
 // (only if it exists), and changes nothing. Every finding has a stable code
-// (DoctorCode) and says what --repair --confirm would do about it.
+// (Code) and says what --repair --confirm would do about it.
 //
 // The repair, one journaled intent per run, follows the manual recovery of
 // #3955 step by step:
@@ -37,7 +37,7 @@ package ops
 //     are renamed; a rewritten `latest` keeps its old bytes in quarantine
 //     (and in the journal); removed catalog rows are in the journal.
 //   - Each changed item is changed under swamp's per-model lock (§8). An item
-//     whose lock is busy is skipped and reported (DoctorSkipped), never
+//     whose lock is busy is skipped and reported (StatusSkipped), never
 //     changed under a live writer. Under the lock an incomplete version is a
 //     crash remnant, not a write in progress.
 //   - The plan is made after the locks and the journal lock are held, from a
@@ -67,7 +67,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -88,67 +91,67 @@ const IntentKindRepair = "repair"
 // while no catalog exists the step does nothing and never creates one.
 const kindRepairCatalog = "repair-catalog"
 
-// DoctorCode names a kind of finding. Codes are stable: scripts read them.
-type DoctorCode string
+// Code names a kind of finding. Codes are stable: scripts read them.
+type Code string
 
 const (
-	// DoctorVersionUnreadable: a version directory swamp cannot read (zero-byte
+	// CodeVersionUnreadable: a version directory swamp cannot read (zero-byte
 	// or unparseable metadata.yaml, missing or truncated raw, …).
-	DoctorVersionUnreadable DoctorCode = "version_unreadable"
-	// DoctorLatestUnreadable: `latest` designates an unreadable version.
-	DoctorLatestUnreadable DoctorCode = "latest_unreadable"
-	// DoctorLatestNotFound: `latest` designates a version with no directory.
-	DoctorLatestNotFound DoctorCode = "latest_not_found"
-	// DoctorLatestDamaged: `latest` is missing, empty, unparsable or not a
+	CodeVersionUnreadable Code = "version_unreadable"
+	// CodeLatestUnreadable: `latest` designates an unreadable version.
+	CodeLatestUnreadable Code = "latest_unreadable"
+	// CodeLatestNotFound: `latest` designates a version with no directory.
+	CodeLatestNotFound Code = "latest_not_found"
+	// CodeLatestDamaged: `latest` is missing, empty, unparsable or not a
 	// positive number, so swamp falls back or finds nothing.
-	DoctorLatestDamaged DoctorCode = "latest_damaged"
-	// DoctorCatalogRowUnreadable: a catalog row (repo namespace) whose
+	CodeLatestDamaged Code = "latest_damaged"
+	// CodeCatalogRowUnreadable: a catalog row (repo namespace) whose
 	// version is not readable on disk.
-	DoctorCatalogRowUnreadable DoctorCode = "catalog_row_unreadable"
-	// DoctorCatalogLatestWrong: the catalog's latest flags disagree with the
+	CodeCatalogRowUnreadable Code = "catalog_row_unreadable"
+	// CodeCatalogLatestWrong: the catalog's latest flags disagree with the
 	// readable latest version.
-	DoctorCatalogLatestWrong DoctorCode = "catalog_latest_wrong"
-	// DoctorCatalogUnusable: the catalog cannot be read (damaged file).
-	DoctorCatalogUnusable DoctorCode = "catalog_unusable"
-	// DoctorCatalogCopy: catalog files under {base}/{ns}/data that an older
+	CodeCatalogLatestWrong Code = "catalog_latest_wrong"
+	// CodeCatalogUnusable: the catalog cannot be read (damaged file).
+	CodeCatalogUnusable Code = "catalog_unusable"
+	// CodeCatalogCopy: catalog files under {base}/{ns}/data that an older
 	// swamp moved with the data (#3316); nothing reads them.
-	DoctorCatalogCopy DoctorCode = "catalog_copy"
-	// DoctorStagingLeftover: a .swampj-stage-* directory that no open intent
+	CodeCatalogCopy Code = "catalog_copy"
+	// CodeStagingLeftover: a .swampj-stage-* directory that no open intent
 	// owns.
-	DoctorStagingLeftover DoctorCode = "staging_leftover"
-	// DoctorOpenIntent: an interrupted swampj operation; the disk is
+	CodeStagingLeftover Code = "staging_leftover"
+	// CodeOpenIntent: an interrupted swampj operation; the disk is
 	// mid-change until `swampj recover` runs.
-	DoctorOpenIntent DoctorCode = "open_intent"
-	// DoctorDirectoryUnreadable: a directory of the data root that cannot be
+	CodeOpenIntent Code = "open_intent"
+	// CodeDirectoryUnreadable: a directory of the data root that cannot be
 	// listed, so what is below it was not checked.
-	DoctorDirectoryUnreadable DoctorCode = "directory_unreadable"
-	// DoctorCatalogStale: a swampj operation finished its data change but
+	CodeDirectoryUnreadable Code = "directory_unreadable"
+	// CodeCatalogStale: a swampj operation finished its data change but
 	// could not update the catalog (journal's stale mark); a catalog
 	// rebuild makes it agree again.
-	DoctorCatalogStale DoctorCode = "catalog_stale"
+	CodeCatalogStale Code = "catalog_stale"
 )
 
-// DoctorStatus says what happened (or would happen) to a finding.
-type DoctorStatus string
+// Status says what happened (or would happen) to a finding.
+type Status string
 
 const (
-	// DoctorFound: detection only; --repair can fix it.
-	DoctorFound DoctorStatus = "found"
-	// DoctorWouldRepair: --repair preview; --confirm would fix it.
-	DoctorWouldRepair DoctorStatus = "would-repair"
-	// DoctorRepaired: fixed by this run.
-	DoctorRepaired DoctorStatus = "repaired"
-	// DoctorSkipped: fixable, but swamp's per-model lock was busy (or the
+	// StatusFound: detection only; --repair can fix it.
+	StatusFound Status = "found"
+	// StatusWouldRepair: --repair preview; --confirm would fix it.
+	StatusWouldRepair Status = "would-repair"
+	// StatusRepaired: fixed by this run.
+	StatusRepaired Status = "repaired"
+	// StatusSkipped: fixable, but swamp's per-model lock was busy (or the
 	// item appeared during the run); run the doctor again.
-	DoctorSkipped DoctorStatus = "skipped"
-	// DoctorManual: no automatic repair; Fix says what to do.
-	DoctorManual DoctorStatus = "manual"
+	StatusSkipped Status = "skipped"
+	// StatusManual: no automatic repair; Fix says what to do.
+	StatusManual Status = "manual"
 )
 
-// DoctorFinding is one problem. Version is 0 when the finding is not about
+// Finding is one problem. Version is 0 when the finding is not about
 // one version; Item is "" when it is not about one data item.
-type DoctorFinding struct {
-	Code DoctorCode `json:"code"`
+type Finding struct {
+	Code Code `json:"code"`
 	Path string     `json:"path"`
 	Item string     `json:"item"` // TYPE/MODEL_ID/DATA_NAME
 	// ModelName is the item's model as swamp users know it (its
@@ -159,20 +162,20 @@ type DoctorFinding struct {
 	Fix       string `json:"fix"`
 	// Remedy is the action Fix describes, when it is one of swampj's own
 	// (the CLI appends its command to Fix); "" otherwise.
-	Remedy Remedy       `json:"remedy,omitempty"`
-	Status DoctorStatus `json:"status"`
+	Remedy report.Remedy `json:"remedy,omitempty"`
+	Status Status  `json:"status"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
 }
 
-// DoctorMove is one rename into quarantine.
-type DoctorMove struct {
+// Move is one rename into quarantine.
+type Move struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 }
 
-// DoctorOptions configure Doctor. The zero value only detects.
-type DoctorOptions struct {
+// Options configure Doctor. The zero value only detects.
+type Options struct {
 	// Repair plans the repair; without Confirm it is a preview that changes
 	// nothing.
 	Repair bool
@@ -196,7 +199,7 @@ type DoctorOptions struct {
 	Logger *slog.Logger
 	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
 	// "verifying checksums"): items scanned of the items walked so far.
-	Progress Progress
+	Progress report.Progress
 	// Only, when not nil, limits the check to these data-name directories
 	// and run-record files (ChangedItems after a command): the items, their
 	// catalog rows and the staging directories inside them, and those
@@ -211,19 +214,19 @@ type DoctorOptions struct {
 	warn func(string)
 }
 
-func (o DoctorOptions) withDefaults() DoctorOptions {
+func (o Options) withDefaults() Options {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = journal.DefaultLockTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	o.warn = warnTo(o.Logger)
+	o.warn = session.WarnTo(o.Logger)
 	return o
 }
 
-// DoctorReport is what Doctor found and did.
-type DoctorReport struct {
+// Report is what Doctor found and did.
+type Report struct {
 	Repo      string `json:"repo"`
 	DataRoot  string `json:"dataRoot"`
 	Namespace string `json:"namespace"`
@@ -233,15 +236,15 @@ type DoctorReport struct {
 	Items    int    `json:"items"`    // data items checked
 	Versions int    `json:"versions"` // version directories checked
 	// ChecksumsVerified: every raw was read and its SHA-256 compared with
-	// metadata.yaml (DoctorOptions.VerifyChecksum). Without it a raw of the
+	// metadata.yaml (Options.VerifyChecksum). Without it a raw of the
 	// right size but the wrong bytes (zeros after a crash) is not found.
 	ChecksumsVerified bool `json:"checksumsVerified"`
 	// StepLatestColumn: the catalog has is_step_latest (§11).
 	StepLatestColumn bool            `json:"stepLatestColumn"`
-	Findings         []DoctorFinding `json:"findings"`
+	Findings         []Finding `json:"findings"`
 	// Quarantine is the directory this run moves (moved) things into.
 	Quarantine string       `json:"quarantine,omitempty"`
-	Moves      []DoctorMove `json:"moves"`
+	Moves      []Move `json:"moves"`
 	IntentID   uint64       `json:"intentId,omitempty"`
 	// LockIntentID is the intent that moved dead lock files (0: none).
 	LockIntentID uint64   `json:"lockIntentId,omitempty"`
@@ -261,48 +264,48 @@ type DoctorReport struct {
 	// Records is how many run records (outputs, workflow runs, audit) were read.
 	Records int `json:"records"`
 	// InFlight are versions a live writer is still writing: not problems.
-	InFlight []DoctorInFlight `json:"inFlight"`
+	InFlight []InFlight `json:"inFlight"`
 	// Checks is every check, passed or not, by stable id (doctorchecks.go).
-	Checks []DoctorCheck `json:"checks"`
+	Checks []Check `json:"checks"`
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
 	catalogRebuilt bool
 }
 
 // Clean reports whether nothing is left to fix.
-func (r *DoctorReport) Clean() bool { return r.Remaining == 0 }
+func (r *Report) Clean() bool { return r.Remaining == 0 }
 
 // OnlySkipped reports whether every remaining finding was skipped because
 // a lock was busy (retrying later can fix them all).
-func (r *DoctorReport) OnlySkipped() bool {
+func (r *Report) OnlySkipped() bool {
 	if r.Remaining == 0 {
 		return false
 	}
 	for _, f := range r.Findings {
-		if f.Status != DoctorRepaired && f.Status != DoctorSkipped {
+		if f.Status != StatusRepaired && f.Status != StatusSkipped {
 			return false
 		}
 	}
 	return true
 }
 
-// DoctorRepairError is a repair that failed after its intent was journaled.
+// RepairError is a repair that failed after its intent was journaled.
 // It was rolled back (RollbackErr nil) or is left open for `swampj recover`.
-type DoctorRepairError struct {
+type RepairError struct {
 	IntentID    uint64
 	Err         error
 	RollbackErr error
 }
 
-func (e *DoctorRepairError) Code() string { return "repair_failed" }
-func (e *DoctorRepairError) Error() string {
+func (e *RepairError) Code() string { return "repair_failed" }
+func (e *RepairError) Error() string {
 	if e.RollbackErr != nil {
 		return fmt.Sprintf("the repair failed: %v; rolling it back failed too: %v. Intent %d is still open: recovery finishes it",
 			e.Err, e.RollbackErr, e.IntentID)
 	}
 	return fmt.Sprintf("the repair failed: %v; it was rolled back, nothing changed (intent %d)", e.Err, e.IntentID)
 }
-func (e *DoctorRepairError) Unwrap() []error {
+func (e *RepairError) Unwrap() []error {
 	if e.RollbackErr != nil {
 		return []error{e.Err, e.RollbackErr}
 	}
@@ -313,13 +316,13 @@ func (e *DoctorRepairError) Unwrap() []error {
 // plans (and with opts.Confirm executes) the repair. It never prints. The
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
-func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) (*DoctorReport, error) {
-	fsys = orReal(fsys)
+func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
+	fsys = fsx.OrReal(fsys)
 	o := opts.withDefaults()
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
 	}
-	open, stale, err := doctorJournalState(fsys, r, o)
+	open, stale, err := journalState(fsys, r, o)
 	if err != nil {
 		return nil, err
 	}
@@ -328,14 +331,14 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 		// swampj operation's) finishes what was interrupted first, as every
 		// mutating command does, then repairs what is left: the same
 		// command run again moves the repo forward.
-		if err := doctorFinishOpen(ctx, fsys, r, o); err != nil {
+		if err := finishOpen(ctx, fsys, r, o); err != nil {
 			return nil, err
 		}
-		if open, stale, err = doctorJournalState(fsys, r, o); err != nil {
+		if open, stale, err = journalState(fsys, r, o); err != nil {
 			return nil, err
 		}
 	}
-	rep, err := doctorRun(ctx, fsys, r, o, open)
+	rep, err := runDoctor(ctx, fsys, r, o, open)
 	if rep != nil && stale != nil && !rep.catalogRebuilt { // a rebuild clears the mark
 		rep.addCatalogStale(stale)
 	}
@@ -348,41 +351,41 @@ func Doctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts DoctorOptions) 
 // addCatalogStale reports the journal's stale-catalog mark: a catalog step
 // that was skipped so that data or recovery could go on. Only a rebuild
 // clears it (the doctor's repair rebuilds only a damaged catalog).
-func (rep *DoctorReport) addCatalogStale(cs *journal.CatalogStale) {
-	rep.Findings = append(rep.Findings, DoctorFinding{Code: DoctorCatalogStale, Path: cs.Catalog,
+func (rep *Report) addCatalogStale(cs *journal.CatalogStale) {
+	rep.Findings = append(rep.Findings, Finding{Code: CodeCatalogStale, Path: cs.Catalog,
 		Message: fmt.Sprintf("the catalog has missed changes on disk since %s (intents %v): %s; swamp's data query does not see them",
 			cs.Since.Format(time.RFC3339), cs.Intents, cs.Reason),
 		Fix:    "make the catalog writable for this user if it is not, then rebuild the catalog",
-		Remedy: RemedyRebuildCatalog,
-		Status: DoctorManual})
+		Remedy: report.RemedyRebuildCatalog,
+		Status: StatusManual})
 	rep.Remaining++
 }
 
-func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, open []*journal.Intent) (*DoctorReport, error) {
+func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open []*journal.Intent) (*Report, error) {
 	s, err := surveyDoctor(ctx, fsys, r, o, open)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !o.Repair:
-		rep := s.report("check", nil, func(*doctorUnit) DoctorStatus { return DoctorFound })
-		rep.markDamagedCatalog(s, DoctorFound)
+		rep := s.report("check", nil, func(*unit) Status { return StatusFound })
+		rep.markDamagedCatalog(s, StatusFound)
 		return rep, nil
 	case !o.Confirm:
-		moves := s.plannedMoves(func(*doctorUnit) bool { return true })
-		rep := s.report("preview", moves, func(*doctorUnit) DoctorStatus { return DoctorWouldRepair })
-		rep.markDamagedCatalog(s, DoctorWouldRepair)
+		moves := s.plannedMoves(func(*unit) bool { return true })
+		rep := s.report("preview", moves, func(*unit) Status { return StatusWouldRepair })
+		rep.markDamagedCatalog(s, StatusWouldRepair)
 		return rep, nil
 	}
 	if len(open) > 0 {
 		return s.refused(open)
 	}
-	var rep *DoctorReport
+	var rep *Report
 	if !s.anyRepair() {
 		// Nothing an automatic repair of the data can do: take no lock,
 		// create no journal.
-		rep = s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
-	} else if rep, err = doctorRepair(ctx, fsys, r, o, s); err != nil {
+		rep = s.report("repair", nil, func(*unit) Status { return StatusSkipped })
+	} else if rep, err = repairRun(ctx, fsys, r, o, s); err != nil {
 		return rep, err
 	}
 	if s.catalogDamaged {
@@ -395,12 +398,12 @@ func doctorRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, 
 
 // markDamagedCatalog gives the damaged-catalog finding the status of a
 // finding the repair fixes (check: found; preview: would-repair).
-func (rep *DoctorReport) markDamagedCatalog(s *doctorSurvey, st DoctorStatus) {
+func (rep *Report) markDamagedCatalog(s *survey, st Status) {
 	if !s.catalogDamaged {
 		return
 	}
 	for i := range rep.Findings {
-		if rep.Findings[i].Code == DoctorCatalogUnusable {
+		if rep.Findings[i].Code == CodeCatalogUnusable {
 			rep.Findings[i].Status = st
 		}
 	}
@@ -412,8 +415,8 @@ func (rep *DoctorReport) markDamagedCatalog(s *doctorSurvey, st DoctorStatus) {
 // (never deleting them) and builds a new catalog. It is derived state: a
 // rebuild that fails leaves the finding manual with a warning and never
 // fails the data's repair; only a crash or a cancel is returned.
-func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, rep *DoctorReport) error {
-	crep, err := RebuildCatalog(ctx, fsys, r, CatalogOptions{Confirm: true, LockTimeout: o.LockTimeout, Command: o.Command, Logger: o.Logger})
+func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report) error {
+	crep, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, LockTimeout: o.LockTimeout, Command: o.Command, Logger: o.Logger})
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
 			return err
@@ -424,10 +427,10 @@ func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Doct
 	rep.catalogRebuilt = true
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
-		if f.Code != DoctorCatalogUnusable || f.Status == DoctorRepaired {
+		if f.Code != CodeCatalogUnusable || f.Status == StatusRepaired {
 			continue
 		}
-		f.Status = DoctorRepaired
+		f.Status = StatusRepaired
 		f.Fix = "rebuilt from the data"
 		if crep.MovedAside != nil {
 			var to []string
@@ -441,15 +444,15 @@ func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Doct
 	return nil
 }
 
-// doctorFinishOpen drives every open intent forward under its own locks
+// finishOpen drives every open intent forward under its own locks
 // (recovery's path), before a confirmed repair plans anything.
-func doctorFinishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions) error {
+func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error {
 	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
 	if err != nil {
 		return err
 	}
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
-	outs, rerr := recoverOpen(ctx, env, j, false)
+	outs, rerr := session.RecoverOpen(ctx, env, j, false)
 	env.CloseCatalog()
 	for _, out := range outs {
 		o.warn(out.Sentence() + ", before the repair")
@@ -467,11 +470,11 @@ func doctorFinishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 	return nil
 }
 
-// doctorJournalState reads the journal's open intents and its
+// journalState reads the journal's open intents and its
 // stale-catalog mark without creating a journal that does not exist, and
 // without writing (read-only media): a confirmed repair checks again under
 // the journal's write lock.
-func doctorJournalState(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.Intent, *journal.CatalogStale, error) {
+func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
 	ok, err := journal.Exists(fsys, r.JournalPath)
 	if err != nil || !ok {
 		return nil, nil, err
@@ -491,12 +494,12 @@ func doctorJournalState(fsys fsx.FS, r *repo.Repo, o DoctorOptions) ([]*journal.
 	return open, stale, err
 }
 
-// doctorRepair runs a confirmed repair: dead lock files first, in an
+// repairRun runs a confirmed repair: dead lock files first, in an
 // intent of their own under the journal lock only (doctorlocks.go), so that
 // the models they wedged can be locked; then the data repair.
-func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, first *doctorSurvey) (*DoctorReport, error) {
-	var fixed []doctorFix
-	var lockMoves []DoctorMove
+func repairRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first *survey) (*Report, error) {
+	var fixed []unitFix
+	var lockMoves []Move
 	var lockIntent uint64
 	needLocks := false
 	for _, u := range first.units {
@@ -510,9 +513,9 @@ func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if needLocks {
 		f, m, id, q, err := lockRepair(ctx, fsys, r, o)
 		if err != nil {
-			var oe *OpenIntentsError
+			var oe *report.OpenIntentsError
 			if errors.As(err, &oe) {
-				return first.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped }), err
+				return first.report("repair", nil, func(*unit) Status { return StatusSkipped }), err
 			}
 			return nil, err
 		}
@@ -521,14 +524,14 @@ func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			o.quarantine = q // one quarantine directory for the whole run
 		}
 	}
-	rep, err := doctorRepairData(ctx, fsys, r, o, first)
+	rep, err := repairData(ctx, fsys, r, o, first)
 	if rep == nil {
 		return rep, err
 	}
-	var fs []DoctorFinding
+	var fs []Finding
 	for _, f := range fixed {
-		f.Status = DoctorRepaired
-		fs = append(fs, f.DoctorFinding)
+		f.Status = StatusRepaired
+		fs = append(fs, f.Finding)
 	}
 	rep.Findings = append(fs, rep.Findings...)
 	rep.Moves = append(lockMoves, rep.Moves...)
@@ -539,10 +542,10 @@ func doctorRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	return rep, err
 }
 
-// doctorRepairData runs the data repair: per-model locks first (the order
+// repairData runs the data repair: per-model locks first (the order
 // swampj's writers use), then the journal, a fresh survey under both, one
 // intent.
-func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, first *doctorSurvey) (rep *DoctorReport, err error) {
+func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first *survey) (rep *Report, err error) {
 	// 1. swamp's per-model locks of every model the first survey would
 	// change, in path order; busy ones are skipped.
 	held := map[string]*lock.Lock{}
@@ -605,17 +608,17 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 		crashed = fsx.IsCrash(err)
 		return nil, err
 	}
-	allowed := func(u *doctorUnit) bool { return u.lockPath == "" || held[u.lockPath] != nil }
+	allowed := func(u *unit) bool { return u.lockPath == "" || held[u.lockPath] != nil }
 	in, err := s.plan(allowed, o.Command)
 	if err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, err
 	}
-	status := func(u *doctorUnit) DoctorStatus {
+	status := func(u *unit) Status {
 		if allowed(u) && !u.lockOnly() {
-			return DoctorRepaired
+			return StatusRepaired
 		}
-		return DoctorSkipped
+		return StatusSkipped
 	}
 	if in == nil {
 		return s.reportRepair(nil, status, busy), nil
@@ -635,7 +638,7 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) && !errors.Is(cause, context.Canceled) {
 			err = cause // a lost model lock, not the user's interrupt
 		}
-		re := &DoctorRepairError{IntentID: in.ID, Err: err}
+		re := &RepairError{IntentID: in.ID, Err: err}
 		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
 		if fsx.IsCrash(rerr) {
 			crashed = true
@@ -651,65 +654,61 @@ func doctorRepairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOp
 
 // ---- the survey
 
-// doctorStagePrefix starts every staging directory of a swampj version
-// write ({itemDir}/.swampj-stage-{N}-{random}).
-const doctorStagePrefix = ".swampj-stage-"
-
-// doctorSoloSegment is the quarantine segment of a solo repo; namespaces
+// soloSegment is the quarantine segment of a solo repo; namespaces
 // cannot contain "_" (§1.5), so it never collides with one.
-const doctorSoloSegment = "_solo"
+const soloSegment = "_solo"
 
-// doctorStampLayout is the UTC stamp of a quarantine directory.
-const doctorStampLayout = "20060102T150405Z"
+// stampLayout is the UTC stamp of a quarantine directory.
+const stampLayout = "20060102T150405Z"
 
-// doctorUnit is what one lock protects: an item, a staging directory, the
+// unit is what one lock protects: an item, a staging directory, the
 // catalog copies. Its findings and its share of the repair go together: a
 // unit is repaired whole or not at all.
-type doctorUnit struct {
+type unit struct {
 	// lockPath is swamp's per-model lock to hold while the unit changes;
 	// "" when there is no model directory to lock (catalog copies, rows of
 	// an item that is not on disk).
 	lockPath string
 	// blocked says why the unit is not repaired automatically.
 	blocked  string
-	findings []doctorFix
+	findings []unitFix
 
-	moves      []DoctorMove
-	lockMoves  []doctorLockMove   // dead lock files, moved by the lock intent
+	moves      []Move
+	lockMoves  []lockMove   // dead lock files, moved by the lock intent
 	holderFix  bool               // a stale journal holder record: replaced by opening the journal
 	keepLatest *journal.Step      // a copy of the old `latest`, into quarantine
 	latest     *journal.Step      // `latest` rewritten
-	catalog    *doctorCatalogItem // rows Before → After
+	catalog    *catalogItem // rows Before → After
 }
 
-// doctorFix is a finding and whether the unit's repair fixes it.
-type doctorFix struct {
-	DoctorFinding
+// unitFix is a finding and whether the unit's repair fixes it.
+type unitFix struct {
+	Finding
 	auto bool
 }
 
-func (u *doctorUnit) hasRepair() bool {
+func (u *unit) hasRepair() bool {
 	return u.blocked == "" && (u.hasDataRepair() || len(u.lockMoves) > 0 || u.holderFix)
 }
 
 // hasDataRepair: the unit has steps in the main repair intent (not only
 // dead locks or a holder record, which the lock intent handles).
-func (u *doctorUnit) hasDataRepair() bool {
+func (u *unit) hasDataRepair() bool {
 	return u.blocked == "" && (len(u.moves) > 0 || u.latest != nil || u.catalog != nil)
 }
 
 // lockOnly: the unit is repaired by the lock intent, before the model
 // locks are taken.
-func (u *doctorUnit) lockOnly() bool {
+func (u *unit) lockOnly() bool {
 	return !u.hasDataRepair() && (len(u.lockMoves) > 0 || u.holderFix)
 }
 
-func (u *doctorUnit) add(f DoctorFinding, auto bool) {
-	u.findings = append(u.findings, doctorFix{DoctorFinding: f, auto: auto})
+func (u *unit) add(f Finding, auto bool) {
+	u.findings = append(u.findings, unitFix{Finding: f, auto: auto})
 }
 
-// doctorItem is one data item: found by the walk, or named by catalog rows.
-type doctorItem struct {
+// surveyItem is one data item: found by the walk, or named by catalog rows.
+type surveyItem struct {
 	item store.Item
 	key  catalog.ItemKey
 	st   *store.ItemState // nil: no directory on disk (or it could not be scanned)
@@ -718,10 +717,10 @@ type doctorItem struct {
 	rowPos []int
 }
 
-type doctorSurvey struct {
+type survey struct {
 	fsys fsx.FS
 	r    *repo.Repo
-	o    DoctorOptions
+	o    Options
 
 	qstamp string // {qbase}/.swampj-quarantine/{stamp}
 	qroot  string // {qstamp}/{ns or _solo}: mirrors the data root
@@ -742,7 +741,7 @@ type doctorSurvey struct {
 	// afterScratch is analyzeCatalog's reusable buffer.
 	afterScratch []catalog.Row
 
-	units    []*doctorUnit
+	units    []*unit
 	warnings []string
 
 	// locks are the judgements of every lock file found (surveyLocks).
@@ -750,7 +749,7 @@ type doctorSurvey struct {
 	lockCount int
 	records   int
 	// inFlight are versions a live writer is streaming (not findings).
-	inFlight []DoctorInFlight
+	inFlight []InFlight
 
 	// For swamp's own checks (doctorswamp.go): items on disk per type,
 	// whether the catalog is populated, how many rows it has here.
@@ -764,8 +763,8 @@ type doctorSurvey struct {
 
 // surveyDoctor walks the data root, reads the catalog, and decides every
 // finding and its repair. It changes nothing.
-func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions, open []*journal.Intent) (*doctorSurvey, error) {
-	s := &doctorSurvey{fsys: fsys, r: r, o: o}
+func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open []*journal.Intent) (*survey, error) {
+	s := &survey{fsys: fsys, r: r, o: o}
 	// The catalog is read on a goroutine of its own while the walk and the
 	// scan run (on a file system that allows concurrent use): it shares no
 	// state with them, and read after the scan it kept one core busy and
@@ -787,11 +786,11 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if err := s.chooseQuarantine(); err != nil {
 		return nil, err
 	}
-	general := &doctorUnit{} // findings with no repair of their own
+	general := &unit{} // findings with no repair of their own
 	for _, in := range open {
-		f := DoctorFinding{Code: DoctorOpenIntent, Path: r.JournalPath,
+		f := Finding{Code: CodeOpenIntent, Path: r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
-			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: RemedyRecoverOrRollback}
+			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: report.RemedyRecoverOrRollback}
 		// Observed, not remembered: where recovery would stop on this disk.
 		env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, r.Dir)}
 		if i, v, stuck := engine.Stuck(ctx, env, in); stuck {
@@ -803,8 +802,8 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 
 	// 1. Items on disk.
-	var items []*doctorItem
-	byKey := map[catalog.ItemKey]*doctorItem{}
+	var items []*surveyItem
+	byKey := map[catalog.ItemKey]*surveyItem{}
 	itemDirs := map[string]bool{}
 	var only map[string]bool
 	if o.Only != nil {
@@ -840,9 +839,9 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	// Items scanned of items walked so far, with the versions checked and,
 	// verifying checksums, the raw bytes hashed (the renderer's MB/s).
 	var versionsN, bytesN atomic.Int64
-	o.Progress.emit(phase, 0, 0, "items")
-	scannedN := &counter{p: o.Progress, phase: phase, unit: "items", every: 8, total: walkedN.Load,
-		extra: func(ev *ProgressEvent) { ev.Versions, ev.Bytes = versionsN.Load(), bytesN.Load() }}
+	o.Progress.Emit(phase, 0, 0, "items")
+	scannedN := &report.Counter{Progress: o.Progress, Phase: phase, Unit: "items", Every: 8, Total: walkedN.Load,
+		Extra: func(ev *report.ProgressEvent) { ev.Versions, ev.Bytes = versionsN.Load(), bytesN.Load() }}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -861,7 +860,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 						bytesN.Add(hashedBytes(st))
 					}
 				}
-				scannedN.add(1)
+				scannedN.Add(1)
 			}
 		}()
 	}
@@ -894,16 +893,16 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}, keep)
 	close(jobs)
 	wg.Wait()
-	scannedN.report(scannedN.n.Load())
+	scannedN.Report(scannedN.Done())
 	for i, it := range walked {
-		di := &doctorItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
+		di := &surveyItem{item: it, key: catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: it.Type, ModelID: it.ModelID, DataName: it.DataName}}
 		itemDirs[it.Dir] = true
 		st, err := scans[i].st, scans[i].err
 		if err != nil {
 			if fsx.IsCrash(err) {
 				return nil, err
 			}
-			general.add(doctorUnlistable(it.Dir, err), false)
+			general.add(unlistable(it.Dir, err), false)
 			byKey[di.key] = nil // its rows must not look orphaned
 			continue
 		}
@@ -926,8 +925,8 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 		if ctx.Err() != nil || fsx.IsCrash(walkErr) {
 			return nil, walkErr
 		}
-		for _, e := range doctorSplit(walkErr) {
-			general.add(doctorUnlistable("", e), false)
+		for _, e := range splitErrors(walkErr) {
+			general.add(unlistable("", e), false)
 		}
 	}
 	for _, e := range early {
@@ -938,7 +937,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 
 	// Every lock file, found in the listings the walk and the scan made
 	// (the directories they did not list are listed now).
-	o.Progress.emit("checking locks", 0, 0, "")
+	o.Progress.Emit("checking locks", 0, 0, "")
 	found, err := lock.FindLockFilesListed(fsys, r.Base, r.Namespace, func(dir string) ([]fs.DirEntry, error) {
 		if ents, ok := listings[dir]; ok {
 			return ents, nil
@@ -952,7 +951,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 
 	// 2. The catalog, read-only; rows of items the walk did not find are
 	// looked up on disk directly.
-	o.Progress.emit("reading catalog", 0, 0, "")
+	o.Progress.Emit("reading catalog", 0, 0, "")
 	if cat == nil {
 		cat = s.startCatalog(ctx, false)
 	}
@@ -961,7 +960,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	if err != nil {
 		return nil, err
 	}
-	var orphans []*doctorItem
+	var orphans []*surveyItem
 	for _, group := range rows {
 		key := group.rows[0].Key()
 		if di, seen := byKey[key]; seen {
@@ -971,7 +970,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			continue
 		}
 		if only != nil {
-			if dir, ok := doctorItemDir(r.DataRoot, key); !ok || !only[filepath.Clean(dir)] {
+			if dir, ok := itemDirOfKey(r.DataRoot, key); !ok || !only[filepath.Clean(dir)] {
 				continue // an item outside the set looked at
 			}
 		}
@@ -980,7 +979,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			if fsx.IsCrash(err) {
 				return nil, err
 			}
-			general.add(doctorUnlistable(di.item.Dir, err), false)
+			general.add(unlistable(di.item.Dir, err), false)
 			continue
 		}
 		di.rows, di.rowPos = group.rows, group.pos
@@ -989,7 +988,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 
 	// 3. Each item's findings and repair.
-	o.Progress.emit("checking items", 0, 0, "")
+	o.Progress.Emit("checking items", 0, 0, "")
 	for _, di := range append(items, orphans...) {
 		if u := s.analyzeItem(di); len(u.findings) > 0 {
 			s.units = append(s.units, u)
@@ -1019,7 +1018,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 			}
 		}
 	}
-	o.Progress.emit("checking staging and run records", 0, 0, "")
+	o.Progress.Emit("checking staging and run records", 0, 0, "")
 	stages, err := s.findStages(ctx, itemDirs, owned, listings, stageRoots)
 	if err != nil {
 		return nil, err
@@ -1050,7 +1049,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 				}
 			}
 		}
-		o.Progress.emit("swamp's checks", 0, 0, "")
+		o.Progress.Emit("swamp's checks", 0, 0, "")
 		s.swamp = s.swampChecks(s.diskByType, latest)
 		for _, c := range s.swamp {
 			switch {
@@ -1064,7 +1063,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 					"the namespace migration's preview lists what would move; after a reverse migration with the namespace still set, "+
 					"unsetting the namespace finishes going back", c.Check, c.Message))
 			default:
-				general.add(DoctorFinding{Code: DoctorSwampCheck, Path: r.Base,
+				general.add(Finding{Code: CodeSwampCheck, Path: r.Base,
 					Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message),
 					Fix:     "as the message says"}, false)
 			}
@@ -1072,7 +1071,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOption
 	}
 
 	if len(general.findings) > 0 {
-		s.units = append([]*doctorUnit{general}, s.units...)
+		s.units = append([]*unit{general}, s.units...)
 	}
 	return s, nil
 }
@@ -1092,7 +1091,7 @@ func hashedBytes(st *store.ItemState) int64 {
 // chooseQuarantine picks this run's quarantine directory. It is on the
 // datastore base (the local tier when the data tree is local), so every
 // rename stays on one file system, and the stamp is made unique.
-func (s *doctorSurvey) chooseQuarantine() error {
+func (s *survey) chooseQuarantine() error {
 	base := s.r.Base
 	if s.r.DataLocal {
 		base = s.r.LocalDir
@@ -1100,10 +1099,10 @@ func (s *doctorSurvey) chooseQuarantine() error {
 	top := filepath.Join(base, store.QuarantineDirName)
 	if s.o.quarantine != "" {
 		s.qstamp = s.o.quarantine
-		s.qroot = filepath.Join(s.qstamp, map[bool]string{true: doctorSoloSegment, false: s.r.Namespace}[s.r.Namespace == ""])
+		s.qroot = filepath.Join(s.qstamp, map[bool]string{true: soloSegment, false: s.r.Namespace}[s.r.Namespace == ""])
 		return nil
 	}
-	stamp := s.o.Now().UTC().Format(doctorStampLayout)
+	stamp := s.o.Now().UTC().Format(stampLayout)
 	name := stamp
 	for i := 2; ; i++ {
 		ok, err := fsx.Exists(s.fsys, filepath.Join(top, name))
@@ -1118,14 +1117,14 @@ func (s *doctorSurvey) chooseQuarantine() error {
 	s.qstamp = filepath.Join(top, name)
 	seg := s.r.Namespace
 	if seg == "" {
-		seg = doctorSoloSegment
+		seg = soloSegment
 	}
 	s.qroot = filepath.Join(s.qstamp, seg)
 	return nil
 }
 
 // qpath is where src (a path under the data root) goes in quarantine.
-func (s *doctorSurvey) qpath(src string) string {
+func (s *survey) qpath(src string) string {
 	rel, err := filepath.Rel(s.r.DataRoot, src)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		rel = filepath.Base(src)
@@ -1140,15 +1139,15 @@ type catalogRead struct {
 	ctx  context.Context
 	done chan struct{} // nil: not started
 
-	groups   []doctorRowGroup
+	groups   []rowGroup
 	err      error
-	general  doctorUnit
+	general  unit
 	warnings []string
 }
 
 // startCatalog reads the catalog on a new goroutine, or, when !async,
 // returns a read that merge does on the caller's goroutine.
-func (s *doctorSurvey) startCatalog(ctx context.Context, async bool) *catalogRead {
+func (s *survey) startCatalog(ctx context.Context, async bool) *catalogRead {
 	cr := &catalogRead{ctx: ctx}
 	if !async {
 		return cr
@@ -1170,7 +1169,7 @@ func (cr *catalogRead) wait() {
 
 // merge waits for the read (or does it, when it was not started) and adds
 // its findings and warnings to the survey's.
-func (cr *catalogRead) merge(s *doctorSurvey, general *doctorUnit) ([]doctorRowGroup, error) {
+func (cr *catalogRead) merge(s *survey, general *unit) ([]rowGroup, error) {
 	if cr.done == nil {
 		cr.groups, cr.err = s.readCatalog(cr.ctx, general, &s.warnings)
 		return cr.groups, cr.err
@@ -1186,7 +1185,7 @@ func (cr *catalogRead) merge(s *doctorSurvey, general *doctorUnit) ([]doctorRowG
 // one is a finding (added to general); a foreign one a warning (added to
 // warnings). It sets the survey's catalog fields and touches nothing else
 // of it, so it can run beside the scan.
-func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, warnings *[]string) ([]doctorRowGroup, error) {
+func (s *survey) readCatalog(ctx context.Context, general *unit, warnings *[]string) ([]rowGroup, error) {
 	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
 	var missing *catalog.MissingError
 	var corrupt *catalog.CorruptError
@@ -1204,9 +1203,9 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, war
 		// file that is not a database): a confirmed repair moves it aside
 		// and rebuilds it (repairDamagedCatalog).
 		s.catalogDamaged = true
-		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
+		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
 			Fix:    "the repair moves it aside with its sidecars (renamed beside it, never deleted) and rebuilds the catalog from the data; rebuilding the catalog does the same",
-			Remedy: RemedyRebuildCatalog}, false)
+			Remedy: report.RemedyRebuildCatalog}, false)
 		return nil, nil
 	case err != nil && (fsx.IsCrash(err) || ctx.Err() != nil):
 		return nil, err
@@ -1214,9 +1213,9 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, war
 		// The catalog is derived state: one that cannot be opened (not a
 		// file, not readable by this user, busy) is a finding, never a
 		// reason not to check the data.
-		general.add(DoctorFinding{Code: DoctorCatalogUnusable, Path: s.r.CatalogPath,
+		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath,
 			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
-			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then rebuild the catalog", Remedy: RemedyRebuildCatalog}, false)
+			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then rebuild the catalog", Remedy: report.RemedyRebuildCatalog}, false)
 		return nil, nil
 	}
 	if f := c.Foreign(); f != nil {
@@ -1277,7 +1276,7 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, war
 	for pos := range positions {
 		positions[pos] = pos
 	}
-	groups := make([]doctorRowGroup, len(spans))
+	groups := make([]rowGroup, len(spans))
 	// The copies share two backing arrays, each group cut to its size, so
 	// that appending grows nothing (rows written interleaved, as swamp's
 	// writes of many items at once leave them, were a tenth of this read).
@@ -1290,12 +1289,12 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, war
 	rowsBuf, posBuf := make([]catalog.Row, 0, scattered), make([]int, 0, scattered)
 	for i, sp := range spans {
 		if sp.last-sp.first+1 == sp.n {
-			groups[i] = doctorRowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
+			groups[i] = rowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
 			continue
 		}
 		k := len(rowsBuf)
 		rowsBuf, posBuf = rowsBuf[:k+sp.n], posBuf[:k+sp.n]
-		groups[i] = doctorRowGroup{rows: rowsBuf[k : k : k+sp.n], pos: posBuf[k : k : k+sp.n]}
+		groups[i] = rowGroup{rows: rowsBuf[k : k : k+sp.n], pos: posBuf[k : k : k+sp.n]}
 	}
 	for pos := range all {
 		g := &groups[gi[pos]]
@@ -1308,9 +1307,9 @@ func (s *doctorSurvey) readCatalog(ctx context.Context, general *doctorUnit, war
 	return groups, nil
 }
 
-// doctorRowGroup is one item's catalog rows in rowid order, with each
+// rowGroup is one item's catalog rows in rowid order, with each
 // row's position among all rows of the namespace.
-type doctorRowGroup struct {
+type rowGroup struct {
 	rows []catalog.Row
 	pos  []int
 }
@@ -1319,8 +1318,8 @@ type doctorRowGroup struct {
 // catalog change with the item's full rows, which the journal keeps so an
 // undo can put removed rows back as they were. Rows the repair adds
 // (RowFromMeta) are full already.
-func (s *doctorSurvey) fullCatalogRows(ctx context.Context) error {
-	var changed []*doctorCatalogItem
+func (s *survey) fullCatalogRows(ctx context.Context) error {
+	var changed []*catalogItem
 	for _, u := range s.units {
 		if u.catalog != nil {
 			changed = append(changed, u.catalog)
@@ -1339,7 +1338,7 @@ func (s *doctorSurvey) fullCatalogRows(ctx context.Context) error {
 		}
 		byVersion := make(map[int64]catalog.Row, len(full))
 		for i, row := range full {
-			if row.Version != ci.Before[i].Version || !doctorSameFlags(row, ci.Before[i], s.stepCol) {
+			if row.Version != ci.Before[i].Version || !sameFlags(row, ci.Before[i], s.stepCol) {
 				return fmt.Errorf("the catalog rows of %s changed while the doctor read them; run the doctor again", ci.Key.TypeNormalized+"/"+ci.Key.ModelID+"/"+ci.Key.DataName)
 			}
 			byVersion[row.Version] = row
@@ -1357,9 +1356,9 @@ func (s *doctorSurvey) fullCatalogRows(ctx context.Context) error {
 
 // itemOfRows finds the item catalog rows name when the walk did not (a
 // model swamp's walk does not classify, or an item gone from disk).
-func (s *doctorSurvey) itemOfRows(key catalog.ItemKey) (*doctorItem, error) {
-	di := &doctorItem{key: key, item: store.Item{Type: key.TypeNormalized, ModelID: key.ModelID, DataName: key.DataName}}
-	dir, ok := doctorItemDir(s.r.DataRoot, key)
+func (s *survey) itemOfRows(key catalog.ItemKey) (*surveyItem, error) {
+	di := &surveyItem{key: key, item: store.Item{Type: key.TypeNormalized, ModelID: key.ModelID, DataName: key.DataName}}
+	dir, ok := itemDirOfKey(s.r.DataRoot, key)
 	if !ok {
 		return di, nil // a key that is no path under the data root: no data
 	}
@@ -1381,10 +1380,10 @@ func (s *doctorSurvey) itemOfRows(key catalog.ItemKey) (*doctorItem, error) {
 	return di, nil
 }
 
-// doctorItemDir is {dataRoot}/{type}/{model}/{name} for a catalog key whose
+// itemDir is {dataRoot}/{type}/{model}/{name} for a catalog key whose
 // segments are plain names; ok is false for anything that could leave the
 // data root.
-func doctorItemDir(dataRoot string, key catalog.ItemKey) (string, bool) {
+func itemDirOfKey(dataRoot string, key catalog.ItemKey) (string, bool) {
 	segs := append(strings.Split(key.TypeNormalized, "/"), key.ModelID, key.DataName)
 	for _, seg := range segs {
 		if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, `/\`+"\x00") {
@@ -1397,7 +1396,7 @@ func doctorItemDir(dataRoot string, key catalog.ItemKey) (string, bool) {
 // modelLockPath is swamp's per-model lock of the model holding itemDir, or
 // "" when the model directory does not exist (nothing to lock: taking the
 // lock would create directories for a model that is not there).
-func (s *doctorSurvey) modelLockPath(typ, modelID, modelDir string) string {
+func (s *survey) modelLockPath(typ, modelID, modelDir string) string {
 	if modelDir == "" {
 		return ""
 	}
@@ -1417,19 +1416,19 @@ func (s *doctorSurvey) modelLockPath(typ, modelID, modelDir string) string {
 	return lock.ModelPath(s.r.Base, s.r.Namespace, meta.NormalizeType(typ), modelID)
 }
 
-// doctorPointerCodes maps store's item-level `latest` codes to findings.
-var doctorPointerCodes = map[store.Code]DoctorCode{
-	store.CodeLatestUnreadable: DoctorLatestUnreadable,
-	store.CodeLatestNotFound:   DoctorLatestNotFound,
-	store.CodeLatestMissing:    DoctorLatestDamaged,
-	store.CodeLatestEmpty:      DoctorLatestDamaged,
-	store.CodeLatestUnparsable: DoctorLatestDamaged,
-	store.CodeLatestInvalid:    DoctorLatestDamaged,
+// pointerCodes maps store's item-level `latest` codes to findings.
+var pointerCodes = map[store.Code]Code{
+	store.CodeLatestUnreadable: CodeLatestUnreadable,
+	store.CodeLatestNotFound:   CodeLatestNotFound,
+	store.CodeLatestMissing:    CodeLatestDamaged,
+	store.CodeLatestEmpty:      CodeLatestDamaged,
+	store.CodeLatestUnparsable: CodeLatestDamaged,
+	store.CodeLatestInvalid:    CodeLatestDamaged,
 }
 
 // analyzeItem decides an item's findings and repair.
-func (s *doctorSurvey) analyzeItem(di *doctorItem) *doctorUnit {
-	u := &doctorUnit{}
+func (s *survey) analyzeItem(di *surveyItem) *unit {
+	u := &unit{}
 	modelDir := ""
 	if di.item.Dir != "" {
 		modelDir = filepath.Dir(di.item.Dir)
@@ -1480,10 +1479,10 @@ func (s *doctorSurvey) analyzeItem(di *doctorItem) *doctorUnit {
 
 // analyzeVersions quarantines every unreadable version directory (and a
 // non-directory at the version path `latest` designates).
-func (s *doctorSurvey) analyzeVersions(u *doctorUnit, di *doctorItem) {
+func (s *survey) analyzeVersions(u *unit, di *surveyItem) {
 	st := di.st
 	unreadable := append([]*store.Version(nil), st.Versions...)
-	if l := st.Latest; l != nil && l.State == store.StateDamaged && st.LatestReadable == nil && doctorHasCode(l.Problems, store.CodeVersionNotDir) {
+	if l := st.Latest; l != nil && l.State == store.StateDamaged && st.LatestReadable == nil && hasCode(l.Problems, store.CodeVersionNotDir) {
 		unreadable = append(unreadable, l) // a file named like the version
 	}
 	for _, v := range unreadable {
@@ -1491,15 +1490,15 @@ func (s *doctorSurvey) analyzeVersions(u *doctorUnit, di *doctorItem) {
 			continue
 		}
 		dest := s.qpath(v.Dir)
-		u.moves = append(u.moves, DoctorMove{From: v.Dir, To: dest})
-		u.add(DoctorFinding{Code: DoctorVersionUnreadable, Path: v.Dir, Version: v.Number,
-			Message: fmt.Sprintf("version %d is %s: %s", v.Number, v.State, doctorMessages(v.Problems)),
+		u.moves = append(u.moves, Move{From: v.Dir, To: dest})
+		u.add(Finding{Code: CodeVersionUnreadable, Path: v.Dir, Version: v.Number,
+			Message: fmt.Sprintf("version %d is %s: %s", v.Number, v.State, problemMessages(v.Problems)),
 			Fix:     "move it to " + dest}, true)
 	}
 }
 
 // allInFlight: every version of the item is a recorded write in progress.
-func (s *doctorSurvey) allInFlight(di *doctorItem) bool {
+func (s *survey) allInFlight(di *surveyItem) bool {
 	n := 0
 	for _, f := range s.inFlight {
 		if f.Item == di.item.Key() {
@@ -1511,11 +1510,11 @@ func (s *doctorSurvey) allInFlight(di *doctorItem) bool {
 
 // analyzeLatest rewrites a `latest` that does not designate a readable
 // version, or moves it into quarantine when no readable version remains.
-func (s *doctorSurvey) analyzeLatest(u *doctorUnit, di *doctorItem, target *store.Version) {
+func (s *survey) analyzeLatest(u *unit, di *surveyItem, target *store.Version) {
 	st := di.st
 	var problems []store.Problem
 	for _, p := range st.Problems {
-		if _, ok := doctorPointerCodes[p.Code]; ok {
+		if _, ok := pointerCodes[p.Code]; ok {
 			problems = append(problems, p)
 		}
 	}
@@ -1551,29 +1550,29 @@ func (s *doctorSurvey) analyzeLatest(u *doctorUnit, di *doctorItem, target *stor
 		if exists {
 			keep := s.qpath(path)
 			u.keepLatest = &journal.Step{Kind: engine.KindWrite, Path: keep, Data: old,
-				Note: fmt.Sprintf("keep the old latest of %s (%q) in quarantine", di.item.Key(), doctorShort(old))}
-			fix += fmt.Sprintf(" (its old content %q is kept at %s)", doctorShort(old), keep)
+				Note: fmt.Sprintf("keep the old latest of %s (%q) in quarantine", di.item.Key(), shortText(old))}
+			fix += fmt.Sprintf(" (its old content %q is kept at %s)", shortText(old), keep)
 		}
 		if st.HighestReadable != nil && st.LastGood == nil {
 			fix += "; the only readable versions are above the old latest (possibly an uncommitted deferred write)"
 		}
 	case exists:
 		dest := s.qpath(path)
-		u.moves = append(u.moves, DoctorMove{From: path, To: dest})
+		u.moves = append(u.moves, Move{From: path, To: dest})
 		fix = "move latest to " + dest + " (no readable version remains)"
 	default:
 		fix = "nothing to rewrite: no readable version remains and there is no latest"
 		auto = len(u.moves) > 0
 	}
 	for _, p := range problems {
-		u.add(DoctorFinding{Code: doctorPointerCodes[p.Code], Path: path, Version: st.Pointer.Version,
+		u.add(Finding{Code: pointerCodes[p.Code], Path: path, Version: st.Pointer.Version,
 			Message: p.Message, Fix: fix}, auto)
 	}
 }
 
 // analyzeCatalog removes the rows of versions that are not readable and
 // sets the latest flags per the readable versions that remain.
-func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *store.Version) {
+func (s *survey) analyzeCatalog(u *unit, di *surveyItem, target *store.Version) {
 	if !s.catalogUsable || len(di.rows) == 0 {
 		return
 	}
@@ -1611,7 +1610,7 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 	var added map[int64]bool // versions whose row the repair writes anew
 	if target != nil {
 		top = target.Number
-		if !doctorHasVersion(after, top) {
+		if !hasVersion(after, top) {
 			// The new latest has no row (the catalog lost it): give it the
 			// row swamp's write-through would have written.
 			if row, err := catalogrow.FromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
@@ -1620,12 +1619,12 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 			}
 		}
 	}
-	doctorMark(after, top, s.stepCol)
+	markLatestBelow(after, top, s.stepCol)
 
 	flagsWrong := false
 	for _, a := range after {
-		i := doctorIndex(di.rows, a.Version)
-		if i < 0 || !doctorSameFlags(di.rows[i], a, s.stepCol) {
+		i := rowIndex(di.rows, a.Version)
+		if i < 0 || !sameFlags(di.rows[i], a, s.stepCol) {
 			flagsWrong = true
 		}
 	}
@@ -1636,7 +1635,7 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 	if len(after) > 0 {
 		kept = slices.Clone(after)
 	}
-	u.catalog = &doctorCatalogItem{Key: di.key, Before: di.rows, After: kept, pos: di.rowPos, added: added}
+	u.catalog = &catalogItem{Key: di.key, Before: di.rows, After: kept, pos: di.rowPos, added: added}
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"
@@ -1650,15 +1649,15 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 		case v != nil:
 			why = fmt.Sprintf("that version is %s (%s)", v.State, store.CodesOf(v.Problems))
 		}
-		u.add(DoctorFinding{Code: DoctorCatalogRowUnreadable, Path: s.r.CatalogPath, Version: row.Version,
-			Message: fmt.Sprintf("the catalog has a row for version %d (%s), but %s", row.Version, doctorFlagText(row, s.stepCol), why),
+		u.add(Finding{Code: CodeCatalogRowUnreadable, Path: s.r.CatalogPath, Version: row.Version,
+			Message: fmt.Sprintf("the catalog has a row for version %d (%s), but %s", row.Version, flagText(row, s.stepCol), why),
 			Fix:     "remove the row"}, true)
 	}
 	if flagsWrong && len(after) > 0 {
-		u.add(DoctorFinding{Code: DoctorCatalogLatestWrong, Path: s.r.CatalogPath, Version: top,
+		u.add(Finding{Code: CodeCatalogLatestWrong, Path: s.r.CatalogPath, Version: top,
 			Message: fmt.Sprintf("the catalog marks %s as latest; the readable latest is version %d",
-				doctorFlagged(di.rows, s.stepCol), top),
-			Fix: "set the latest flags per the readable versions: " + doctorFlagged(after, s.stepCol)}, true)
+				flagged(di.rows, s.stepCol), top),
+			Fix: "set the latest flags per the readable versions: " + flagged(after, s.stepCol)}, true)
 	}
 }
 
@@ -1668,9 +1667,9 @@ func (s *doctorSurvey) analyzeCatalog(u *doctorUnit, di *doctorItem, target *sto
 // listed again.
 //
 // roots, when not nil, are the directories searched (the changed items of
-// DoctorOptions.Only) instead of the whole data root.
-func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[string]bool, listings map[string][]fs.DirEntry, roots []string) ([]*doctorUnit, error) {
-	var units []*doctorUnit
+// Options.Only) instead of the whole data root.
+func (s *survey) findStages(ctx context.Context, itemDirs, owned map[string]bool, listings map[string][]fs.DirEntry, roots []string) ([]*unit, error) {
+	var units []*unit
 	var walk func(dir string, segs []string) error
 	walk = func(dir string, segs []string) error {
 		if err := ctx.Err(); err != nil {
@@ -1693,19 +1692,19 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 				continue
 			}
 			name := e.Name()
-			if isItem && doctorAllDigits(name) {
+			if isItem && allDigits(name) {
 				continue // a version directory holds only files (no path built: an item has many)
 			}
 			p := filepath.Join(dir, name)
 			switch {
-			case strings.HasPrefix(name, doctorStagePrefix):
+			case strings.HasPrefix(name, session.StagePrefix):
 				if owned[p] {
 					continue
 				}
-				if pid, _, attributed := stageOwner(name); attributed && !stageOwnerGone(name) {
+				if pid, _, attributed := session.StageOwner(name); attributed && !session.StageOwnerGone(name) {
 					// A write in progress stages before its intent is
 					// journaled (exec.go, Recording): its writer is alive.
-					s.inFlight = append(s.inFlight, DoctorInFlight{Item: strings.Join(segs, "/"), Path: p, Pid: pid,
+					s.inFlight = append(s.inFlight, InFlight{Item: strings.Join(segs, "/"), Path: p, Pid: pid,
 						Message: fmt.Sprintf("%s is being staged by a live write (pid %d); it is left alone", p, pid)})
 					continue
 				}
@@ -1739,8 +1738,8 @@ func (s *doctorSurvey) findStages(ctx context.Context, itemDirs, owned map[strin
 }
 
 // stageUnit is one leftover staging directory ({type}/{model}/{name}/stage).
-func (s *doctorSurvey) stageUnit(path string, segs []string) *doctorUnit {
-	u := &doctorUnit{}
+func (s *survey) stageUnit(path string, segs []string) *unit {
+	u := &unit{}
 	item := ""
 	if n := len(segs); n >= 4 {
 		typ, model := strings.Join(segs[:n-3], "/"), segs[n-3]
@@ -1748,8 +1747,8 @@ func (s *doctorSurvey) stageUnit(path string, segs []string) *doctorUnit {
 		u.lockPath = s.modelLockPath(typ, model, filepath.Dir(filepath.Dir(path)))
 	}
 	dest := s.qpath(path)
-	u.moves = []DoctorMove{{From: path, To: dest}}
-	u.add(DoctorFinding{Code: DoctorStagingLeftover, Path: path, Item: item,
+	u.moves = []Move{{From: path, To: dest}}
+	u.add(Finding{Code: CodeStagingLeftover, Path: path, Item: item,
 		Message: "a swampj staging directory that no open intent owns: an interrupted write whose journal record is gone; swamp never reads it",
 		Fix:     "move it to " + dest}, true)
 	return u
@@ -1757,15 +1756,15 @@ func (s *doctorSurvey) stageUnit(path string, segs []string) *doctorUnit {
 
 // catalogCopies finds catalog files under {base}/{ns}/data that an older
 // swamp moved with the data (#3316). The live catalog is never among them.
-func (s *doctorSurvey) catalogCopies() (*doctorUnit, error) {
+func (s *survey) catalogCopies() (*unit, error) {
 	if s.r.Namespace == "" {
 		return nil, nil
 	}
 	dir := filepath.Join(s.r.Base, s.r.Namespace, "data")
-	if doctorSameDir(s.fsys, dir, filepath.Dir(s.r.CatalogPath)) {
+	if sameDir(s.fsys, dir, filepath.Dir(s.r.CatalogPath)) {
 		return nil, nil
 	}
-	u := &doctorUnit{}
+	u := &unit{}
 	var names []string
 	for _, name := range repo.CatalogFiles {
 		p := filepath.Join(dir, name)
@@ -1775,13 +1774,13 @@ func (s *doctorSurvey) catalogCopies() (*doctorUnit, error) {
 		}
 		if ok {
 			names = append(names, name)
-			u.moves = append(u.moves, DoctorMove{From: p, To: filepath.Join(s.qroot, name)})
+			u.moves = append(u.moves, Move{From: p, To: filepath.Join(s.qroot, name)})
 		}
 	}
 	if len(names) == 0 {
 		return nil, nil
 	}
-	u.add(DoctorFinding{Code: DoctorCatalogCopy, Path: dir,
+	u.add(Finding{Code: CodeCatalogCopy, Path: dir,
 		Message: fmt.Sprintf("%s holds catalog files (%s) that an older swamp moved with the data; nothing reads them (the live catalog is %s)",
 			dir, strings.Join(names, ", "), s.r.CatalogPath),
 		Fix: "move them together to " + s.qroot}, true)
@@ -1791,7 +1790,7 @@ func (s *doctorSurvey) catalogCopies() (*doctorUnit, error) {
 // ---- the plan
 
 // anyRepair reports whether some unit has an automatic repair.
-func (s *doctorSurvey) anyRepair() bool {
+func (s *survey) anyRepair() bool {
 	for _, u := range s.units {
 		if u.hasRepair() {
 			return true
@@ -1801,7 +1800,7 @@ func (s *doctorSurvey) anyRepair() bool {
 }
 
 // lockPaths lists the per-model locks of every unit with a repair, sorted.
-func (s *doctorSurvey) lockPaths() []string {
+func (s *survey) lockPaths() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, u := range s.units {
@@ -1814,12 +1813,12 @@ func (s *doctorSurvey) lockPaths() []string {
 	return out
 }
 
-func (s *doctorSurvey) plannedMoves(allowed func(*doctorUnit) bool) []DoctorMove {
-	moves := []DoctorMove{}
+func (s *survey) plannedMoves(allowed func(*unit) bool) []Move {
+	moves := []Move{}
 	for _, u := range s.units {
 		if u.hasRepair() && allowed(u) {
 			for _, m := range u.lockMoves {
-				moves = append(moves, m.DoctorMove)
+				moves = append(moves, m.Move)
 			}
 			moves = append(moves, u.moves...)
 		}
@@ -1829,8 +1828,8 @@ func (s *doctorSurvey) plannedMoves(allowed func(*doctorUnit) bool) []DoctorMove
 
 // plan builds the intent of the units allowed; nil when there is nothing
 // to do.
-func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*journal.Intent, error) {
-	var units []*doctorUnit
+func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Intent, error) {
+	var units []*unit
 	for _, u := range s.units {
 		if u.hasDataRepair() && allowed(u) {
 			units = append(units, u)
@@ -1894,7 +1893,7 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 			latests++
 		}
 	}
-	ch := doctorCatalogChange{Namespace: s.r.Namespace}
+	ch := catalogChange{Namespace: s.r.Namespace}
 	for _, u := range units {
 		if u.catalog != nil {
 			ch.Items = append(ch.Items, *u.catalog)
@@ -1905,11 +1904,11 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 		var pos []int // of each ch.Order entry
 		for i, it := range ch.Items {
 			for j, row := range it.Before {
-				ch.Order = append(ch.Order, doctorRowRef{Item: i, Version: row.Version})
+				ch.Order = append(ch.Order, rowRef{Item: i, Version: row.Version})
 				pos = append(pos, it.pos[j])
 			}
 		}
-		sort.Sort(doctorByPos{ch.Order, pos})
+		sort.Sort(byPos{ch.Order, pos})
 		b, err := json.Marshal(ch)
 		if err != nil {
 			return nil, err
@@ -1922,28 +1921,28 @@ func (s *doctorSurvey) plan(allowed func(*doctorUnit) bool, command []string) (*
 	return in, nil
 }
 
-// doctorByPos sorts row refs by their catalog positions.
-type doctorByPos struct {
-	refs []doctorRowRef
+// byPos sorts row refs by their catalog positions.
+type byPos struct {
+	refs []rowRef
 	pos  []int
 }
 
-func (b doctorByPos) Len() int           { return len(b.refs) }
-func (b doctorByPos) Less(i, j int) bool { return b.pos[i] < b.pos[j] }
-func (b doctorByPos) Swap(i, j int) {
+func (b byPos) Len() int           { return len(b.refs) }
+func (b byPos) Less(i, j int) bool { return b.pos[i] < b.pos[j] }
+func (b byPos) Swap(i, j int) {
 	b.refs[i], b.refs[j] = b.refs[j], b.refs[i]
 	b.pos[i], b.pos[j] = b.pos[j], b.pos[i]
 }
 
 // ---- reports
 
-func (s *doctorSurvey) newReport(mode string) *DoctorReport {
-	return &DoctorReport{
+func (s *survey) newReport(mode string) *Report {
+	return &Report{
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
 		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
-		Findings: []DoctorFinding{}, Moves: []DoctorMove{}, Warnings: append([]string{}, s.warnings...),
+		Findings: []Finding{}, Moves: []Move{}, Warnings: append([]string{}, s.warnings...),
 		Notes: append(swampDoctorNotes(s.fsys, s.r), s.notes...),
-		Locks: s.lockCount, Records: s.records, InFlight: append([]DoctorInFlight{}, s.inFlight...),
+		Locks: s.lockCount, Records: s.records, InFlight: append([]InFlight{}, s.inFlight...),
 		SwampChecks: append([]SwampCheck{}, s.swamp...),
 	}
 }
@@ -2011,22 +2010,22 @@ func countOutputs(fsys fsx.FS, dir string) (files int, logsOnly bool) {
 
 // report lists every finding; status decides the status of the automatic
 // ones (manual ones stay manual).
-func (s *doctorSurvey) report(mode string, moves []DoctorMove, status func(*doctorUnit) DoctorStatus) *DoctorReport {
+func (s *survey) report(mode string, moves []Move, status func(*unit) Status) *Report {
 	rep := s.newReport(mode)
 	if len(moves) > 0 {
 		rep.Moves, rep.Quarantine = moves, s.qstamp
 	}
 	for _, u := range s.units {
 		for _, f := range u.findings {
-			f.Status = DoctorManual
+			f.Status = StatusManual
 			if f.auto && u.hasRepair() {
 				f.Status = status(u)
 			}
-			rep.Findings = append(rep.Findings, f.DoctorFinding)
+			rep.Findings = append(rep.Findings, f.Finding)
 		}
 	}
 	for _, f := range rep.Findings {
-		if f.Status != DoctorRepaired {
+		if f.Status != StatusRepaired {
 			rep.Remaining++
 		}
 	}
@@ -2037,7 +2036,7 @@ func (s *doctorSurvey) report(mode string, moves []DoctorMove, status func(*doct
 // nameModels fills each finding's model name from the model definitions
 // (models/{type}/{name}.yaml, as swamp resolves them), else from the
 // catalog's model_name.
-func (s *doctorSurvey) nameModels(fs []DoctorFinding) {
+func (s *survey) nameModels(fs []Finding) {
 	names := map[string]string{}
 	for id, n := range s.modelNames {
 		names[id] = n
@@ -2062,10 +2061,10 @@ func (s *doctorSurvey) nameModels(fs []DoctorFinding) {
 
 // reportRepair is the report of a confirmed run: in (nil: nothing ran)
 // repaired the allowed units; busy says why the others were skipped.
-func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit) DoctorStatus, busy map[string]string) *DoctorReport {
-	var moves []DoctorMove
+func (s *survey) reportRepair(in *journal.Intent, status func(*unit) Status, busy map[string]string) *Report {
+	var moves []Move
 	if in != nil {
-		moves = s.plannedMoves(func(u *doctorUnit) bool { return status(u) == DoctorRepaired })
+		moves = s.plannedMoves(func(u *unit) bool { return status(u) == StatusRepaired })
 	}
 	rep := s.report("repair", moves, status)
 	i := 0
@@ -2073,7 +2072,7 @@ func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit)
 		for range u.findings {
 			f := &rep.Findings[i]
 			i++
-			if f.Status != DoctorSkipped {
+			if f.Status != StatusSkipped {
 				continue
 			}
 			if why, ok := busy[u.lockPath]; ok {
@@ -2088,11 +2087,11 @@ func (s *doctorSurvey) reportRepair(in *journal.Intent, status func(*doctorUnit)
 
 // refused is the report and error of a confirmed repair refused because
 // intents are open.
-func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
-	e := newOpenIntentsError(open, "run the doctor again")
-	rep := s.report("repair", nil, func(*doctorUnit) DoctorStatus { return DoctorSkipped })
+func (s *survey) refused(open []*journal.Intent) (*Report, error) {
+	e := report.NewOpenIntentsError(open, "run the doctor again")
+	rep := s.report("repair", nil, func(*unit) Status { return StatusSkipped })
 	for i := range rep.Findings {
-		if rep.Findings[i].Status == DoctorSkipped {
+		if rep.Findings[i].Status == StatusSkipped {
 			rep.Findings[i].Reason = "an interrupted swampj operation is open; it must be finished (recovered) first"
 		}
 	}
@@ -2101,20 +2100,20 @@ func (s *doctorSurvey) refused(open []*journal.Intent) (*DoctorReport, error) {
 
 // ---- small helpers
 
-func doctorUnlistable(path string, err error) DoctorFinding {
-	return DoctorFinding{Code: DoctorDirectoryUnreadable, Path: path, Message: err.Error(),
+func unlistable(path string, err error) Finding {
+	return Finding{Code: CodeDirectoryUnreadable, Path: path, Message: err.Error(),
 		Fix: "none: fix the access problem; nothing below it was checked"}
 }
 
-// doctorSplit unwraps an errors.Join.
-func doctorSplit(err error) []error {
+// splitErrors unwraps an errors.Join.
+func splitErrors(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		return j.Unwrap()
 	}
 	return []error{err}
 }
 
-func doctorHasCode(ps []store.Problem, c store.Code) bool {
+func hasCode(ps []store.Problem, c store.Code) bool {
 	for _, p := range ps {
 		if p.Code == c {
 			return true
@@ -2123,7 +2122,7 @@ func doctorHasCode(ps []store.Problem, c store.Code) bool {
 	return false
 }
 
-func doctorMessages(ps []store.Problem) string {
+func problemMessages(ps []store.Problem) string {
 	msgs := make([]string, len(ps))
 	for i, p := range ps {
 		msgs[i] = strings.TrimPrefix(p.Message, fmt.Sprintf("version %s: ", filepath.Base(filepath.Dir(p.Path))))
@@ -2131,14 +2130,14 @@ func doctorMessages(ps []store.Problem) string {
 	return strings.Join(msgs, "; ")
 }
 
-func doctorShort(b []byte) string {
+func shortText(b []byte) string {
 	if len(b) > 40 {
 		return string(b[:40]) + "…"
 	}
 	return string(b)
 }
 
-func doctorAllDigits(s string) bool {
+func allDigits(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -2150,8 +2149,8 @@ func doctorAllDigits(s string) bool {
 	return true
 }
 
-// doctorSameDir reports whether two paths name the same directory.
-func doctorSameDir(fsys fsx.FS, a, b string) bool {
+// sameDir reports whether two paths name the same directory.
+func sameDir(fsys fsx.FS, a, b string) bool {
 	if filepath.Clean(a) == filepath.Clean(b) {
 		return true
 	}
@@ -2160,9 +2159,9 @@ func doctorSameDir(fsys fsx.FS, a, b string) bool {
 	return err1 == nil && err2 == nil && ra == rb
 }
 
-func doctorHasVersion(rows []catalog.Row, v int64) bool { return doctorIndex(rows, v) >= 0 }
+func hasVersion(rows []catalog.Row, v int64) bool { return rowIndex(rows, v) >= 0 }
 
-func doctorIndex(rows []catalog.Row, v int64) int {
+func rowIndex(rows []catalog.Row, v int64) int {
 	for i, r := range rows {
 		if r.Version == v {
 			return i
@@ -2171,14 +2170,14 @@ func doctorIndex(rows []catalog.Row, v int64) int {
 	return -1
 }
 
-func doctorSameFlags(a, b catalog.Row, step bool) bool {
+func sameFlags(a, b catalog.Row, step bool) bool {
 	return a.IsLatest == b.IsLatest && (!step || a.IsStepLatest == b.IsStepLatest)
 }
 
-// doctorMark sets the latest flags of rows in place: catalog.MarkLatest
+// markLatestBelow sets the latest flags of rows in place: catalog.MarkLatest
 // over the versions at or below top (the item's committed latest); versions
 // above it get none, as swamp's deferred writes leave them (G8).
-func doctorMark(rows []catalog.Row, top int64, step bool) {
+func markLatestBelow(rows []catalog.Row, top int64, step bool) {
 	if len(rows) == 0 || slices.IndexFunc(rows, func(r catalog.Row) bool { return r.Version > top }) < 0 {
 		catalog.MarkLatest(rows, step) // all at or below top: no copy needed
 		return
@@ -2198,17 +2197,17 @@ func doctorMark(rows []catalog.Row, top int64, step bool) {
 	}
 }
 
-func doctorFlagText(r catalog.Row, step bool) string {
-	s := fmt.Sprintf("is_latest=%d", doctorBit(r.IsLatest))
+func flagText(r catalog.Row, step bool) string {
+	s := fmt.Sprintf("is_latest=%d", bit(r.IsLatest))
 	if step {
-		s += fmt.Sprintf(", is_step_latest=%d", doctorBit(r.IsStepLatest))
+		s += fmt.Sprintf(", is_step_latest=%d", bit(r.IsStepLatest))
 	}
 	return s
 }
 
-// doctorFlagged names the rows carrying a flag: "version 5 (is_latest,
+// flagged names the rows carrying a flag: "version 5 (is_latest,
 // is_step_latest), version 4 (is_step_latest)", or "no version".
-func doctorFlagged(rows []catalog.Row, step bool) string {
+func flagged(rows []catalog.Row, step bool) string {
 	var parts []string
 	for _, r := range rows {
 		var flags []string
@@ -2228,7 +2227,7 @@ func doctorFlagged(rows []catalog.Row, step bool) string {
 	return strings.Join(parts, ", ")
 }
 
-func doctorBit(b bool) int {
+func bit(b bool) int {
 	if b {
 		return 1
 	}

@@ -1,10 +1,10 @@
-package ops
+package doctor
 
 // Writes in flight (issue #11). swamp streams a version's raw, then writes
 // metadata.yaml, then `latest`, all under the model's lock (§8). While a live
 // process holds that lock, a version above the committed `latest` that is
 // not readable yet is a write in progress, not damage: the doctor reports it
-// as such (DoctorInFlight), counts it as passing, and never quarantines it.
+// as such (InFlight), counts it as passing, and never quarantines it.
 // Once the holder is dead the lock is dead (doctorlocks.go) and the version
 // is judged like any other. Versions at or below `latest` are committed, so
 // damage there is damage whoever holds the lock (the repair then skips the
@@ -16,8 +16,8 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
-// DoctorInFlight is a version a live writer is still writing.
-type DoctorInFlight struct {
+// InFlight is a version a live writer is still writing.
+type InFlight struct {
 	Item    string `json:"item"`
 	Version int64  `json:"version"`
 	Path    string `json:"path"`
@@ -41,7 +41,7 @@ func committedLatest(st *store.ItemState) int64 {
 
 // liveHolder is the judgement of u's model lock when another live process
 // holds it (ok=false: no lock, a dead one, or ours).
-func (s *doctorSurvey) liveHolder(u *doctorUnit) (pid int, ok bool) {
+func (s *survey) liveHolder(u *unit) (pid int, ok bool) {
 	if u.lockPath == "" {
 		return 0, false
 	}
@@ -56,14 +56,14 @@ func (s *doctorSurvey) liveHolder(u *doctorUnit) (pid int, ok bool) {
 }
 
 // isInFlight reports whether v is a write in progress; it records it.
-func (s *doctorSurvey) isInFlight(u *doctorUnit, di *doctorItem, v *store.Version) bool {
+func (s *survey) isInFlight(u *unit, di *surveyItem, v *store.Version) bool {
 	pid, live := s.liveHolder(u)
 	if !live || v.Readable() || v.Number <= committedLatest(di.st) {
 		return false
 	}
 	holder := s.locks[u.lockPath].Holder()
-	s.inFlight = append(s.inFlight, DoctorInFlight{Item: di.item.Key(), Version: v.Number, Path: v.Dir, Lock: u.lockPath, Pid: pid,
+	s.inFlight = append(s.inFlight, InFlight{Item: di.item.Key(), Version: v.Number, Path: v.Dir, Lock: u.lockPath, Pid: pid,
 		Message: fmt.Sprintf("version %d of %s is in progress (model locked by %s): %s; it is left alone while that lock is live",
-			v.Number, di.item.Key(), holder, doctorMessages(v.Problems))})
+			v.Number, di.item.Key(), holder, problemMessages(v.Problems))})
 	return true
 }

@@ -1,4 +1,4 @@
-package ops
+package doctor
 
 // Dead lock files (issue #11). swamp creates a lock file and writes its JSON
 // in a second call, without fsync (§8), so a crash or power cut leaves a
@@ -10,7 +10,7 @@ package ops
 // status` shows a holder that is gone).
 //
 // The doctor judges every lock file with lock.Judge and reports each one
-// that is provably dead (DoctorLockDead). The repair moves them into
+// that is provably dead (CodeLockDead). The repair moves them into
 // quarantine rather than deleting them: a lock file is not user data, but a
 // rename is a journaled step recovery can undo with the existing machinery,
 // it keeps the bytes for whoever investigates the crash, and it costs the
@@ -30,12 +30,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -44,13 +46,13 @@ import (
 )
 
 const (
-	// DoctorLockDead: a swamp lock file nobody holds (zero bytes, not a
+	// CodeLockDead: a swamp lock file nobody holds (zero bytes, not a
 	// lock record, or naming a holder that is gone); swamp waits on it.
-	DoctorLockDead DoctorCode = "lock_dead"
-	// DoctorJournalHolderStale: swampj's journal holder record names a
+	CodeLockDead Code = "lock_dead"
+	// CodeJournalHolderStale: swampj's journal holder record names a
 	// process that is gone (or cannot be read): timeout messages would
 	// name a holder that does not exist.
-	DoctorJournalHolderStale DoctorCode = "journal_holder_stale"
+	CodeJournalHolderStale Code = "journal_holder_stale"
 )
 
 // kindQuarantineLock moves a dead lock file Path to To. OldData is the
@@ -125,14 +127,14 @@ func undoQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *
 	return nil
 }
 
-// doctorLockMove is one dead lock and where it goes.
-type doctorLockMove struct {
-	DoctorMove
+// lockMove is one dead lock and where it goes.
+type lockMove struct {
+	Move
 	data []byte
 }
 
 // lockQPath is where a lock file under the base goes in quarantine.
-func (s *doctorSurvey) lockQPath(p string) string {
+func (s *survey) lockQPath(p string) string {
 	base := s.r.Base
 	rel, err := filepath.Rel(base, p)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
@@ -144,7 +146,7 @@ func (s *doctorSurvey) lockQPath(p string) string {
 // surveyLocks judges every swamp lock file of the repo: dead ones become
 // units repaired by the lock intent; every judgement is kept for the
 // in-flight test (s.locks).
-func (s *doctorSurvey) surveyLocks(ctx context.Context) error {
+func (s *survey) surveyLocks(ctx context.Context) error {
 	found, err := lock.FindLockFiles(s.fsys, s.r.Base, s.r.Namespace)
 	return s.judgeLocks(ctx, found, err, nil)
 }
@@ -159,7 +161,7 @@ type earlyLock struct {
 
 // judgeEarly judges the model lock in a directory the walk has just
 // listed, if there is one, into early.
-func (s *doctorSurvey) judgeEarly(dir string, entries []fs.DirEntry, early map[string]earlyLock) {
+func (s *survey) judgeEarly(dir string, entries []fs.DirEntry, early map[string]earlyLock) {
 	p := lock.ModelLockIn(s.r.Base, s.r.Namespace, dir, entries)
 	if p == "" {
 		return
@@ -171,7 +173,7 @@ func (s *doctorSurvey) judgeEarly(dir string, entries []fs.DirEntry, early map[s
 
 // judgeLocks judges the lock files found (err: the search's, reported as a
 // warning), taking the judgement of a lock in early when there is one.
-func (s *doctorSurvey) judgeLocks(ctx context.Context, found []lock.Found, err error, early map[string]earlyLock) error {
+func (s *survey) judgeLocks(ctx context.Context, found []lock.Found, err error, early map[string]earlyLock) error {
 	s.locks = map[string]lock.Judgement{}
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
@@ -215,9 +217,9 @@ func (s *doctorSurvey) judgeLocks(ctx context.Context, found []lock.Found, err e
 			blocks = "swamp takes it over on its next structural command; until then lock status names a holder that is gone"
 		}
 		dest := s.lockQPath(f.Path)
-		u := &doctorUnit{}
-		u.lockMoves = append(u.lockMoves, doctorLockMove{DoctorMove: DoctorMove{From: f.Path, To: dest}, data: j.Data})
-		u.add(DoctorFinding{Code: DoctorLockDead, Path: f.Path, Item: item,
+		u := &unit{}
+		u.lockMoves = append(u.lockMoves, lockMove{Move: Move{From: f.Path, To: dest}, data: j.Data})
+		u.add(Finding{Code: CodeLockDead, Path: f.Path, Item: item,
 			Message: fmt.Sprintf("%s is dead: %s; %s", what, j.Why, blocks),
 			Fix:     "move it to " + dest + " (lock files are not data; nothing else changes)"}, true)
 		s.units = append(s.units, u)
@@ -230,7 +232,7 @@ func (s *doctorSurvey) judgeLocks(ctx context.Context, found []lock.Found, err e
 // the kernel releases with its process: it cannot be left behind. A
 // confirmed repair replaces the record (journal.Open writes its own) and
 // removes it when it closes.
-func (s *doctorSurvey) surveyJournalHolder() {
+func (s *survey) surveyJournalHolder() {
 	p := journal.HolderPath(s.r.JournalPath)
 	data, err := s.fsys.ReadFile(p)
 	if err != nil {
@@ -247,15 +249,15 @@ func (s *doctorSurvey) surveyJournalHolder() {
 			return
 		}
 		why = fmt.Sprintf("it is not a holder record (%d bytes)", len(data))
-	} else if host := doctorHostname(); h.Host == host && !fsx.ProcessExists(h.PID) {
+	} else if host := hostname(); h.Host == host && !fsx.ProcessExists(h.PID) {
 		why = fmt.Sprintf("it names pid %d on this host (started %s, %s), which does not exist",
 			h.PID, h.StartedAt.Format(time.RFC3339), strings.Join(h.Command, " "))
 	}
 	if why == "" {
 		return
 	}
-	u := &doctorUnit{holderFix: true}
-	u.add(DoctorFinding{Code: DoctorJournalHolderStale, Path: p,
+	u := &unit{holderFix: true}
+	u.add(Finding{Code: CodeJournalHolderStale, Path: p,
 		Message: "swampj's journal holder record is stale: " + why + "; nothing is blocked (the journal lock is a flock its process released), but a lock timeout would name this holder",
 		Fix:     "replace it: the repair's own journal lock writes a fresh record and removes it when done"}, true)
 	s.units = append(s.units, u)
@@ -264,7 +266,7 @@ func (s *doctorSurvey) surveyJournalHolder() {
 // lockRepair runs the lock intent: every dead lock of a fresh look, under
 // the journal lock only. It returns what it moved and the intent id (0:
 // nothing to do).
-func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions) (fixed []doctorFix, moves []DoctorMove, id uint64, qstamp string, err error) {
+func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixed []unitFix, moves []Move, id uint64, qstamp string, err error) {
 	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
 	if err != nil {
 		return nil, nil, 0, "", err
@@ -286,9 +288,9 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 		return nil, nil, 0, "", err
 	}
 	if len(open) > 0 {
-		return nil, nil, 0, "", newOpenIntentsError(open, "run the doctor again")
+		return nil, nil, 0, "", report.NewOpenIntentsError(open, "run the doctor again")
 	}
-	s := &doctorSurvey{fsys: fsys, r: r, o: o}
+	s := &survey{fsys: fsys, r: r, o: o}
 	if err := s.chooseQuarantine(); err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, nil, 0, "", err
@@ -312,7 +314,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 			}
 			steps = append(steps, journal.Step{Kind: kindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
 				Note: "move a dead lock file into quarantine"})
-			moves = append(moves, m.DoctorMove)
+			moves = append(moves, m.Move)
 		}
 		fixed = append(fixed, u.findings...)
 	}
@@ -335,7 +337,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 		if in.ID == 0 {
 			return nil, nil, 0, "", fmt.Errorf("recording the lock repair in the journal: %w", err)
 		}
-		re := &DoctorRepairError{IntentID: in.ID, Err: err}
+		re := &RepairError{IntentID: in.ID, Err: err}
 		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
 		if fsx.IsCrash(rerr) {
 			crashed = true
@@ -347,7 +349,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o DoctorOptions)
 	return fixed, moves, in.ID, s.qstamp, nil
 }
 
-func doctorHostname() string {
+func hostname() string {
 	h, _ := os.Hostname()
 	return h
 }

@@ -1,4 +1,4 @@
-package ops
+package doctor
 
 // Run records (issue #11). swamp keeps method outputs under
 // outputs/{type}/{method}/{id}-{ts}.yaml (+ .log), workflow runs under
@@ -8,7 +8,7 @@ package ops
 // records; swamp's readers parse every file of a directory and one null
 // document fails the whole command ("Cannot read properties of null
 // (reading 'logFile')" from `swamp model output search` and `model method
-// history search`). Such a record is a finding (DoctorRecordUnreadable) and
+// history search`). Such a record is a finding (CodeRecordUnreadable) and
 // the repair moves it — with its .log — to {quarantine}/records/…, as it
 // moves damaged versions. swamp writes these files by temp file and rename,
 // so a live writer never shows a partial record at the final name; files
@@ -33,12 +33,12 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-// DoctorRecordUnreadable: a run record swamp reads back (method output,
+// CodeRecordUnreadable: a run record swamp reads back (method output,
 // workflow run, run index, audit log) is empty or does not parse.
-const DoctorRecordUnreadable DoctorCode = "record_unreadable"
+const CodeRecordUnreadable Code = "record_unreadable"
 
-// doctorRecordDirs are the datastore-tier trees whose records swamp reads.
-var doctorRecordDirs = []string{"outputs", "workflow-runs", "audit"}
+// recordDirs are the datastore-tier trees whose records swamp reads.
+var recordDirs = []string{"outputs", "workflow-runs", "audit"}
 
 // recordProblem says what is wrong with a record's bytes ("" when fine).
 func recordProblem(name string, data []byte) string {
@@ -79,10 +79,10 @@ func isRecordName(n string) bool {
 }
 
 // recordRoots are the record trees of the repo's datastore tier,
-// {base}[/{ns}]/{outputs,workflow-runs,audit}, in doctorRecordDirs order.
+// {base}[/{ns}]/{outputs,workflow-runs,audit}, in recordDirs order.
 func recordRoots(r *repo.Repo) []string {
-	roots := make([]string, len(doctorRecordDirs))
-	for i, sub := range doctorRecordDirs {
+	roots := make([]string, len(recordDirs))
+	for i, sub := range recordDirs {
 		if r.Namespace == "" {
 			roots[i] = filepath.Join(r.Base, sub)
 		} else {
@@ -92,9 +92,9 @@ func recordRoots(r *repo.Repo) []string {
 	return roots
 }
 
-// changedRecords lists the record files under the record trees modified at
+// ChangedRecords lists the record files under the record trees modified at
 // or after since (ChangedItems): what a command wrote or appended to.
-func changedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
+func ChangedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
 	var out []string
 	var walk func(dir string) error
 	walk = func(dir string) error {
@@ -129,9 +129,9 @@ func changedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.T
 }
 
 // surveyRecords finds damaged run records and plans their moves: every
-// record of the record trees, or with only (DoctorOptions.Only) the record
+// record of the record trees, or with only (Options.Only) the record
 // files named there.
-func (s *doctorSurvey) surveyRecords(ctx context.Context, only map[string]bool) error {
+func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error {
 	var want func(p string) bool
 	var dirs []string // with only: the directories of the records named
 	if only != nil {
@@ -148,7 +148,7 @@ func (s *doctorSurvey) surveyRecords(ctx context.Context, only map[string]bool) 
 		sort.Strings(dirs)
 	}
 	roots := recordRoots(s.r)
-	for i, sub := range doctorRecordDirs {
+	for i, sub := range recordDirs {
 		root := roots[i]
 		var walk func(dir string, descend bool) error
 		walk = func(dir string, descend bool) error {
@@ -201,18 +201,18 @@ func (s *doctorSurvey) surveyRecords(ctx context.Context, only map[string]bool) 
 				if fi, err := s.fsys.Stat(p); err == nil && time.Since(fi.ModTime()) <= lock.WriteWindow {
 					continue // possibly still being written
 				}
-				u := &doctorUnit{}
+				u := &unit{}
 				dest := s.recordQPath(p)
-				u.moves = append(u.moves, DoctorMove{From: p, To: dest})
+				u.moves = append(u.moves, Move{From: p, To: dest})
 				fix := "move it to " + dest
 				if strings.HasSuffix(n, ".yaml") {
 					if log := strings.TrimSuffix(n, ".yaml") + ".log"; names[log] {
 						lp := filepath.Join(dir, log)
-						u.moves = append(u.moves, DoctorMove{From: lp, To: s.recordQPath(lp)})
+						u.moves = append(u.moves, Move{From: lp, To: s.recordQPath(lp)})
 						fix += " with its " + log
 					}
 				}
-				u.add(DoctorFinding{Code: DoctorRecordUnreadable, Path: p,
+				u.add(Finding{Code: CodeRecordUnreadable, Path: p,
 					Message: fmt.Sprintf("swamp's %s record %s cannot be read: %s; swamp's readers of %s/ fail on it", sub, p, why, sub),
 					Fix:     fix}, true)
 				s.units = append(s.units, u)
@@ -237,7 +237,7 @@ func (s *doctorSurvey) surveyRecords(ctx context.Context, only map[string]bool) 
 }
 
 // recordQPath is where a record under the tier goes in quarantine.
-func (s *doctorSurvey) recordQPath(p string) string {
+func (s *survey) recordQPath(p string) string {
 	rel, err := filepath.Rel(s.r.Base, p)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = filepath.Base(p)

@@ -1,4 +1,4 @@
-package ops
+package doctor
 
 // The repair-catalog step kind: the catalog half of a doctor repair
 // (repair.go). It records every affected row before and after, so it can
@@ -9,32 +9,33 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/swampj/swampj/ops/internal/engine"
 	"sort"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 )
 
-// doctorCatalogChange is the payload of a repair-catalog step.
-type doctorCatalogChange struct {
+// catalogChange is the payload of a repair-catalog step.
+type catalogChange struct {
 	Namespace string              `json:"namespace"`
-	Items     []doctorCatalogItem `json:"items"`
+	Items     []catalogItem `json:"items"`
 	// Order is every Before row of every item in the catalog's rowid
 	// order, so an undo can restore the write order across items (G9).
-	Order []doctorRowRef `json:"order"`
+	Order []rowRef `json:"order"`
 }
 
-// doctorRowRef names one Before row: an index into Items and a version.
-type doctorRowRef struct {
+// rowRef names one Before row: an index into Items and a version.
+type rowRef struct {
 	Item    int   `json:"item"`
 	Version int64 `json:"version"`
 }
 
-// doctorCatalogItem is one item's rows as found (Before, rowid order, flags
+// catalogItem is one item's rows as found (Before, rowid order, flags
 // included) and as the repair leaves them (After).
-type doctorCatalogItem struct {
+type catalogItem struct {
 	Key    catalog.ItemKey `json:"key"`
 	Before []catalog.Row   `json:"before"`
 	After  []catalog.Row   `json:"after"`
@@ -46,16 +47,16 @@ type doctorCatalogItem struct {
 }
 
 // known reports whether the plan knows version v of the item.
-func (it *doctorCatalogItem) known(v int64) bool {
-	return doctorHasVersion(it.Before, v) || doctorHasVersion(it.After, v)
+func (it *catalogItem) known(v int64) bool {
+	return hasVersion(it.Before, v) || hasVersion(it.After, v)
 }
 
 func init() {
 	engine.Register(kindRepairCatalog, engine.Kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog, Derived: true})
 }
 
-func decodeDoctorChange(s *journal.Step) (*doctorCatalogChange, error) {
-	var ch doctorCatalogChange
+func decodeDoctorChange(s *journal.Step) (*catalogChange, error) {
+	var ch catalogChange
 	if err := json.Unmarshal(s.Catalog, &ch); err != nil {
 		return nil, fmt.Errorf("repair-catalog step does not decode: %w", err)
 	}
@@ -90,7 +91,7 @@ func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step)
 	case c == nil:
 		return engine.NotDone, "no catalog", nil
 	}
-	cur, order, err := doctorReadItems(ctx, c, ch)
+	cur, order, err := readItems(ctx, c, ch)
 	if err != nil {
 		return engine.Conflict, "", err
 	}
@@ -98,7 +99,7 @@ func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step)
 	// The before-state includes the rows' write order: an undo that
 	// re-inserted some rows and stopped has every row and flag back, but
 	// not yet in their old order.
-	atBefore, atAfter := doctorSameOrder(order, ch.Order), true
+	atBefore, atAfter := sameOrder(order, ch.Order), true
 	for i := range ch.Items {
 		it := &ch.Items[i]
 		for v := range cur[it.Key] {
@@ -107,8 +108,8 @@ func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step)
 					it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, v), nil
 			}
 		}
-		atBefore = atBefore && doctorRowsAre(cur[it.Key], it.Before, step)
-		atAfter = atAfter && doctorRowsAre(cur[it.Key], it.After, step)
+		atBefore = atBefore && rowsAre(cur[it.Key], it.Before, step)
+		atAfter = atAfter && rowsAre(cur[it.Key], it.After, step)
 	}
 	switch {
 	case atAfter:
@@ -147,10 +148,10 @@ func undoRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ 
 	return repairCatalogBackward(ctx, c, ch)
 }
 
-// doctorFlagPasses bounds the flag-setting rounds of doctorEnforceFlags.
+// flagPasses bounds the flag-setting rounds of enforceFlags.
 // Two suffice for flags that follow the latest rules (one to set, one to
 // see they hold); the rest is slack.
-const doctorFlagPasses = 4
+const flagPasses = 4
 
 // The catalog change is made of the catalog's write-through operations,
 // each its own IMMEDIATE transaction (the catalog package offers no
@@ -166,16 +167,16 @@ const doctorFlagPasses = 4
 //     that already is the answer);
 //  2. a row the new latest version lacks is inserted (UpsertDeferred);
 //  3. flags that still differ are set as write-through sets them
-//     (doctorEnforceFlags). A catalog that still disagrees is an error.
-func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) error {
-	cur, err := doctorCurrentRows(ctx, c, ch)
+//     (enforceFlags). A catalog that still disagrees is an error.
+func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *catalogChange) error {
+	cur, err := currentRows(ctx, c, ch)
 	if err != nil {
 		return err
 	}
 	for i := range ch.Items {
 		it := &ch.Items[i]
-		for _, v := range doctorSortedVersions(cur[it.Key]) {
-			if it.known(v) && !doctorHasVersion(it.After, v) {
+		for _, v := range sortedVersions(cur[it.Key]) {
+			if it.known(v) && !hasVersion(it.After, v) {
 				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
 					return err
 				}
@@ -189,20 +190,20 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *doctorCat
 			}
 		}
 	}
-	after := func(it *doctorCatalogItem) []catalog.Row { return it.After }
-	if err := doctorEnforceFlags(ctx, c, ch, after); err != nil {
+	after := func(it *catalogItem) []catalog.Row { return it.After }
+	if err := enforceFlags(ctx, c, ch, after); err != nil {
 		return err
 	}
-	cur, err = doctorCurrentRows(ctx, c, ch)
+	cur, err = currentRows(ctx, c, ch)
 	if err != nil {
 		return err
 	}
 	step := c.HasStepLatest()
 	for i := range ch.Items {
 		it := &ch.Items[i]
-		if !doctorRowsAre(cur[it.Key], it.After, step) {
+		if !rowsAre(cur[it.Key], it.After, step) {
 			return fmt.Errorf("the catalog's latest flags of %s/%s/%s did not settle: %s",
-				it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, doctorFlagged(doctorRowList(cur[it.Key]), step))
+				it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, flagged(rowList(cur[it.Key]), step))
 		}
 	}
 	return nil
@@ -221,17 +222,17 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *doctorCat
 //     flagged row of a group is its newest, hence written last);
 //  3. flags no write-through order produces (a catalog that had two
 //     is_latest rows in a group) are restored as far as write-through
-//     allows (doctorEnforceFlags, best effort).
-func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) error {
+//     allows (enforceFlags, best effort).
+func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogChange) error {
 	step := c.HasStepLatest()
-	cur, err := doctorCurrentRows(ctx, c, ch)
+	cur, err := currentRows(ctx, c, ch)
 	if err != nil {
 		return err
 	}
 	for i := range ch.Items {
 		it := &ch.Items[i]
-		for _, v := range doctorSortedVersions(cur[it.Key]) {
-			if it.known(v) && !doctorHasVersion(it.Before, v) {
+		for _, v := range sortedVersions(cur[it.Key]) {
+			if it.known(v) && !hasVersion(it.Before, v) {
 				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
 					return err
 				}
@@ -239,14 +240,14 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *doctorCa
 		}
 	}
 
-	cur, order, err := doctorReadItems(ctx, c, ch)
+	cur, order, err := readItems(ctx, c, ch)
 	if err != nil {
 		return err
 	}
 	from := len(ch.Order)
 	for k, ref := range ch.Order {
 		it := &ch.Items[ref.Item]
-		old := it.Before[doctorIndex(it.Before, ref.Version)]
+		old := it.Before[rowIndex(it.Before, ref.Version)]
 		have, ok := cur[it.Key][ref.Version]
 		if k >= len(order) || order[k] != ref || !ok ||
 			(old.IsLatest && !have.IsLatest) || (step && old.IsStepLatest && !have.IsStepLatest) {
@@ -256,7 +257,7 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *doctorCa
 	}
 	for _, ref := range ch.Order[from:] {
 		it := &ch.Items[ref.Item]
-		old := it.Before[doctorIndex(it.Before, ref.Version)]
+		old := it.Before[rowIndex(it.Before, ref.Version)]
 		if old.IsLatest || (step && old.IsStepLatest) {
 			err = c.UpsertNewVersion(ctx, old)
 		} else {
@@ -266,28 +267,28 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *doctorCa
 			return err
 		}
 	}
-	before := func(it *doctorCatalogItem) []catalog.Row { return it.Before }
-	return doctorEnforceFlags(ctx, c, ch, before)
+	before := func(it *catalogItem) []catalog.Row { return it.Before }
+	return enforceFlags(ctx, c, ch, before)
 }
 
-// doctorEnforceFlags sets the flags of every item's target rows with
+// enforceFlags sets the flags of every item's target rows with
 // write-through operations: UpsertNewVersion on each row that must carry a
 // flag and does not (it clears the flag in the row's group, as swamp's
 // write-through does), step-only holders before the item's latest row so
 // the latest row takes is_latest last; UpsertDeferred on a row that must
 // carry none but still does. Rows it rewrites move to the end of the write
 // order, so it is the last resort: it does nothing when the flags are right.
-func doctorEnforceFlags(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange, target func(*doctorCatalogItem) []catalog.Row) error {
+func enforceFlags(ctx context.Context, c *catalog.Catalog, ch *catalogChange, target func(*catalogItem) []catalog.Row) error {
 	step := c.HasStepLatest()
-	for pass := 0; pass < doctorFlagPasses; pass++ {
-		cur, err := doctorCurrentRows(ctx, c, ch)
+	for pass := 0; pass < flagPasses; pass++ {
+		cur, err := currentRows(ctx, c, ch)
 		if err != nil {
 			return err
 		}
 		changed := false
 		for i := range ch.Items {
 			it := &ch.Items[i]
-			for _, row := range doctorSetters(cur[it.Key], target(it), step) {
+			for _, row := range setters(cur[it.Key], target(it), step) {
 				if err := c.UpsertNewVersion(ctx, row); err != nil {
 					return err
 				}
@@ -295,7 +296,7 @@ func doctorEnforceFlags(ctx context.Context, c *catalog.Catalog, ch *doctorCatal
 			}
 		}
 		if changed {
-			if cur, err = doctorCurrentRows(ctx, c, ch); err != nil {
+			if cur, err = currentRows(ctx, c, ch); err != nil {
 				return err
 			}
 		}
@@ -303,7 +304,7 @@ func doctorEnforceFlags(ctx context.Context, c *catalog.Catalog, ch *doctorCatal
 			it := &ch.Items[i]
 			for _, row := range target(it) {
 				have, ok := cur[it.Key][row.Version]
-				if ok && !row.IsLatest && !(step && row.IsStepLatest) && !doctorSameFlags(have, row, step) {
+				if ok && !row.IsLatest && !(step && row.IsStepLatest) && !sameFlags(have, row, step) {
 					if err := c.UpsertDeferred(ctx, row); err != nil {
 						return err
 					}
@@ -318,17 +319,17 @@ func doctorEnforceFlags(ctx context.Context, c *catalog.Catalog, ch *doctorCatal
 	return nil
 }
 
-// doctorSetters lists the target rows that must carry a flag and do not:
+// setters lists the target rows that must carry a flag and do not:
 // rows that are only is_step_latest first (each also takes is_latest for a
 // moment), then the item's is_latest row(s), which take it back.
-func doctorSetters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catalog.Row {
+func setters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catalog.Row {
 	var stepOnly, latest []catalog.Row
 	for _, row := range target {
 		if !row.IsLatest && !(step && row.IsStepLatest) {
 			continue
 		}
 		have, ok := cur[row.Version]
-		if ok && doctorSameFlags(have, row, step) {
+		if ok && sameFlags(have, row, step) {
 			continue
 		}
 		if row.IsLatest {
@@ -339,7 +340,7 @@ func doctorSetters(cur map[int64]catalog.Row, target []catalog.Row, step bool) [
 	}
 	if len(stepOnly) > 0 {
 		for _, row := range target {
-			if row.IsLatest && !doctorHasVersion(latest, row.Version) {
+			if row.IsLatest && !hasVersion(latest, row.Version) {
 				latest = append(latest, row)
 			}
 		}
@@ -352,10 +353,10 @@ func doctorSetters(cur map[int64]catalog.Row, target []catalog.Row, step bool) [
 	return append(stepOnly, latest...)
 }
 
-// doctorReadItems reads the rows of the change's items in one statement:
+// readItems reads the rows of the change's items in one statement:
 // by item and version, and — for the versions the plan knows — in rowid
 // order.
-func doctorReadItems(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, []doctorRowRef, error) {
+func readItems(ctx context.Context, c *catalog.Catalog, ch *catalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, []rowRef, error) {
 	index := map[catalog.ItemKey]int{}
 	byVersion := map[catalog.ItemKey]map[int64]catalog.Row{}
 	for i, it := range ch.Items {
@@ -366,7 +367,7 @@ func doctorReadItems(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogC
 	if err != nil {
 		return nil, nil, err
 	}
-	var order []doctorRowRef
+	var order []rowRef
 	for _, r := range rows {
 		i, ok := index[r.Key()]
 		if !ok {
@@ -374,19 +375,19 @@ func doctorReadItems(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogC
 		}
 		byVersion[r.Key()][r.Version] = r
 		if ch.Items[i].known(r.Version) {
-			order = append(order, doctorRowRef{Item: i, Version: r.Version})
+			order = append(order, rowRef{Item: i, Version: r.Version})
 		}
 	}
 	return byVersion, order, nil
 }
 
-// doctorCurrentRows reads the rows of the change's items, by version.
-func doctorCurrentRows(ctx context.Context, c *catalog.Catalog, ch *doctorCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, error) {
-	m, _, err := doctorReadItems(ctx, c, ch)
+// currentRows reads the rows of the change's items, by version.
+func currentRows(ctx context.Context, c *catalog.Catalog, ch *catalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, error) {
+	m, _, err := readItems(ctx, c, ch)
 	return m, err
 }
 
-func doctorSameOrder(a, b []doctorRowRef) bool {
+func sameOrder(a, b []rowRef) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -398,22 +399,22 @@ func doctorSameOrder(a, b []doctorRowRef) bool {
 	return true
 }
 
-// doctorRowsAre reports whether cur holds exactly want's versions with
+// rowsAre reports whether cur holds exactly want's versions with
 // want's flags.
-func doctorRowsAre(cur map[int64]catalog.Row, want []catalog.Row, step bool) bool {
+func rowsAre(cur map[int64]catalog.Row, want []catalog.Row, step bool) bool {
 	if len(cur) != len(want) {
 		return false
 	}
 	for _, w := range want {
 		have, ok := cur[w.Version]
-		if !ok || !doctorSameFlags(have, w, step) {
+		if !ok || !sameFlags(have, w, step) {
 			return false
 		}
 	}
 	return true
 }
 
-func doctorSortedVersions(m map[int64]catalog.Row) []int64 {
+func sortedVersions(m map[int64]catalog.Row) []int64 {
 	vs := make([]int64, 0, len(m))
 	for v := range m {
 		vs = append(vs, v)
@@ -422,9 +423,9 @@ func doctorSortedVersions(m map[int64]catalog.Row) []int64 {
 	return vs
 }
 
-func doctorRowList(m map[int64]catalog.Row) []catalog.Row {
+func rowList(m map[int64]catalog.Row) []catalog.Row {
 	out := make([]catalog.Row, 0, len(m))
-	for _, v := range doctorSortedVersions(m) {
+	for _, v := range sortedVersions(m) {
 		out = append(out, m[v])
 	}
 	return out

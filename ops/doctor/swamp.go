@@ -1,4 +1,4 @@
-package ops
+package doctor
 
 // swamp's own `doctor datastores` checks (swamp-format §5.1), computed the
 // way they should be, under swamp's check ids and with swamp's keys, so an
@@ -18,6 +18,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // SwampCheck is one of swamp's datastore checks: check, passed and message
@@ -31,7 +32,7 @@ type SwampCheck struct {
 	// Remedy is the action of swampj's that Message (a failed check) or
 	// else SwampDiffers advises; not in swamp's JSON (the CLI appends its
 	// command to that text instead).
-	Remedy Remedy `json:"-"`
+	Remedy report.Remedy `json:"-"`
 }
 
 // Swamp's check ids (doctor_datastores.ts).
@@ -42,13 +43,13 @@ const (
 	SwampCheckCompleteness  = "catalog_completeness"
 )
 
-// DoctorSwampCheck is a failing swamp check as a doctor finding.
-const DoctorSwampCheck DoctorCode = "swamp_check_failed"
+// CodeSwampCheck is a failing swamp check as a doctor finding.
+const CodeSwampCheck Code = "swamp_check_failed"
 
 // swampChecks computes the four checks. diskByType counts the items the
 // walk of the real data root found per type; catalogLatest the catalog's
 // is_latest rows of the repo namespace per type.
-func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []SwampCheck {
+func (s *survey) swampChecks(diskByType, catalogLatest map[string]int) []SwampCheck {
 	r := s.r
 	var out []SwampCheck
 
@@ -89,7 +90,7 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 				real = append(real, sub)
 			case logs > 0:
 				explained = append(explained, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there; the namespace migration folds them in)", sub, logs))
-				m.Remedy = RemedyMigrate // advised in SwampDiffers
+				m.Remedy = report.RemedyMigrate // advised in SwampDiffers
 			case sub == "data" && s.holdsCatalog(dir):
 				explained = append(explained, "data (only the repo-local catalog, which never moves)")
 			}
@@ -97,7 +98,7 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 		if len(real) > 0 {
 			m.Message = fmt.Sprintf("Un-migrated data found at root level (%s). The namespace migration moves it into namespace %q",
 				strings.Join(real, ", "), r.Namespace)
-			m.Remedy = RemedyMigrate
+			m.Remedy = report.RemedyMigrate
 		} else {
 			m.Passed = true
 			m.Message = fmt.Sprintf("All data is under namespace %q", r.Namespace)
@@ -137,7 +138,7 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 		// it from disk, so nothing is missing from a query's point of view.
 		c.Passed = true
 		c.Message = fmt.Sprintf("Catalog index not built yet: swamp builds it from the %d record(s) on disk at its next query (a catalog rebuild builds it now)", disk)
-		c.Remedy = RemedyRebuildCatalog
+		c.Remedy = report.RemedyRebuildCatalog
 	case len(short) > 0 && !s.populated:
 		// Not marked populated: swamp's next query runs its additive
 		// backfill (§3.7), which adds every missing row.
@@ -146,7 +147,7 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 	case len(short) > 0:
 		c.Message = fmt.Sprintf("Catalog index is missing %d record(s) across %d model type(s) that exist on disk (%s). A catalog rebuild adds them",
 			disk-cat, len(short), strings.Join(short, "; "))
-		c.Remedy = RemedyRebuildCatalog
+		c.Remedy = report.RemedyRebuildCatalog
 	default:
 		c.Passed = true
 		c.Message = fmt.Sprintf("Catalog index covers all %d record(s) on disk", disk)
@@ -161,7 +162,7 @@ func (s *doctorSurvey) swampChecks(diskByType, catalogLatest map[string]int) []S
 // rootFiles counts, below {base}/{sub}, the files swamp's check would call
 // un-migrated data (catalog files of data/ excluded) and, for outputs/,
 // the .log files swamp itself writes there.
-func (s *doctorSurvey) rootFiles(dir, sub string) (files, logs int) {
+func (s *survey) rootFiles(dir, sub string) (files, logs int) {
 	var walk func(d string, depth int)
 	walk = func(d string, depth int) {
 		ents, err := s.fsys.ReadDir(d)
@@ -185,7 +186,7 @@ func (s *doctorSurvey) rootFiles(dir, sub string) (files, logs int) {
 	return files, logs
 }
 
-func (s *doctorSurvey) holdsCatalog(dir string) bool {
+func (s *survey) holdsCatalog(dir string) bool {
 	ents, err := s.fsys.ReadDir(dir)
 	if err != nil {
 		return false

@@ -1,4 +1,4 @@
-package ops
+package report
 
 import "sync/atomic"
 
@@ -31,60 +31,67 @@ type Progress func(ProgressEvent)
 // progressEvery is how many entries a walk counts between two reports.
 const progressEvery = 256
 
-// emit calls p when it is set.
-func (p Progress) emit(phase string, done, total int64, unit string) {
+// Emit calls p when it is set.
+func (p Progress) Emit(phase string, done, total int64, unit string) {
 	if p != nil {
 		p(ProgressEvent{Phase: phase, Done: done, Total: total, Unit: unit})
 	}
 }
 
-// counter counts entries of a walk (atomically: walks run on workers) and
-// reports every progressEvery of them.
-type counter struct {
-	n     atomic.Int64
-	p     Progress
-	phase string
-	unit  string
-	total func() int64
-	every int64 // entries between reports (0: progressEvery)
-	// extra, if set, fills an event's Versions and Bytes.
-	extra func(*ProgressEvent)
+// Steps maps the executor's per-step callback to events of phase, counted
+// in steps (nil when p is nil: the executor then reports nothing).
+func (p Progress) Steps(phase string) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	return func(done, total int) { p.Emit(phase, int64(done), int64(total), "steps") }
 }
 
-func (c *counter) add(k int64) {
-	if c == nil || c.p == nil {
+// Counter counts the entries of a walk (atomically: walks run on workers)
+// and reports every Every of them (0: every 256) to Progress as Phase,
+// counted in Unit. The zero Counter, or one with no Progress, reports
+// nothing.
+type Counter struct {
+	n        atomic.Int64
+	Progress Progress
+	Phase    string
+	Unit     string
+	// Total, if set, is read at each report (a walk still finding work).
+	Total func() int64
+	Every int64
+	// Extra, if set, fills an event's Versions and Bytes.
+	Extra func(*ProgressEvent)
+}
+
+// Add counts k more entries, reporting when a multiple of Every is passed.
+func (c *Counter) Add(k int64) {
+	if c == nil || c.Progress == nil {
 		return
 	}
 	n := c.n.Add(k)
-	every := c.every
+	every := c.Every
 	if every <= 0 {
 		every = progressEvery
 	}
 	if n/every != (n-k)/every {
-		c.report(n)
+		c.Report(n)
 	}
 }
 
-// report emits the event for n entries done.
-func (c *counter) report(n int64) {
-	if c == nil || c.p == nil {
+// Report emits the event for n entries done.
+func (c *Counter) Report(n int64) {
+	if c == nil || c.Progress == nil {
 		return
 	}
-	ev := ProgressEvent{Phase: c.phase, Done: n, Unit: c.unit}
-	if c.total != nil {
-		ev.Total = c.total()
+	ev := ProgressEvent{Phase: c.Phase, Done: n, Unit: c.Unit}
+	if c.Total != nil {
+		ev.Total = c.Total()
 	}
-	if c.extra != nil {
-		c.extra(&ev)
+	if c.Extra != nil {
+		c.Extra(&ev)
 	}
-	c.p(ev)
+	c.Progress(ev)
 }
 
-// stepProgress maps the executor's per-step callback (Env.Progress) to
-// events of phase, counted in steps.
-func stepProgress(p Progress, phase string) func(done, total int) {
-	if p == nil {
-		return nil
-	}
-	return func(done, total int) { p.emit(phase, int64(done), int64(total), "steps") }
-}
+// Done is how many entries have been counted.
+func (c *Counter) Done() int64 { return c.n.Load() }

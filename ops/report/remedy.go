@@ -1,4 +1,4 @@
-package ops
+package report
 
 // Remedy names the action that fixes what a doctor finding, a migrate
 // warning or an error reports. It is data: the library says which action,

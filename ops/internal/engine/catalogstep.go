@@ -43,7 +43,7 @@ type repoCatalog struct {
 // catalog.ModeReport, and a schema a read-write open would refuse is
 // refused the same way.
 func ReportCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
-	return &repoCatalog{fsys: orReal(fsys), path: repo.CatalogPathOf(repoDir), report: true}
+	return &repoCatalog{fsys: fsx.OrReal(fsys), path: repo.CatalogPathOf(repoDir), report: true}
 }
 
 // RepoCatalog opens {repoDir}/.swamp/data/_catalog.db on first use, for
@@ -54,7 +54,7 @@ func ReportCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
 // rebuild, which open the catalog on their own, check the whole file, and
 // rebuild moves a damaged one aside.
 func RepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	return &repoCatalog{fsys: fsys, path: repo.CatalogPathOf(repoDir)}
 }
 

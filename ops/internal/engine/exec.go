@@ -244,7 +244,7 @@ type Recording struct {
 func StartRecording(fsys fsx.FS, j *journal.Journal, in *journal.Intent) *Recording {
 	nameTemps(in)
 	r := &Recording{j: j, in: in, begun: *in, done: make(chan struct{})}
-	if fsx.Concurrent(orReal(fsys)) {
+	if fsx.Concurrent(fsx.OrReal(fsys)) {
 		go r.run()
 	} else {
 		r.run()
@@ -825,14 +825,6 @@ func (aw *aheadWork) commitOr(apply func(context.Context, *Env, *journal.Step, *
 		observeFlush("catalog-commit", 1, start, time.Now())
 		return err
 	}
-}
-
-// orReal is fsys, or the real disk when fsys is nil.
-func orReal(fsys fsx.FS) fsx.FS {
-	if fsys == nil {
-		return fsx.Real()
-	}
-	return fsys
 }
 
 // removePreparedTemps removes the temp files of the intent's write steps

@@ -187,7 +187,7 @@ func undoMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 // same plan creates them) are not listed again; the ones listed are added
 // to planned (planned may be nil).
 func MissingDirs(fsys fsx.FS, dir string, planned map[string]bool) ([]string, error) {
-	fsys = orReal(fsys)
+	fsys = fsx.OrReal(fsys)
 	var out []string
 	for d := filepath.Clean(dir); !planned[d]; {
 		fi, err := fsys.Stat(d)

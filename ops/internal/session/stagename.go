@@ -1,4 +1,4 @@
-package ops
+package session
 
 // Who made a staging name. A versioned write creates its staging
 // directories (and the temp file of each `latest` it replaces) while its
@@ -12,6 +12,7 @@ package ops
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -25,8 +26,12 @@ import (
 	"github.com/swampj/swampj/journal"
 )
 
+// StagePrefix starts every staging directory; swamp's readers skip it (no
+// digits first, G3) and so does store.Walk (".swampj-").
+const StagePrefix = ".swampj-stage-"
+
 // latestTempPrefix starts the temp file of a `latest` replace written
-// ahead of its step; like stagePrefix, swamp's readers and store.Walk
+// ahead of its step; like StagePrefix, swamp's readers and store.Walk
 // skip it (a leading dot, ".swampj-").
 const latestTempPrefix = ".swampj-latest-"
 
@@ -44,32 +49,32 @@ var hostTag = sync.OnceValue(func() string {
 // (a write cut short by a simulated crash is as dead as a killed one).
 var liveTokens sync.Map
 
-// newOwnerToken returns a fresh token for one write and registers it as
+// NewOwnerToken returns a fresh token for one write and registers it as
 // live; release unregisters it when the write has returned.
-func newOwnerToken() (token string, release func()) {
-	token = fmt.Sprintf("%d-%s-%s", os.Getpid(), hostTag(), stageSuffix(4))
+func NewOwnerToken() (token string, release func()) {
+	token = fmt.Sprintf("%d-%s-%s", os.Getpid(), hostTag(), randomHex(4))
 	liveTokens.Store(token, true)
 	return token, func() { liveTokens.Delete(token) }
 }
 
-// stageName is the staging directory of version n.
-func stageName(n int64, token string) string {
-	return stagePrefix + strconv.FormatInt(n, 10) + "-" + token
+// StageName is the staging directory of version n.
+func StageName(n int64, token string) string {
+	return StagePrefix + strconv.FormatInt(n, 10) + "-" + token
 }
 
-// latestTempName is the temp file of a `latest` replace.
-func latestTempName(token string) string { return latestTempPrefix + token + ".tmp" }
+// LatestTempName is the temp file of a `latest` replace.
+func LatestTempName(token string) string { return latestTempPrefix + token + ".tmp" }
 
-// stageOwner parses the owner token out of a staging directory or latest
+// StageOwner parses the owner token out of a staging directory or latest
 // temp name. ok=false: not such a name, or one made before names carried
 // their owner (those were only ever created after their intent was
 // durable, so the journal accounts for them).
-func stageOwner(name string) (pid int, host string, ok bool) {
+func StageOwner(name string) (pid int, host string, ok bool) {
 	var rest string
 	switch {
-	case strings.HasPrefix(name, stagePrefix):
+	case strings.HasPrefix(name, StagePrefix):
 		// {N}-{pid}-{host}-{random}
-		parts := strings.Split(strings.TrimPrefix(name, stagePrefix), "-")
+		parts := strings.Split(strings.TrimPrefix(name, StagePrefix), "-")
 		if len(parts) != 4 {
 			return 0, "", false
 		}
@@ -90,12 +95,12 @@ func stageOwner(name string) (pid int, host string, ok bool) {
 	return pid, parts[1], true
 }
 
-// stageOwnerGone reports whether name is an attributable staging name
+// StageOwnerGone reports whether name is an attributable staging name
 // whose writer is certainly gone: made on this host by a process that no
 // longer exists, or by this process for a write that has returned. A name
 // from another host, or one without an owner, is never "gone" here.
-func stageOwnerGone(name string) bool {
-	pid, host, ok := stageOwner(name)
+func StageOwnerGone(name string) bool {
+	pid, host, ok := StageOwner(name)
 	if !ok || host != hostTag() {
 		return false
 	}
@@ -108,8 +113,8 @@ func stageOwnerGone(name string) bool {
 
 // tokenOf is the owner token inside an attributable name.
 func tokenOf(name string) string {
-	if strings.HasPrefix(name, stagePrefix) {
-		rest := strings.TrimPrefix(name, stagePrefix)
+	if strings.HasPrefix(name, StagePrefix) {
+		rest := strings.TrimPrefix(name, StagePrefix)
 		if i := strings.IndexByte(rest, '-'); i >= 0 {
 			return rest[i+1:]
 		}
@@ -118,8 +123,8 @@ func tokenOf(name string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(name, latestTempPrefix), ".tmp")
 }
 
-// removeOrphanStages removes, under dataRoot, the staging directories and
-// `latest` temp files whose writer is gone (stageOwnerGone) and that no
+// RemoveOrphanStages removes, under dataRoot, the staging directories and
+// `latest` temp files whose writer is gone (StageOwnerGone) and that no
 // open intent names (owned: the paths of open intents' steps). They are
 // what a write leaves when it dies before its intent is durable: hidden,
 // never published, never acknowledged, so removing them loses nothing a
@@ -129,8 +134,8 @@ func tokenOf(name string) string {
 // It walks the data root (item directories are listed; version
 // directories are not entered), so callers run it only after a crash
 // (journal.Journal.CrashLeftoversUnchecked).
-func removeOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned map[string]bool) ([]string, error) {
-	fsys = orReal(fsys)
+func RemoveOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned map[string]bool) ([]string, error) {
+	fsys = fsx.OrReal(fsys)
 	var removed []string
 	var walk func(dir string) error
 	walk = func(dir string) error {
@@ -153,8 +158,8 @@ func removeOrphanStages(ctx context.Context, fsys fsx.FS, dataRoot string, owned
 		for _, e := range ents {
 			name, p := e.Name(), filepath.Join(dir, e.Name())
 			switch {
-			case strings.HasPrefix(name, stagePrefix) || strings.HasPrefix(name, latestTempPrefix):
-				if owned[p] || !stageOwnerGone(name) {
+			case strings.HasPrefix(name, StagePrefix) || strings.HasPrefix(name, latestTempPrefix):
+				if owned[p] || !StageOwnerGone(name) {
 					continue
 				}
 				if err := fsx.RemoveAll(fsys, p); err != nil {
@@ -201,7 +206,7 @@ func allDigits(s string) bool {
 }
 
 // RemoveCrashLeftovers removes what writes that died before their intent
-// was durable left under dataRoot (removeOrphanStages), if the journal
+// was durable left under dataRoot (RemoveOrphanStages), if the journal
 // says a holder ended without closing it since the last look, and then
 // clears that mark. Every caller that finishes a crashed process's open
 // intents calls it after them: recover, and a write with its own journal.
@@ -210,9 +215,16 @@ func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, 
 		return nil, nil
 	}
 	fsys = fsx.OrReal(fsys)
-	removed, err := removeOrphanStages(ctx, fsys, dataRoot, nil)
+	removed, err := RemoveOrphanStages(ctx, fsys, dataRoot, nil)
 	if err != nil {
 		return removed, err
 	}
 	return removed, j.CrashLeftoversChecked()
+}
+
+// randomHex is n random bytes in hex: the random part of an owner token.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

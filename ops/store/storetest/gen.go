@@ -1,4 +1,4 @@
-// Package gen writes swamp repos in swamp's exact on-disk layout
+// Package storetest writes swamp repos in swamp's exact on-disk layout
 // (swamp-format.md §1.2, §2): `.swamp.yaml`, versioned data items with their
 // `latest` pointers and byte-exact metadata.yaml files (ops/meta.Encode), and
 // the runtime directories beside them. Everything it writes is deterministic:
@@ -18,7 +18,7 @@
 //
 // Files are created exclusively (never overwriting) through fsx and not
 // fsynced: this is a test-data generator, not a datastore writer.
-package gen
+package storetest
 
 import (
 	"crypto/sha256"

@@ -1,21 +1,21 @@
-package ops
+package session
 
 import "log/slog"
 
 // discard is the logger of a nil Logger option.
 var discard = slog.New(slog.DiscardHandler)
 
-// loggerOr is l, or a logger that drops everything when l is nil.
-func loggerOr(l *slog.Logger) *slog.Logger {
+// LoggerOr is l, or a logger that drops everything when l is nil.
+func LoggerOr(l *slog.Logger) *slog.Logger {
 	if l == nil {
 		return discard
 	}
 	return l
 }
 
-// warnTo adapts l to the func(string) warnings of journal.Options and
+// WarnTo adapts l to the func(string) warnings of journal.Options and
 // lock.ReleaseAll: each becomes a record at level Warn.
-func warnTo(l *slog.Logger) func(string) {
-	l = loggerOr(l)
+func WarnTo(l *slog.Logger) func(string) {
+	l = LoggerOr(l)
 	return func(msg string) { l.Warn(msg) }
 }

@@ -1,0 +1,72 @@
+package ops
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
+)
+
+// RecoverOptions are the options of Recover and PreviewRecovery.
+type RecoverOptions struct {
+	// FS is the disk (nil: the real one).
+	FS fsx.FS
+	// Repo is the root of the repo the journal belongs to: catalog steps
+	// update (or, previewing, read) its catalog.
+	Repo string
+	// Rollback undoes every open intent, newest first, instead of
+	// finishing it.
+	Rollback bool
+	// SwampLockTimeout bounds the wait for the swamp locks an intent names
+	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
+	SwampLockTimeout time.Duration
+	// Progress, if set, receives "recovering": steps of the intent being
+	// finished or undone.
+	Progress Progress
+	// Logger receives the executor's step records at level Debug (nil:
+	// nothing is logged).
+	Logger *slog.Logger
+}
+
+// Recover finishes (or, with Rollback, undoes) every open intent of j in
+// id order. It stops at the first intent that cannot be completed — later
+// intents may depend on it — and returns the outcomes so far with that
+// error; that intent stays open. recover.Run is the usual way in: it finds
+// and opens the journal first.
+func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+	fsys := fsx.OrReal(opts.FS)
+	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
+		Progress: opts.Progress.Steps("recovering"), Log: opts.Logger}
+	defer env.CloseCatalog()
+	return session.RecoverOpen(ctx, env, j, opts.Rollback)
+}
+
+// PreviewRecovery observes every step of every open intent of j without
+// changing anything (the catalog is opened read-only): what Recover would
+// do. It works on read-only media.
+func PreviewRecovery(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+	fsys := fsx.OrReal(opts.FS)
+	env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
+	defer env.CloseCatalog()
+	return session.PreviewOpen(ctx, env, j, opts.Rollback)
+}
+
+// DescribeStep is the human form of a journal step ("rename A -> B",
+// "fsync dirtied directories"), as StepView.Description shows it.
+func DescribeStep(s *journal.Step) string { return engine.Describe(s) }
+
+// IsConflict reports whether err is a step conflict (the disk matches no
+// state the journal can explain).
+func IsConflict(err error) bool { return session.IsConflict(err) }
+
+// RemoveCrashLeftovers removes what writes that died before their intent
+// was durable left under dataRoot, if the journal says a holder ended
+// without closing it since the last look, and then clears that mark (what
+// recover does after finishing the open intents).
+func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, dataRoot string) ([]string, error) {
+	return session.RemoveCrashLeftovers(ctx, fsys, j, dataRoot)
+}
