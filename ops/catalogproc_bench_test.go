@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/catalog"
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // Whole-process benchmarks on repos with a populated catalog (issue #16):

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // benchSize is 10,000 items × 10 versions = 100,000 versions, or

@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/catalog"
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 var csCtx = context.Background()

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // The baselines run on as many workers as the doctor does (GOMAXPROCS, on

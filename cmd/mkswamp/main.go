@@ -21,10 +21,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 func main() {

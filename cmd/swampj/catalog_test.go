@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // exampleRepo writes the example tree (no catalog) into a fresh directory.

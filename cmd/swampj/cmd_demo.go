@@ -23,8 +23,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 func init() {

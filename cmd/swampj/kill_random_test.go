@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // killTrials: a few in short mode, more by default, many in the crash

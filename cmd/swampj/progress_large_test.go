@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // TestProgressLargeOnTerminal runs every long command on a 50,000-version

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // ptyRun runs the binary with stderr on a pseudo-terminal (util-linux

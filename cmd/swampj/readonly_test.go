@@ -16,9 +16,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // manifest maps every file and directory under root (relative) to its

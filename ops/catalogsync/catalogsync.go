@@ -510,7 +510,7 @@ type Report struct {
 	// OpenIntents is how many interrupted swampj operations the journal
 	// holds (verify reports them; rebuild refuses to run while there are).
 	OpenIntents       int                 `json:"openIntents"`
-	Counts            Counts       `json:"counts"`
+	Counts            Counts              `json:"counts"`
 	StaleNamespaces   []StaleNamespace    `json:"staleNamespaces"`
 	ForeignNamespaces []ForeignNamespace  `json:"foreignNamespaces"`
 	Unreadable        []UnreadableVersion `json:"unreadable"`

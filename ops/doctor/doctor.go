@@ -151,9 +151,9 @@ const (
 // Finding is one problem. Version is 0 when the finding is not about
 // one version; Item is "" when it is not about one data item.
 type Finding struct {
-	Code Code `json:"code"`
-	Path string     `json:"path"`
-	Item string     `json:"item"` // TYPE/MODEL_ID/DATA_NAME
+	Code Code   `json:"code"`
+	Path string `json:"path"`
+	Item string `json:"item"` // TYPE/MODEL_ID/DATA_NAME
 	// ModelName is the item's model as swamp users know it (its
 	// definition's name, else the catalog's model_name); "" if unknown.
 	ModelName string `json:"modelName,omitempty"`
@@ -163,7 +163,7 @@ type Finding struct {
 	// Remedy is the action Fix describes, when it is one of swampj's own
 	// (the CLI appends its command to Fix); "" otherwise.
 	Remedy report.Remedy `json:"remedy,omitempty"`
-	Status Status  `json:"status"`
+	Status Status        `json:"status"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
 }
@@ -240,12 +240,12 @@ type Report struct {
 	// right size but the wrong bytes (zeros after a crash) is not found.
 	ChecksumsVerified bool `json:"checksumsVerified"`
 	// StepLatestColumn: the catalog has is_step_latest (§11).
-	StepLatestColumn bool            `json:"stepLatestColumn"`
+	StepLatestColumn bool      `json:"stepLatestColumn"`
 	Findings         []Finding `json:"findings"`
 	// Quarantine is the directory this run moves (moved) things into.
-	Quarantine string       `json:"quarantine,omitempty"`
+	Quarantine string `json:"quarantine,omitempty"`
 	Moves      []Move `json:"moves"`
-	IntentID   uint64       `json:"intentId,omitempty"`
+	IntentID   uint64 `json:"intentId,omitempty"`
 	// LockIntentID is the intent that moved dead lock files (0: none).
 	LockIntentID uint64   `json:"lockIntentId,omitempty"`
 	Warnings     []string `json:"warnings"`
@@ -674,11 +674,11 @@ type unit struct {
 	findings []unitFix
 
 	moves      []Move
-	lockMoves  []lockMove   // dead lock files, moved by the lock intent
-	holderFix  bool               // a stale journal holder record: replaced by opening the journal
-	keepLatest *journal.Step      // a copy of the old `latest`, into quarantine
-	latest     *journal.Step      // `latest` rewritten
-	catalog    *catalogItem // rows Before → After
+	lockMoves  []lockMove    // dead lock files, moved by the lock intent
+	holderFix  bool          // a stale journal holder record: replaced by opening the journal
+	keepLatest *journal.Step // a copy of the old `latest`, into quarantine
+	latest     *journal.Step // `latest` rewritten
+	catalog    *catalogItem  // rows Before → After
 }
 
 // unitFix is a finding and whether the unit's repair fixes it.

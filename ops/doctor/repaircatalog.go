@@ -20,7 +20,7 @@ import (
 
 // catalogChange is the payload of a repair-catalog step.
 type catalogChange struct {
-	Namespace string              `json:"namespace"`
+	Namespace string        `json:"namespace"`
 	Items     []catalogItem `json:"items"`
 	// Order is every Before row of every item in the catalog's rowid
 	// order, so an undo can restore the write order across items (G9).

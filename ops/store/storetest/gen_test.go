@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // specA and specB are swamp-format.md §2.4.2 examples A and B, byte for byte.
