@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -67,7 +68,7 @@ type (
 	DoctorRepairError = doctor.RepairError
 	DoctorStatus      = doctor.Status
 	SwampCheck        = doctor.SwampCheck
-	LockChangedError  = doctor.LockChangedError
+	LockChangedError  = lock.ChangedError
 )
 
 // IntentKindRepair is the journal kind of a doctor repair.

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/swampj/swampj/ops/internal/engine"
 )
 
 // TestWriteLogsItsSteps: a real write with a JSON handler at level Debug
@@ -59,7 +61,7 @@ func TestWriteLogsItsSteps(t *testing.T) {
 			t.Errorf("the latest pointer's step: %v", s)
 		}
 	}
-	for _, k := range []string{"stage", "rename", "write", kindCatalogPublish} {
+	for _, k := range []string{"stage", "rename", "write", engine.KindCatalogPublish} {
 		if !kinds[k] {
 			t.Errorf("no record of a %s step; kinds logged: %v", k, kinds)
 		}

@@ -949,7 +949,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		if old, ok, err := readIfExists(p.fsys, manifest); err != nil {
 			return err
 		} else if ok {
-			tail = append(tail, removeFileStep(manifest, old, "namespace manifest"))
+			tail = append(tail, engine.RemoveFileStep(manifest, old, "namespace manifest"))
 			removesManifest = true
 		}
 	}
@@ -1371,7 +1371,7 @@ func predictDirFsyncs(steps []journal.Step) int {
 		case engine.KindRmdir, engine.KindMoveRmdir:
 			mark(filepath.Dir(s.Path))
 			removed[s.Path] = true
-		case engine.KindDropDup, kindRemoveFile:
+		case engine.KindDropDup, engine.KindRemoveFile:
 			mark(filepath.Dir(s.Path))
 		case engine.KindWrite:
 			d := filepath.Dir(s.Path)

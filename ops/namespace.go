@@ -11,7 +11,6 @@ package ops
 // change together or not at all, and durably.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,65 +31,6 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/swampyaml"
 )
-
-// kindRemoveFile removes the small file Path whose whole content is OldData
-// (a namespace manifest). Done when the file is absent; not done while it
-// still holds OldData; anything else is a conflict, because the file changed
-// since the plan was made. Undo writes OldData back durably through the
-// temp name Temp fixed at plan time.
-const kindRemoveFile = "remove-file"
-
-func init() {
-	engine.Register(kindRemoveFile, engine.Kind{Observe: observeRemoveFile, Apply: applyRemoveFile, Undo: undoRemoveFile})
-}
-
-// removeFileStep builds a remove-file step for path, which holds old now.
-func removeFileStep(path string, old []byte, note string) journal.Step {
-	return journal.Step{Kind: kindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
-}
-
-func observeRemoveFile(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
-	tempLeft := false
-	if s.Temp != "" {
-		if ok, _ := fsx.Exists(env.FS, s.Temp); ok {
-			tempLeft = true
-		}
-	}
-	cur, err := env.FS.ReadFile(s.Path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if tempLeft {
-			// An undo that crashed before its rename: forward removes the
-			// temp, backward writes the file again.
-			return engine.Partial, "temp file " + s.Temp + " left behind", nil
-		}
-		return engine.Done, "", nil
-	case err != nil:
-		return engine.Conflict, "", err
-	case bytes.Equal(cur, s.OldData):
-		if tempLeft {
-			return engine.Partial, "temp file " + s.Temp + " left behind", nil
-		}
-		return engine.NotDone, "", nil
-	default:
-		return engine.Conflict, fmt.Sprintf("%s holds %d bytes that are not the content the plan removes", s.Path, len(cur)), nil
-	}
-}
-
-func applyRemoveFile(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	if err := env.FS.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return engine.CleanTemp(env, s, d)
-}
-
-func undoRemoveFile(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, engine.WriteTemp(s), s.OldData, 0o644); err != nil {
-		return err
-	}
-	d.Synced(filepath.Dir(s.Path))
-	return nil
-}
 
 // NamespaceOptions configure SetNamespace and UnsetNamespace.
 type NamespaceOptions struct {

@@ -84,7 +84,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,16 +112,6 @@ import (
 
 // IntentKindVersionWrite is the journal kind of a versioned write.
 const IntentKindVersionWrite = "version-write"
-
-// kindCatalogPublish is the catalog step of a versioned write: the
-// upsert-versions change of CatalogStep, except that a row journaled with
-// Size < 0 (a stream whose size was unknown at plan time) is completed from
-// the published version's metadata.yaml before it is written, so recovery
-// writes the same row the live run would. Observe and undo are the plain
-// catalog step's.
-//
-// To is the data root the rows' versions live under.
-const kindCatalogPublish = "catalog-publish"
 
 // Defaults of a version write (swamp-format §2.4).
 const (
@@ -1074,7 +1063,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
 		if !p.known {
-			row.Size = -1 // completed from the published metadata (kindCatalogPublish)
+			row.Size = -1 // completed from the published metadata (engine.KindCatalogPublish)
 		}
 		rows = append(rows, row)
 	}
@@ -1106,7 +1095,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 	}
 	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
 		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = kindCatalogPublish, r.CatalogPath, r.DataRoot
+	cs.Kind, cs.Path, cs.To = engine.KindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 	return in, live, items, nil
 }
@@ -1281,101 +1270,6 @@ func (c cancelableReader) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(b)
-}
-
-// ---- catalog-publish
-
-func init() {
-	engine.Register(kindCatalogPublish, engine.Kind{
-		Observe: func(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
-			return engine.Kinds[engine.KindCatalog].Observe(ctx, env, asCatalogStep(s, nil))
-		},
-		Apply:   applyPublish,
-		Prepare: preparePublish,
-		Undo: func(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-			return engine.Kinds[engine.KindCatalog].Undo(ctx, env, asCatalogStep(s, nil), d)
-		},
-		Derived: true,
-	})
-}
-
-// asCatalogStep is the plain catalog step this one delegates to.
-func asCatalogStep(s *journal.Step, change []byte) *journal.Step {
-	inner := *s
-	inner.Kind = engine.KindCatalog
-	if change != nil {
-		inner.Catalog = change
-	}
-	return &inner
-}
-
-func applyPublish(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	ch, err := engine.DecodeChange(s)
-	if err != nil {
-		return err
-	}
-	completed := false
-	for i, row := range ch.Rows {
-		if row.Size >= 0 {
-			continue
-		}
-		full, err := publishedRow(env.FS, s.To, row)
-		if err != nil {
-			return err
-		}
-		ch.Rows[i], completed = full, true
-	}
-	var change []byte
-	if completed {
-		if change, err = json.Marshal(ch); err != nil {
-			return err
-		}
-	}
-	return engine.Kinds[engine.KindCatalog].Apply(ctx, env, asCatalogStep(s, change), d)
-}
-
-// preparePublish runs the catalog transaction of a publish up to its
-// COMMIT, when every row is known from the journal (a stream's row waits
-// for the published metadata, so it is not prepared).
-func preparePublish(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Prepared, bool, error) {
-	ch, err := engine.DecodeChange(s)
-	if err != nil || ch.Op != "upsert-versions" {
-		return nil, false, err
-	}
-	for _, row := range ch.Rows {
-		if row.Size < 0 {
-			return nil, false, nil
-		}
-	}
-	c, err := engine.CatalogOf(ctx, env)
-	if err != nil {
-		return nil, false, err
-	}
-	p, err := c.PrepareUpsertVersions(ctx, ch.Rows)
-	if err != nil {
-		return nil, false, err
-	}
-	return p, true, nil
-}
-
-// publishedRow builds a row from the metadata.yaml of the version it names,
-// under dataRoot. The stage step has verified that version before (its
-// metadata and raw agree), so the row is exactly what the live run wrote.
-func publishedRow(fsys fsx.FS, dataRoot string, row catalog.Row) (catalog.Row, error) {
-	dir := filepath.Join(dataRoot, filepath.FromSlash(row.TypeNormalized), row.ModelID, row.DataName, strconv.FormatInt(row.Version, 10))
-	data, err := fsys.ReadFile(filepath.Join(dir, store.MetadataFileName))
-	if err != nil {
-		return row, fmt.Errorf("reading the published version for its catalog row: %w", err)
-	}
-	m, err := meta.Decode(data)
-	if err != nil {
-		return row, fmt.Errorf("%s: %w", filepath.Join(dir, store.MetadataFileName), err)
-	}
-	if m.ID != row.ID || m.Version != row.Version {
-		return row, fmt.Errorf("%s holds version %d id %s, the journal planned version %d id %s",
-			dir, m.Version, m.ID, row.Version, row.ID)
-	}
-	return catalogrow.FromMeta(row.Namespace, row.TypeNormalized, row.ModelID, m)
 }
 
 // ---- small helpers

@@ -6,6 +6,8 @@ package catalogrow
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/ops/meta"
@@ -72,4 +74,86 @@ func FromMeta(ns, typeNorm, modelID string, m *meta.Metadata) (catalog.Row, erro
 		Source:         m.Owner.Source,
 	}
 	return r, r.Validate("row from metadata")
+}
+
+// MarkLatestBelow sets the latest flags of rows in place: catalog.MarkLatest
+// over the versions at or below top (the item's committed latest); versions
+// above it get none, as swamp's deferred writes leave them (G8). The
+// doctor's comparison and the catalog the disk implies (catalogsync's
+// Expected) both mark an item's rows with it.
+func MarkLatestBelow(rows []catalog.Row, top int64, step bool) {
+	if len(rows) == 0 || slices.IndexFunc(rows, func(r catalog.Row) bool { return r.Version > top }) < 0 {
+		catalog.MarkLatest(rows, step) // all at or below top: no copy needed
+		return
+	}
+	var idx []int
+	var buf []catalog.Row
+	for i := range rows {
+		rows[i].IsLatest, rows[i].IsStepLatest = false, false
+		if rows[i].Version <= top {
+			idx = append(idx, i)
+			buf = append(buf, rows[i])
+		}
+	}
+	catalog.MarkLatest(buf, step)
+	for k, i := range idx {
+		rows[i].IsLatest, rows[i].IsStepLatest = buf[k].IsLatest, buf[k].IsStepLatest
+	}
+}
+
+// HasVersion says whether rows hold version v.
+func HasVersion(rows []catalog.Row, v int64) bool { return RowIndex(rows, v) >= 0 }
+
+// RowIndex is the index of version v in rows, or -1.
+func RowIndex(rows []catalog.Row, v int64) int {
+	for i, r := range rows {
+		if r.Version == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// SameFlags says whether a and b carry the same latest flags (is_step_latest
+// only where the catalog has the column: step).
+func SameFlags(a, b catalog.Row, step bool) bool {
+	return a.IsLatest == b.IsLatest && (!step || a.IsStepLatest == b.IsStepLatest)
+}
+
+// FlagText renders r's latest flags, "is_latest=1, is_step_latest=0".
+func FlagText(r catalog.Row, step bool) string {
+	s := fmt.Sprintf("is_latest=%d", flagBit(r.IsLatest))
+	if step {
+		s += fmt.Sprintf(", is_step_latest=%d", flagBit(r.IsStepLatest))
+	}
+	return s
+}
+
+// Flagged names the rows carrying a flag: "version 5 (is_latest,
+// is_step_latest), version 4 (is_step_latest)", or "no version".
+func Flagged(rows []catalog.Row, step bool) string {
+	var parts []string
+	for _, r := range rows {
+		var flags []string
+		if r.IsLatest {
+			flags = append(flags, "is_latest")
+		}
+		if step && r.IsStepLatest {
+			flags = append(flags, "is_step_latest")
+		}
+		if len(flags) > 0 {
+			parts = append(parts, fmt.Sprintf("version %d (%s)", r.Version, strings.Join(flags, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return "no version"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func flagBit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

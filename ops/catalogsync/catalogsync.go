@@ -179,12 +179,12 @@ func (e *Expected) Mark(stepLatestColumn bool) {
 		}
 	}
 	var buf []catalog.Row
-	for _, idx := range byItem {
+	for id, idx := range byItem {
 		buf = buf[:0]
 		for _, i := range idx {
 			buf = append(buf, e.Rows[i])
 		}
-		catalog.MarkLatest(buf, stepLatestColumn)
+		catalogrow.MarkLatestBelow(buf, e.caps[id], stepLatestColumn)
 		for k, i := range idx {
 			e.Rows[i].IsLatest, e.Rows[i].IsStepLatest = buf[k].IsLatest, buf[k].IsStepLatest
 		}

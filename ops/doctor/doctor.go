@@ -85,12 +85,6 @@ import (
 // IntentKindRepair is the journal kind of a doctor repair.
 const IntentKindRepair = "repair"
 
-// kindRepairCatalog is the catalog step of a repair: the rows of some items
-// go from Before (as found) to After (rows of quarantined versions removed,
-// latest flags per the readable versions). Its Path is the catalog file;
-// while no catalog exists the step does nothing and never creates one.
-const kindRepairCatalog = "repair-catalog"
-
 // Code names a kind of finding. Codes are stable: scripts read them.
 type Code string
 
@@ -674,11 +668,11 @@ type unit struct {
 	findings []unitFix
 
 	moves      []Move
-	lockMoves  []lockMove    // dead lock files, moved by the lock intent
-	holderFix  bool          // a stale journal holder record: replaced by opening the journal
-	keepLatest *journal.Step // a copy of the old `latest`, into quarantine
-	latest     *journal.Step // `latest` rewritten
-	catalog    *catalogItem  // rows Before → After
+	lockMoves  []lockMove                // dead lock files, moved by the lock intent
+	holderFix  bool                      // a stale journal holder record: replaced by opening the journal
+	keepLatest *journal.Step             // a copy of the old `latest`, into quarantine
+	latest     *journal.Step             // `latest` rewritten
+	catalog    *engine.RepairCatalogItem // rows Before → After
 }
 
 // unitFix is a finding and whether the unit's repair fixes it.
@@ -1319,7 +1313,7 @@ type rowGroup struct {
 // undo can put removed rows back as they were. Rows the repair adds
 // (RowFromMeta) are full already.
 func (s *survey) fullCatalogRows(ctx context.Context) error {
-	var changed []*catalogItem
+	var changed []*engine.RepairCatalogItem
 	for _, u := range s.units {
 		if u.catalog != nil {
 			changed = append(changed, u.catalog)
@@ -1338,14 +1332,14 @@ func (s *survey) fullCatalogRows(ctx context.Context) error {
 		}
 		byVersion := make(map[int64]catalog.Row, len(full))
 		for i, row := range full {
-			if row.Version != ci.Before[i].Version || !sameFlags(row, ci.Before[i], s.stepCol) {
+			if row.Version != ci.Before[i].Version || !catalogrow.SameFlags(row, ci.Before[i], s.stepCol) {
 				return fmt.Errorf("the catalog rows of %s changed while the doctor read them; run the doctor again", ci.Key.TypeNormalized+"/"+ci.Key.ModelID+"/"+ci.Key.DataName)
 			}
 			byVersion[row.Version] = row
 		}
 		ci.Before = full
 		for i, a := range ci.After {
-			if row, ok := byVersion[a.Version]; ok && !ci.added[a.Version] {
+			if row, ok := byVersion[a.Version]; ok && !ci.Added[a.Version] {
 				row.IsLatest, row.IsStepLatest = a.IsLatest, a.IsStepLatest
 				ci.After[i] = row
 			}
@@ -1610,7 +1604,7 @@ func (s *survey) analyzeCatalog(u *unit, di *surveyItem, target *store.Version) 
 	var added map[int64]bool // versions whose row the repair writes anew
 	if target != nil {
 		top = target.Number
-		if !hasVersion(after, top) {
+		if !catalogrow.HasVersion(after, top) {
 			// The new latest has no row (the catalog lost it): give it the
 			// row swamp's write-through would have written.
 			if row, err := catalogrow.FromMeta(s.r.Namespace, di.key.TypeNormalized, di.key.ModelID, target.Metadata); err == nil {
@@ -1619,12 +1613,12 @@ func (s *survey) analyzeCatalog(u *unit, di *surveyItem, target *store.Version) 
 			}
 		}
 	}
-	markLatestBelow(after, top, s.stepCol)
+	catalogrow.MarkLatestBelow(after, top, s.stepCol)
 
 	flagsWrong := false
 	for _, a := range after {
-		i := rowIndex(di.rows, a.Version)
-		if i < 0 || !sameFlags(di.rows[i], a, s.stepCol) {
+		i := catalogrow.RowIndex(di.rows, a.Version)
+		if i < 0 || !catalogrow.SameFlags(di.rows[i], a, s.stepCol) {
 			flagsWrong = true
 		}
 	}
@@ -1635,7 +1629,7 @@ func (s *survey) analyzeCatalog(u *unit, di *surveyItem, target *store.Version) 
 	if len(after) > 0 {
 		kept = slices.Clone(after)
 	}
-	u.catalog = &catalogItem{Key: di.key, Before: di.rows, After: kept, pos: di.rowPos, added: added}
+	u.catalog = &engine.RepairCatalogItem{Key: di.key, Before: di.rows, After: kept, Pos: di.rowPos, Added: added}
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"
@@ -1650,14 +1644,14 @@ func (s *survey) analyzeCatalog(u *unit, di *surveyItem, target *store.Version) 
 			why = fmt.Sprintf("that version is %s (%s)", v.State, store.CodesOf(v.Problems))
 		}
 		u.add(Finding{Code: CodeCatalogRowUnreadable, Path: s.r.CatalogPath, Version: row.Version,
-			Message: fmt.Sprintf("the catalog has a row for version %d (%s), but %s", row.Version, flagText(row, s.stepCol), why),
+			Message: fmt.Sprintf("the catalog has a row for version %d (%s), but %s", row.Version, catalogrow.FlagText(row, s.stepCol), why),
 			Fix:     "remove the row"}, true)
 	}
 	if flagsWrong && len(after) > 0 {
 		u.add(Finding{Code: CodeCatalogLatestWrong, Path: s.r.CatalogPath, Version: top,
 			Message: fmt.Sprintf("the catalog marks %s as latest; the readable latest is version %d",
-				flagged(di.rows, s.stepCol), top),
-			Fix: "set the latest flags per the readable versions: " + flagged(after, s.stepCol)}, true)
+				catalogrow.Flagged(di.rows, s.stepCol), top),
+			Fix: "set the latest flags per the readable versions: " + catalogrow.Flagged(after, s.stepCol)}, true)
 	}
 }
 
@@ -1893,7 +1887,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 			latests++
 		}
 	}
-	ch := catalogChange{Namespace: s.r.Namespace}
+	ch := engine.RepairCatalogChange{Namespace: s.r.Namespace}
 	for _, u := range units {
 		if u.catalog != nil {
 			ch.Items = append(ch.Items, *u.catalog)
@@ -1904,8 +1898,8 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 		var pos []int // of each ch.Order entry
 		for i, it := range ch.Items {
 			for j, row := range it.Before {
-				ch.Order = append(ch.Order, rowRef{Item: i, Version: row.Version})
-				pos = append(pos, it.pos[j])
+				ch.Order = append(ch.Order, engine.RepairRowRef{Item: i, Version: row.Version})
+				pos = append(pos, it.Pos[j])
 			}
 		}
 		sort.Sort(byPos{ch.Order, pos})
@@ -1913,7 +1907,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 		if err != nil {
 			return nil, err
 		}
-		in.Steps = append(in.Steps, journal.Step{Kind: kindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
 			Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", items)})
 	}
 	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
@@ -1923,7 +1917,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 
 // byPos sorts row refs by their catalog positions.
 type byPos struct {
-	refs []rowRef
+	refs []engine.RepairRowRef
 	pos  []int
 }
 
@@ -2157,79 +2151,4 @@ func sameDir(fsys fsx.FS, a, b string) bool {
 	ra, err1 := fsys.EvalSymlinks(a)
 	rb, err2 := fsys.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ra == rb
-}
-
-func hasVersion(rows []catalog.Row, v int64) bool { return rowIndex(rows, v) >= 0 }
-
-func rowIndex(rows []catalog.Row, v int64) int {
-	for i, r := range rows {
-		if r.Version == v {
-			return i
-		}
-	}
-	return -1
-}
-
-func sameFlags(a, b catalog.Row, step bool) bool {
-	return a.IsLatest == b.IsLatest && (!step || a.IsStepLatest == b.IsStepLatest)
-}
-
-// markLatestBelow sets the latest flags of rows in place: catalog.MarkLatest
-// over the versions at or below top (the item's committed latest); versions
-// above it get none, as swamp's deferred writes leave them (G8).
-func markLatestBelow(rows []catalog.Row, top int64, step bool) {
-	if len(rows) == 0 || slices.IndexFunc(rows, func(r catalog.Row) bool { return r.Version > top }) < 0 {
-		catalog.MarkLatest(rows, step) // all at or below top: no copy needed
-		return
-	}
-	var idx []int
-	var buf []catalog.Row
-	for i := range rows {
-		rows[i].IsLatest, rows[i].IsStepLatest = false, false
-		if rows[i].Version <= top {
-			idx = append(idx, i)
-			buf = append(buf, rows[i])
-		}
-	}
-	catalog.MarkLatest(buf, step)
-	for k, i := range idx {
-		rows[i].IsLatest, rows[i].IsStepLatest = buf[k].IsLatest, buf[k].IsStepLatest
-	}
-}
-
-func flagText(r catalog.Row, step bool) string {
-	s := fmt.Sprintf("is_latest=%d", bit(r.IsLatest))
-	if step {
-		s += fmt.Sprintf(", is_step_latest=%d", bit(r.IsStepLatest))
-	}
-	return s
-}
-
-// flagged names the rows carrying a flag: "version 5 (is_latest,
-// is_step_latest), version 4 (is_step_latest)", or "no version".
-func flagged(rows []catalog.Row, step bool) string {
-	var parts []string
-	for _, r := range rows {
-		var flags []string
-		if r.IsLatest {
-			flags = append(flags, "is_latest")
-		}
-		if step && r.IsStepLatest {
-			flags = append(flags, "is_step_latest")
-		}
-		if len(flags) > 0 {
-			parts = append(parts, fmt.Sprintf("version %d (%s)", r.Version, strings.Join(flags, ", ")))
-		}
-	}
-	if len(parts) == 0 {
-		return "no version"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func bit(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -23,7 +23,7 @@ package doctor
 // locked and repaired in the same run. That intent holds only the journal
 // lock (never waiting on a model lock while holding it, the order every
 // swampj writer keeps), and each move re-reads the file first and refuses
-// if it changed or is no longer dead (kindQuarantineLock).
+// if it changed or is no longer dead (engine.KindQuarantineLock).
 
 import (
 	"context"
@@ -54,78 +54,6 @@ const (
 	// name a holder that does not exist.
 	CodeJournalHolderStale Code = "journal_holder_stale"
 )
-
-// kindQuarantineLock moves a dead lock file Path to To. OldData is the
-// content it was judged dead with; the move happens only while the file
-// still holds those bytes and is still dead (lock.StillDead).
-const kindQuarantineLock = "quarantine-lock"
-
-func init() {
-	engine.Register(kindQuarantineLock, engine.Kind{Observe: observeQuarantineLock, Apply: applyQuarantineLock, Undo: undoQuarantineLock})
-}
-
-func observeQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
-	from, err := fsx.Exists(env.FS, s.Path)
-	if err != nil {
-		return engine.Conflict, "", err
-	}
-	to, err := fsx.Exists(env.FS, s.To)
-	if err != nil {
-		return engine.Conflict, "", err
-	}
-	switch {
-	case to:
-		// Moved. A file at Path too is a lock someone took since: theirs.
-		return engine.Done, "", nil
-	case from:
-		return engine.NotDone, "", nil
-	default:
-		// Gone without our move: released or taken over and released by
-		// its owner; there is nothing left to move or to put back.
-		return engine.Done, "", nil
-	}
-}
-
-// LockChangedError: a lock judged dead was taken (or rewritten) before the
-// repair could move it.
-type LockChangedError struct{ Path, Detail string }
-
-func (e *LockChangedError) Error() string {
-	return fmt.Sprintf("did not move lock %s: %s; someone may hold it now, so it is left in place. Run the doctor again", e.Path, e.Detail)
-}
-
-func applyQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	ok, detail, err := lock.StillDead(env.FS, s.Path, s.OldData, time.Now())
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return &LockChangedError{Path: s.Path, Detail: detail}
-	}
-	if err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {
-		return err
-	}
-	d.Add(filepath.Dir(s.Path), filepath.Dir(s.To))
-	return nil
-}
-
-func undoQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	if ok, err := fsx.Exists(env.FS, s.To); err != nil || !ok {
-		return err
-	}
-	if ok, err := fsx.Exists(env.FS, s.Path); err != nil {
-		return err
-	} else if ok {
-		// A live lock took its place: putting a dead one back would wedge
-		// that holder's model. It stays in quarantine.
-		return nil
-	}
-	if err := env.FS.RenameNoReplace(s.To, s.Path); err != nil {
-		return err
-	}
-	d.Add(filepath.Dir(s.Path), filepath.Dir(s.To))
-	return nil
-}
 
 // lockMove is one dead lock and where it goes.
 type lockMove struct {
@@ -312,7 +240,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixe
 			for _, d := range missing {
 				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create a quarantine directory"})
 			}
-			steps = append(steps, journal.Step{Kind: kindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
+			steps = append(steps, journal.Step{Kind: engine.KindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
 				Note: "move a dead lock file into quarantine"})
 			moves = append(moves, m.Move)
 		}

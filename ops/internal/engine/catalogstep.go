@@ -156,10 +156,6 @@ func CatalogStep(note string, ch CatalogChange) journal.Step {
 	return journal.Step{Kind: KindCatalog, Catalog: b, Note: note}
 }
 
-func init() {
-	Register(KindCatalog, Kind{Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog, Derived: true})
-}
-
 // DecodeChange is the payload of a catalog step.
 func DecodeChange(s *journal.Step) (*CatalogChange, error) {
 	var ch CatalogChange

@@ -40,16 +40,6 @@ const (
 // modelLockName is the file name of swamp's per-model locks (§8).
 const modelLockName = ".lock"
 
-func init() {
-	Register(KindMove, Kind{Observe: observeMove, Apply: applyMove, Undo: undoMove})
-	Register(KindMoveMkdir, Kind{Observe: observeMkdir, Apply: applyMkdir, Undo: removeDirWithDebris})
-	Register(KindMoveRmdir, Kind{
-		Observe: observeRmdir,
-		Apply:   removeDirWithDebris,
-		Undo:    applyMkdir,
-	})
-}
-
 func observeMove(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
 	o, detail, err := observeRename(ctx, env, s)
 	if err != nil || o != Conflict {

@@ -19,15 +19,14 @@ import (
 
 // Step kinds. Each is a value in the journal; its behaviour lives here.
 const (
-	KindMkdir     = "mkdir"          // create directory Path (its parent exists)
-	KindRmdir     = "rmdir"          // remove empty directory Path
-	KindRename    = "rename"         // rename Path to To, never replacing To
-	KindWrite     = "write"          // replace file Path with Data (OldData/OldExists before)
-	KindDropDup   = "drop-duplicate" // remove Path, a byte-identical twin of To
-	KindStage     = "stage"          // staging dir Path holds Files; published as To
-	KindBarrier   = "barrier"        // fsync every directory dirtied so far
-	KindCatalog   = "catalog"        // a catalog change (catalogstep.go)
-	KindTestFails = "test-fail"      // always fails to apply (tests of partial failure)
+	KindMkdir   = "mkdir"          // create directory Path (its parent exists)
+	KindRmdir   = "rmdir"          // remove empty directory Path
+	KindRename  = "rename"         // rename Path to To, never replacing To
+	KindWrite   = "write"          // replace file Path with Data (OldData/OldExists before)
+	KindDropDup = "drop-duplicate" // remove Path, a byte-identical twin of To
+	KindStage   = "stage"          // staging dir Path holds Files; published as To
+	KindBarrier = "barrier"        // fsync every directory dirtied so far
+	KindCatalog = "catalog"        // a catalog change (catalogstep.go)
 )
 
 // Kind is the behaviour of a step kind.
@@ -58,17 +57,10 @@ type Prepared interface {
 	Rollback()
 }
 
-// Kinds holds every registered step kind by name (Register).
-var Kinds = map[string]Kind{}
-
-// Register makes k the behaviour of steps of the given kind; protocols
-// register their own kinds from init.
-func Register(name string, k Kind) { Kinds[name] = k }
-
 // KindOf is the behaviour of s's kind, or an error for a kind this build
 // does not know.
 func KindOf(s *journal.Step) (Kind, error) {
-	k, ok := Kinds[s.Kind]
+	k, ok := kinds[s.Kind]
 	if !ok {
 		return Kind{}, fmt.Errorf("unknown step kind %q (journal written by a newer swampj?)", s.Kind)
 	}
@@ -107,33 +99,6 @@ func observeRmdir(ctx context.Context, env *Env, s *journal.Step) (Observation, 
 		return Done, detail, err
 	}
 	return o, detail, err
-}
-
-func init() {
-	Register(KindMkdir, Kind{Observe: observeMkdir, Apply: applyMkdir, Undo: undoMkdir})
-	Register(KindRmdir, Kind{
-		Observe: observeRmdir,
-		Apply:   undoMkdir,
-		Undo:    applyMkdir,
-	})
-	Register(KindRename, Kind{Observe: observeRename, Apply: applyRename, Undo: undoRename})
-	Register(KindWrite, Kind{Observe: observeWrite, Apply: applyWrite, Undo: undoWrite})
-	Register(KindDropDup, Kind{Observe: observeDropDup, Apply: applyDropDup, Undo: undoDropDup})
-	Register(KindStage, Kind{Observe: observeStage, Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
-		return ErrCannotRedo
-	}, Undo: undoStage, Stages: true})
-	Register(KindBarrier, Kind{
-		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
-		Apply:   func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
-		Undo:    func(_ context.Context, _ *Env, _ *journal.Step, d *Dirty) error { return d.Flush() },
-	})
-	Register(KindTestFails, Kind{
-		Observe: func(context.Context, *Env, *journal.Step) (Observation, string, error) { return NotDone, "", nil },
-		Apply: func(context.Context, *Env, *journal.Step, *Dirty) error {
-			return errors.New("injected failure")
-		},
-		Undo: func(context.Context, *Env, *journal.Step, *Dirty) error { return nil },
-	})
 }
 
 // ---- mkdir / rmdir

@@ -1,7 +1,7 @@
-package doctor
+package engine
 
 // The repair-catalog step kind: the catalog half of a doctor repair
-// (repair.go). It records every affected row before and after, so it can
+// (ops/doctor). It records every affected row before and after, so it can
 // be redone and undone, restoring write order (G9) on undo.
 
 import (
@@ -11,52 +11,55 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/catalogrow"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 )
 
-// catalogChange is the payload of a repair-catalog step.
-type catalogChange struct {
-	Namespace string        `json:"namespace"`
-	Items     []catalogItem `json:"items"`
+// KindRepairCatalog is the catalog step of a doctor repair: the rows of
+// some items go from Before (as found) to After (rows of quarantined
+// versions removed, latest flags per the readable versions). Its Path is
+// the catalog file; while no catalog exists the step does nothing and
+// never creates one.
+const KindRepairCatalog = "repair-catalog"
+
+// RepairCatalogChange is the payload of a repair-catalog step.
+type RepairCatalogChange struct {
+	Namespace string              `json:"namespace"`
+	Items     []RepairCatalogItem `json:"items"`
 	// Order is every Before row of every item in the catalog's rowid
 	// order, so an undo can restore the write order across items (G9).
-	Order []rowRef `json:"order"`
+	Order []RepairRowRef `json:"order"`
 }
 
-// rowRef names one Before row: an index into Items and a version.
-type rowRef struct {
+// RepairRowRef names one Before row: an index into Items and a version.
+type RepairRowRef struct {
 	Item    int   `json:"item"`
 	Version int64 `json:"version"`
 }
 
-// catalogItem is one item's rows as found (Before, rowid order, flags
+// RepairCatalogItem is one item's rows as found (Before, rowid order, flags
 // included) and as the repair leaves them (After).
-type catalogItem struct {
+type RepairCatalogItem struct {
 	Key    catalog.ItemKey `json:"key"`
 	Before []catalog.Row   `json:"before"`
 	After  []catalog.Row   `json:"after"`
 
 	// Known while planning only: each Before row's position among all rows
 	// of the namespace, and the After versions that have no Before row.
-	pos   []int
-	added map[int64]bool
+	Pos   []int          `json:"-"`
+	Added map[int64]bool `json:"-"`
 }
 
-// known reports whether the plan knows version v of the item.
-func (it *catalogItem) known(v int64) bool {
-	return hasVersion(it.Before, v) || hasVersion(it.After, v)
+// Known reports whether the plan knows version v of the item.
+func (it *RepairCatalogItem) Known(v int64) bool {
+	return catalogrow.HasVersion(it.Before, v) || catalogrow.HasVersion(it.After, v)
 }
 
-func init() {
-	engine.Register(kindRepairCatalog, engine.Kind{Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog, Derived: true})
-}
-
-func decodeDoctorChange(s *journal.Step) (*catalogChange, error) {
-	var ch catalogChange
+func decodeDoctorChange(s *journal.Step) (*RepairCatalogChange, error) {
+	var ch RepairCatalogChange
 	if err := json.Unmarshal(s.Catalog, &ch); err != nil {
 		return nil, fmt.Errorf("repair-catalog step does not decode: %w", err)
 	}
@@ -65,35 +68,35 @@ func decodeDoctorChange(s *journal.Step) (*catalogChange, error) {
 
 // repairCatalogOpen opens the catalog for the step; nil when there is none
 // (a rollback or a recovery never creates one).
-func repairCatalogOpen(ctx context.Context, env *engine.Env, s *journal.Step) (*catalog.Catalog, error) {
+func repairCatalogOpen(ctx context.Context, env *Env, s *journal.Step) (*catalog.Catalog, error) {
 	if ok, err := fsx.Exists(env.FS, s.Path); err != nil || !ok {
 		return nil, err
 	}
-	return engine.CatalogOf(ctx, env)
+	return CatalogOf(ctx, env)
 }
 
 // observeRepairCatalog: done when every item's rows (of the versions the
 // plan knows) are After, not done when they are all Before, partial in
 // between. A row of a version the plan does not know is a conflict: the
 // item was written since the plan was made.
-func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
+func observeRepairCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
 	ch, err := decodeDoctorChange(s)
 	if err != nil {
-		return engine.Conflict, "", err
+		return Conflict, "", err
 	}
 	c, err := repairCatalogOpen(ctx, env, s)
 	var foreign *catalog.ForeignSchemaError
 	switch {
 	case errors.As(err, &foreign):
-		return engine.NotDone, "the catalog has a schema swampj does not write", nil
+		return NotDone, "the catalog has a schema swampj does not write", nil
 	case err != nil:
-		return engine.Conflict, "", err
+		return Conflict, "", err
 	case c == nil:
-		return engine.NotDone, "no catalog", nil
+		return NotDone, "no catalog", nil
 	}
 	cur, order, err := readItems(ctx, c, ch)
 	if err != nil {
-		return engine.Conflict, "", err
+		return Conflict, "", err
 	}
 	step := c.HasStepLatest()
 	// The before-state includes the rows' write order: an undo that
@@ -103,8 +106,8 @@ func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step)
 	for i := range ch.Items {
 		it := &ch.Items[i]
 		for v := range cur[it.Key] {
-			if !it.known(v) {
-				return engine.Conflict, fmt.Sprintf("the catalog has a row for %s/%s/%s version %d that the repair did not plan for (written since?)",
+			if !it.Known(v) {
+				return Conflict, fmt.Sprintf("the catalog has a row for %s/%s/%s version %d that the repair did not plan for (written since?)",
 					it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, v), nil
 			}
 		}
@@ -113,14 +116,14 @@ func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step)
 	}
 	switch {
 	case atAfter:
-		return engine.Done, "", nil
+		return Done, "", nil
 	case atBefore:
-		return engine.NotDone, "", nil
+		return NotDone, "", nil
 	}
-	return engine.Partial, "some items' rows are changed, others not", nil
+	return Partial, "some items' rows are changed, others not", nil
 }
 
-func applyRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
+func applyRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
 	ch, err := decodeDoctorChange(s)
 	if err != nil {
 		return err
@@ -132,7 +135,7 @@ func applyRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _
 	return repairCatalogForward(ctx, c, ch)
 }
 
-func undoRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
+func undoRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
 	ch, err := decodeDoctorChange(s)
 	if err != nil {
 		return err
@@ -168,7 +171,7 @@ const flagPasses = 4
 //  2. a row the new latest version lacks is inserted (UpsertDeferred);
 //  3. flags that still differ are set as write-through sets them
 //     (enforceFlags). A catalog that still disagrees is an error.
-func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *catalogChange) error {
+func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *RepairCatalogChange) error {
 	cur, err := currentRows(ctx, c, ch)
 	if err != nil {
 		return err
@@ -176,7 +179,7 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *catalogCh
 	for i := range ch.Items {
 		it := &ch.Items[i]
 		for _, v := range sortedVersions(cur[it.Key]) {
-			if it.known(v) && !hasVersion(it.After, v) {
+			if it.Known(v) && !catalogrow.HasVersion(it.After, v) {
 				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
 					return err
 				}
@@ -190,7 +193,7 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *catalogCh
 			}
 		}
 	}
-	after := func(it *catalogItem) []catalog.Row { return it.After }
+	after := func(it *RepairCatalogItem) []catalog.Row { return it.After }
 	if err := enforceFlags(ctx, c, ch, after); err != nil {
 		return err
 	}
@@ -203,7 +206,7 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *catalogCh
 		it := &ch.Items[i]
 		if !rowsAre(cur[it.Key], it.After, step) {
 			return fmt.Errorf("the catalog's latest flags of %s/%s/%s did not settle: %s",
-				it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, flagged(rowList(cur[it.Key]), step))
+				it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, catalogrow.Flagged(rowList(cur[it.Key]), step))
 		}
 	}
 	return nil
@@ -223,7 +226,7 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *catalogCh
 //  3. flags no write-through order produces (a catalog that had two
 //     is_latest rows in a group) are restored as far as write-through
 //     allows (enforceFlags, best effort).
-func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogChange) error {
+func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *RepairCatalogChange) error {
 	step := c.HasStepLatest()
 	cur, err := currentRows(ctx, c, ch)
 	if err != nil {
@@ -232,7 +235,7 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogC
 	for i := range ch.Items {
 		it := &ch.Items[i]
 		for _, v := range sortedVersions(cur[it.Key]) {
-			if it.known(v) && !hasVersion(it.Before, v) {
+			if it.Known(v) && !catalogrow.HasVersion(it.Before, v) {
 				if err := c.RemoveVersion(ctx, it.Key, v); err != nil {
 					return err
 				}
@@ -247,7 +250,7 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogC
 	from := len(ch.Order)
 	for k, ref := range ch.Order {
 		it := &ch.Items[ref.Item]
-		old := it.Before[rowIndex(it.Before, ref.Version)]
+		old := it.Before[catalogrow.RowIndex(it.Before, ref.Version)]
 		have, ok := cur[it.Key][ref.Version]
 		if k >= len(order) || order[k] != ref || !ok ||
 			(old.IsLatest && !have.IsLatest) || (step && old.IsStepLatest && !have.IsStepLatest) {
@@ -257,7 +260,7 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogC
 	}
 	for _, ref := range ch.Order[from:] {
 		it := &ch.Items[ref.Item]
-		old := it.Before[rowIndex(it.Before, ref.Version)]
+		old := it.Before[catalogrow.RowIndex(it.Before, ref.Version)]
 		if old.IsLatest || (step && old.IsStepLatest) {
 			err = c.UpsertNewVersion(ctx, old)
 		} else {
@@ -267,7 +270,7 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogC
 			return err
 		}
 	}
-	before := func(it *catalogItem) []catalog.Row { return it.Before }
+	before := func(it *RepairCatalogItem) []catalog.Row { return it.Before }
 	return enforceFlags(ctx, c, ch, before)
 }
 
@@ -278,7 +281,7 @@ func repairCatalogBackward(ctx context.Context, c *catalog.Catalog, ch *catalogC
 // the latest row takes is_latest last; UpsertDeferred on a row that must
 // carry none but still does. Rows it rewrites move to the end of the write
 // order, so it is the last resort: it does nothing when the flags are right.
-func enforceFlags(ctx context.Context, c *catalog.Catalog, ch *catalogChange, target func(*catalogItem) []catalog.Row) error {
+func enforceFlags(ctx context.Context, c *catalog.Catalog, ch *RepairCatalogChange, target func(*RepairCatalogItem) []catalog.Row) error {
 	step := c.HasStepLatest()
 	for pass := 0; pass < flagPasses; pass++ {
 		cur, err := currentRows(ctx, c, ch)
@@ -304,7 +307,7 @@ func enforceFlags(ctx context.Context, c *catalog.Catalog, ch *catalogChange, ta
 			it := &ch.Items[i]
 			for _, row := range target(it) {
 				have, ok := cur[it.Key][row.Version]
-				if ok && !row.IsLatest && !(step && row.IsStepLatest) && !sameFlags(have, row, step) {
+				if ok && !row.IsLatest && !(step && row.IsStepLatest) && !catalogrow.SameFlags(have, row, step) {
 					if err := c.UpsertDeferred(ctx, row); err != nil {
 						return err
 					}
@@ -329,7 +332,7 @@ func setters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catal
 			continue
 		}
 		have, ok := cur[row.Version]
-		if ok && sameFlags(have, row, step) {
+		if ok && catalogrow.SameFlags(have, row, step) {
 			continue
 		}
 		if row.IsLatest {
@@ -340,7 +343,7 @@ func setters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catal
 	}
 	if len(stepOnly) > 0 {
 		for _, row := range target {
-			if row.IsLatest && !hasVersion(latest, row.Version) {
+			if row.IsLatest && !catalogrow.HasVersion(latest, row.Version) {
 				latest = append(latest, row)
 			}
 		}
@@ -356,7 +359,7 @@ func setters(cur map[int64]catalog.Row, target []catalog.Row, step bool) []catal
 // readItems reads the rows of the change's items in one statement:
 // by item and version, and — for the versions the plan knows — in rowid
 // order.
-func readItems(ctx context.Context, c *catalog.Catalog, ch *catalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, []rowRef, error) {
+func readItems(ctx context.Context, c *catalog.Catalog, ch *RepairCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, []RepairRowRef, error) {
 	index := map[catalog.ItemKey]int{}
 	byVersion := map[catalog.ItemKey]map[int64]catalog.Row{}
 	for i, it := range ch.Items {
@@ -367,27 +370,27 @@ func readItems(ctx context.Context, c *catalog.Catalog, ch *catalogChange) (map[
 	if err != nil {
 		return nil, nil, err
 	}
-	var order []rowRef
+	var order []RepairRowRef
 	for _, r := range rows {
 		i, ok := index[r.Key()]
 		if !ok {
 			continue
 		}
 		byVersion[r.Key()][r.Version] = r
-		if ch.Items[i].known(r.Version) {
-			order = append(order, rowRef{Item: i, Version: r.Version})
+		if ch.Items[i].Known(r.Version) {
+			order = append(order, RepairRowRef{Item: i, Version: r.Version})
 		}
 	}
 	return byVersion, order, nil
 }
 
 // currentRows reads the rows of the change's items, by version.
-func currentRows(ctx context.Context, c *catalog.Catalog, ch *catalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, error) {
+func currentRows(ctx context.Context, c *catalog.Catalog, ch *RepairCatalogChange) (map[catalog.ItemKey]map[int64]catalog.Row, error) {
 	m, _, err := readItems(ctx, c, ch)
 	return m, err
 }
 
-func sameOrder(a, b []rowRef) bool {
+func sameOrder(a, b []RepairRowRef) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -407,7 +410,7 @@ func rowsAre(cur map[int64]catalog.Row, want []catalog.Row, step bool) bool {
 	}
 	for _, w := range want {
 		have, ok := cur[w.Version]
-		if !ok || !sameFlags(have, w, step) {
+		if !ok || !catalogrow.SameFlags(have, w, step) {
 			return false
 		}
 	}
