@@ -55,6 +55,7 @@ import (
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
@@ -271,19 +272,13 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 	return &MigrateResult{Preview: pv}, nil
 }
 
-// countOpenIntents peeks at the journal without creating one.
+// countOpenIntents peeks at the journal without creating one, or writing.
 func countOpenIntents(fsys fsx.FS, path string, timeout time.Duration) (int, error) {
-	ok, err := journal.Exists(fsys, path)
-	if err != nil || !ok {
-		return 0, err
-	}
-	j, err := journal.Open(fsys, path, journal.Options{LockTimeout: timeout})
+	j, open, err := session.Inspect(fsys, path, journal.Options{LockTimeout: timeout})
 	if err != nil {
 		return 0, err
 	}
-	defer j.Close()
-	open, err := j.OpenIntents()
-	return len(open), err
+	return len(open), j.Close()
 }
 
 func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
@@ -321,7 +316,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		}
 	}()
 
-	j, err := openJournal(fsys, r.JournalPath, opts.LockTimeout, opts.Command)
+	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command})
 	if err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, err
@@ -330,15 +325,15 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	run := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}, Log: opts.Logger}, repo: r}
+	run := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}, Log: opts.Logger}, repo: r}
 	defer func() {
-		crashed = crashed || run.crashed
+		crashed = crashed || run.crashed()
 		run.close()
 	}()
 
 	// Interrupted operations first: they move data, so no swamp writer may
 	// be active while they run.
-	if open, err := j.OpenIntents(); err != nil {
+	if open, err := sess.Journal().OpenIntents(); err != nil {
 		return nil, err
 	} else if len(open) > 0 {
 		if err := lock.WaitNoLiveModelLocks(ctx, fsys, r.Base, r.Namespace, selfPid, swampTimeout, 0); err != nil {
@@ -375,8 +370,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	defer ahead.Abandon()
 	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rows, ahead.Abandon)
 	if err != nil {
-		run.crashed = fsx.IsCrash(err)
-		return nil, err
+		return nil, run.note(err)
 	}
 	live := ahead.LiveApply(plan.steps)
 	res := &MigrateResult{Preview: plan.preview(true)}
@@ -397,7 +391,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	exec, err := run.execute(ctx, in, migrateStepProgress(opts.Progress, plan.steps), live)
 	ahead.Abandon()
 	if err != nil {
-		if run.crashed || in.ID == 0 {
+		if run.crashed() || in.ID == 0 {
 			return nil, err // a crash, or nothing was journaled (and so nothing done)
 		}
 		return nil, plan.failure(in.ID, err, opts)
@@ -427,8 +421,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	}
 	built, err := catalogsync.BuildIfNotBuilt(ctx, run.fsys, r, run.env.Catalog)
 	if fsx.IsCrash(err) {
-		run.crashed = true
-		return err
+		return run.note(err)
 	}
 	if err != nil {
 		done.Warnings = append(done.Warnings, MigrateWarning{Path: r.CatalogPath, Message: fmt.Sprintf(

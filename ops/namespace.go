@@ -288,35 +288,29 @@ func checkNamespaceCommandAllowed(fsys fsx.FS, r *repo.Repo) error {
 // disk. repo is the configuration as it reads after that.
 type nsMutation struct {
 	fsys      fsx.FS
-	j         *journal.Journal
+	sess      *session.Session
 	env       *engine.Env
 	repo      *repo.Repo
 	recovered []IntentOutcome
-	crashed   bool
 }
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
 	cat engine.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
-	j, err := openJournal(fsys, r.JournalPath, lockTimeout, command)
+	// (journal.Open removes temp files of a creation that crashed before
+	// its rename: they never held an intent.)
+	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: lockTimeout, Command: command})
 	if err != nil {
 		return nil, err
 	}
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	m := &nsMutation{fsys: fsys, j: j, env: &engine.Env{FS: fsys, Catalog: cat, Log: log}, repo: r}
+	m := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, Log: log}, repo: r}
 	if err := m.finishOpen(ctx, getenv); err != nil {
 		m.close()
 		return nil, err
 	}
 	return m, nil
-}
-
-// openJournal opens (creating if needed) the journal and takes its lock.
-// (journal.Open removes temp files of a creation that crashed before its
-// rename: they never held an intent.)
-func openJournal(fsys fsx.FS, path string, lockTimeout time.Duration, command []string) (*journal.Journal, error) {
-	return journal.Open(fsys, path, journal.Options{LockTimeout: lockTimeout, Command: command})
 }
 
 // finishOpen drives open intents forward and then reads the configuration
@@ -325,16 +319,15 @@ func openJournal(fsys fsx.FS, path string, lockTimeout time.Duration, command []
 // or of swamp) since the caller loaded its *repo.Repo. The namespace
 // operations plan from the configuration on disk, never from a stale Repo.
 func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string) error {
-	open, err := m.j.OpenIntents()
+	open, err := m.sess.Journal().OpenIntents()
 	if err != nil {
 		return err
 	}
 	if len(open) > 0 {
-		outs, err := session.RecoverOpen(ctx, m.env, m.j, false)
+		outs, err := m.sess.FinishOpen(ctx, m.env)
 		m.recovered = outs
 		if err != nil {
-			m.crashed = fsx.IsCrash(err)
-			if m.crashed {
+			if m.sess.Crashed() {
 				return err
 			}
 			return &UnfinishedIntentError{Outcomes: outs, Err: err}
@@ -351,44 +344,28 @@ func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string)
 	return nil
 }
 
-// execute journals and runs one intent (live: steps the run performs itself,
-// a restamp prepared ahead).
 func (m *nsMutation) execute(ctx context.Context, in *journal.Intent, progress func(int, int), live engine.LiveApply) (*engine.Result, error) {
 	m.env.Progress = progress
-	res, err := engine.Execute(ctx, m.env, m.j, in, live)
-	if err != nil && fsx.IsCrash(err) {
-		m.crashed = true
-	}
-	return res, err
+	return m.sess.Execute(ctx, m.env, in, live)
 }
 
-// finish commits the journal's pending marks (the intent's done mark) and
-// releases it; close then has nothing left to do.
+// note records a crash of the run's work (the session then abandons).
+func (m *nsMutation) note(err error) error { return m.sess.Note(err) }
+
+func (m *nsMutation) crashed() bool { return m.sess.Crashed() }
+
 func (m *nsMutation) finish() error {
 	m.env.CloseCatalog()
-	if m.j == nil {
-		return nil
-	}
-	err := m.j.Close()
-	m.j = nil
-	if fsx.IsCrash(err) {
-		m.crashed = true
-	}
-	return err
+	return m.sess.Close()
 }
 
-// finishCompleted is finish for a migration whose data change is complete
-// on disk: a journal that cannot take the done mark (full disk, I/O error)
-// does not make the run a failure — the intent stays open and the next
-// recovery, which any swampj command runs first, observes every step done
-// and closes it. It is a warning on done, as for a write or a repair.
 func (m *nsMutation) finishCompleted(done *MigrateCompleted) error {
 	path := ""
-	if m.j != nil {
-		path = m.j.Path()
+	if j := m.sess.Journal(); j != nil {
+		path = j.Path()
 	}
 	err := m.finish()
-	if err == nil || m.crashed {
+	if err == nil || m.crashed() {
 		return err
 	}
 	done.Warnings = append(done.Warnings, MigrateWarning{Path: path, Message: fmt.Sprintf(
@@ -397,19 +374,9 @@ func (m *nsMutation) finishCompleted(done *MigrateCompleted) error {
 	return nil
 }
 
-// close releases everything; after a simulated crash the journal is
-// abandoned without committing anything, as a dead process would leave it.
 func (m *nsMutation) close() {
 	m.env.CloseCatalog()
-	if m.j == nil {
-		return
-	}
-	if m.crashed {
-		m.j.Abandon()
-	} else {
-		_ = m.j.Close()
-	}
-	m.j = nil
+	_ = m.sess.Close()
 }
 
 // topLevelDir reports whether path exists as a directory. A symlink there

@@ -389,61 +389,33 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	ctx, stopWatch := lock.WatchLost(ctx, locks)
 	defer stopWatch()
 
-	// 4. The journal (the repo's swampj lock).
+	// 4. The journal (the repo's swampj lock), unless the host lent one:
+	// finish what earlier runs left open, then sweep what writes that died
+	// before their intent was durable left.
 	j := o.Journal
-	own := j == nil
-	if own {
-		j, err = journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
-		if err != nil {
+	var sess *session.Session
+	if j == nil {
+		if sess, err = session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn}); err != nil {
 			return nil, err
 		}
-	}
-	crashed := false
-	defer func() {
-		if !own {
-			return
-		}
-		if crashed {
-			j.Abandon()
-			return
-		}
-		// The catalog's close (a WAL checkpoint, with fsyncs of its own)
-		// needs nothing from the done mark: on the real disk it runs
-		// beside the done mark's commit instead of after it.
-		var catalogClosed chan struct{}
-		if ownCatalog && fsx.Concurrent(fsys) {
-			catalogClosed = make(chan struct{})
-			go func() { defer close(catalogClosed); env.CloseCatalog() }()
-		}
-		start := time.Now()
-		err := j.Close() // commits the done mark
-		engine.ObserveFlush("journal-commit", 2, start, time.Now())
-		if catalogClosed != nil {
-			<-catalogClosed
-		}
-		if err != nil {
-			o.warn(fmt.Sprintf("the write is complete, but closing the journal failed: %v (the next recovery marks it done)", err))
-		}
-	}()
-	if own {
+		j = sess.Journal()
+		defer closeWriteSession(sess, env, ownCatalog, o.warn)
 		env.HeldLocks = map[string]bool{}
 		for _, l := range locks {
 			env.HeldLocks[l.Path()] = true
 		}
-		outs, err := session.RecoverOpen(ctx, env, j, false)
+		outs, err := sess.FinishOpen(ctx, env)
 		for _, out := range outs {
 			o.warn(out.Sentence() + ", before this write")
 		}
 		if err != nil {
-			crashed = fsx.IsCrash(err)
 			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
 		}
-		removed, err := session.RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
+		removed, err := sess.SweepLeftovers(ctx, fsys, r.DataRoot)
 		for _, p := range removed {
 			o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
 		}
 		if err != nil {
-			crashed = fsx.IsCrash(err)
 			return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", err)
 		}
 	}
@@ -451,15 +423,38 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.
 	in, live, items, err := planWrite(ctx, fsys, r, ps, o, false)
 	if err != nil {
-		crashed = fsx.IsCrash(err)
-		return nil, err
+		return nil, sess.Note(err)
 	}
 
 	// 6. Journal and run: the journal commit is in flight while the
 	// versions are staged; a failure is rolled back here and now.
 	out, err := runWrite(ctx, env, j, engine.StartRecording(fsys, j, in), live, items, ps)
-	crashed = fsx.IsCrash(err)
-	return out, err
+	return out, sess.Note(err)
+}
+
+// closeWriteSession closes the journal of a write that opened its own,
+// committing the done mark. The catalog's close (a WAL checkpoint, with
+// fsyncs of its own) needs nothing from the done mark: on the real disk it
+// runs beside the done mark's commit instead of after it.
+func closeWriteSession(sess *session.Session, env *engine.Env, ownCatalog bool, warn func(string)) {
+	if sess.Crashed() {
+		_ = sess.Close() // abandons: nothing more reaches the disk
+		return
+	}
+	var catalogClosed chan struct{}
+	if ownCatalog && fsx.Concurrent(env.FS) {
+		catalogClosed = make(chan struct{})
+		go func() { defer close(catalogClosed); env.CloseCatalog() }()
+	}
+	start := time.Now()
+	err := sess.Close()
+	engine.ObserveFlush("journal-commit", 2, start, time.Now())
+	if catalogClosed != nil {
+		<-catalogClosed
+	}
+	if err != nil {
+		warn(fmt.Sprintf("the write is complete, but closing the journal failed: %v (the next recovery marks it done)", err))
+	}
 }
 
 // writeOverlapped is the write of a long-lived caller (its own journal) on

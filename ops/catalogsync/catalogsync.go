@@ -654,11 +654,12 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 		*d += now.Sub(mark)
 		mark = now
 	}
-	j, open, err := lockJournalListOpen(fsys, r, opts)
+	sess, open, err := lockJournalListOpen(fsys, r, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer j.Close()
+	defer sess.Close()
+	j := sess.Journal()
 	if len(open) > 0 {
 		return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
 	}
@@ -710,17 +711,17 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 
 // lockJournalListOpen takes the journal lock (no other swampj runs while
 // the catalog is compared) and lists the interrupted operations it holds.
-func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
-	j, err := lockJournal(fsys, r, opts)
+func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
+	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
 	if err != nil {
 		return nil, nil, err
 	}
-	open, err := j.OpenIntents()
+	open, err := sess.Journal().OpenIntents()
 	if err != nil {
-		_ = j.Close()
+		_ = sess.Close()
 		return nil, nil, err
 	}
-	return j, open, nil
+	return sess, open, nil
 }
 
 // Verify compares the catalog with the data on disk and changes
@@ -744,26 +745,10 @@ func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Repo
 	return verifyLocked(ctx, fsys, r, opts, rep)
 }
 
-// readJournalListOpen is lockJournalListOpen for inspections: it creates
-// no journal (none: no open intent, nil journal, whose Close is a no-op) and
-// opens an existing one read-only. Its shared lock keeps every swampj that
-// changes the repo (they hold the exclusive lock of the same file for their
-// whole run) out until Close, as the exclusive lock did, without writing.
+// readJournalListOpen is lockJournalListOpen for inspections
+// (session.Inspect): no journal is created, an existing one is only read.
 func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
-	ok, err := journal.Exists(fsys, r.JournalPath)
-	if err != nil || !ok {
-		return nil, nil, err
-	}
-	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: session.WarnTo(opts.Logger)})
-	if err != nil {
-		return nil, nil, err
-	}
-	open, err := j.OpenIntents()
-	if err != nil {
-		_ = j.Close()
-		return nil, nil, err
-	}
-	return j, open, nil
+	return session.Inspect(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: session.WarnTo(opts.Logger)})
 }
 
 // verifyLocked is verify (and the rebuild preview) once the lock is held.
@@ -1000,8 +985,4 @@ func (rep *Report) fill(exp *Expected, d *catalog.Diff) {
 	rep.Counts.FlagsWrong = len(d.FlagsWrong)
 	rep.Counts.FieldsWrong = len(d.FieldsWrong)
 	rep.Counts.WrongNamespace = len(d.WrongNamespace)
-}
-
-func lockJournal(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, error) {
-	return journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
 }

@@ -441,21 +441,21 @@ func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Opti
 // finishOpen drives every open intent forward under its own locks
 // (recovery's path), before a confirmed repair plans anything.
 func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error {
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
+	sess, err := openRepairSession(fsys, r, o)
 	if err != nil {
 		return err
 	}
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
-	outs, rerr := session.RecoverOpen(ctx, env, j, false)
+	outs, rerr := sess.FinishOpen(ctx, env)
 	env.CloseCatalog()
 	for _, out := range outs {
 		o.warn(out.Sentence() + ", before the repair")
 	}
-	if fsx.IsCrash(rerr) {
-		j.Abandon()
+	if sess.Crashed() {
+		_ = sess.Close() // abandons
 		return rerr
 	}
-	if cerr := j.Close(); rerr == nil && cerr != nil {
+	if cerr := sess.Close(); rerr == nil && cerr != nil {
 		o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the intents done)", cerr))
 	}
 	if rerr != nil {
@@ -464,28 +464,57 @@ func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error
 	return nil
 }
 
+// openRepairSession opens the journal for a confirmed repair: swampj's
+// repo lock, held to the end of the run.
+func openRepairSession(fsys fsx.FS, r *repo.Repo, o Options) (*session.Session, error) {
+	return session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
+}
+
+// closeRepairSession closes a repair's session, committing its done mark.
+// Losing the mark costs only a re-observation at the next recovery, so it
+// is a warning, unless the process model died right there: that crash is
+// returned.
+func closeRepairSession(sess *session.Session, o Options, what string) error {
+	if err := sess.Close(); fsx.IsCrash(err) {
+		return err
+	} else if err != nil {
+		o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks %s done)", err, what))
+	}
+	return nil
+}
+
+// runRepairIntent journals in and runs it; a failure is rolled back here
+// and now, and returned as a *RepairError that says whether the rollback
+// got everything back. A crash (of the run or of its rollback) is returned
+// as it is.
+func runRepairIntent(ctx context.Context, sess *session.Session, env *engine.Env, in *journal.Intent, what string) error {
+	_, err := sess.Execute(ctx, env, in, nil)
+	switch {
+	case err == nil:
+		return nil
+	case sess.Crashed():
+		return err
+	case in.ID == 0: // not journaled: nothing was touched
+		return fmt.Errorf("recording %s in the journal: %w", what, err)
+	}
+	if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) && !errors.Is(cause, context.Canceled) {
+		err = cause // a lost model lock, not the user's interrupt
+	}
+	re := &RepairError{IntentID: in.ID, Err: err}
+	_, rerr := engine.Drive(context.WithoutCancel(ctx), env, sess.Journal(), in, journal.Backward, nil)
+	if rerr = sess.Note(rerr); sess.Crashed() {
+		return rerr
+	}
+	re.RollbackErr = rerr
+	return re
+}
+
 // journalState reads the journal's open intents and its
 // stale-catalog mark without creating a journal that does not exist, and
 // without writing (read-only media): a confirmed repair checks again under
 // the journal's write lock.
 func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
-	ok, err := journal.Exists(fsys, r.JournalPath)
-	if err != nil || !ok {
-		return nil, nil, err
-	}
-	j, err := journal.OpenReadOnly(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Warn: o.warn})
-	if err != nil {
-		return nil, nil, err
-	}
-	open, err := j.OpenIntents()
-	var stale *journal.CatalogStale
-	if err == nil {
-		stale, err = j.CatalogStale()
-	}
-	if cerr := j.Close(); err == nil {
-		err = cerr
-	}
-	return open, stale, err
+	return session.InspectState(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Warn: o.warn})
 }
 
 // repairRun runs a confirmed repair: dead lock files first, in an
@@ -569,26 +598,16 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	defer stopWatch()
 
 	// 2. The journal (swampj's repo lock); nothing may be open.
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
+	sess, err := openRepairSession(fsys, r, o)
 	if err != nil {
 		return nil, err
 	}
-	crashed := false
 	defer func() {
-		if crashed {
-			j.Abandon()
-			return
-		}
-		// Close commits the done mark. Losing it costs only a
-		// re-observation at the next recovery, so it is a warning — unless
-		// the process model died right there.
-		if cerr := j.Close(); fsx.IsCrash(cerr) {
+		if cerr := closeRepairSession(sess, o, "the repair"); cerr != nil {
 			rep, err = nil, cerr
-		} else if cerr != nil {
-			o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the repair done)", cerr))
 		}
 	}()
-	open, err := j.OpenIntents()
+	open, err := sess.Journal().OpenIntents()
 	if err != nil {
 		return nil, err
 	}
@@ -599,14 +618,12 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	// 3. Plan from what the disk says now, under the locks.
 	s, err := surveyDoctor(ctx, fsys, r, o, nil)
 	if err != nil {
-		crashed = fsx.IsCrash(err)
-		return nil, err
+		return nil, sess.Note(err)
 	}
 	allowed := func(u *unit) bool { return u.lockPath == "" || held[u.lockPath] != nil }
 	in, err := s.plan(allowed, o.Command)
 	if err != nil {
-		crashed = fsx.IsCrash(err)
-		return nil, err
+		return nil, sess.Note(err)
 	}
 	status := func(u *unit) Status {
 		if allowed(u) && !u.lockOnly() {
@@ -621,25 +638,8 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	// 4. Journal and run; a failure is rolled back here and now.
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	defer env.CloseCatalog()
-	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
-		if fsx.IsCrash(err) {
-			crashed = true
-			return nil, err
-		}
-		if in.ID == 0 { // not journaled: nothing was touched
-			return nil, fmt.Errorf("recording the repair in the journal: %w", err)
-		}
-		if cause := context.Cause(ctx); cause != nil && errors.Is(err, context.Canceled) && !errors.Is(cause, context.Canceled) {
-			err = cause // a lost model lock, not the user's interrupt
-		}
-		re := &RepairError{IntentID: in.ID, Err: err}
-		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
-		if fsx.IsCrash(rerr) {
-			crashed = true
-			return nil, rerr
-		}
-		re.RollbackErr = rerr
-		return nil, re
+	if err := runRepairIntent(ctx, sess, env, in, "the repair"); err != nil {
+		return nil, err
 	}
 	rep = s.reportRepair(in, status, busy)
 	rep.IntentID = in.ID

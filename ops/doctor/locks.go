@@ -195,23 +195,16 @@ func (s *survey) surveyJournalHolder() {
 // the journal lock only. It returns what it moved and the intent id (0:
 // nothing to do).
 func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixed []unitFix, moves []Move, id uint64, qstamp string, err error) {
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
+	sess, err := openRepairSession(fsys, r, o)
 	if err != nil {
 		return nil, nil, 0, "", err
 	}
-	crashed := false
 	defer func() {
-		if crashed {
-			j.Abandon()
-			return
-		}
-		if cerr := j.Close(); fsx.IsCrash(cerr) {
+		if cerr := closeRepairSession(sess, o, "the lock repair"); cerr != nil {
 			fixed, moves, id, qstamp, err = nil, nil, 0, "", cerr
-		} else if cerr != nil {
-			o.warn(fmt.Sprintf("closing the journal: %v (the next recovery marks the lock repair done)", cerr))
 		}
 	}()
-	open, err := j.OpenIntents()
+	open, err := sess.Journal().OpenIntents()
 	if err != nil {
 		return nil, nil, 0, "", err
 	}
@@ -220,12 +213,10 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixe
 	}
 	s := &survey{fsys: fsys, r: r, o: o}
 	if err := s.chooseQuarantine(); err != nil {
-		crashed = fsx.IsCrash(err)
-		return nil, nil, 0, "", err
+		return nil, nil, 0, "", sess.Note(err)
 	}
 	if err := s.surveyLocks(ctx); err != nil {
-		crashed = fsx.IsCrash(err)
-		return nil, nil, 0, "", err
+		return nil, nil, 0, "", sess.Note(err)
 	}
 	in := &journal.Intent{Kind: IntentKindRepair, Repo: r.Dir, Command: o.Command}
 	planned := map[string]bool{}
@@ -234,8 +225,7 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixe
 		for _, m := range u.lockMoves {
 			missing, err := engine.MissingDirs(fsys, filepath.Dir(m.To), planned)
 			if err != nil {
-				crashed = fsx.IsCrash(err)
-				return nil, nil, 0, "", err
+				return nil, nil, 0, "", sess.Note(err)
 			}
 			for _, d := range missing {
 				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create a quarantine directory"})
@@ -257,22 +247,8 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixe
 	in.Summary = fmt.Sprintf("doctor: move %d dead lock file(s) into quarantine", len(steps))
 
 	env := &engine.Env{FS: fsys, Log: o.Logger}
-	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
-		if fsx.IsCrash(err) {
-			crashed = true
-			return nil, nil, 0, "", err
-		}
-		if in.ID == 0 {
-			return nil, nil, 0, "", fmt.Errorf("recording the lock repair in the journal: %w", err)
-		}
-		re := &RepairError{IntentID: in.ID, Err: err}
-		_, rerr := engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
-		if fsx.IsCrash(rerr) {
-			crashed = true
-			return nil, nil, 0, "", rerr
-		}
-		re.RollbackErr = rerr
-		return nil, nil, 0, "", re
+	if err := runRepairIntent(ctx, sess, env, in, "the lock repair"); err != nil {
+		return nil, nil, 0, "", err
 	}
 	return fixed, moves, in.ID, s.qstamp, nil
 }
