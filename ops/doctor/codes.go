@@ -1,9 +1,148 @@
 package doctor
 
-// Every check reported (issue #11): a fixed list of checks with stable ids,
-// each passed or not with what it counted, so a script (or an operator
-// comparing with swamp's own doctor) reads one line per check whether or
-// not it found anything.
+// The doctor's vocabulary in one place: every finding code, the check it
+// counts under, the file whose check raises it and the remedy it usually
+// carries; and the survey's phases, in the order they run.
+//
+// Adding a check means one new file and lines here: the file holds the
+// phase (a method of *survey that appends findings, with units that carry
+// their repair, to s.units or s.general) and the code constants it raises;
+// here, one line in phases, one in codeTable per code and, for a new
+// check id, one in checkIDs.
+
+import (
+	"context"
+
+	"github.com/swampj/swampj/ops/report"
+)
+
+// Code names a kind of finding. Codes are stable: scripts read them.
+type Code string
+
+const (
+	// CodeVersionUnreadable: a version directory swamp cannot read (zero-byte
+	// or unparseable metadata.yaml, missing or truncated raw, …).
+	CodeVersionUnreadable Code = "version_unreadable"
+	// CodeLatestUnreadable: `latest` designates an unreadable version.
+	CodeLatestUnreadable Code = "latest_unreadable"
+	// CodeLatestNotFound: `latest` designates a version with no directory.
+	CodeLatestNotFound Code = "latest_not_found"
+	// CodeLatestDamaged: `latest` is missing, empty, unparsable or not a
+	// positive number, so swamp falls back or finds nothing.
+	CodeLatestDamaged Code = "latest_damaged"
+	// CodeCatalogRowUnreadable: a catalog row (repo namespace) whose
+	// version is not readable on disk.
+	CodeCatalogRowUnreadable Code = "catalog_row_unreadable"
+	// CodeCatalogLatestWrong: the catalog's latest flags disagree with the
+	// readable latest version.
+	CodeCatalogLatestWrong Code = "catalog_latest_wrong"
+	// CodeCatalogUnusable: the catalog cannot be read (damaged file).
+	CodeCatalogUnusable Code = "catalog_unusable"
+	// CodeCatalogCopy: catalog files under {base}/{ns}/data that an older
+	// swamp moved with the data (#3316); nothing reads them.
+	CodeCatalogCopy Code = "catalog_copy"
+	// CodeStagingLeftover: a .swampj-stage-* directory that no open intent
+	// owns.
+	CodeStagingLeftover Code = "staging_leftover"
+	// CodeOpenIntent: an interrupted swampj operation; the disk is
+	// mid-change until `swampj recover` runs.
+	CodeOpenIntent Code = "open_intent"
+	// CodeDirectoryUnreadable: a directory of the data root that cannot be
+	// listed, so what is below it was not checked.
+	CodeDirectoryUnreadable Code = "directory_unreadable"
+	// CodeCatalogStale: a swampj operation finished its data change but
+	// could not update the catalog (journal's stale mark); a catalog
+	// rebuild makes it agree again.
+	CodeCatalogStale Code = "catalog_stale"
+	// CodeLockDead: a swamp lock file nobody holds (zero bytes, not a
+	// lock record, or naming a holder that is gone); swamp waits on it.
+	CodeLockDead Code = "lock_dead"
+	// CodeJournalHolderStale: swampj's journal holder record names a
+	// process that is gone (or cannot be read): timeout messages would
+	// name a holder that does not exist.
+	CodeJournalHolderStale Code = "journal_holder_stale"
+	// CodeRecordUnreadable: a run record swamp reads back (method output,
+	// workflow run, run index, audit log) is empty or does not parse.
+	CodeRecordUnreadable Code = "record_unreadable"
+	// CodeSwampCheck is a failing swamp check as a doctor finding.
+	CodeSwampCheck Code = "swamp_check_failed"
+)
+
+// CodeInfo is one finding code's row of the table.
+type CodeInfo struct {
+	Code Code
+	// Check is the id of the check (Report.Checks) it counts under.
+	Check string
+	// File is the file of this package whose check raises it.
+	File string
+	// Remedy is what usually fixes it: RemedyRepair for what a confirmed
+	// repair fixes, "" where only a person can (the finding's Fix says
+	// what). A finding may carry another where it knows better.
+	Remedy report.Remedy
+}
+
+// codeTable is every code the doctor reports.
+var codeTable = []CodeInfo{
+	{CodeVersionUnreadable, "versions", "items.go", report.RemedyRepair},
+	{CodeDirectoryUnreadable, "versions", "helpers.go", ""},
+	{CodeLatestUnreadable, "latest", "items.go", report.RemedyRepair},
+	{CodeLatestNotFound, "latest", "items.go", report.RemedyRepair},
+	{CodeLatestDamaged, "latest", "items.go", report.RemedyRepair},
+	{CodeCatalogRowUnreadable, "catalog", "catalog.go", report.RemedyRepair},
+	{CodeCatalogLatestWrong, "catalog", "catalog.go", report.RemedyRepair},
+	{CodeCatalogUnusable, "catalog", "catalog.go", report.RemedyRebuildCatalog},
+	{CodeCatalogStale, "catalog", "doctor.go", report.RemedyRebuildCatalog},
+	{CodeCatalogCopy, "catalog_copies", "catalog.go", report.RemedyRepair},
+	{CodeStagingLeftover, "staging", "staging.go", report.RemedyRepair},
+	{CodeLockDead, "locks", "locks.go", report.RemedyRepair},
+	{CodeRecordUnreadable, "records", "records.go", report.RemedyRepair},
+	{CodeOpenIntent, "journal", "survey.go", report.RemedyRecoverOrRollback},
+	{CodeJournalHolderStale, "journal", "locks.go", report.RemedyRepair},
+	{CodeSwampCheck, "", "swamp.go", ""},
+}
+
+// Codes lists every finding code the doctor reports, with its check, the
+// file that raises it and its usual remedy (for tables: the RUNBOOK, a
+// test that every code has a fixture).
+func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
+
+// checkIDs is the report order of the checks.
+var checkIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal"}
+
+// checkOf maps each finding code to the check it belongs to.
+var checkOf = func() map[Code]string {
+	m := make(map[Code]string, len(codeTable))
+	for _, c := range codeTable {
+		if c.Check != "" {
+			m[c.Code] = c.Check
+		}
+	}
+	return m
+}()
+
+// phase is one step of the survey.
+type phase struct {
+	name string
+	run  func(*survey, context.Context) error
+	// progress, if set, is the progress phase shown while it runs.
+	progress string
+	// whole: the phase looks at the whole repo, so a survey of only what a
+	// command changed (Options.Only) skips it.
+	whole bool
+}
+
+// phases are the survey's steps, in order (surveyDoctor runs them).
+var phases = []phase{
+	{name: "open intents", run: (*survey).checkOpenIntents},                                      // survey.go
+	{name: "items", run: (*survey).scanItems},                                                    // survey.go
+	{name: "locks", run: (*survey).checkLocks, progress: "checking locks"},                       // locks.go
+	{name: "catalog", run: (*survey).mergeCatalog, progress: "reading catalog"},                  // catalog.go
+	{name: "item findings", run: (*survey).checkItems, progress: "checking items"},               // survey.go, items.go
+	{name: "staging", run: (*survey).checkStaging, progress: "checking staging and run records"}, // staging.go
+	{name: "records", run: (*survey).checkRecords},                                               // records.go
+	{name: "catalog copies", run: (*survey).checkCatalogCopies, whole: true},                     // catalog.go
+	{name: "swamp's checks", run: (*survey).checkSwamp, progress: "swamp's checks", whole: true}, // swamp.go
+}
 
 // Check is one check's outcome.
 type Check struct {
@@ -14,29 +153,10 @@ type Check struct {
 	Fixed   int    `json:"fixed"`   // findings this run repaired
 }
 
-// checkOf maps each finding code to the check it belongs to.
-var checkOf = map[Code]string{
-	CodeVersionUnreadable:    "versions",
-	CodeLatestUnreadable:     "latest",
-	CodeLatestNotFound:       "latest",
-	CodeLatestDamaged:        "latest",
-	CodeCatalogRowUnreadable: "catalog",
-	CodeCatalogLatestWrong:   "catalog",
-	CodeCatalogUnusable:      "catalog",
-	CodeCatalogStale:         "catalog",
-	CodeCatalogCopy:          "catalog_copies",
-	CodeStagingLeftover:      "staging",
-	CodeOpenIntent:           "journal",
-	CodeJournalHolderStale:   "journal",
-	CodeDirectoryUnreadable:  "versions",
-	CodeLockDead:             "locks",
-	CodeRecordUnreadable:     "records",
-}
-
-// checkIDs is the report order.
-var checkIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal"}
-
-// fillChecks computes rep.Checks from its findings and counts.
+// fillChecks computes rep.Checks from its findings and counts: a fixed
+// list of checks with stable ids (issue #11), each passed or not with what
+// it counted, so a script (or an operator comparing with swamp's own
+// doctor) reads one line per check whether or not it found anything.
 func (rep *Report) fillChecks() {
 	by := map[string]*Check{}
 	rep.Checks = rep.Checks[:0]

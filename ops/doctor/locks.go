@@ -45,16 +45,6 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-const (
-	// CodeLockDead: a swamp lock file nobody holds (zero bytes, not a
-	// lock record, or naming a holder that is gone); swamp waits on it.
-	CodeLockDead Code = "lock_dead"
-	// CodeJournalHolderStale: swampj's journal holder record names a
-	// process that is gone (or cannot be read): timeout messages would
-	// name a holder that does not exist.
-	CodeJournalHolderStale Code = "journal_holder_stale"
-)
-
 // lockMove is one dead lock and where it goes.
 type lockMove struct {
 	Move
@@ -77,6 +67,23 @@ func (s *survey) lockQPath(p string) string {
 func (s *survey) surveyLocks(ctx context.Context) error {
 	found, err := lock.FindLockFiles(s.fsys, s.r.Base, s.r.Namespace)
 	return s.judgeLocks(ctx, found, err, nil)
+}
+
+// checkLocks judges every lock file, found in the listings the walk and
+// the scan made (the directories they did not list are listed now), and
+// swampj's own journal holder record.
+func (s *survey) checkLocks(ctx context.Context) error {
+	found, err := lock.FindLockFilesListed(s.fsys, s.r.Base, s.r.Namespace, func(dir string) ([]fs.DirEntry, error) {
+		if ents, ok := s.w.listings[dir]; ok {
+			return ents, nil
+		}
+		return s.fsys.ReadDir(dir)
+	})
+	if err := s.judgeLocks(ctx, found, err, s.w.early); err != nil {
+		return err
+	}
+	s.surveyJournalHolder()
+	return nil
 }
 
 // earlyLock is a lock file judged while the walk listed its model

@@ -33,10 +33,6 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-// CodeRecordUnreadable: a run record swamp reads back (method output,
-// workflow run, run index, audit log) is empty or does not parse.
-const CodeRecordUnreadable Code = "record_unreadable"
-
 // recordDirs are the datastore-tier trees whose records swamp reads.
 var recordDirs = []string{"outputs", "workflow-runs", "audit"}
 
@@ -126,6 +122,12 @@ func ChangedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.T
 		}
 	}
 	return out, nil
+}
+
+// checkRecords checks the run records swamp reads back (outputs,
+// workflow runs, audit): with Only, the ones the command wrote.
+func (s *survey) checkRecords(ctx context.Context) error {
+	return s.surveyRecords(ctx, s.w.only)
 }
 
 // surveyRecords finds damaged run records and plans their moves: every
