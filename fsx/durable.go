@@ -237,6 +237,9 @@ func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {
 // failure to write the disk), so the CLI can say "could not read your file".
 type SourceError struct{ Err error }
 
+// Code is "input_unreadable".
+func (e *SourceError) Code() string { return "input_unreadable" }
+
 func (e *SourceError) Error() string { return "reading input: " + e.Err.Error() }
 func (e *SourceError) Unwrap() error { return e.Err }
 

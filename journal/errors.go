@@ -11,10 +11,10 @@ import (
 )
 
 // ErrLockTimeout is matched (errors.Is) by a LockTimeoutError.
-var ErrLockTimeout = errors.New("journal: timed out waiting for the repo lock")
+var ErrLockTimeout error = swampj.NewError("lock_timeout", "journal: timed out waiting for the repo lock")
 
 // ErrCorrupt is matched (errors.Is) by a CorruptError.
-var ErrCorrupt = errors.New("journal: damaged journal file")
+var ErrCorrupt error = swampj.NewError("journal_corrupt", "journal: damaged journal file")
 
 // LockTimeoutError is returned when another process holds the repo lock for
 // longer than the lock timeout.
@@ -68,6 +68,9 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // NotFoundError is returned for an unknown intent id.
 type NotFoundError struct{ ID uint64 }
+
+// Code is "not_found".
+func (e *NotFoundError) Code() string { return "not_found" }
 
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no intent %d in the journal", e.ID)

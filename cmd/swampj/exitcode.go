@@ -46,7 +46,10 @@ func withCode(code string, exit int, err error) error {
 func usageErr(err error) error { return withCode("usage", exitUsage, err) }
 
 // classify is the one place that maps an error to an exit code and a stable
-// error code for --json.
+// error code for --json. The codes are the errors' own (each sentinel is a
+// *swampj.Error, each typed error has a Code method): this switch decides
+// only which class wins where an error matches several, and the exit code.
+// The codes declared here are the CLI's own classes of OS errors.
 func classify(err error) (exit int, code string) {
 	var ce *codedError
 	var src *fsx.SourceError
@@ -63,48 +66,48 @@ func classify(err error) (exit int, code string) {
 		return ce.exit, ce.code
 	case errors.As(err, &lost):
 		return exitFailure, lost.Code()
-	case errors.Is(err, journal.ErrLockTimeout), errors.Is(err, lock.ErrTimeout):
-		return exitLockTimeout, "lock_timeout"
+	case errors.Is(err, journal.ErrLockTimeout):
+		return exitLockTimeout, codeOf(journal.ErrLockTimeout)
+	case errors.Is(err, lock.ErrTimeout):
+		return exitLockTimeout, codeOf(lock.ErrTimeout)
 	case errors.Is(err, context.Canceled):
-		return exitInterrupted, "interrupted"
+		return exitInterrupted, codeInterrupted
 	case errors.Is(err, journal.ErrCorrupt):
-		return exitFailure, "journal_corrupt"
+		return exitFailure, codeOf(journal.ErrCorrupt)
 	case errors.As(err, &media):
 		return exitFailure, media.Code()
 	case errors.Is(err, syscall.EROFS):
 		return exitFailure, codeReadOnly
-	case errors.As(err, &notFound), errors.As(err, &dataNotFound):
-		return exitFailure, "not_found"
+	case errors.As(err, &notFound):
+		return exitFailure, notFound.Code()
+	case errors.As(err, &dataNotFound):
+		return exitFailure, dataNotFound.Code()
 	case errors.As(err, &unreadable):
-		return exitFailure, "unreadable_version"
+		return exitFailure, unreadable.Code()
 	case errors.As(err, &inputChanged):
-		return exitFailure, "input_changed"
+		return exitFailure, inputChanged.Code()
 	case errors.Is(err, ops.ErrConflict):
-		return exitFailure, "conflict"
-	case errors.Is(err, repo.ErrNotARepo):
-		return exitFailure, "not_a_repo"
-	case errors.Is(err, repo.ErrInvalidNamespace):
-		return exitFailure, "invalid_namespace"
-	case errors.Is(err, repo.ErrInvalidAddress):
-		return exitFailure, "invalid_address"
-	case errors.Is(err, repo.ErrOutsideDataRoot):
-		return exitFailure, "outside_data_root"
-	case errors.Is(err, repo.ErrUnsupportedDatastore):
-		return exitFailure, "unsupported_datastore"
-	case errors.Is(err, repo.ErrConfig):
-		return exitFailure, "config_invalid"
+		return exitFailure, codeOf(ops.ErrConflict)
+	}
+	for _, sentinel := range []error{repo.ErrNotARepo, repo.ErrInvalidNamespace, repo.ErrInvalidAddress,
+		repo.ErrOutsideDataRoot, repo.ErrUnsupportedDatastore, repo.ErrConfig} {
+		if errors.Is(err, sentinel) {
+			return exitFailure, codeOf(sentinel)
+		}
+	}
+	switch {
 	case errors.As(err, &invalidWrite):
-		return exitFailure, "invalid_input"
+		return exitFailure, invalidWrite.Code()
 	case errors.As(err, &src):
-		return exitFailure, "input_unreadable"
+		return exitFailure, src.Code()
 	case errors.Is(err, syscall.ENOSPC):
-		return exitFailure, "no_space"
+		return exitFailure, codeNoSpace
 	case errors.Is(err, syscall.EXDEV):
-		return exitFailure, "cross_device"
+		return exitFailure, (*ops.CrossDeviceError)(nil).Code()
 	case errors.Is(err, syscall.EIO):
-		return exitFailure, "io_error"
+		return exitFailure, codeIOError
 	case errors.Is(err, ops.ErrStepFailed):
-		return exitFailure, "step_failed"
+		return exitFailure, codeOf(ops.ErrStepFailed)
 	case errors.As(err, &openIntents):
 		return exitFailure, openIntents.Code()
 	case catalog.ErrorCode(err) == catalog.CodeBusy:
@@ -114,13 +117,24 @@ func classify(err error) (exit int, code string) {
 		return exitFailure, catalog.ErrorCode(err)
 	case errors.Is(err, ops.ErrBusy):
 		// Any other "someone else holds it": retry later.
-		return exitLockTimeout, "lock_timeout"
+		return exitLockTimeout, codeOf(ops.ErrBusy)
 	}
 	if c, ok := err.(interface{ Code() string }); ok {
 		return exitFailure, c.Code()
 	}
-	return exitFailure, "failed"
+	return exitFailure, codeFailed
 }
+
+// codeOf is a sentinel's own code (every sentinel is a *swampj.Error).
+func codeOf(sentinel error) string { return sentinel.(interface{ Code() string }).Code() }
+
+// The CLI's own codes: OS errors and outcomes no package names.
+const (
+	codeInterrupted = "interrupted"
+	codeNoSpace     = "no_space"
+	codeIOError     = "io_error"
+	codeFailed      = "failed"
+)
 
 // codeReadOnly is the error code of a write refused by read-only media.
 const codeReadOnly = "read_only_media"

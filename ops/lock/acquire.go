@@ -77,7 +77,7 @@ func (o Options) withDefaults() Options {
 }
 
 // ErrTimeout is matched (errors.Is) by every *TimeoutError.
-var ErrTimeout = errors.New("timed out waiting for a swamp lock")
+var ErrTimeout error = swampj.NewError("lock_timeout", "timed out waiting for a swamp lock")
 
 // TimeoutError is returned when a lock stays held for the whole wait.
 // Holder is the last record seen, nil when the file was unreadable.

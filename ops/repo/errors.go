@@ -1,9 +1,10 @@
 package repo
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
+
+	"github.com/swampj/swampj"
 )
 
 // Sentinel errors. Every error this package returns that falls in one of
@@ -11,19 +12,19 @@ import (
 // says what happened and what to do about it.
 var (
 	// ErrNotARepo: no .swamp.yaml where one was expected.
-	ErrNotARepo = errors.New("not inside a swamp repo")
+	ErrNotARepo error = swampj.NewError("not_a_repo", "not inside a swamp repo")
 	// ErrConfig: .swamp.yaml (or SWAMP_DATASTORE) cannot be used as written.
-	ErrConfig = errors.New("invalid swamp configuration")
+	ErrConfig error = swampj.NewError("config_invalid", "invalid swamp configuration")
 	// ErrUnsupportedDatastore: the datastore is not a filesystem datastore.
-	ErrUnsupportedDatastore = errors.New("unsupported datastore type")
+	ErrUnsupportedDatastore error = swampj.NewError("unsupported_datastore", "unsupported datastore type")
 	// ErrInvalidNamespace: a namespace slug fails swamp's rule (§1.5).
-	ErrInvalidNamespace = errors.New("invalid namespace")
+	ErrInvalidNamespace error = swampj.NewError("invalid_namespace", "invalid namespace")
 	// ErrInvalidAddress: a TYPE/MODEL_ID/DATA_NAME address is malformed.
-	ErrInvalidAddress = errors.New("invalid data address")
+	ErrInvalidAddress error = swampj.NewError("invalid_address", "invalid data address")
 	// ErrOutsideDataRoot: a path would leave the data root (symlink escape).
-	ErrOutsideDataRoot = errors.New("path leaves the data root")
+	ErrOutsideDataRoot error = swampj.NewError("outside_data_root", "path leaves the data root")
 	// ErrManifest: a namespace manifest exists but cannot be read.
-	ErrManifest = errors.New("unreadable namespace manifest")
+	ErrManifest error = swampj.NewError("manifest_unreadable", "unreadable namespace manifest")
 )
 
 // ConfigError is a problem with the repo configuration. Path is the file

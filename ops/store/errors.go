@@ -17,6 +17,9 @@ type UnreadableError struct {
 	Problems []Problem
 }
 
+// Code is "unreadable_version".
+func (e *UnreadableError) Code() string { return "unreadable_version" }
+
 func (e *UnreadableError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store: %s is unreadable", e.Path)
