@@ -171,63 +171,16 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 	// durability-notes §5); when another Catalog of this process has it open,
 	// the file was checked by that Open and is never moved from under it.
 	if !alreadyOpen {
-		missing, damage, err := checkFile(c.fsys, c.path)
-		if err != nil {
-			return &DBError{Op: "check", Path: c.path, Err: err}
-		}
-		switch {
-		case report && missing:
-			return &MissingError{Path: c.path, Detail: "the file does not exist"}
-		case report && damage != "":
-			return &CorruptError{Path: c.path, Reason: damage}
-		case damage != "": // includes sidecars left without their database
-			if err := c.moveAside(damage, now()); err != nil {
-				return err
-			}
-			missing = true
-		}
-		if !report {
-			if err := CleanCreationLeftovers(c.fsys, c.path); err != nil {
-				return &DBError{Op: "remove the unfinished creations beside", Path: c.path, Err: err}
-			}
-		}
-		if !report && missing {
-			if err := c.createFresh(ctx); err != nil {
-				return err
-			}
+		if err := c.checkBeforeOpen(ctx, report, now); err != nil {
+			return err
 		}
 	}
 
 	// Open and let SQLite judge the file; a damaged file is moved aside once
 	// and the open repeated on the fresh file.
-	var st schemaState
-	for attempt := 0; ; attempt++ {
-		var err error
-		st, err = c.connect(ctx)
-		var dmg *damagedError
-		if !errors.As(err, &dmg) {
-			if err != nil && report {
-				retry, ferr := c.readOnlyFallback(err)
-				if retry {
-					c.immutable = true
-					continue
-				}
-				err = ferr
-			}
-			if err != nil {
-				return err
-			}
-			break
-		}
-		if report || alreadyOpen || attempt > 0 {
-			return &CorruptError{Path: c.path, Reason: dmg.reason, Err: dmg.err}
-		}
-		if err := c.moveAside(dmg.reason, now()); err != nil {
-			return err
-		}
-		if err := c.createFresh(ctx); err != nil {
-			return err
-		}
+	st, err := c.connectOrReplace(ctx, report, alreadyOpen, now)
+	if err != nil {
+		return err
 	}
 
 	action, problem := classify(st)
@@ -260,6 +213,74 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 	}
 	c.hasStepLatest = st.hasStepLatest
 	return nil
+}
+
+// checkBeforeOpen checks the file before SQLite opens it: a missing or
+// damaged file is reported (ModeReport), or moved aside and created fresh.
+func (c *Catalog) checkBeforeOpen(ctx context.Context, report bool, now func() time.Time) error {
+	missing, damage, err := checkFile(c.fsys, c.path)
+	if err != nil {
+		return &DBError{Op: "check", Path: c.path, Err: err}
+	}
+	switch {
+	case report && missing:
+		return &MissingError{Path: c.path, Detail: "the file does not exist"}
+	case report && damage != "":
+		return &CorruptError{Path: c.path, Reason: damage}
+	case damage != "": // includes sidecars left without their database
+		if err := c.moveAside(damage, now()); err != nil {
+			return err
+		}
+		missing = true
+	}
+	if !report {
+		if err := CleanCreationLeftovers(c.fsys, c.path); err != nil {
+			return &DBError{Op: "remove the unfinished creations beside", Path: c.path, Err: err}
+		}
+	}
+	if !report && missing {
+		if err := c.createFresh(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connectOrReplace opens the file and lets SQLite judge it: a damaged file
+// is moved aside once and the open repeated on a fresh file (never in
+// ModeReport, nor when this process has the file open already).
+func (c *Catalog) connectOrReplace(ctx context.Context, report, alreadyOpen bool, now func() time.Time) (schemaState, error) {
+	var st schemaState
+	for attempt := 0; ; attempt++ {
+		var err error
+		st, err = c.connect(ctx)
+		var dmg *damagedError
+		if !errors.As(err, &dmg) {
+			if err != nil && report {
+				retry, ferr := c.readOnlyFallback(err)
+				if retry {
+					c.immutable = true
+					continue
+				}
+				err = ferr
+			}
+			if err != nil {
+				return st, err
+			}
+			break
+		}
+		if report || alreadyOpen || attempt > 0 {
+			return st, &CorruptError{Path: c.path, Reason: dmg.reason, Err: dmg.err}
+		}
+		if err := c.moveAside(dmg.reason, now()); err != nil {
+			return st, err
+		}
+		if err := c.createFresh(ctx); err != nil {
+			return st, err
+		}
+	}
+
+	return st, nil
 }
 
 // damagedError is a file SQLite cannot use; Open turns it into a move-aside

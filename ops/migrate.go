@@ -322,9 +322,17 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		run.close()
 	}()
 
+	return migrateLocked(ctx, run, r, opts, global, swampTimeout, selfPid)
+}
+
+// migrateLocked is the migration once swamp's global lock and the journal
+// are held: finish what is open, plan while no swamp writer runs, journal
+// and run the plan, then build the catalog if swamp's reader would.
+func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts MigrateOptions, global *lock.Lock, swampTimeout time.Duration, selfPid int) (*MigrateResult, error) {
+	fsys := run.fsys
 	// Interrupted operations first: they move data, so no swamp writer may
 	// be active while they run.
-	if open, err := sess.Journal().OpenIntents(); err != nil {
+	if open, err := run.sess.Journal().OpenIntents(); err != nil {
 		return nil, err
 	} else if len(open) > 0 {
 		if err := lock.WaitNoLiveModelLocks(ctx, fsys, r.Base, r.Namespace, selfPid, swampTimeout, 0); err != nil {

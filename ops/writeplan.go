@@ -89,56 +89,16 @@ func stillPlanned(fsys fsx.FS, r *repo.Repo, items map[string]*writeItem) (bool,
 // With readOnly (before the locks are held) it refuses, with errNeedsLock,
 // whatever would change the disk.
 func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions, readOnly bool) (*journal.Intent, engine.LiveApply, map[string]*writeItem, error) {
-	items := map[string]*writeItem{}
-	var order []*writeItem
-	for _, p := range ps {
-		it := items[p.itemDir]
-		if it == nil {
-			// Re-check containment now that the lock is held (before it,
-			// stillPlanned does this once the lock is held).
-			if !readOnly {
-				if _, err := r.ItemDir(fsys, p.w.Address); err != nil {
-					return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
-				}
-			}
-			var err error
-			if it, err = inspectWriteItem(fsys, p.w.Address, p.itemDir, readOnly); err != nil {
-				var refused *InvalidWriteError
-				if errors.As(err, &refused) {
-					refused.Index, refused.Address = p.index, p.w.Address.String()
-				}
-				return nil, nil, nil, err
-			}
-			// What the version inherits (owner, modelName, specName), read
-			// from the item's current version under the lock.
-			if it.defaults, err = observeWriteDefaults(fsys, r, p.w.Address, p.itemDir); err != nil {
-				return nil, nil, nil, err
-			}
-			items[p.itemDir] = it
-			order = append(order, it)
-		}
-		if err := p.applyDefaults(it.defaults); err != nil {
-			if readOnly {
-				// Refuse only on what is seen under the lock.
-				return nil, nil, nil, errNeedsLock
-			}
-			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
-		}
-		n, err := it.allocate(fsys)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		p.md.Version = n
-		p.stagePath = filepath.Join(p.itemDir, session.StageName(n, o.token))
+	items, order, err := allocateWrites(fsys, r, ps, o, readOnly)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-
 	in := &journal.Intent{Kind: IntentKindVersionWrite, Repo: r.Dir, Command: o.Command, Locks: modelLockPaths(r, ps)}
 	if len(ps) == 1 {
 		in.Summary = fmt.Sprintf("write %s version %d", ps[0].w.Address, ps[0].md.Version)
 	} else {
 		in.Summary = fmt.Sprintf("write %d versions of %d items", len(ps), len(order))
 	}
-
 	// Missing directories, outermost first, once each.
 	made := map[string]bool{}
 	for _, it := range order {
@@ -152,7 +112,71 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 	if len(made) > 0 {
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the new directories durable"})
 	}
+	live, rows, err := appendStageSteps(in, r, ps)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	appendPublishSteps(in, ps, order, o.token)
+	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
+		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
+	cs.Kind, cs.Path, cs.To = engine.KindCatalogPublish, r.CatalogPath, r.DataRoot
+	in.Steps = append(in.Steps, cs)
+	return in, live, items, nil
+}
 
+// allocateWrites inspects each item written (once, under the locks unless
+// readOnly), reads what its new versions inherit, and gives each pending
+// version its number and staging path.
+func allocateWrites(fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions, readOnly bool) (map[string]*writeItem, []*writeItem, error) {
+	items := map[string]*writeItem{}
+	var order []*writeItem
+	for _, p := range ps {
+		it := items[p.itemDir]
+		if it == nil {
+			// Re-check containment now that the lock is held (before it,
+			// stillPlanned does this once the lock is held).
+			if !readOnly {
+				if _, err := r.ItemDir(fsys, p.w.Address); err != nil {
+					return nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+				}
+			}
+			var err error
+			if it, err = inspectWriteItem(fsys, p.w.Address, p.itemDir, readOnly); err != nil {
+				var refused *InvalidWriteError
+				if errors.As(err, &refused) {
+					refused.Index, refused.Address = p.index, p.w.Address.String()
+				}
+				return nil, nil, err
+			}
+			// What the version inherits (owner, modelName, specName), read
+			// from the item's current version under the lock.
+			if it.defaults, err = observeWriteDefaults(fsys, r, p.w.Address, p.itemDir); err != nil {
+				return nil, nil, err
+			}
+			items[p.itemDir] = it
+			order = append(order, it)
+		}
+		if err := p.applyDefaults(it.defaults); err != nil {
+			if readOnly {
+				// Refuse only on what is seen under the lock.
+				return nil, nil, errNeedsLock
+			}
+			return nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+		}
+		n, err := it.allocate(fsys)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.md.Version = n
+		p.stagePath = filepath.Join(p.itemDir, session.StageName(n, o.token))
+	}
+	return items, order, nil
+}
+
+// appendStageSteps adds each version's stage step (with the files it must
+// hold, where their bytes are known) and returns the live work that
+// streams them, and the catalog rows of the versions.
+func appendStageSteps(in *journal.Intent, r *repo.Repo, ps []*pendingVersion) (engine.LiveApply, []catalog.Row, error) {
 	live := engine.LiveApply{}
 	var rows []catalog.Row
 	for _, p := range ps {
@@ -163,7 +187,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 			p.md.Size, p.md.Checksum = &p.size, p.sum
 			data, err := meta.Encode(p.md)
 			if err != nil {
-				return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+				return nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 			}
 			p.mdData = data
 			step.Files = []journal.FileExpect{
@@ -178,18 +202,23 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 
 		row, err := catalogrow.FromMeta(r.Namespace, p.w.Address.Type, p.w.Address.ModelID, p.md)
 		if err != nil {
-			return nil, nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
+			return nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
 		if !p.known {
 			row.Size = -1 // completed from the published metadata (engine.KindCatalogPublish)
 		}
 		rows = append(rows, row)
 	}
-	// The publish renames and the `latest` writes carry the files of the
-	// version they publish or name: only a version holding exactly those
-	// is this intent's doing. If swamp wrote a version of the same number
-	// meanwhile (after a crash freed its lock), observing finds it is not
-	// ours, and a rollback leaves it, and a `latest` naming it, alone.
+	return live, rows, nil
+}
+
+// appendPublishSteps adds the publish renames and the `latest` writes.
+// They carry the files of the version they publish or name: only a
+// version holding exactly those is this intent's doing. If swamp wrote a
+// version of the same number meanwhile (after a crash freed its lock),
+// observing finds it is not ours, and a rollback leaves it, and a `latest`
+// naming it, alone.
+func appendPublishSteps(in *journal.Intent, ps []*pendingVersion, order []*writeItem, token string) {
 	published := map[string][]journal.FileExpect{}
 	for _, st := range in.Steps {
 		if st.Kind == engine.KindStage {
@@ -206,16 +235,11 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		// The temp name carries the owner (it may be written before the
 		// intent is durable: engine.Recording).
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
-			Temp: filepath.Join(it.dir, session.LatestTempName(o.token)),
+			Temp: filepath.Join(it.dir, session.LatestTempName(token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
 	}
-	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
-		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = engine.KindCatalogPublish, r.CatalogPath, r.DataRoot
-	in.Steps = append(in.Steps, cs)
-	return in, live, items, nil
 }
 
 // inspectWriteItem reads what the item holds now: `latest`, the version numbers

@@ -173,6 +173,14 @@ func runDemo(c *cli.Context) error {
 
 // tour is the demo's script.
 func (d *demo) tour(swampBin string) {
+	item := d.tourWrites(swampBin)
+	d.tourMigration()
+	d.tourUncleanShutdown(item)
+}
+
+// tourWrites makes the repo (with the real swamp, or the bundled example)
+// and writes two versions of one item with swampj; it returns the item.
+func (d *demo) tourWrites(swampBin string) string {
 	item := "command/shell/" + storetest.ExampleHelloShell + "/result"
 	if swampBin != "" {
 		d.step("Making a repo with the real swamp ("+swampBin+"): a shell model and two method runs", "swamp init; swamp model create command/shell hello; swamp model method run hello execute ×2",
@@ -204,6 +212,12 @@ func (d *demo) tour(swampBin string) {
 			})
 	}
 
+	return item
+}
+
+// tourMigration: a namespace migration killed part way (#3316), seen in
+// the journal and by the doctor, and finished by recover.
+func (d *demo) tourMigration() {
 	d.step("Configuring namespace \"demo\" (data moves only with migrate)", "swampj datastore namespace set demo", func() (string, error) {
 		r := d.swampj(nil, "", "datastore", "namespace", "set", "demo")
 		return strings.TrimSpace(r.stdout), want(r, 0, "namespace set")
@@ -250,6 +264,11 @@ func (d *demo) tour(swampBin string) {
 		return strings.TrimSpace(r.stdout), nil
 	})
 
+}
+
+// tourUncleanShutdown: what a power cut leaves of a swamp write (#3955),
+// found by the doctor and repaired without deleting a byte.
+func (d *demo) tourUncleanShutdown(item string) {
 	var prev string
 	d.step("An unclean shutdown of swamp (#3955): a new version with zero-byte raw and metadata.yaml, latest pointing at it", "(simulated: what swamp leaves after a power cut)",
 		func() (string, error) {

@@ -175,32 +175,13 @@ func cliHint(err error, code, msg string) string {
 		}
 		return h
 	}
-	const roCommands = "'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify'"
 	var (
-		pending      *recover.PendingError
-		media        *journal.MediaError
-		jcorrupt     *journal.CorruptError
-		jnotFound    *journal.NotFoundError
-		notAFile     *journal.NotAFileError
 		swampLock    *lock.TimeoutError
-		ccorrupt     *catalog.CorruptError
-		cforeign     *catalog.ForeignSchemaError
-		noModel      *ops.ModelNotFoundError
-		cmissing     *catalog.MissingError
-		moveAside    *catalog.MoveAsideError
-		openIntents  *ops.OpenIntentsError
-		dataNotFound *ops.DataNotFoundError
-		unreadable   *ops.UnreadableDataError
-		unmigrated   *ops.UnmigratedError
-		unmigratedW  *ops.UnmigratedWriteError
 		writeFailed  *ops.WriteFailedError
 		repairFailed *ops.DoctorRepairError
-		lockChanged  *ops.LockChangedError
 		unfinished   *ops.UnfinishedIntentError
-		noNamespace  *ops.NoNamespaceError
 		migFailed    *ops.MigrateFailedError
 	)
-	const migrate = "'swampj datastore namespace migrate --confirm'"
 	var lost *repo.ConfigLostError
 	switch {
 	case errors.As(err, &lost) && lost.Cause == nil && !lost.Recovered:
@@ -229,6 +210,37 @@ func cliHint(err error, code, msg string) string {
 		}
 	case errors.As(err, &unfinished):
 		return add(" ('swampj recover --rollback')")
+	default:
+		return journalOrDataHint(err, add)
+	}
+	return ""
+}
+
+// journalOrDataHint is cliHint for the errors of recovery, the journal,
+// reads and the catalog (the second half of its cases, in its order).
+func journalOrDataHint(err error, add func(string) string) string {
+	const roCommands = "'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify'"
+	const migrate = "'swampj datastore namespace migrate --confirm'"
+	var (
+		pending      *recover.PendingError
+		media        *journal.MediaError
+		jcorrupt     *journal.CorruptError
+		jnotFound    *journal.NotFoundError
+		notAFile     *journal.NotAFileError
+		ccorrupt     *catalog.CorruptError
+		cforeign     *catalog.ForeignSchemaError
+		noModel      *ops.ModelNotFoundError
+		cmissing     *catalog.MissingError
+		moveAside    *catalog.MoveAsideError
+		openIntents  *ops.OpenIntentsError
+		dataNotFound *ops.DataNotFoundError
+		unreadable   *ops.UnreadableDataError
+		unmigrated   *ops.UnmigratedError
+		unmigratedW  *ops.UnmigratedWriteError
+		lockChanged  *ops.LockChangedError
+		noNamespace  *ops.NoNamespaceError
+	)
+	switch {
 	case errors.As(err, &pending):
 		return add(". Run 'swampj recover' there; 'swampj recover --dry-run' shows what it would do")
 	case errors.As(err, &media):

@@ -88,6 +88,13 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 		}
 		return verifyLocked(ctx, fsys, r, opts, rep)
 	}
+	return rebuildConfirmed(ctx, fsys, r, opts, rep)
+}
+
+// rebuildConfirmed is the confirmed rebuild: under the journal lock, with
+// no intent open, the catalog made to hold exactly the rows the disk
+// implies, in one transaction; each phase timed (Report.Timings).
+func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
 	tm := &Timings{}
 	mark := time.Now()
 	lap := func(d *time.Duration) {

@@ -128,42 +128,9 @@ func (cr *catalogRead) merge(s *survey, general *unit) ([]rowGroup, error) {
 // warnings). It sets the survey's catalog fields and touches nothing else
 // of it, so it can run beside the scan.
 func (s *survey) readCatalog(ctx context.Context, general *unit, warnings *[]string) ([]rowGroup, error) {
-	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
-	var missing *catalog.MissingError
-	var corrupt *catalog.CorruptError
-	var wal *catalog.WALUnreadableError
-	switch {
-	case errors.As(err, &missing):
-		return nil, nil
-	case errors.As(err, &wal):
-		// Read-only media: the catalog is derived state and never blocks
-		// the check of the data.
-		*warnings = append(*warnings, "catalog rows not checked: "+wal.Error())
-		return nil, nil
-	case errors.As(err, &corrupt):
-		// Derived state that SQLite cannot use (a torn first creation, a
-		// file that is not a database): a confirmed repair moves it aside
-		// and rebuilds it (repairDamagedCatalog).
-		s.catalogDamaged = true
-		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
-			Fix:    "the repair moves it aside with its sidecars (renamed beside it, never deleted) and rebuilds the catalog from the data; rebuilding the catalog does the same",
-			Remedy: report.RemedyRebuildCatalog}, false)
-		return nil, nil
-	case err != nil && (fsx.IsCrash(err) || ctx.Err() != nil):
+	c, err := s.openCatalog(ctx, general, warnings)
+	if c == nil {
 		return nil, err
-	case err != nil:
-		// The catalog is derived state: one that cannot be opened (not a
-		// file, not readable by this user, busy) is a finding, never a
-		// reason not to check the data.
-		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath,
-			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
-			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then rebuild the catalog", Remedy: report.RemedyRebuildCatalog}, false)
-		return nil, nil
-	}
-	if f := c.Foreign(); f != nil {
-		c.Close()
-		*warnings = append(*warnings, "catalog rows not checked: "+f.Error())
-		return nil, nil
 	}
 	s.cat = c // closed by surveyDoctor; a repair reads full rows from it
 	s.stepCol = c.HasStepLatest()
@@ -188,65 +155,7 @@ func (s *survey) readCatalog(ctx context.Context, general *unit, warnings *[]str
 		return nil, err
 	}
 	s.catalogUsable = true
-	// Group by item, in rowid order of each item's first row, keeping each
-	// row's position in the whole catalog (the repair restores that order
-	// on undo); one backing array for all groups.
-	// An item whose rows are contiguous (written one after another) uses
-	// them in place; the others get copies.
-	index := make(map[catalog.ItemKey]int, len(all)/4+1)
-	gi := make([]int, len(all))
-	type span struct{ first, last, n int }
-	var spans []span
-	for pos := range all {
-		if pos > 0 && all[pos-1].Key() == all[pos].Key() {
-			i := gi[pos-1]
-			gi[pos] = i
-			spans[i].last, spans[i].n = pos, spans[i].n+1
-			continue
-		}
-		key := all[pos].Key()
-		i, ok := index[key]
-		if !ok {
-			i = len(spans)
-			index[key] = i
-			spans = append(spans, span{first: pos})
-		}
-		gi[pos] = i
-		spans[i].last, spans[i].n = pos, spans[i].n+1
-	}
-	positions := make([]int, len(all))
-	for pos := range positions {
-		positions[pos] = pos
-	}
-	groups := make([]rowGroup, len(spans))
-	// The copies share two backing arrays, each group cut to its size, so
-	// that appending grows nothing (rows written interleaved, as swamp's
-	// writes of many items at once leave them, were a tenth of this read).
-	scattered := 0
-	for _, sp := range spans {
-		if sp.last-sp.first+1 != sp.n {
-			scattered += sp.n
-		}
-	}
-	rowsBuf, posBuf := make([]catalog.Row, 0, scattered), make([]int, 0, scattered)
-	for i, sp := range spans {
-		if sp.last-sp.first+1 == sp.n {
-			groups[i] = rowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
-			continue
-		}
-		k := len(rowsBuf)
-		rowsBuf, posBuf = rowsBuf[:k+sp.n], posBuf[:k+sp.n]
-		groups[i] = rowGroup{rows: rowsBuf[k : k : k+sp.n], pos: posBuf[k : k : k+sp.n]}
-	}
-	for pos := range all {
-		g := &groups[gi[pos]]
-		if sp := spans[gi[pos]]; sp.last-sp.first+1 == sp.n {
-			continue
-		}
-		g.rows = append(g.rows, all[pos])
-		g.pos = append(g.pos, pos)
-	}
-	return groups, nil
+	return groupRows(all), nil
 }
 
 // rowGroup is one item's catalog rows in rowid order, with each
@@ -457,4 +366,111 @@ func (s *survey) catalogCopies() (*unit, error) {
 			dir, strings.Join(names, ", "), s.r.CatalogPath),
 		Fix: "move them together to " + s.qroot}, true)
 	return u, nil
+}
+
+// groupRows groups the catalog's rows by item, in rowid order of each
+// item's first row, keeping each row's position in the whole catalog (the
+// repair restores that order on undo); one backing array for all groups.
+// An item whose rows are contiguous (written one after another) uses them
+// in place; the others get copies.
+func groupRows(all []catalog.Row) []rowGroup {
+	index := make(map[catalog.ItemKey]int, len(all)/4+1)
+	gi := make([]int, len(all))
+	type span struct{ first, last, n int }
+	var spans []span
+	for pos := range all {
+		if pos > 0 && all[pos-1].Key() == all[pos].Key() {
+			i := gi[pos-1]
+			gi[pos] = i
+			spans[i].last, spans[i].n = pos, spans[i].n+1
+			continue
+		}
+		key := all[pos].Key()
+		i, ok := index[key]
+		if !ok {
+			i = len(spans)
+			index[key] = i
+			spans = append(spans, span{first: pos})
+		}
+		gi[pos] = i
+		spans[i].last, spans[i].n = pos, spans[i].n+1
+	}
+	positions := make([]int, len(all))
+	for pos := range positions {
+		positions[pos] = pos
+	}
+	groups := make([]rowGroup, len(spans))
+	// The copies share two backing arrays, each group cut to its size, so
+	// that appending grows nothing (rows written interleaved, as swamp's
+	// writes of many items at once leave them, were a tenth of this read).
+	scattered := 0
+	for _, sp := range spans {
+		if sp.last-sp.first+1 != sp.n {
+			scattered += sp.n
+		}
+	}
+	rowsBuf, posBuf := make([]catalog.Row, 0, scattered), make([]int, 0, scattered)
+	for i, sp := range spans {
+		if sp.last-sp.first+1 == sp.n {
+			groups[i] = rowGroup{rows: all[sp.first : sp.last+1 : sp.last+1], pos: positions[sp.first : sp.last+1 : sp.last+1]}
+			continue
+		}
+		k := len(rowsBuf)
+		rowsBuf, posBuf = rowsBuf[:k+sp.n], posBuf[:k+sp.n]
+		groups[i] = rowGroup{rows: rowsBuf[k : k : k+sp.n], pos: posBuf[k : k : k+sp.n]}
+	}
+	for pos := range all {
+		g := &groups[gi[pos]]
+		if sp := spans[gi[pos]]; sp.last-sp.first+1 == sp.n {
+			continue
+		}
+		g.rows = append(g.rows, all[pos])
+		g.pos = append(g.pos, pos)
+	}
+	return groups
+}
+
+// openCatalog opens the catalog read-only for the survey. A catalog that
+// is missing, on read-only media with an unreadable WAL, damaged, not
+// openable or foreign is nil, with the finding or warning that says so:
+// the catalog is derived state and never blocks the check of the data.
+func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]string) (*catalog.Catalog, error) {
+	c, err := catalog.Open(ctx, s.fsys, s.r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
+	var missing *catalog.MissingError
+	var corrupt *catalog.CorruptError
+	var wal *catalog.WALUnreadableError
+	switch {
+	case errors.As(err, &missing):
+		return nil, nil
+	case errors.As(err, &wal):
+		// Read-only media: the catalog is derived state and never blocks
+		// the check of the data.
+		*warnings = append(*warnings, "catalog rows not checked: "+wal.Error())
+		return nil, nil
+	case errors.As(err, &corrupt):
+		// Derived state that SQLite cannot use (a torn first creation, a
+		// file that is not a database): a confirmed repair moves it aside
+		// and rebuilds it (repairDamagedCatalog).
+		s.catalogDamaged = true
+		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
+			Fix:    "the repair moves it aside with its sidecars (renamed beside it, never deleted) and rebuilds the catalog from the data; rebuilding the catalog does the same",
+			Remedy: report.RemedyRebuildCatalog}, false)
+		return nil, nil
+	case err != nil && (fsx.IsCrash(err) || ctx.Err() != nil):
+		return nil, err
+	case err != nil:
+		// The catalog is derived state: one that cannot be opened (not a
+		// file, not readable by this user, busy) is a finding, never a
+		// reason not to check the data.
+		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath,
+			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
+			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then rebuild the catalog", Remedy: report.RemedyRebuildCatalog}, false)
+		return nil, nil
+	}
+	if f := c.Foreign(); f != nil {
+		c.Close()
+		*warnings = append(*warnings, "catalog rows not checked: "+f.Error())
+		return nil, nil
+	}
+	return c, nil
 }

@@ -183,41 +183,12 @@ func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error 
 					}
 					continue
 				}
-				n := e.Name()
-				if !e.Type().IsRegular() || !isRecordName(n) || want != nil && !want(p) {
+				if !e.Type().IsRegular() || !isRecordName(e.Name()) || want != nil && !want(p) {
 					continue
 				}
-				s.records++
-				data, err := s.fsys.ReadFile(p)
-				if err != nil {
-					if fsx.IsCrash(err) {
-						return err
-					}
-					s.warnings = append(s.warnings, fmt.Sprintf("run record %s not checked: %v", p, err))
-					continue
+				if err := s.checkRecord(sub, dir, e.Name(), names); err != nil {
+					return err
 				}
-				why := recordProblem(n, data)
-				if why == "" {
-					continue
-				}
-				if fi, err := s.fsys.Stat(p); err == nil && time.Since(fi.ModTime()) <= lock.WriteWindow {
-					continue // possibly still being written
-				}
-				u := &unit{}
-				dest := s.recordQPath(p)
-				u.moves = append(u.moves, Move{From: p, To: dest})
-				fix := "move it to " + dest
-				if strings.HasSuffix(n, ".yaml") {
-					if log := strings.TrimSuffix(n, ".yaml") + ".log"; names[log] {
-						lp := filepath.Join(dir, log)
-						u.moves = append(u.moves, Move{From: lp, To: s.recordQPath(lp)})
-						fix += " with its " + log
-					}
-				}
-				u.add(Finding{Code: CodeRecordUnreadable, Path: p,
-					Message: fmt.Sprintf("swamp's %s record %s cannot be read: %s; swamp's readers of %s/ fail on it", sub, p, why, sub),
-					Fix:     fix}, true)
-				s.units = append(s.units, u)
 			}
 			return nil
 		}
@@ -245,4 +216,43 @@ func (s *survey) recordQPath(p string) string {
 		rel = filepath.Base(p)
 	}
 	return filepath.Join(s.qstamp, "records", rel)
+}
+
+// checkRecord reads the run record n in dir (sub: its record tree) and,
+// if swamp cannot read it back and it is not being written, plans its move
+// to quarantine with its .log. names are the entries of dir.
+func (s *survey) checkRecord(sub, dir, n string, names map[string]bool) error {
+	p := filepath.Join(dir, n)
+	s.records++
+	data, err := s.fsys.ReadFile(p)
+	if err != nil {
+		if fsx.IsCrash(err) {
+			return err
+		}
+		s.warnings = append(s.warnings, fmt.Sprintf("run record %s not checked: %v", p, err))
+		return nil
+	}
+	why := recordProblem(n, data)
+	if why == "" {
+		return nil
+	}
+	if fi, err := s.fsys.Stat(p); err == nil && time.Since(fi.ModTime()) <= lock.WriteWindow {
+		return nil // possibly still being written
+	}
+	u := &unit{}
+	dest := s.recordQPath(p)
+	u.moves = append(u.moves, Move{From: p, To: dest})
+	fix := "move it to " + dest
+	if strings.HasSuffix(n, ".yaml") {
+		if log := strings.TrimSuffix(n, ".yaml") + ".log"; names[log] {
+			lp := filepath.Join(dir, log)
+			u.moves = append(u.moves, Move{From: lp, To: s.recordQPath(lp)})
+			fix += " with its " + log
+		}
+	}
+	u.add(Finding{Code: CodeRecordUnreadable, Path: p,
+		Message: fmt.Sprintf("swamp's %s record %s cannot be read: %s; swamp's readers of %s/ fail on it", sub, p, why, sub),
+		Fix:     fix}, true)
+	s.units = append(s.units, u)
+	return nil
 }

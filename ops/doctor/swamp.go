@@ -80,12 +80,20 @@ func (s *survey) checkSwamp(context.Context) error {
 // walk of the real data root found per type; catalogLatest the catalog's
 // is_latest rows of the repo namespace per type.
 func (s *survey) swampChecks(diskByType, catalogLatest map[string]int) []SwampCheck {
-	r := s.r
-	var out []SwampCheck
+	out := []SwampCheck{s.swampHealth()}
+	if s.r.Namespace != "" {
+		out = append(out, s.swampMigration(),
+			SwampCheck{Check: SwampCheckContamination, Passed: true,
+				Message: "not applicable: a filesystem datastore has no remote namespace to be contaminated (swamp runs this check for extension datastores only)"})
+	}
+	return append(out, s.swampCompleteness(diskByType, catalogLatest))
+}
 
-	// health: the base exists, is a directory, and can be written — asked
-	// with access(2), not with swamp's probe file (an inspection writes
-	// nothing).
+// swampHealth: the base exists, is a directory, and can be written —
+// asked with access(2), not with swamp's probe file (an inspection writes
+// nothing).
+func (s *survey) swampHealth() SwampCheck {
+	r := s.r
 	h := SwampCheck{Check: SwampCheckHealth}
 	fi, err := s.fsys.Stat(r.Base)
 	switch {
@@ -98,55 +106,57 @@ func (s *survey) swampChecks(diskByType, catalogLatest map[string]int) []SwampCh
 	default:
 		h.Passed, h.Message = true, fmt.Sprintf("Filesystem datastore at %s is healthy", r.Base)
 	}
-	out = append(out, h)
 
-	// namespace_migration: real files (not the catalog, not swamp's own
-	// root logs) under an un-namespaced subdirectory.
-	if r.Namespace != "" {
-		m := SwampCheck{Check: SwampCheckMigration}
-		var real, explained []string
-		tier := map[string]bool{}
-		for _, d := range r.Directories {
-			tier[d] = true
-		}
-		for _, sub := range repo.DefaultSubdirs {
-			dir := filepath.Join(r.Base, sub)
-			files, logs := s.rootFiles(dir, sub)
-			switch {
-			case files > 0 && !tier[sub]:
-				// secrets and bundles stay local by design (§1.3).
-				explained = append(explained, sub+" (always local, never namespaced)")
-			case files > 0:
-				real = append(real, sub)
-			case logs > 0:
-				explained = append(explained, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there; the namespace migration folds them in)", sub, logs))
-				m.Remedy = report.RemedyMigrate // advised in SwampDiffers
-			case sub == "data" && s.holdsCatalog(dir):
-				explained = append(explained, "data (only the repo-local catalog, which never moves)")
-			}
-		}
-		if len(real) > 0 {
-			m.Message = fmt.Sprintf("Un-migrated data found at root level (%s). The namespace migration moves it into namespace %q",
-				strings.Join(real, ", "), r.Namespace)
-			m.Remedy = report.RemedyMigrate
-		} else {
-			m.Passed = true
-			m.Message = fmt.Sprintf("All data is under namespace %q", r.Namespace)
-		}
-		if len(explained) > 0 {
-			m.SwampDiffers = "swamp reports un-migrated data at root level here: " + strings.Join(explained, "; ") + " — swamp's defect, not data left behind"
-			if len(real) > 0 {
-				m.Message += "; not counted: " + strings.Join(explained, "; ")
-			}
-		}
-		out = append(out, m)
+	return h
+}
 
-		out = append(out, SwampCheck{Check: SwampCheckContamination, Passed: true,
-			Message: "not applicable: a filesystem datastore has no remote namespace to be contaminated (swamp runs this check for extension datastores only)"})
+// swampMigration: real files (not the catalog, not swamp's own root logs)
+// under an un-namespaced subdirectory.
+func (s *survey) swampMigration() SwampCheck {
+	r := s.r
+	m := SwampCheck{Check: SwampCheckMigration}
+	var real, explained []string
+	tier := map[string]bool{}
+	for _, d := range r.Directories {
+		tier[d] = true
 	}
+	for _, sub := range repo.DefaultSubdirs {
+		dir := filepath.Join(r.Base, sub)
+		files, logs := s.rootFiles(dir, sub)
+		switch {
+		case files > 0 && !tier[sub]:
+			// secrets and bundles stay local by design (§1.3).
+			explained = append(explained, sub+" (always local, never namespaced)")
+		case files > 0:
+			real = append(real, sub)
+		case logs > 0:
+			explained = append(explained, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there; the namespace migration folds them in)", sub, logs))
+			m.Remedy = report.RemedyMigrate // advised in SwampDiffers
+		case sub == "data" && s.holdsCatalog(dir):
+			explained = append(explained, "data (only the repo-local catalog, which never moves)")
+		}
+	}
+	if len(real) > 0 {
+		m.Message = fmt.Sprintf("Un-migrated data found at root level (%s). The namespace migration moves it into namespace %q",
+			strings.Join(real, ", "), r.Namespace)
+		m.Remedy = report.RemedyMigrate
+	} else {
+		m.Passed = true
+		m.Message = fmt.Sprintf("All data is under namespace %q", r.Namespace)
+	}
+	if len(explained) > 0 {
+		m.SwampDiffers = "swamp reports un-migrated data at root level here: " + strings.Join(explained, "; ") + " — swamp's defect, not data left behind"
+		if len(real) > 0 {
+			m.Message += "; not counted: " + strings.Join(explained, "; ")
+		}
+	}
+	return m
+}
 
-	// catalog_completeness: every on-disk item of the real data root has
-	// its latest row, per type.
+// swampCompleteness: every on-disk item of the real data root has its
+// latest row, per type.
+func (s *survey) swampCompleteness(diskByType, catalogLatest map[string]int) SwampCheck {
+	r := s.r
 	c := SwampCheck{Check: SwampCheckCompleteness}
 	disk, cat := 0, 0
 	var short []string
@@ -185,8 +195,7 @@ func (s *survey) swampChecks(diskByType, catalogLatest map[string]int) []SwampCh
 	if local := filepath.Join(r.Dir, ".swamp", "data"); filepath.Clean(r.DataRoot) != filepath.Clean(local) {
 		c.SwampDiffers = fmt.Sprintf("swamp counts the records under %s, not the data root %s, so it reports the index complete whatever it holds", local, r.DataRoot)
 	}
-	out = append(out, c)
-	return out
+	return c
 }
 
 // rootFiles counts, below {base}/{sub}, the files swamp's check would call

@@ -43,88 +43,113 @@ type ExampleStats struct {
 //
 // The catalog is not written here (see the package comment).
 func Example(fsys fsx.FS, dir string) (ExampleStats, error) {
-	w := newWriter(fsys)
-	ids := newUUIDs(20260801)
-	var st ExampleStats
-	data := filepath.Join(dir, ".swamp", "data")
-	base := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) string { return iso(base.Add(d)) }
-
-	if err := w.file(filepath.Join(dir, ".swamp.yaml"), swampYAML(exampleInitialized, ExampleRepoID)); err != nil {
-		return st, err
+	e := &exampleWriter{w: newWriter(fsys), ids: newUUIDs(20260801), data: filepath.Join(dir, ".swamp", "data"),
+		base: time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)}
+	if err := e.w.file(filepath.Join(dir, ".swamp.yaml"), swampYAML(exampleInitialized, ExampleRepoID)); err != nil {
+		return e.st, err
 	}
-	put := func(v Version) error {
-		st.Versions++
-		return w.writeVersion(data, v)
-	}
-	item := func(typ, model, name string, latest int64) error {
-		st.Items++
-		return w.writeLatest(data, typ, model, name, latest)
-	}
-
-	// 1. hello-shell: `swamp model method run hello-shell execute`, three
-	// times. Version 3 is §2.4.2 A byte for byte (id, raw, createdAt).
-	helloIDs := []string{ids.next(), ids.next(), "7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f"}
-	for i, id := range helloIDs {
-		n := int64(i + 1)
-		created := at(time.Duration(i-2) * 24 * time.Hour) // v3 at 12:00:00.000 on Aug 1
-		m := resourceMeta(id, "result", n, "hello-shell", ExampleHelloShell, created)
-		if err := put(Version{"command/shell", ExampleHelloShell, m, shellRaw(created, "echo hello", "hello\n", 12)}); err != nil {
-			return st, err
+	for _, part := range []func() error{e.helloShell, e.scanShell, e.scanner, e.vpc, func() error { return e.runtimeDirs(dir) }} {
+		if err := part(); err != nil {
+			return e.st, err
 		}
 	}
-	if err := item("command/shell", ExampleHelloShell, "result", 3); err != nil {
-		return st, err
+	return e.st, nil
+}
+
+// exampleWriter writes the example's parts, counting what it writes.
+type exampleWriter struct {
+	w    *writer
+	ids  *uuids
+	st   ExampleStats
+	data string
+	base time.Time
+	runs []string // scan-shell's workflow runs (scanShell), for the later parts
+}
+
+func (e *exampleWriter) at(d time.Duration) string { return iso(e.base.Add(d)) }
+
+func (e *exampleWriter) put(v Version) error {
+	e.st.Versions++
+	return e.w.writeVersion(e.data, v)
+}
+
+func (e *exampleWriter) item(typ, model, name string, latest int64) error {
+	e.st.Items++
+	return e.w.writeLatest(e.data, typ, model, name, latest)
+}
+
+func (e *exampleWriter) helloShell() error {
+	// 1. hello-shell: `swamp model method run hello-shell execute`, three
+	// times. Version 3 is §2.4.2 A byte for byte (id, raw, createdAt).
+	helloIDs := []string{e.ids.next(), e.ids.next(), "7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f"}
+	for i, id := range helloIDs {
+		n := int64(i + 1)
+		created := e.at(time.Duration(i-2) * 24 * time.Hour) // v3 at 12:00:00.000 on Aug 1
+		m := resourceMeta(id, "result", n, "hello-shell", ExampleHelloShell, created)
+		if err := e.put(Version{"command/shell", ExampleHelloShell, m, shellRaw(created, "echo hello", "hello\n", 12)}); err != nil {
+			return err
+		}
+	}
+	if err := e.item("command/shell", ExampleHelloShell, "result", 3); err != nil {
+		return err
 	}
 
+	return nil
+}
+
+func (e *exampleWriter) scanShell() error {
 	// 2. scan-shell in workflow nightly-scan: two runs, each with step
 	// run-shell (job scan) and step summarize (job report) writing the same
 	// item, so two (workflow, job, step) groups share one data name (§3.5,
 	// §11). Version 1 is §2.4.2 B byte for byte.
-	runs := []string{exampleFirstRunID, ids.next()}
+	e.runs = []string{exampleFirstRunID, e.ids.next()}
 	steps := []struct{ job, step, cmd, out string }{
 		{"scan", "run-shell", "echo hello", "hello\n"},
 		{"report", "summarize", "echo summary", "0 findings\n"},
 	}
 	n := int64(0)
-	for r, run := range runs {
+	for r, run := range e.runs {
 		for s, sp := range steps {
 			n++
-			id := ids.next()
+			id := e.ids.next()
 			if n == 1 {
 				id = exampleFirstStepID
 			}
-			created := at(5*time.Minute + 9007*time.Millisecond + time.Duration(r)*24*time.Hour + time.Duration(s)*time.Minute)
-			executed := at(time.Duration(r)*24*time.Hour + time.Duration(s)*time.Minute)
+			created := e.at(5*time.Minute + 9007*time.Millisecond + time.Duration(r)*24*time.Hour + time.Duration(s)*time.Minute)
+			executed := e.at(time.Duration(r)*24*time.Hour + time.Duration(s)*time.Minute)
 			m := resourceMeta(id, "result", n, "scan-shell", ExampleScanShell, created)
 			m.GarbageCollection = meta.GarbageCollection{Duration: "30d"}
 			stepOutput(m, StepRun{Workflow: "nightly-scan", WorkflowID: ExampleWorkflowID, RunID: run, Job: sp.job, Step: sp.step})
-			if err := put(Version{"command/shell", ExampleScanShell, m, shellRaw(executed, sp.cmd, sp.out, 12+s)}); err != nil {
-				return st, err
+			if err := e.put(Version{"command/shell", ExampleScanShell, m, shellRaw(executed, sp.cmd, sp.out, 12+s)}); err != nil {
+				return err
 			}
 		}
 	}
-	if err := item("command/shell", ExampleScanShell, "result", n); err != nil {
-		return st, err
+	if err := e.item("command/shell", ExampleScanShell, "result", n); err != nil {
+		return err
 	}
 
+	return nil
+}
+
+func (e *exampleWriter) scanner() error {
 	// 3. @acme/scanner (Appendix A): result ×3 by model-method runs, and an
 	// execution log written as a file by the workflow step `scan`.
-	scanner := ids.next()
+	scanner := e.ids.next()
 	for i := range 3 {
 		v := int64(i + 1)
-		created := at(time.Duration(i)*time.Hour + 30*time.Minute)
+		created := e.at(time.Duration(i)*time.Hour + 30*time.Minute)
 		raw := fmt.Appendf(nil, `{"target":"10.0.0.0/24","hosts":%d,"openPorts":[22,443],"scannedAt":%q}`, 250+i, created)
-		if err := put(Version{"@acme/scanner", scanner, resourceMeta(ids.next(), "result", v, "scanner", scanner, created), raw}); err != nil {
-			return st, err
+		if err := e.put(Version{"@acme/scanner", scanner, resourceMeta(e.ids.next(), "result", v, "scanner", scanner, created), raw}); err != nil {
+			return err
 		}
 	}
-	if err := item("@acme/scanner", scanner, "result", 3); err != nil {
-		return st, err
+	if err := e.item("@acme/scanner", scanner, "result", 3); err != nil {
+		return err
 	}
-	logCreated := at(3 * time.Hour)
+	logCreated := e.at(3 * time.Hour)
 	logMeta := &meta.Metadata{
-		ID: ids.next(), Name: "execution-log", Version: 1,
+		ID: e.ids.next(), Name: "execution-log", Version: 1,
 		ContentType: "text/plain", Lifetime: "infinite",
 		GarbageCollection: meta.GarbageCollection{N: 5},
 		Tags: meta.Tags{
@@ -135,68 +160,76 @@ func Example(fsys fsx.FS, dir string) (ExampleStats, error) {
 		Owner:     meta.Owner{OwnerType: "model-method", OwnerRef: scanner},
 		CreatedAt: logCreated,
 	}
-	stepOutput(logMeta, StepRun{Workflow: "nightly-scan", WorkflowID: ExampleWorkflowID, RunID: runs[1], Job: "scan", Step: "scan"})
+	stepOutput(logMeta, StepRun{Workflow: "nightly-scan", WorkflowID: ExampleWorkflowID, RunID: e.runs[1], Job: "scan", Step: "scan"})
 	logRaw := []byte("scan started\n250 hosts up\n2 open ports\nscan finished\n")
-	if err := put(Version{"@acme/scanner", scanner, logMeta, logRaw}); err != nil {
-		return st, err
+	if err := e.put(Version{"@acme/scanner", scanner, logMeta, logRaw}); err != nil {
+		return err
 	}
-	if err := item("@acme/scanner", scanner, "execution-log", 1); err != nil {
-		return st, err
+	if err := e.item("@acme/scanner", scanner, "execution-log", 1); err != nil {
+		return err
 	}
 
+	return nil
+}
+
+func (e *exampleWriter) vpc() error {
 	// 4. aws/ec2/vpc (AWS::EC2::VPC normalised, §2.2): a resource with two
 	// versions, and a purely numeric data name (legal, §2.2).
-	vpc := ids.next()
+	vpc := e.ids.next()
 	for i := range 2 {
 		v := int64(i + 1)
-		created := at(time.Duration(i)*2*time.Hour + 45*time.Minute)
+		created := e.at(time.Duration(i)*2*time.Hour + 45*time.Minute)
 		raw := fmt.Appendf(nil, `{"VpcId":"vpc-0a1b2c3d4e5f6a7b8","CidrBlock":"10.%d.0.0/16","State":"available"}`, i)
-		if err := put(Version{"aws/ec2/vpc", vpc, resourceMeta(ids.next(), "vpc", v, "main-vpc", vpc, created), raw}); err != nil {
-			return st, err
+		if err := e.put(Version{"aws/ec2/vpc", vpc, resourceMeta(e.ids.next(), "vpc", v, "main-vpc", vpc, created), raw}); err != nil {
+			return err
 		}
 	}
-	if err := item("aws/ec2/vpc", vpc, "vpc", 2); err != nil {
-		return st, err
+	if err := e.item("aws/ec2/vpc", vpc, "vpc", 2); err != nil {
+		return err
 	}
-	numCreated := at(5 * time.Hour)
-	if err := put(Version{"aws/ec2/vpc", vpc, resourceMeta(ids.next(), "207333", 1, "main-vpc", vpc, numCreated),
+	numCreated := e.at(5 * time.Hour)
+	if err := e.put(Version{"aws/ec2/vpc", vpc, resourceMeta(e.ids.next(), "207333", 1, "main-vpc", vpc, numCreated),
 		[]byte(`{"ticket":207333,"status":"closed"}`)}); err != nil {
-		return st, err
+		return err
 	}
-	if err := item("aws/ec2/vpc", vpc, "207333", 1); err != nil {
-		return st, err
+	if err := e.item("aws/ec2/vpc", vpc, "207333", 1); err != nil {
+		return err
 	}
 
+	return nil
+}
+
+func (e *exampleWriter) runtimeDirs(dir string) error {
 	// 5. The other runtime directories of the datastore tier and the local
 	// tier (§2.8, Appendix A). Their formats are not swampj's concern; they
 	// are here so that migrations have them to move (and secrets to leave).
 	swamp := filepath.Join(dir, ".swamp")
-	for _, r := range runs {
+	for _, r := range e.runs {
 		path := filepath.Join(swamp, "workflow-runs", ExampleWorkflowID, "workflow-run-"+r+".yaml")
 		body := fmt.Sprintf("id: %s\nworkflowId: %s\nworkflowName: nightly-scan\nstatus: succeeded\n"+
 			"jobs:\n  - name: scan\n    status: succeeded\n  - name: report\n    status: succeeded\n", r, ExampleWorkflowID)
-		if err := w.file(path, []byte(body)); err != nil {
-			return st, err
+		if err := e.w.file(path, []byte(body)); err != nil {
+			return err
 		}
 	}
-	index := fmt.Sprintf("[\n  {\n    \"runId\": %q,\n    \"status\": \"succeeded\"\n  },\n  {\n    \"runId\": %q,\n    \"status\": \"succeeded\"\n  }\n]", runs[0], runs[1])
-	if err := w.file(filepath.Join(swamp, "workflow-runs", ExampleWorkflowID, ".runs-index.json"), []byte(index)); err != nil {
-		return st, err
+	index := fmt.Sprintf("[\n  {\n    \"runId\": %q,\n    \"status\": \"succeeded\"\n  },\n  {\n    \"runId\": %q,\n    \"status\": \"succeeded\"\n  }\n]", e.runs[0], e.runs[1])
+	if err := e.w.file(filepath.Join(swamp, "workflow-runs", ExampleWorkflowID, ".runs-index.json"), []byte(index)); err != nil {
+		return err
 	}
 	out := fmt.Sprintf("modelType: command/shell\nmethod: execute\ndefinitionId: %s\nstatus: succeeded\nstartedAt: '%s'\n",
-		ExampleHelloShell, at(0))
-	if err := w.file(filepath.Join(swamp, "outputs", "command", "shell", "execute", ExampleHelloShell+"-20260801T120000000Z.yaml"), []byte(out)); err != nil {
-		return st, err
+		ExampleHelloShell, e.at(0))
+	if err := e.w.file(filepath.Join(swamp, "outputs", "command", "shell", "execute", ExampleHelloShell+"-20260801T120000000Z.yaml"), []byte(out)); err != nil {
+		return err
 	}
 	// A placeholder, not key material: the example ships no secret.
-	if err := w.file(filepath.Join(swamp, "secrets", "local-vault", "README"),
+	if err := e.w.file(filepath.Join(swamp, "secrets", "local-vault", "README"),
 		[]byte("Example placeholder for the local vault. Not a secret.\n")); err != nil {
-		return st, err
+		return err
 	}
 	audit := fmt.Sprintf("{\"at\":%q,\"command\":\"model method run hello-shell execute\"}\n"+
-		"{\"at\":%q,\"command\":\"workflow run nightly-scan\"}\n", at(0), at(5*time.Minute))
-	if err := w.file(filepath.Join(swamp, "audit", "2026-08-01.jsonl"), []byte(audit)); err != nil {
-		return st, err
+		"{\"at\":%q,\"command\":\"workflow run nightly-scan\"}\n", e.at(0), e.at(5*time.Minute))
+	if err := e.w.file(filepath.Join(swamp, "audit", "2026-08-01.jsonl"), []byte(audit)); err != nil {
+		return err
 	}
-	return st, nil
+	return nil
 }
