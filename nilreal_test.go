@@ -432,6 +432,9 @@ func init() { // an init, not an initializer: some entries reuse others
 			return fsx.RemoveAll(nil, filepath.Join(fx.scratch, "l"))
 		},
 	}
+	for name, call := range subpackageNilCalls() {
+		nilCalls[name] = call
+	}
 }
 
 func TestNilMeansTheRealThing(t *testing.T) {
