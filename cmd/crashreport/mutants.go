@@ -25,13 +25,13 @@ const writeTests = "TestWritePowerCutAtEveryCutPoint|TestProtocolCrashAtEveryCut
 
 var mutants = []mutant{
 	{
-		name: "raw-not-fsynced-before-publish", file: "ops/write.go",
+		name: "raw-not-fsynced-before-publish", file: "ops/writeplan.go",
 		old: "if err := d.DeferFile(raw); err != nil {",
 		new: "if err := raw.Close(); err != nil {",
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "stage-directory-not-fsynced", file: "ops/write.go",
+		name: "stage-directory-not-fsynced", file: "ops/writeplan.go",
 		old: "\td.DeferDir(s.Path)\n\treturn nil\n}",
 		new: "\treturn nil\n}",
 		pkg: "./ops", run: writeTests,
@@ -43,15 +43,15 @@ var mutants = []mutant{
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "latest-written-before-the-version-is-renamed-in", file: "ops/write.go",
+		name: "latest-written-before-the-version-is-renamed-in", file: "ops/writeplan.go",
 		old: publishLoop + latestLoop,
 		new: latestLoop + publishLoop,
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "catalog-committed-before-latest", file: "ops/write.go",
-		old: latestLoop + catalogStep,
-		new: catalogStep + latestLoop,
+		name: "catalog-committed-before-latest", file: "ops/writeplan.go",
+		old: publishSteps + catalogStep,
+		new: catalogStep + publishSteps,
 		pkg: "./ops", run: writeTests,
 	},
 	{
@@ -75,8 +75,8 @@ var mutants = []mutant{
 		// syncs the temp itself at synchronous=FULL, and the power-cut
 		// model does not follow hard links.)
 		name: "new-catalog-created-in-place", file: "catalog/open.go",
-		old: "\t\tif !report && missing {\n\t\t\tif err := c.createFresh(ctx); err != nil {",
-		new: "\t\tif !report && missing && false {\n\t\t\tif err := c.createFresh(ctx); err != nil {",
+		old: "\tif !report && missing {\n\t\tif err := c.createFresh(ctx); err != nil {",
+		new: "\tif !report && missing && false {\n\t\tif err := c.createFresh(ctx); err != nil {",
 		pkg: "./ops", run: "TestProtocolCrashAtEveryCutPoint",
 	},
 	{
@@ -99,16 +99,20 @@ const latestLoop = `	for _, it := range order {
 		// The temp name carries the owner (it may be written before the
 		// intent is durable: engine.Recording).
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
-			Temp: filepath.Join(it.dir, latestTempName(o.token)),
+			Temp: filepath.Join(it.dir, session.LatestTempName(token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
 			Note: fmt.Sprintf("point latest of %s at version %d", it.addr, it.last)})
 	}
 `
 
+// publishSteps adds the publish renames and the latest writes (the two
+// loops above); the catalog step follows it.
+const publishSteps = "\tappendPublishSteps(in, ps, order, o.token)\n"
+
 const catalogStep = `	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
 		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = kindCatalogPublish, r.CatalogPath, r.DataRoot
+	cs.Kind, cs.Path, cs.To = engine.KindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 `
 
