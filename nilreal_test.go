@@ -277,6 +277,10 @@ func init() { // an init, not an initializer: some entries reuse others
 			return err
 		},
 		"ops/repo.*Repo.CheckFormat": func(t *testing.T, fx *nilFixture) error { _, err := fx.r.CheckFormat(nil); return err },
+		"ops/repo.CheckRepoFormat": func(t *testing.T, fx *nilFixture) error {
+			_, err := repo.CheckRepoFormat(nil, fx.dir, nil)
+			return err
+		},
 
 		// ops/catalogwriters (the repo-local fixture writes no token; the
 		// calls must still read and resolve through the real disk)

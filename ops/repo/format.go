@@ -149,6 +149,25 @@ func (r *Repo) CheckFormat(fsys fsx.FS) (DatastoreFormat, error) {
 	return CheckDatastoreFormat(fsys, r.Base)
 }
 
+// CheckRepoFormat is CheckDatastoreFormat for the repo at dir, for entry
+// points that must check before they have (or can have) a loaded Repo —
+// recovery and the journal commands, which work on a repo whose
+// .swamp.yaml is lost or unusable too: the base is the one Load resolves
+// (env as for Load: nil is the process environment), or the default
+// {dir}/.swamp when the configuration cannot be loaded (the command
+// reports that itself).
+func CheckRepoFormat(fsys fsx.FS, dir string, env func(string) string) (DatastoreFormat, error) {
+	fsys = fsx.OrReal(fsys)
+	if r, err := Load(fsys, dir, env); err == nil {
+		return CheckDatastoreFormat(fsys, r.Base)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return DatastoreFormat{}, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	return CheckDatastoreFormat(fsys, filepath.Join(abs, LocalDirName))
+}
+
 func maxSupportedFormat() int64 {
 	m := int64(UnmarkedFormat)
 	for _, f := range SupportedFormats {

@@ -253,3 +253,21 @@ func TestRepoCheckFormatUsesTheUnnamespacedBase(t *testing.T) {
 		t.Fatalf("CheckFormat = %v, want the root marker's refusal", err)
 	}
 }
+
+func TestCheckRepoFormatWithoutALoadableConfig(t *testing.T) {
+	dir := t.TempDir()
+	writeMarker(t, filepath.Join(dir, LocalDirName), `{"format":3}`)
+	// No .swamp.yaml at all (a repo whose configuration is lost): the
+	// default base is checked.
+	if _, err := CheckRepoFormat(nil, dir, func(string) string { return "" }); !errors.Is(err, ErrDatastoreFormat) {
+		t.Fatalf("no config: %v", err)
+	}
+	// A configuration naming another base: that base is checked.
+	other := filepath.Join(dir, "elsewhere")
+	if err := os.WriteFile(filepath.Join(dir, ConfigFileName), []byte("datastore:\n  type: filesystem\n  path: "+other+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := CheckRepoFormat(nil, dir, func(string) string { return "" }); err != nil || got.MarkerPath != filepath.Join(other, FormatMarkerName) {
+		t.Fatalf("configured base: %+v %v", got, err)
+	}
+}
