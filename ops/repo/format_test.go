@@ -271,3 +271,37 @@ func TestCheckRepoFormatWithoutALoadableConfig(t *testing.T) {
 		t.Fatalf("configured base: %+v %v", got, err)
 	}
 }
+
+// The committed fixtures (testdata/datastore-format): the name says the outcome.
+func TestFormatMarkerFixtures(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "datastore-format")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		n++
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := t.TempDir()
+		writeMarker(t, base, string(data))
+		_, err = CheckDatastoreFormat(nil, base)
+		var ue *FormatUnsupportedError
+		var ie *FormatMarkerInvalidError
+		switch {
+		case strings.HasPrefix(e.Name(), "accepted-") && err != nil,
+			strings.HasPrefix(e.Name(), "refused-") && !errors.As(err, &ue),
+			strings.HasPrefix(e.Name(), "invalid-") && !errors.As(err, &ie):
+			t.Errorf("%s: %v", e.Name(), err)
+		}
+	}
+	if n < 7 {
+		t.Errorf("%d fixtures", n)
+	}
+}
