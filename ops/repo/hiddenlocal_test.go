@@ -57,7 +57,10 @@ func TestHiddenLocalDirsComparesWithHome(t *testing.T) {
 	}
 	bundle, _ := os.ReadFile(filepath.Join(hidden, "bundles", "e9c5c01e", "hello_ext.js"))
 	put(filepath.Join(home, "bundles", "e9c5c01e", "hello_ext.js"), bundle)
-	put(filepath.Join(home, "secrets", "local_encryption", "v1", ".key"), []byte("another key"))
+	// The same size, other bytes: a key made again.
+	key, _ := os.ReadFile(filepath.Join(hidden, "secrets", "local_encryption", "v1", ".key"))
+	key[0] ^= 1
+	put(filepath.Join(home, "secrets", "local_encryption", "v1", ".key"), key)
 	if err := os.MkdirAll(filepath.Join(home, "secrets", "local_encryption", "v1", "k1.enc"), 0o755); err != nil {
 		t.Fatal(err)
 	}
