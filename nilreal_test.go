@@ -20,6 +20,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
@@ -234,6 +235,61 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops/lock.HolderPidFromEnv": func(t *testing.T, fx *nilFixture) error { lock.HolderPidFromEnv(nil); return nil },
 		"ops/lock.TimeoutFromEnv":   func(t *testing.T, fx *nilFixture) error { lock.TimeoutFromEnv(nil); return nil },
+		"ops/lock.JudgeWithin": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := lock.JudgeWithin(nil, fx.lock, time.Now(), lock.InFlightWindow)
+			return err
+		},
+		"ops/lock.StillDeadWithin": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := lock.StillDeadWithin(nil, fx.lock, nil, time.Now(), lock.InFlightWindow)
+			return err
+		},
+		"ops/lock.AcquireGlobal": func(t *testing.T, fx *nilFixture) error {
+			ls, err := lock.AcquireGlobal(fx.ctx, nil, fx.r.Base, "infra", lock.Options{Timeout: time.Second})
+			lock.ReleaseAll(ls, nil)
+			return err
+		},
+		"ops/lock.GlobalFree": func(t *testing.T, fx *nilFixture) error {
+			_, err := lock.GlobalFree(nil, fx.r.Base, "infra", 0)
+			return err
+		},
+		"ops/lock.WaitGlobalFree": func(t *testing.T, fx *nilFixture) error {
+			return lock.WaitGlobalFree(fx.ctx, nil, fx.r.Base, "infra", time.Second, 0)
+		},
+		"ops/lock.AncestryFromEnv": func(t *testing.T, fx *nilFixture) error { lock.AncestryFromEnv(nil); return nil },
+		"ops/lock.AcquireOrBorrow": func(t *testing.T, fx *nilFixture) error {
+			l, err := lock.AcquireOrBorrow(fx.ctx, nil, fx.lock, lock.AncestryFromEnv(nil), lock.Options{Timeout: time.Second})
+			if err != nil {
+				return err
+			}
+			return l.Release()
+		},
+		"ops/lock.LiveModelLocksSkipping": func(t *testing.T, fx *nilFixture) error {
+			_, err := lock.LiveModelLocksSkipping(nil, fx.r.Base, "", time.Now(), nil)
+			return err
+		},
+		"ops/lock.WaitNoLiveModelLocksSkipping": func(t *testing.T, fx *nilFixture) error {
+			return lock.WaitNoLiveModelLocksSkipping(fx.ctx, nil, fx.r.Base, "", nil, time.Second, 0)
+		},
+
+		// ops/repo: the format marker
+		"ops/repo.CheckDatastoreFormat": func(t *testing.T, fx *nilFixture) error {
+			_, err := repo.CheckDatastoreFormat(nil, fx.r.Base)
+			return err
+		},
+		"ops/repo.*Repo.CheckFormat": func(t *testing.T, fx *nilFixture) error { _, err := fx.r.CheckFormat(nil); return err },
+		"ops/repo.HiddenLocalDirs":   func(t *testing.T, fx *nilFixture) error { _, err := repo.HiddenLocalDirs(nil, fx.r); return err },
+		"ops/repo.CheckRepoFormat": func(t *testing.T, fx *nilFixture) error {
+			_, err := repo.CheckRepoFormat(nil, fx.dir, nil)
+			return err
+		},
+
+		// ops/catalogwriters (the repo-local fixture writes no token; the
+		// calls must still read and resolve through the real disk)
+		"ops/catalogwriters.Record": func(t *testing.T, fx *nilFixture) error { _, err := catalogwriters.Record(nil, fx.r); return err },
+		"ops/catalogwriters.WriterID": func(t *testing.T, fx *nilFixture) error {
+			_, err := catalogwriters.WriterID(nil, fx.r)
+			return err
+		},
 
 		// ops: the protocols
 		"ops.WriteOptions": func(t *testing.T, fx *nilFixture) error {

@@ -146,13 +146,36 @@ type Lock struct {
 	lost     chan struct{}
 	lostOnce sync.Once
 	lostErr  error
+
+	// borrowed: the lock is an ancestor's (AcquireOrBorrow); this process
+	// works under it and never writes or removes it.
+	borrowed bool
 }
+
+// Borrowed reports whether the lock is an ancestor's, used as it is.
+func (l *Lock) Borrowed() bool { return l.borrowed }
 
 // Acquire takes the lock at path, waiting up to opts.Timeout (§8 protocol,
 // made stricter as the package doc says). The parent directory is created if
 // missing, as swamp does. It returns a *TimeoutError when the lock stays
 // held, ctx's error when ctx ends first.
 func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock, error) {
+	return acquire(ctx, fsys, path, opts, nil)
+}
+
+// AcquireOrBorrow is Acquire for a per-model lock in a process that swamp
+// may have started under that very lock (§13.5): when the lock file is
+// held by an ancestor (anc.Lends), it is borrowed — the *Lock returned
+// (Borrowed() true) stands for the ancestor's lock, is never written,
+// refreshed or removed, and its Release does nothing. Otherwise it is
+// Acquire: a free or stale lock is taken, any other live one (a foreign
+// holder, an ancestor's held for another run, a stale token) is waited on
+// until opts.Timeout.
+func AcquireOrBorrow(ctx context.Context, fsys fsx.FS, path string, anc Ancestry, opts Options) (*Lock, error) {
+	return acquire(ctx, fsys, path, opts, anc.Lends)
+}
+
+func acquire(ctx context.Context, fsys fsx.FS, path string, opts Options, lent func(Info) bool) (*Lock, error) {
 	fsys = fsx.OrReal(fsys)
 	opts = opts.withDefaults()
 	dir := filepath.Dir(path)
@@ -203,6 +226,11 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 		// the file again.
 		if seen.missing {
 			continue // released between our attempt and the read
+		}
+		if seen.info != nil && lent != nil && lent(*seen.info) {
+			// Before the staleness test: an ancestor's lock is never
+			// taken over, whatever its age.
+			return &Lock{fsys: fsys, path: path, opts: opts, nonce: seen.info.Nonce, info: *seen.info, lost: make(chan struct{}), borrowed: true}, nil
 		}
 		if isStale(path, seen, opts) {
 			if err := removeIfUnchanged(fsys, path, seen); err != nil {
@@ -269,14 +297,25 @@ func createExclusive(fsys fsx.FS, path string, data []byte) error {
 type observed struct {
 	missing bool
 	data    []byte
-	info    *Info // nil: unparseable
+	info    *Info // nil: unparseable or unreadable
 	mtime   time.Time
+	// unreadable is why the file exists but could not be read (EACCES,
+	// EIO); newer swamp treats such a lock as it treats an empty one
+	// (§13.3): held while its mtime is within the TTL, stale after.
+	unreadable error
 }
 
 func observe(fsys fsx.FS, path string) (observed, error) {
 	data, err := fsys.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			return observed{missing: true}, nil
+		}
+		fi, serr := fsys.Stat(path)
+		switch {
+		case serr == nil && fi.Mode().IsRegular():
+			return observed{mtime: fi.ModTime(), unreadable: err}, nil
+		case serr != nil && errors.Is(serr, fs.ErrNotExist):
 			return observed{missing: true}, nil
 		}
 		return observed{}, err
@@ -303,8 +342,9 @@ func observe(fsys fsx.FS, path string) (observed, error) {
 //   - a record taken on this host whose pid no longer exists is stale
 //     (swamp probes the pid whatever the hostname says; on a shared file
 //     system that deletes live foreign locks, G20);
-//   - an unparseable file untouched for longer than our TTL is stale (G25;
-//     swamp never removes one). A fresh one may be swamp between its create
+//   - an unparseable or unreadable file untouched for longer than our TTL
+//     is stale (G25; swamp 06b6147 never removes one, newer swamp applies
+//     this very rule, §13.3). A fresh one may be swamp between its create
 //     and its write, or mid-heartbeat, so it is waited for.
 func isStale(path string, o observed, opts Options) bool {
 	now := opts.Now()
@@ -352,7 +392,7 @@ func removeIfUnchanged(fsys fsx.FS, path string, seen observed) error {
 			return nil
 		}
 	default:
-		if now.info != nil || !bytes.Equal(now.data, seen.data) || !now.mtime.Equal(seen.mtime) {
+		if now.info != nil || !bytes.Equal(now.data, seen.data) || !now.mtime.Equal(seen.mtime) || (now.unreadable == nil) != (seen.unreadable == nil) {
 			return nil
 		}
 	}
@@ -384,7 +424,7 @@ func (l *Lock) Nonce() string { return l.nonce }
 func (l *Lock) StartHeartbeat(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.hbCancel != nil || l.released {
+	if l.hbCancel != nil || l.released || l.borrowed {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -497,6 +537,9 @@ func (l *Lock) stopHeartbeat() {
 // or holds another nonce is left alone and reported as a *NotHolderError.
 // Releasing twice is a no-op.
 func (l *Lock) Release() error {
+	if l.borrowed {
+		return nil // the ancestor's: it releases it
+	}
 	l.stopHeartbeat()
 	// Given up from here on, even if the file cannot be removed (isStale).
 	held.CompareAndDelete(filepath.Clean(l.path), l.nonce)

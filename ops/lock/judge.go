@@ -22,6 +22,15 @@ import (
 // Acquire waits, so a repair is not held up by a lock a power cut emptied.
 const WriteWindow = 5 * time.Second
 
+// InFlightWindow is newer swamp's rule for an empty or unreadable lock
+// (§13.3, file_lock.ts after swamp-club#2571): it is held while its mtime
+// is within the acquirer's TTL (30 s by default), because "a live holder's
+// file is briefly empty between create and write, and during each
+// heartbeat rewrite", and stale after. A doctor that agrees with newer
+// swamp judges with this window (JudgeWithin): a fresh empty lock is a
+// writer at work, never damage. Acquire already waits this long.
+const InFlightWindow = DefaultTTL
+
 // Judgement is what one look at a lock file proves about its holder. It is
 // the doctor's reading, stricter than Acquire's in one direction (a local
 // pid that exists is alive whatever its age) and quicker in another (an
@@ -37,6 +46,13 @@ type Judgement struct {
 	Dead bool
 	// Ours: this process holds it (a repair judging under its own locks).
 	Ours bool
+	// InFlight: the file is empty, not a lock record or unreadable, and
+	// younger than the window: a writer between its create and its write,
+	// or mid-heartbeat. Never repaired; reported as work in progress.
+	InFlight bool
+	// Unreadable is why the file could not be read (EACCES), nil when it
+	// was read.
+	Unreadable error
 	// Why says in words what was seen and why it is (not) dead.
 	Why string
 }
@@ -51,14 +67,25 @@ func (j Judgement) Holder() string {
 
 // Judge reads the lock file at path and decides whether its holder is
 // provably dead at now. missing is true (and the judgement empty) when there
-// is no file.
+// is no file. An empty, unparseable or unreadable file is in flight for
+// WriteWindow; JudgeWithin takes the window (InFlightWindow: newer swamp's).
 func Judge(fsys fsx.FS, path string, now time.Time) (j Judgement, missing bool, err error) {
+	return JudgeWithin(fsys, path, now, WriteWindow)
+}
+
+// JudgeWithin is Judge with the window during which an empty, unparseable
+// or unreadable lock file counts as a writer at work (InFlight) rather
+// than dead. A lock record that parses is judged as Judge does, whatever
+// other keys it has (newer swamp's skipping list) and whatever nonce it
+// carries now (newer swamp re-keys a held lock through a .{uuid}.tmp
+// beside it and a rename: a new nonce is the same live holder).
+func JudgeWithin(fsys fsx.FS, path string, now time.Time, window time.Duration) (j Judgement, missing bool, err error) {
 	fsys = fsx.OrReal(fsys)
 	o, err := observe(fsys, path)
 	if err != nil || o.missing {
 		return Judgement{}, o.missing, err
 	}
-	return judge(path, o, now, hostname()), false, nil
+	return judge(path, o, now, hostname(), window), false, nil
 }
 
 func hostname() string {
@@ -66,21 +93,26 @@ func hostname() string {
 	return h
 }
 
-func judge(path string, o observed, now time.Time, host string) Judgement {
-	j := Judgement{Path: path, Data: o.data, Size: int64(len(o.data)), Mtime: o.mtime, Info: o.info}
+func judge(path string, o observed, now time.Time, host string, window time.Duration) Judgement {
+	j := Judgement{Path: path, Data: o.data, Size: int64(len(o.data)), Mtime: o.mtime, Info: o.info, Unreadable: o.unreadable}
 	age := now.Sub(o.mtime).Round(time.Second)
 	if o.info == nil {
 		what := "zero bytes"
-		if len(o.data) > 0 {
+		switch {
+		case o.unreadable != nil:
+			what = fmt.Sprintf("a file that cannot be read (%v)", o.unreadable)
+		case len(o.data) > 0:
 			what = fmt.Sprintf("%d bytes that are not a lock record (%q)", len(o.data), short(o.data))
 		}
-		if now.Sub(o.mtime) <= WriteWindow {
-			j.Why = fmt.Sprintf("%s, written %s ago: swamp may be between creating and writing it", what, age)
+		if now.Sub(o.mtime) <= window {
+			j.InFlight = true
+			j.Why = fmt.Sprintf("%s, written %s ago: a swamp writer may be between creating and writing it, or rewriting it in its heartbeat "+
+				"(held while younger than %s)", what, age, window)
 			return j
 		}
 		j.Dead = true
 		j.Why = fmt.Sprintf("%s, untouched for %s (a crash or power cut between swamp's create and write); "+
-			"swamp never removes such a file and waits on it until it times out (exit 75)", what, age)
+			"swamp 06b6147 never removes such a file and waits on it until it times out (exit 75)", what, age)
 		return j
 	}
 	i := o.info
@@ -136,8 +168,15 @@ func short(b []byte) string {
 // it moves a dead lock away, so that a lock someone took in the meantime is
 // never moved.
 func StillDead(fsys fsx.FS, path string, want []byte, now time.Time) (bool, string, error) {
+	return StillDeadWithin(fsys, path, want, now, WriteWindow)
+}
+
+// StillDeadWithin is StillDead judging with JudgeWithin's window. A lock
+// re-keyed since it was judged (new nonce, new bytes) is "changed", never
+// moved.
+func StillDeadWithin(fsys fsx.FS, path string, want []byte, now time.Time, window time.Duration) (bool, string, error) {
 	fsys = fsx.OrReal(fsys)
-	j, missing, err := Judge(fsys, path, now)
+	j, missing, err := JudgeWithin(fsys, path, now, window)
 	switch {
 	case err != nil:
 		return false, "", err
@@ -161,8 +200,9 @@ type Found struct {
 }
 
 // FindLockFiles lists every swamp lock file of a repo, parseable or not:
-// the global lock ({base}/.datastore.lock solo, {base}/.locks/{ns}.lock
-// namespaced) and the per-model locks {base}[/{ns}]/data/<type…>/<id>/.lock.
+// the global locks ({base}/.datastore.lock solo; namespaced, 06b6147's
+// {base}/.locks/{ns}.lock and newer swamp's {base}/{ns}/.datastore.lock,
+// GlobalPaths) and the per-model locks {base}[/{ns}]/data/<type…>/<id>/.lock.
 // Directories holding a regular `latest` are data items: their version
 // directories are not listed (no lock lives there), which keeps the walk to
 // the model level. Symlinks are not followed.
@@ -179,11 +219,12 @@ func FindLockFiles(fsys fsx.FS, base, ns string) ([]Found, error) {
 func FindLockFilesListed(fsys fsx.FS, base, ns string, list func(dir string) ([]fs.DirEntry, error)) ([]Found, error) {
 	fsys = fsx.OrReal(fsys)
 	var out []Found
-	g := GlobalPath(base, ns)
-	if fi, err := fsys.Lstat(g); err == nil && fi.Mode().IsRegular() {
-		out = append(out, Found{Path: g, Scope: "global"})
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("inspecting %s: %w", g, err)
+	for _, g := range GlobalPaths(base, ns) {
+		if fi, err := fsys.Lstat(g); err == nil && fi.Mode().IsRegular() {
+			out = append(out, Found{Path: g, Scope: "global"})
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("inspecting %s: %w", g, err)
+		}
 	}
 	root := filepath.Join(base, "data")
 	if ns != "" {

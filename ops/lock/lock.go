@@ -10,6 +10,14 @@
 //   - an empty or unparseable lock older than the TTL is stale (swamp waits
 //     on it forever, G25).
 //
+// Newer swamp (swamp-format.md §13.2–13.5) is honoured too, so that either
+// swamp version may share a datastore with swampj: an empty or unreadable
+// lock is held while younger than the TTL (JudgeWithin, InFlightWindow);
+// lock records may carry a skipping list and change their nonce during a
+// hold; a namespaced datastore has two global locks, both taken
+// (global.go); a swamp that started this process lends it its per-model
+// locks (ancestry.go).
+//
 // All disk access goes through an fsx.FS.
 package lock
 

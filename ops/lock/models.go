@@ -36,6 +36,14 @@ type Held struct {
 // lock that turns out to guard someone else's model costs only time.
 // Symlinked directories are not followed.
 func LiveModelLocks(fsys fsx.FS, base, ns string, now time.Time, selfPid int) ([]Held, error) {
+	return LiveModelLocksSkipping(fsys, base, ns, now, func(i Info) bool { return selfPid != 0 && i.Pid == selfPid })
+}
+
+// LiveModelLocksSkipping is LiveModelLocks leaving out every lock skip
+// accepts instead of a single pid: with Ancestry.Lends, the per-model locks
+// of every swamp above this process under both versions' variables
+// (§13.5), as newer swamp's drain skips them. skip nil skips nothing.
+func LiveModelLocksSkipping(fsys fsx.FS, base, ns string, now time.Time, skip func(Info) bool) ([]Held, error) {
 	fsys = fsx.OrReal(fsys)
 	roots := []string{filepath.Join(base, "data")}
 	if ns != "" {
@@ -55,7 +63,7 @@ func LiveModelLocks(fsys fsx.FS, base, ns string, now time.Time, selfPid int) ([
 			if err != nil {
 				return nil
 			}
-			if now.Sub(info.AcquiredAt) > info.TTL() || (selfPid != 0 && info.Pid == selfPid) {
+			if now.Sub(info.AcquiredAt) > info.TTL() || (skip != nil && skip(info)) {
 				return nil
 			}
 			out = append(out, Held{Path: path, Type: strings.Join(typeSegs, "/"), ModelID: modelID, Info: info})
@@ -99,6 +107,12 @@ func walkModelLocks(fsys fsx.FS, dir string, segs []string, fn func(path string,
 // none is live, for at most timeout (default 60 s). On timeout it returns a
 // *TimeoutError naming the first live holder.
 func WaitNoLiveModelLocks(ctx context.Context, fsys fsx.FS, base, ns string, selfPid int, timeout, poll time.Duration) error {
+	return WaitNoLiveModelLocksSkipping(ctx, fsys, base, ns, func(i Info) bool { return selfPid != 0 && i.Pid == selfPid }, timeout, poll)
+}
+
+// WaitNoLiveModelLocksSkipping is WaitNoLiveModelLocks with
+// LiveModelLocksSkipping's skip.
+func WaitNoLiveModelLocksSkipping(ctx context.Context, fsys fsx.FS, base, ns string, skip func(Info) bool, timeout, poll time.Duration) error {
 	fsys = fsx.OrReal(fsys)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -109,7 +123,7 @@ func WaitNoLiveModelLocks(ctx context.Context, fsys fsx.FS, base, ns string, sel
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for {
-		held, err := LiveModelLocks(fsys, base, ns, time.Now(), selfPid)
+		held, err := LiveModelLocksSkipping(fsys, base, ns, time.Now(), skip)
 		if err != nil {
 			return err
 		}
