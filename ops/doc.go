@@ -44,14 +44,19 @@
 //
 // # Reading order
 //
-// ops/internal/engine first: exec.go and steps.go (the executor and its
-// step kinds), recovery.go (recovery's loop), catalogstep.go and
-// migratesteps.go (the catalog and migration step kinds), trace.go (the
-// debug records). Then here: recovery.go (Recover, PreviewRecovery and
-// what they report), then one file per protocol: write.go (versioned data
-// writes), migrate.go (namespace migration), namespace.go (set, unset,
-// list), catalogsync.go (verify, rebuild), repair.go with the doctor*.go
-// checks (quarantine of unreadable versions) and repaircatalog.go, read.go.
-// errors.go holds the shared error classes, log.go the logger helpers;
+// ops/internal/engine first: kinds.go (every step kind recovery can replay,
+// one table), exec.go and steps.go (the executor and the file-system
+// kinds), recovery.go (recovery's loop). Then ops/internal/session (the
+// journal session every mutating entry point runs in) and ops/report (the
+// vocabulary every operation reports in). Then here, one protocol per
+// group of files: write.go (WriteVersions, its options and errors),
+// writeprepare.go (inputs and locks), writeplan.go (the intent);
+// migrate.go (Migrate), migrateplan.go, migratecount.go,
+// migrateobserve.go; nsmutation.go (the session-bound mutation migration
+// and the namespace commands share), namespace.go (set, unset, list);
+// read.go; recovery.go (Recover, PreviewRecovery). The doctor is package
+// ops/doctor and catalog verify and rebuild are ops/catalogsync, each with
+// its own reading order; facade.go re-exports their names here, so a host
+// imports ops alone. errors.go holds the shared error classes;
 // wall_test.go keeps go doc of this package to the host's API.
 package ops

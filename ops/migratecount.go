@@ -1,5 +1,8 @@
 package ops
 
+// Counting what a migration moves (files, bytes, lock files on the way), on a few
+// goroutines, and the same-device check of each move.
+
 import (
 	"context"
 	"path/filepath"

@@ -1,5 +1,9 @@
 package ops
 
+// What the migration planner observes on disk: where each subdirectory sits, catalog
+// files, identical content, the catalog rows a restamp changes; and the
+// prediction of the directory fsyncs a plan costs.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,9 @@
 package ops
 
+// A migration's plan: the moves of each subdirectory (merging into what is already
+// there), the manifest and configuration steps, the catalog restamp, and the
+// quarantine of catalog copies.
+
 import (
 	"context"
 	"errors"

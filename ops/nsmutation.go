@@ -1,5 +1,8 @@
 package ops
 
+// The session-bound mutation the namespace commands and migration run in
+// (nsMutation over session.Session), and the checks both make first.
+
 import (
 	"context"
 	"errors"

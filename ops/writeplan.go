@@ -1,5 +1,8 @@
 package ops
 
+// A version write's plan: allocate version numbers under the locks, then one intent
+// (mkdirs, stage, publish, latest, catalog) and the live work that streams each stage.
+
 import (
 	"bytes"
 	"context"

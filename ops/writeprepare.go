@@ -1,5 +1,8 @@
 package ops
 
+// A version write's inputs and locks: each VersionWrite checked and hashed, its tags
+// and owner, swamp's per-model locks taken in path order, and the checks made under them.
+
 import (
 	"context"
 	"crypto/sha256"

@@ -1,5 +1,8 @@
 package catalogsync
 
+// The catalog the disk implies: ExpectedRows walks and scans the data root
+// (store.WalkScan) and builds the rows swamp's backfill would write.
+
 import (
 	"context"
 	"fmt"

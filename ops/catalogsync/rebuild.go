@@ -1,5 +1,8 @@
 package catalogsync
 
+// Rebuild: the catalog made to hold exactly the rows the disk implies, in one
+// transaction; and BuildIfNotBuilt, a migration's build of a catalog not built yet.
+
 import (
 	"context"
 	"fmt"

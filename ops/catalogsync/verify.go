@@ -1,5 +1,7 @@
 package catalogsync
 
+// Verify: the catalog compared with the disk, read-only.
+
 import (
 	"context"
 	"errors"

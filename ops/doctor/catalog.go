@@ -1,5 +1,9 @@
 package doctor
 
+// The catalog check family: the catalog read beside the walk, its rows grouped by item,
+// each item's rows compared with the readable versions (catalog_row_unreadable,
+// catalog_latest_wrong, catalog_unusable), and catalog copies older swamp left (catalog_copy).
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,8 @@
 package doctor
 
+// The report: findings with their status, the checks, notes on what swamp does
+// differently, and the models named.
+
 import (
 	"fmt"
 	"path/filepath"

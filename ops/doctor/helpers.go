@@ -1,5 +1,7 @@
 package doctor
 
+// Small helpers shared by the check families.
+
 import (
 	"fmt"
 	"path/filepath"

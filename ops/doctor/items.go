@@ -1,5 +1,8 @@
 package doctor
 
+// The items check family: each item's versions and its `latest` (version_unreadable,
+// latest_unreadable, latest_not_found, latest_damaged), and the unit that repairs them.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,8 @@
 package doctor
 
+// The repair plan: the quarantine directory, and one journal intent that moves every
+// repairable unit's files there, rewrites `latest` and fixes the catalog rows.
+
 import (
 	"encoding/json"
 	"fmt"

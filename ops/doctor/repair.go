@@ -1,5 +1,9 @@
 package doctor
 
+// Running a confirmed repair: open intents finished first, dead locks in an intent of
+// their own, then the data repair under swamp's per-model locks and the journal
+// session; a failure is rolled back at once (RepairError).
+
 import (
 	"context"
 	"errors"

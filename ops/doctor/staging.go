@@ -1,5 +1,8 @@
 package doctor
 
+// The staging check family: .swampj-stage-* directories no open intent owns
+// (staging_leftover), judged by the owner token in their names.
+
 import (
 	"context"
 	"fmt"

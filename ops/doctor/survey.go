@@ -1,5 +1,8 @@
 package doctor
 
+// The survey: its state, the phases that walk the data root and scan each
+// item (store.WalkScan), and the per-item pass. It changes nothing.
+
 import (
 	"context"
 	"fmt"

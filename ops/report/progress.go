@@ -1,3 +1,8 @@
+// Package report is the vocabulary every operation of ops reports in:
+// progress events and the Counter that emits them, the Remedy a finding or
+// error advises, what recovery did with each open intent (IntentOutcome,
+// StepView), and the errors of an intent left open (OpenIntentsError,
+// IntentStillOpenError). ops re-exports each name; a host needs only ops.
 package report
 
 import "sync/atomic"
