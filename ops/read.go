@@ -20,6 +20,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
 )
 
@@ -204,12 +205,8 @@ func lastReadable(fsys fsx.FS, a repo.Address, itemDir string, below int64) int6
 	return best
 }
 
-// DataProblem is one finding about one file, with store's stable code.
-type DataProblem struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
+// DataProblem is Problem, the name the data reads have always used.
+type DataProblem = report.Problem
 
 // DataVersion is one version of an item as `data versions` shows it. Every
 // field is always present in JSON.
@@ -361,7 +358,7 @@ func itemOf(st *store.ItemState) DataItem {
 	d := DataItem{
 		Address: it.Key(), Type: it.Type, ModelID: it.ModelID, DataName: it.DataName, Path: it.Dir,
 		LatestRule: st.Pointer.Rule.String(), LatestReadable: st.LatestReadable != nil,
-		Unreadable: []int64{}, Problems: problemsOf(st.Problems),
+		Unreadable: []int64{}, Problems: report.ProblemsOf(st.Problems),
 	}
 	switch {
 	case st.Pointer.OutOfRange != "":
@@ -391,20 +388,12 @@ func itemOf(st *store.ItemState) DataItem {
 func versionOf(v *store.Version, st *store.ItemState) DataVersion {
 	d := DataVersion{
 		Version: v.Number, Latest: v == st.Latest, State: v.State.String(), Readable: v.Readable(),
-		Path: v.Dir, RawSize: v.RawSize, Problems: problemsOf(v.Problems),
+		Path: v.Dir, RawSize: v.RawSize, Problems: report.ProblemsOf(v.Problems),
 	}
 	if m := v.Metadata; m != nil {
 		d.Size, d.ContentType, d.CreatedAt, d.Checksum, d.Lifecycle, d.RenamedTo = m.Size, m.ContentType, m.CreatedAt, m.Checksum, m.Lifecycle, m.RenamedTo
 	}
 	return d
-}
-
-func problemsOf(ps []store.Problem) []DataProblem {
-	out := make([]DataProblem, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, DataProblem{Code: string(p.Code), Path: p.Path, Message: p.Message})
-	}
-	return out
 }
 
 // ModelData is one model's items as swamp's `data list MODEL --json` groups

@@ -46,12 +46,8 @@ type ExpectedOptions struct {
 	Progress report.Progress
 }
 
-// Problem is a store.Problem as reports carry it.
-type Problem struct {
-	Code    store.Code `json:"code"`
-	Path    string     `json:"path"`
-	Message string     `json:"message"`
-}
+// Problem is a store.Problem as reports carry it (report.Problem).
+type Problem = report.Problem
 
 // UnreadableVersion is a version directory that gets no row: swamp cannot
 // read it (or its metadata cannot become a row).
@@ -300,7 +296,7 @@ func scanItem(fsys fsx.FS, ns string, it store.Item, check store.CheckOptions) s
 	for _, p := range st.Problems {
 		if itemLevel[p.Code] {
 			s.problems = append(s.problems, ItemProblem{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName,
-				Problem: Problem{Code: p.Code, Path: p.Path, Message: p.Message}})
+				Problem: report.ProblemOf(p)})
 		}
 	}
 
@@ -341,7 +337,7 @@ func scanItem(fsys fsx.FS, ns string, it store.Item, check store.CheckOptions) s
 func unreadableOf(it store.Item, v int64, state string, ps []store.Problem) UnreadableVersion {
 	u := UnreadableVersion{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName, Version: v, State: state, Problems: []Problem{}}
 	for _, p := range ps {
-		u.Problems = append(u.Problems, Problem{Code: p.Code, Path: p.Path, Message: p.Message})
+		u.Problems = append(u.Problems, report.ProblemOf(p))
 	}
 	return u
 }
