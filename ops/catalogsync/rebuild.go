@@ -163,7 +163,7 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 // lockJournalListOpen takes the journal lock (no other swampj runs while
 // the catalog is compared) and lists the interrupted operations it holds.
 func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
+	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,8 +191,14 @@ func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
 // BuildIfNotBuilt fills a catalog that is not built yet (NotBuilt) from the
 // disk in one transaction, as a confirmed rebuild does; a catalog with rows,
 // a populated one, or none at all is left alone. The caller holds the
-// journal lock, and no data is mid-change. It reports whether it built.
+// journal lock, and no data is mid-change. It reports whether it built. A
+// nil fsys is the real disk; a nil cat opens the repo's own catalog.
 func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat engine.CatalogOpener) (bool, error) {
+	fsys = fsx.OrReal(fsys)
+	if cat == nil {
+		cat = engine.RepoCatalog(fsys, r.Dir)
+		defer cat.Close()
+	}
 	if unmigratedData(fsys, r) != "" {
 		return false, nil // the rows would describe data that is about to move
 	}

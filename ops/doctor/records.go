@@ -91,6 +91,7 @@ func recordRoots(r *repo.Repo) []string {
 // ChangedRecords lists the record files under the record trees modified at
 // or after since (ChangedItems): what a command wrote or appended to.
 func ChangedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
+	fsys = fsx.OrReal(fsys)
 	var out []string
 	var walk func(dir string) error
 	walk = func(dir string) error {
