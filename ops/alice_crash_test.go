@@ -84,7 +84,7 @@ func aliceRefusal(t *testing.T, dir string, st fsx.CrashState, err error, where 
 	if len(fmOpenIntents(t, dir)) == 0 {
 		t.Fatalf("recovery refused (%v) but left no intent open\n%s", err, where)
 	}
-	rep, derr := ops.Doctor(fmCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{LockTimeout: time.Second})
+	rep, derr := ops.Doctor(fmCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{JournalLockTimeout: time.Second})
 	if derr != nil {
 		t.Fatalf("doctor after a refused recovery: %v\n%s", derr, where)
 	}
@@ -128,7 +128,7 @@ func TestWriteALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d (after %s), crash state %s: %v", p.name, k, b.trace[max(k-1, 0)], st, did)
 					fmProcessExits(t, dir)
-					_, rerr := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second})
+					_, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 					got := fmState(t, dir)
 					isNew, isOld := len(got.diff(b.final)) == 0, len(got.diff(b.initial)) == 0
 					switch {
@@ -184,7 +184,7 @@ func TestMigrateALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d, crash state %s: %v", sc.name, k, st, did)
 					migRemoveDeadLocks(t, dir)
-					_, rerr := recover.Run(migCtx, dir, recover.Options{LockTimeout: time.Second})
+					_, rerr := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 					want := final
 					if k < beginAt {
 						want = initial

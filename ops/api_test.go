@@ -31,7 +31,7 @@ func apiRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}},
-		ops.WriteOptions{LockTimeout: time.Second}); err != nil {
+		ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -58,11 +58,11 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 	if _, ok, err := repo.ReadManifest(nil, r.Base, "x"); ok || err != nil {
 		t.Fatalf("ReadManifest(nil): %v %v", ok, err)
 	}
-	doc, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{LockTimeout: time.Second})
+	doc, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
 	if err != nil || doc.Versions != 1 {
 		t.Fatalf("Doctor(nil): %+v %v", doc, err)
 	}
-	if _, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{Repair: true, Confirm: true, LockTimeout: time.Second}); err != nil {
+	if _, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatalf("Doctor(nil) repair: %v", err)
 	}
 	if rep, err := ops.VerifyCatalog(ctx, nil, r, ops.CatalogOptions{}); err != nil || !rep.InSync {
@@ -98,11 +98,11 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	no := ops.NamespaceOptions{LockTimeout: time.Second, Getenv: env}
+	no := ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}
 	if _, err := ops.SetNamespace(ctx, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
-	mo := ops.MigrateOptions{LockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
+	mo := ops.MigrateOptions{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
 	prev, err := ops.Migrate(ctx, r, mo)
 	if err != nil {
 		t.Fatalf("preview with the Repo loaded before SetNamespace: %v", err)

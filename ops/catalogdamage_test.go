@@ -82,7 +82,7 @@ func TestWriteOnDamagedCatalogFinishesDataAndRebuildMovesItAside(t *testing.T) {
 		t.Fatalf("the write moved the catalog aside (%v): that is the rebuild's job", aside)
 	}
 
-	rep, err := RebuildCatalog(ctx, fsx.Real(), r, CatalogOptions{Confirm: true, LockTimeout: time.Second})
+	rep, err := RebuildCatalog(ctx, fsx.Real(), r, CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

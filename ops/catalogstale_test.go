@@ -56,7 +56,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 		t.Fatalf("stale mark = %+v, want two intents on %s", cs, r.CatalogPath)
 	}
 
-	rep, err := Doctor(context.Background(), fsx.Real(), r, DoctorOptions{LockTimeout: time.Second})
+	rep, err := Doctor(context.Background(), fsx.Real(), r, DoctorOptions{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 	if err := os.Remove(r.CatalogPath); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RebuildCatalog(context.Background(), fsx.Real(), r, CatalogOptions{Confirm: true, LockTimeout: time.Second}); err != nil {
+	if _, err := RebuildCatalog(context.Background(), fsx.Real(), r, CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if cs := catalogStaleMark(t, r); cs != nil {
@@ -78,7 +78,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 3 {
 		t.Fatalf("catalog latest after rebuild = %d, want 3", v.CatalogLatest)
 	}
-	rep, err = Doctor(context.Background(), fsx.Real(), r, DoctorOptions{LockTimeout: time.Second})
+	rep, err = Doctor(context.Background(), fsx.Real(), r, DoctorOptions{JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after rebuild: %v %+v", err, rep)
 	}
@@ -106,7 +106,7 @@ func TestWriteCatalogFullDiskAfterPublish(t *testing.T) {
 		t.Fatalf("no catalog commit in the trace: %v", clean.Trace())
 	}
 	f := fsx.NewFault(fsx.Real()).FailAt(at, syscall.ENOSPC)
-	res, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, LockTimeout: time.Second})
+	res, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, SwampLockTimeout: time.Second})
 	if err != nil {
 		t.Fatalf("the write failed though its version was published: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestWriteRollbackWithUnwritableCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := fsx.NewFault(fsx.Real()).FailKind("rename", syscall.EIO)
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, LockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, SwampLockTimeout: time.Second})
 	var we *WriteFailedError
 	if !errors.As(err, &we) || we.RollbackErr != nil {
 		t.Fatalf("want a rolled-back *WriteFailedError, got %v", err)

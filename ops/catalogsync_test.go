@@ -790,7 +790,7 @@ func TestVerifyWaitsForTheJournalLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	_, err = ops.VerifyCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: 200 * time.Millisecond})
+	_, err = ops.VerifyCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: 200 * time.Millisecond})
 	if !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("verify while another swampj holds the repo: %v", err)
 	}

@@ -41,7 +41,7 @@ func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := ops.DoctorOptions{LockTimeout: time.Second}
+	opts := ops.DoctorOptions{JournalLockTimeout: time.Second}
 	for _, step := range []struct {
 		repair, confirm bool
 		want            ops.DoctorStatus
@@ -65,7 +65,7 @@ func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
 			t.Fatalf("moved-aside %q: %v", suf, got)
 		}
 	}
-	v, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: time.Second})
+	v, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second})
 	if err != nil || !v.InSync || v.NotBuilt || v.Counts.ExpectedRows == 0 {
 		t.Fatalf("verify after the repair: %+v, %v", v, err)
 	}
@@ -90,7 +90,7 @@ func TestDoctorRepairLeavesAnUnopenableCatalogManual(t *testing.T) {
 	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, LockTimeout: time.Second})
+	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 	}
 
 	start := time.Now()
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: 3 * time.Second})
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 	if !strings.Contains(rep.InFlight[0].Message, "in progress (model locked by pid") {
 		t.Errorf("message %q", rep.InFlight[0].Message)
 	}
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair with a live holder: %+v %v", rep, err)
 	}

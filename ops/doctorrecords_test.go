@@ -76,7 +76,7 @@ func TestDoctorRunRecords(t *testing.T) {
 		t.Errorf("records check before the repair: %+v", c)
 	}
 
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 		"staging_leftover " + stage + " found",
 	})
 
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Only: changed, Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Only: changed, Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair of the changed: %v %+v", err, rep.Findings)
 	}

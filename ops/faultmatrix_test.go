@@ -111,7 +111,7 @@ func fmBaseRepo(t *testing.T, dir string) {
 		s string
 	}{{fmAddr(fmM1, "out"), "hello\n"}, {fmAddr(fmM1, "out"), "hello again\n"}, {fmAddr(fmM2, "log"), `{"log":1}`}} {
 		if _, err := ops.WriteVersions(fmCtx, r, []ops.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}},
-			ops.WriteOptions{LockTimeout: time.Second}); err != nil {
+			ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -156,7 +156,7 @@ func fmWriteProtocol(name string, ws []fmWrite) fmProtocol {
 				}
 				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
 			}
-			return ops.WriteVersions(fmCtx, r, in, ops.WriteOptions{FS: fsys, LockTimeout: time.Second, JournalLockTimeout: time.Second})
+			return ops.WriteVersions(fmCtx, r, in, ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second, JournalLockTimeout: time.Second})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			out := res.([]ops.WrittenVersion)
@@ -313,7 +313,7 @@ func fmProtocols() []fmProtocol {
 		name:     "repair",
 		template: fmRepairTemplate,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			return ops.Doctor(fmCtx, fsys, r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+			return ops.Doctor(fmCtx, fsys, r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			rep := res.(*ops.DoctorReport)
@@ -335,7 +335,7 @@ func fmProtocols() []fmProtocol {
 		name:     "rebuild",
 		template: fmRebuildTemplate,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			return ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+			return ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			return fmInSync(t, r, false)
@@ -391,7 +391,7 @@ func drReadQuiet(p string) string {
 }
 
 func fmInSync(t *testing.T, r *repo.Repo, unmigrated bool) string {
-	rep, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: time.Second})
+	rep, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second})
 	if err != nil {
 		return "verify: " + err.Error()
 	}
@@ -544,8 +544,8 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 
 	// 2. The operator, on the real disk.
 	migLoad(t, dir) // the configuration reads before recovery too
-	if _, rerr := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
-		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Rollback: true, LockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
+	if _, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
+		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
 			errorf("%s: WEDGE: recover failed (%v) and recover --rollback failed (%v)", where, rerr, rberr)
 			return outcome
 		}
@@ -555,14 +555,14 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 		errorf("%s: re-running the command after recover failed: %v", where, rerr)
 	}
 	r = migLoad(t, dir)
-	if _, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}); derr != nil {
+	if _, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
 		errorf("%s: doctor --repair --confirm: %v", where, derr)
 	}
 	// What the doctor's catalog_stale remedy says (also where the end is
 	// un-migrated: the rebuild then describes the data at the solo path),
 	// or what verify's disagreement calls for.
 	if catalogStaleOf(t, r.Dir) != nil || (!p.unmigratedEnd && fmNeedsRebuild(t, r)) {
-		if _, berr := ops.RebuildCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); berr != nil {
+		if _, berr := ops.RebuildCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); berr != nil {
 			errorf("%s: catalog rebuild --confirm: %v", where, berr)
 		}
 	}
@@ -571,7 +571,7 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 	if open := fmOpenIntents(t, dir); len(open) > 0 {
 		errorf("%s: intent %d (%s) still open after the ordinary commands: %s", where, open[0].ID, open[0].Summary, open[0].LastError)
 	}
-	rep, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Now: drNow, LockTimeout: time.Second})
+	rep, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Now: drNow, JournalLockTimeout: time.Second})
 	if derr != nil {
 		errorf("%s: doctor: %v", where, derr)
 	} else if !rep.Clean() {
@@ -607,7 +607,7 @@ func fmNeedsRebuild(t *testing.T, r *repo.Repo) bool {
 	if catalogStaleOf(t, r.Dir) != nil {
 		return true
 	}
-	rep, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: time.Second})
+	rep, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second})
 	return err != nil || !rep.InSync
 }
 

@@ -41,16 +41,16 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 		t.Fatal("the skipped restamp left no stale mark")
 	}
 	r := migLoad(t, dir)
-	rep, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{LockTimeout: time.Second})
+	rep, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{JournalLockTimeout: time.Second})
 	if err != nil || !strings.Contains(strings.Join(drCodes(rep), " "), "catalog_stale") {
 		t.Fatalf("doctor should report the stale catalog: %v %v", drCodes(rep), err)
 	}
 
 	// The preview says what it would do; the confirmed rebuild does it.
-	if pre, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{LockTimeout: time.Second}); err != nil || pre.InSync || pre.Namespace != "" {
+	if pre, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second}); err != nil || pre.InSync || pre.Namespace != "" {
 		t.Fatalf("rebuild preview: %+v %v; want the solo rows out of sync", pre, err)
 	}
-	built, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+	built, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatalf("the rebuild refused: %v", err)
 	}
@@ -60,7 +60,7 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 	if catalogStaleOf(t, dir) != nil {
 		t.Fatal("the rebuild left the stale mark")
 	}
-	if rep, err := ops.Doctor(migCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{LockTimeout: time.Second}); err != nil || !rep.Clean() {
+	if rep, err := ops.Doctor(migCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{JournalLockTimeout: time.Second}); err != nil || !rep.Clean() {
 		t.Fatalf("after the rebuild: doctor %v %v", drCodes(rep), err)
 	}
 	got, want := migCatalogRows(t, dir), migCatalogRows(t, clean)
@@ -81,10 +81,10 @@ func TestRebuildRefusesDataOnBothSides(t *testing.T) {
 	fmMigrated(t, dir)
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/data/command/shell/stray/out/1/raw": "left at the root"})
 	var um *ops.UnmigratedError
-	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); !errors.As(err, &um) {
+	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); !errors.As(err, &um) {
 		t.Fatalf("got %v, want UnmigratedError", err)
 	}
-	if _, err := recover.Run(migCtx, dir, recover.Options{LockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 }

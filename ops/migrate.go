@@ -69,8 +69,8 @@ type MigrateOptions struct {
 	Confirm bool
 	// FS is the disk (nil: the real one). The crash suite passes a fault FS.
 	FS fsx.FS
-	// LockTimeout bounds the wait for swampj's journal lock (0: 10 s).
-	LockTimeout time.Duration
+	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
+	JournalLockTimeout time.Duration
 	// SwampLockTimeout bounds the wait for swamp's global datastore lock and
 	// for live per-model locks (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	SwampLockTimeout time.Duration
@@ -250,7 +250,7 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 			return nil, err
 		}
 	}
-	open, err := countOpenIntents(opts.FS, r.JournalPath, opts.LockTimeout)
+	open, err := countOpenIntents(opts.FS, r.JournalPath, opts.JournalLockTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		}
 	}()
 
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command})
+	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command})
 	if err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, err

@@ -220,7 +220,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 			want = initial // cut before the intent was journaled: nothing was done
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(migCtx, dir, recover.Options{LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d (after %s): recover round %d: %v", k, migLastOp(f), round, err)
 			}
 			if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -236,7 +236,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 			want = final // the intent was already marked done: nothing to roll back
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d (after %s): rollback round %d: %v", k, migLastOp(f), round, err)
 			}
 			if d := migSnapshot(t, dir).diff(want); len(d) > 0 {

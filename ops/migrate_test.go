@@ -210,8 +210,8 @@ func migLoad(t testing.TB, dir string) *repo.Repo {
 
 func runMigrate(t testing.TB, dir string, o ops.MigrateOptions) (*ops.MigrateResult, error) {
 	t.Helper()
-	if o.LockTimeout == 0 {
-		o.LockTimeout = 2 * time.Second
+	if o.JournalLockTimeout == 0 {
+		o.JournalLockTimeout = 2 * time.Second
 	}
 	if o.SwampLockTimeout == 0 {
 		o.SwampLockTimeout = 2 * time.Second
@@ -697,7 +697,7 @@ func migHostname(t *testing.T) string {
 func TestSetUnsetList(t *testing.T) {
 	dir := t.TempDir()
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp.yaml": migConfig(dir, ""), ".swamp/data/x": "1"})
-	o := ops.NamespaceOptions{LockTimeout: time.Second, Getenv: func(string) string { return "" }}
+	o := ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: func(string) string { return "" }}
 	res, err := ops.SetNamespace(migCtx, migLoad(t, dir), "infra", o)
 	if err != nil || res.IntentID == 0 || res.WarningRemedy != ops.RemedyMigrate || !strings.Contains(res.Warning, "namespace migration moves it") {
 		t.Fatalf("%+v %v", res, err)

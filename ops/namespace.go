@@ -31,8 +31,8 @@ import (
 type NamespaceOptions struct {
 	// FS is the disk (nil: the real one).
 	FS fsx.FS
-	// LockTimeout bounds the wait for swampj's journal lock (0: 10 s).
-	LockTimeout time.Duration
+	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
+	JournalLockTimeout time.Duration
 	// Command is recorded as the journal lock holder and in the intent.
 	Command []string
 	// Catalog serves catalog steps of open intents finished first (nil: the
@@ -115,7 +115,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.JournalLockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.LockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.JournalLockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func writePowerCutMatrix(t *testing.T, sc *crashScenario) {
 			var prev fsxtest.Tree
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := crashTree(t, r)
@@ -244,7 +244,7 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := migSnapshot(t, dir)
@@ -303,7 +303,7 @@ func TestDoctorRepairPowerCutAtEveryCutPoint(t *testing.T) {
 
 func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 	ctx := context.Background()
-	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}
+	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
 	start := fixture()
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
@@ -341,7 +341,7 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := fsxtest.Snapshot(t, r.Dir, drSkip(r))

@@ -73,7 +73,7 @@ func pxProtocols() []pxProtocol {
 				}
 				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
 			}
-			o := ops.FixIdentity(ops.WriteOptions{FS: fsys, LockTimeout: time.Second, JournalLockTimeout: time.Second},
+			o := ops.FixIdentity(ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second, JournalLockTimeout: time.Second},
 				"44444444-4444-4444-8444-444444444444", crashNewAt)
 			_, err := ops.WriteVersions(fmCtx, r, in, o)
 			return err
@@ -85,14 +85,14 @@ func pxProtocols() []pxProtocol {
 			items: append(items, fmAddr(fmM2, "new"))},
 		{name: "catalog-rebuild", template: fmRebuildTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
 				return err
 			}},
 		// The first rebuild of a repo without a catalog: the catalog is
 		// created (under a temp name, linked in) before its rows go in.
 		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second})
+				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
 				return err
 			}},
 	}
@@ -213,7 +213,7 @@ func pxRun(t *testing.T, b *pxBase, k int, power, rollback bool) {
 	fmProcessExits(t, dir)
 	var prev *migState
 	for round := 1; round <= 2; round++ {
-		if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 			t.Fatalf("recover round %d: %v\n%s", round, err, where)
 		}
 		got := fmState(t, dir)
@@ -314,18 +314,18 @@ func TestBatchWriteCrashDuringRecovery(t *testing.T) {
 			}
 			probe := crashAt()
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(fmCtx, probe, recover.Options{FS: counter, Rollback: rollback, LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(fmCtx, probe, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: recover: %v", k, err)
 			}
 			want := fmState(t, probe)
 			for m := 0; m < counter.Ops(); m++ {
 				cc.Check()
 				dir := crashAt()
-				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
 				fmProcessExits(t, dir)
-				if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d: second recovery: %v", k, m, err)
 				}
 				if d := fmState(t, dir).diff(want); len(d) > 0 {
@@ -371,18 +371,18 @@ func TestMigrateCrashDuringRecovery(t *testing.T) {
 					}
 					probe := crashAt()
 					counter := fsx.NewFault(fsx.Real())
-					if _, err := recover.Run(migCtx, probe, recover.Options{FS: counter, Rollback: rollback, LockTimeout: time.Second}); err != nil {
+					if _, err := recover.Run(migCtx, probe, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 						t.Fatalf("cut %d: recover: %v", k, err)
 					}
 					want := migSnapshot(t, probe)
 					for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 2) {
 						cc.Check()
 						dir := crashAt()
-						if _, err := recover.Run(migCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+						if _, err := recover.Run(migCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
 							t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 						}
 						migRemoveDeadLocks(t, dir)
-						if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+						if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 							t.Fatalf("cut %d, recovery cut %d: second recovery: %v", k, m, err)
 						}
 						if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -431,7 +431,7 @@ func TestCatalogRebuildCrashDuringRecovery(t *testing.T) {
 			firstCuts := fsxtest.Cuts(1, b.cuts-1, 4, keep...)
 			// next is what the operator runs after the crash.
 			next := func(dir string, fsys fsx.FS) error {
-				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsys, LockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsys, JournalLockTimeout: time.Second}); err != nil {
 					return err
 				}
 				return p.run(t, migLoad(t, dir), fsys)

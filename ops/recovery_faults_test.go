@@ -80,7 +80,7 @@ func frProtocols() []frProtocol {
 	return []frProtocol{
 		asPx(px[0]), asPx(px[1]), asMig(mig[0]), asMig(mig[1]),
 		{name: "repair", build: fmRepairTemplate, run: func(t *testing.T, dir string, fsys fsx.FS) error {
-			_, err := ops.Doctor(fmCtx, fsys, migLoad(t, dir), ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+			_, err := ops.Doctor(fmCtx, fsys, migLoad(t, dir), ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 			return err
 		}},
 	}
@@ -88,7 +88,7 @@ func frProtocols() []frProtocol {
 
 // frOpts are the recovery options of every run here.
 func frOpts(rollback bool, fsys fsx.FS) recover.Options {
-	return recover.Options{FS: fsys, Rollback: rollback, LockTimeout: time.Second, SwampLockTimeout: time.Second}
+	return recover.Options{FS: fsys, Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}
 }
 
 // frRestore makes dir the crashed tree saved in saved again.
@@ -272,7 +272,7 @@ func frCleanEnd(t *testing.T, dir string, crashed map[string][]string, rollback 
 	// configured over data at the solo path (a reverse that keeps the
 	// namespace, a forward migration rolled back).
 	var um *ops.UnmigratedError
-	switch _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); {
+	switch _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); {
 	case errors.As(err, &um):
 	case err != nil:
 		t.Fatalf("rebuilding the catalog after the clean recovery (rollback=%v): %v", rollback, err)
@@ -386,7 +386,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 		stale := catalogStaleOf(t, dir) != nil
 		switch {
 		case stale && !end.stale && frRowsOnly(d) && end.rebuilt != nil:
-			if _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); err != nil {
+			if _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 				errorf("the catalog is marked stale and the rebuild failed: %v", err)
 			} else if d := frSortRows(fmState(t, dir)).diff(frSortRows(*end.rebuilt)); len(d) > 0 {
 				errorf("the catalog is marked stale, and a rebuild does not give what it gives after a clean recovery:\n%s", strings.Join(d, "\n"))

@@ -78,7 +78,7 @@ func drCopies(t *testing.T, build func() *repo.Repo) func() *repo.Repo {
 
 func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	ctx := context.Background()
-	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}
+	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
 
 	// An uncut run gives the repaired tree and the number of cut points.
 	start := fixture()
@@ -152,14 +152,14 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 			}
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: forward recovery round %d: %v", k, round, err)
 			}
 			// Every journaled intent is finished.
 			n := count(begins, k)
 			check(k, "forward recovery round "+strconv.Itoa(round), crashed, states[n], stateRows[n])
 
-			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
 			// Intents marked done stay; the open one is undone.
@@ -217,7 +217,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 		t.Skip("crash-in-recovery combinations are slow; run without -short")
 	}
 	ctx := context.Background()
-	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second}
+	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
 	fixture := drCopies(t, func() *repo.Repo {
 		return drBuild(t, t.TempDir(), drSpec{stepCol: true, items: []drItem{drWorkflowItem(), dr3955()}})
 	})
@@ -245,7 +245,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 			}
 			probe := crashAt()
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(ctx, probe.Dir, recover.Options{FS: counter, Rollback: rollback, LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, probe.Dir, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatal(err)
 			}
 			want, wantRows := final, finalRows
@@ -255,11 +255,11 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 			for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 4) {
 				cc.Check()
 				r := crashAt()
-				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, LockTimeout: time.Second})
+				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second})
 				if err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, LockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d, second recovery: %v", k, m, err)
 				}
 				if d := fsxtest.Diff(want, fsxtest.Snapshot(t, r.Dir, drSkip(r))); len(d) > 0 {

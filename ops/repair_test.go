@@ -526,7 +526,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: 300 * time.Millisecond})
+	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +544,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 	if err := held.Release(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, LockTimeout: time.Second})
+	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("after the lock is released: %+v %v", rep, err)
 	}

@@ -180,9 +180,9 @@ type WriteOptions struct {
 	JournalLockTimeout time.Duration
 	// Catalog opens the catalog (nil: the repo's own, closed on return).
 	Catalog *catalogsync.Handle
-	// LockTimeout bounds the wait for swamp's per-model lock
+	// SwampLockTimeout bounds the wait for swamp's per-model lock
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
-	LockTimeout time.Duration
+	SwampLockTimeout time.Duration
 	// Command is recorded in the intent.
 	Command []string
 	// Logger receives what went wrong without failing the write (a lock
@@ -612,8 +612,8 @@ func (o WriteOptions) withDefaults() WriteOptions {
 	if o.FS == nil {
 		o.FS = fsx.Real()
 	}
-	if o.LockTimeout <= 0 {
-		o.LockTimeout = lock.TimeoutFromEnv(nil)
+	if o.SwampLockTimeout <= 0 {
+		o.SwampLockTimeout = lock.TimeoutFromEnv(nil)
 	}
 	o.warn = session.WarnTo(o.Logger)
 	if o.now == nil {

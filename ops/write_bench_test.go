@@ -136,7 +136,7 @@ func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 }
 
 func (l *library) opts(fsys fsx.FS) ops.WriteOptions {
-	return ops.WriteOptions{FS: fsys, Journal: l.j, Catalog: l.cat, LockTimeout: 5 * time.Second}
+	return ops.WriteOptions{FS: fsys, Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
 }
 
 var benchAddr = repo.Address{Type: "bench/model", ModelID: "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c", DataName: "result"}
@@ -162,7 +162,7 @@ func BenchmarkWrite64KiB(b *testing.B) {
 			if mode == "lib" {
 				opts = openLibrary(b, r, tfs).opts(tfs)
 			} else {
-				opts = ops.WriteOptions{FS: tfs, LockTimeout: 5 * time.Second}
+				opts = ops.WriteOptions{FS: tfs, SwampLockTimeout: 5 * time.Second}
 			}
 			ctx := context.Background()
 			var ours, baseMin, baseRecipe time.Duration
@@ -258,7 +258,7 @@ func BenchmarkWriteFsyncs(b *testing.B) {
 			if mode == "lib" {
 				opts = openLibrary(b, r, f).opts(f)
 			} else {
-				opts = ops.WriteOptions{FS: f, LockTimeout: 5 * time.Second}
+				opts = ops.WriteOptions{FS: f, SwampLockTimeout: 5 * time.Second}
 			}
 			// One write first, so every measured write is into an existing
 			// item of an existing repo (journal and catalog created).
@@ -362,7 +362,7 @@ func TestWrite1GiBStreamsInBoundedMemory(t *testing.T) {
 	}()
 	start := time.Now()
 	res, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}},
-		ops.WriteOptions{LockTimeout: 5 * time.Second})
+		ops.WriteOptions{SwampLockTimeout: 5 * time.Second})
 	elapsed := time.Since(start)
 	close(stop)
 	<-done

@@ -145,7 +145,7 @@ func TestWriteOverlappedLockTimeout(t *testing.T) {
 	j, cat := openLibJournal(t, r)
 	recorded := false
 	_, err = WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: bytes.NewReader([]byte("v2"))}},
-		WriteOptions{Journal: j, Catalog: cat, LockTimeout: 200 * time.Millisecond, recorded: func() { recorded = true }})
+		WriteOptions{Journal: j, Catalog: cat, SwampLockTimeout: 200 * time.Millisecond, recorded: func() { recorded = true }})
 	if !errors.Is(err, lock.ErrTimeout) || !recorded {
 		t.Fatalf("want lock.ErrTimeout from the overlapped path, got %v (overlapped: %v)", err, recorded)
 	}
@@ -274,7 +274,7 @@ func TestWriteOverlappedSymlinkSwapIsRefused(t *testing.T) {
 		}
 	}
 	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
-		WriteOptions{Journal: j, Catalog: cat, LockTimeout: time.Second, recorded: swap})
+		WriteOptions{Journal: j, Catalog: cat, SwampLockTimeout: time.Second, recorded: swap})
 	if !errors.Is(err, repo.ErrOutsideDataRoot) {
 		t.Fatalf("want ErrOutsideDataRoot, got %v", err)
 	}
@@ -411,7 +411,7 @@ func crashSecondWrite(t *testing.T, a repo.Address, content func(string) io.Read
 		t.Fatalf("the probe run issued no %s after its intent", kind)
 	}
 	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: content("v2")}},
-		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), LockTimeout: time.Second})
+		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), SwampLockTimeout: time.Second})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}

@@ -23,7 +23,7 @@ func raceWrite(t *testing.T, r *repo.Repo, addr, content string, timeout time.Du
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ops.WriteVersions(migCtx, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, ops.WriteOptions{LockTimeout: timeout})
+	_, err = ops.WriteVersions(migCtx, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, ops.WriteOptions{SwampLockTimeout: timeout})
 	return err
 }
 

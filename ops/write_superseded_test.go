@@ -39,7 +39,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, err := ops.WriteVersions(fmCtx, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
-			ops.WriteOptions{Journal: j, LockTimeout: time.Second})
+			ops.WriteOptions{Journal: j, SwampLockTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 
 	t.Run("forward", func(t *testing.T) {
 		dir, item := build(t)
-		rep, err := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second})
+		rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil {
 			t.Fatalf("recover: %v", err)
 		}
@@ -75,7 +75,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if open := fmOpenIntents(t, dir); len(open) != 0 {
 			t.Fatalf("%d intents open after recovery", len(open))
 		}
-		again, err := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second})
+		again, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil || again.Finished+again.RolledBack != 0 {
 			t.Fatalf("second recover is not a no-op: %+v %v", again, err)
 		}
@@ -84,7 +84,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 	t.Run("rollback", func(t *testing.T) {
 		dir, item := build(t)
 		before := fmState(t, dir)
-		_, err := recover.Run(fmCtx, dir, recover.Options{Rollback: true, LockTimeout: time.Second})
+		_, err := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
 		if !errors.Is(err, ops.ErrConflict) {
 			t.Fatalf("rollback: got %v, want a conflict", err)
 		}
@@ -100,7 +100,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 			t.Fatalf("latest is %q, want 4", l)
 		}
 		// Forward still finishes it.
-		if rep, err := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second}); err != nil || rep.Finished != 1 {
+		if rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || rep.Finished != 1 {
 			t.Fatalf("recover after the refused rollback: %+v %v", rep, err)
 		}
 	})
@@ -113,7 +113,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	write := func(fsys fsx.FS, r *repo.Repo) error {
 		_, err := ops.WriteVersions(fmCtx, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
-			ops.WriteOptions{FS: fsys, LockTimeout: time.Second})
+			ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second})
 		return err
 	}
 	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
@@ -137,7 +137,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	item := filepath.Join(r.DataRoot, fmType, fmM1, "out")
 	swampWritesNext(t, item, 3, "swamp's version four")
 
-	rep, err := recover.Run(fmCtx, dir, recover.Options{LockTimeout: time.Second})
+	rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 	if err != nil || rep.Finished != 1 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}
@@ -150,7 +150,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	if l := fmLatest(r, a); l != "4" {
 		t.Fatalf("latest is %q, want 4", l)
 	}
-	if _, err := ops.RebuildCatalog(fmCtx, nil, r, ops.CatalogOptions{Confirm: true, LockTimeout: time.Second}); err != nil {
+	if _, err := ops.RebuildCatalog(fmCtx, nil, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if msg := fmInSync(t, r, false); msg != "" {

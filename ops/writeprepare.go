@@ -161,7 +161,7 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
 	global := lock.GlobalPath(r.Base, r.Namespace)
 	lender := lock.HolderPidFromEnv(nil)
-	deadline := time.Now().Add(o.LockTimeout)
+	deadline := time.Now().Add(o.SwampLockTimeout)
 	left := func() time.Duration { return max(time.Until(deadline), time.Millisecond) }
 	for {
 		if err := lock.WaitFree(ctx, fsys, global, left(), lender); err != nil {

@@ -23,8 +23,8 @@ type Options struct {
 	Rollback bool
 	// DryRun reports what each open intent's steps observe, changing nothing.
 	DryRun bool
-	// LockTimeout bounds the wait for another swampj process (0: 10s).
-	LockTimeout time.Duration
+	// JournalLockTimeout bounds the wait for another swampj process (0: 10s).
+	JournalLockTimeout time.Duration
 	// SwampLockTimeout bounds the wait for swamp's per-model lock of an
 	// interrupted write or repair, which is finished only under it
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s). A timeout is an error
@@ -142,7 +142,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		}
 		return rep, err
 	}
-	jopts := journal.Options{LockTimeout: opts.LockTimeout, Command: opts.Command}
+	jopts := journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command}
 	if opts.Logger != nil {
 		jopts.Warn = func(msg string) { opts.Logger.Warn(msg) }
 	}

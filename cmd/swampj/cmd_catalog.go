@@ -59,12 +59,12 @@ func init() {
 
 func catalogOptions(e *env, c *cli.Context) ops.CatalogOptions {
 	return ops.CatalogOptions{
-		Confirm:        c.Bool("confirm"),
-		LockTimeout:    e.lockTO,
-		Command:        e.command(),
-		VerifyChecksum: c.Bool("verify-checksums"),
-		Logger:         e.out.logger(),
-		Progress:       e.out.progress(),
+		Confirm:            c.Bool("confirm"),
+		JournalLockTimeout: e.lockTO,
+		Command:            e.command(),
+		VerifyChecksum:     c.Bool("verify-checksums"),
+		Logger:             e.out.logger(),
+		Progress:           e.out.progress(),
 	}
 }
 

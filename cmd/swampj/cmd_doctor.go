@@ -47,13 +47,13 @@ func runDoctor(c *cli.Context) error {
 		return err
 	}
 	rep, err := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
-		Repair:         c.Bool("repair"),
-		Confirm:        c.Bool("confirm"),
-		LockTimeout:    e.lockTO,
-		VerifyChecksum: c.Bool("verify-checksums"),
-		Command:        e.command(),
-		Logger:         e.out.logger(),
-		Progress:       e.out.progress(),
+		Repair:             c.Bool("repair"),
+		Confirm:            c.Bool("confirm"),
+		JournalLockTimeout: e.lockTO,
+		VerifyChecksum:     c.Bool("verify-checksums"),
+		Command:            e.command(),
+		Logger:             e.out.logger(),
+		Progress:           e.out.progress(),
 	})
 	e.out.endProgress()
 	renderDoctorRemedies(rep)

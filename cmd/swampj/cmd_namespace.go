@@ -78,7 +78,7 @@ func confirmFlag() cli.Flag {
 }
 
 func namespaceOptions(e *env) ops.NamespaceOptions {
-	return ops.NamespaceOptions{FS: e.fs, LockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
+	return ops.NamespaceOptions{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
 }
 
 func runNamespaceSet(c *cli.Context) error {
@@ -137,7 +137,7 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.FS, opts.LockTimeout, opts.Command = e.fs, e.lockTO, e.command()
+	opts.FS, opts.JournalLockTimeout, opts.Command = e.fs, e.lockTO, e.command()
 	opts.Progress, opts.Logger = e.out.progress(), e.out.logger()
 	defer e.out.endProgress()
 	res, err := ops.Migrate(c.Context, r, opts)

@@ -39,13 +39,13 @@ func runRecover(c *cli.Context) error {
 		return err
 	}
 	rep, err := recover.Run(c.Context, dir, recover.Options{
-		FS:          e.fs,
-		Rollback:    c.Bool("rollback"),
-		DryRun:      c.Bool("dry-run"),
-		LockTimeout: e.lockTO,
-		Command:     e.command(),
-		Logger:      e.out.logger(),
-		Progress:    e.out.progress(),
+		FS:                 e.fs,
+		Rollback:           c.Bool("rollback"),
+		DryRun:             c.Bool("dry-run"),
+		JournalLockTimeout: e.lockTO,
+		Command:            e.command(),
+		Logger:             e.out.logger(),
+		Progress:           e.out.progress(),
 	})
 	e.out.endProgress()
 	if err != nil {

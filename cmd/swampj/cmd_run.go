@@ -66,7 +66,7 @@ func runRun(c *cli.Context) error {
 	}
 
 	// 1. Recovery, bounded; the command does not run on a repo mid-change.
-	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, LockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
+	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 		Progress: e.out.progress()})
 	e.out.endProgress() // the line is cleared before the command writes to the terminal
 	if err != nil {
@@ -137,7 +137,7 @@ func runRun(c *cli.Context) error {
 		e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
 	} else if len(changed) > 0 {
 		drep, derr := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
-			Repair: c.Bool("repair"), Confirm: c.Bool("repair"), LockTimeout: e.lockTO,
+			Repair: c.Bool("repair"), Confirm: c.Bool("repair"), JournalLockTimeout: e.lockTO,
 			Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
 		})
 		e.out.endProgress()

@@ -33,7 +33,7 @@ func TestRecoverUnderSwampsLock(t *testing.T) {
 	}
 	write := func(r *repo.Repo, fsys fsx.FS, content string) error {
 		_, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}},
-			ops.WriteOptions{FS: fsys, LockTimeout: time.Second})
+			ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second})
 		return err
 	}
 	// Where version 2's publish rename falls, from a probe run.

@@ -55,8 +55,8 @@ type Options struct {
 	// Confirm makes Rebuild change the catalog; without it the
 	// rebuild only reports what it would change. Verify ignores it.
 	Confirm bool
-	// LockTimeout bounds the wait for another swampj (0: journal default).
-	LockTimeout time.Duration
+	// JournalLockTimeout bounds the wait for another swampj (0: journal default).
+	JournalLockTimeout time.Duration
 	// Command is recorded as the journal lock holder.
 	Command []string
 	// VerifyChecksum, Workers and Progress are passed to ExpectedRows.

@@ -38,7 +38,7 @@ func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Repo
 // readJournalListOpen is lockJournalListOpen for inspections
 // (session.Inspect): no journal is created, an existing one is only read.
 func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
-	return session.Inspect(fsys, r.JournalPath, journal.Options{LockTimeout: opts.LockTimeout, Warn: session.WarnTo(opts.Logger)})
+	return session.Inspect(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Warn: session.WarnTo(opts.Logger)})
 }
 
 // verifyLocked is verify (and the rebuild preview) once the lock is held.

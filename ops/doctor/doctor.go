@@ -127,10 +127,13 @@ type Options struct {
 	Repair bool
 	// Confirm (with Repair) executes the plan as one journaled intent.
 	Confirm bool
-	// LockTimeout bounds each wait: for the journal lock and, per model, for
-	// swamp's per-model lock — a model whose lock stays busy is skipped
+	// JournalLockTimeout bounds the wait for swampj's journal lock
 	// (0: journal.DefaultLockTimeout).
-	LockTimeout time.Duration
+	JournalLockTimeout time.Duration
+	// SwampLockTimeout bounds the wait, per model, for swamp's per-model
+	// lock; a model whose lock stays busy is skipped (0: the same as
+	// JournalLockTimeout).
+	SwampLockTimeout time.Duration
 	// Now is the clock of the quarantine stamp (nil: time.Now).
 	Now func() time.Time
 	// VerifyChecksum also hashes every raw and compares it with the metadata
@@ -161,8 +164,11 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.LockTimeout <= 0 {
-		o.LockTimeout = journal.DefaultLockTimeout
+	if o.JournalLockTimeout <= 0 {
+		o.JournalLockTimeout = journal.DefaultLockTimeout
+	}
+	if o.SwampLockTimeout <= 0 {
+		o.SwampLockTimeout = o.JournalLockTimeout
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -337,5 +343,5 @@ func (rep *Report) markDamagedCatalog(s *survey, st Status) {
 // without writing (read-only media): a confirmed repair checks again under
 // the journal's write lock.
 func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
-	return session.InspectState(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Warn: o.warn})
+	return session.InspectState(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Warn: o.warn})
 }

@@ -53,7 +53,7 @@ func (e *RepairError) Unwrap() []error {
 // rebuild that fails leaves the finding manual with a warning and never
 // fails the data's repair; only a crash or a cancel is returned.
 func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report) error {
-	crep, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, LockTimeout: o.LockTimeout, Command: o.Command, Logger: o.Logger})
+	crep, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger})
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
 			return err
@@ -110,7 +110,7 @@ func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error
 // openRepairSession opens the journal for a confirmed repair: swampj's
 // repo lock, held to the end of the run.
 func openRepairSession(fsys fsx.FS, r *repo.Repo, o Options) (*session.Session, error) {
-	return session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command, Warn: o.warn})
+	return session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
 }
 
 // closeRepairSession closes a repair's session, committing its done mark.
@@ -217,7 +217,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 		}
 	}()
 	for _, p := range first.lockPaths() {
-		l, err := lock.Acquire(ctx, fsys, p, lock.Options{Timeout: o.LockTimeout})
+		l, err := lock.Acquire(ctx, fsys, p, lock.Options{Timeout: o.SwampLockTimeout})
 		if err != nil {
 			if ctx.Err() != nil || fsx.IsCrash(err) {
 				return nil, err

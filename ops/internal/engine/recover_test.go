@@ -96,7 +96,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 		}
 
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, crashed, recover.Options{LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, crashed, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d (after %v): recover round %d: %v", k, lastOp(f), round, err)
 			}
 			want := final
@@ -108,7 +108,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 			}
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, rolled, recover.Options{Rollback: true, LockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, rolled, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
 			want := initial
@@ -304,7 +304,7 @@ func TestRunFromSubdirectoryFindsTheRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(root, ".swamp", "keep")
-	rep, err := recover.Run(context.Background(), sub, recover.Options{LockTimeout: time.Second})
+	rep, err := recover.Run(context.Background(), sub, recover.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestRecoveryLogsItsSteps(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		rep, err := recover.Run(context.Background(), root, recover.Options{Rollback: rollback, LockTimeout: time.Second, Logger: log})
+		rep, err := recover.Run(context.Background(), root, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, Logger: log})
 		if err != nil || len(rep.Intents) != 1 {
 			t.Fatalf("rollback=%v: %+v %v", rollback, rep, err)
 		}
