@@ -73,7 +73,7 @@ func TestHostProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+	if _, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(dir, "models")

@@ -56,7 +56,7 @@ func newNilFixture(t *testing.T) *nilFixture {
 	if fx.addr, err = repo.ParseAddress("command/shell/m1/result"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+	if _, err := ops.WriteVersions(fx.ctx, nil, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fx.itemDir, err = fx.r.ItemDir(nil, fx.addr); err != nil {
@@ -127,7 +127,7 @@ func init() { // an init, not an initializer: some entries reuse others
 		// recover
 		"recover.Options": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := swampjrecover.Run(fx.ctx, fx.dir, swampjrecover.Options{})
+			_, err := swampjrecover.Run(fx.ctx, nil, fx.dir, swampjrecover.Options{})
 			return err
 		},
 
@@ -294,26 +294,26 @@ func init() { // an init, not an initializer: some entries reuse others
 		// ops: the protocols
 		"ops.WriteOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{})
+			_, err := ops.WriteVersions(fx.ctx, nil, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{})
 			return err
 		},
 		"ops.NamespaceOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			if _, err := ops.SetNamespace(fx.ctx, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
+			if _, err := ops.SetNamespace(fx.ctx, nil, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
 				return err
 			}
-			_, err := ops.UnsetNamespace(fx.ctx, fx.r, ops.NamespaceOptions{})
+			_, err := ops.UnsetNamespace(fx.ctx, nil, fx.r, ops.NamespaceOptions{})
 			return err
 		},
 		"ops.MigrateOptions": func(t *testing.T, fx *nilFixture) error {
-			if _, err := ops.SetNamespace(fx.ctx, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
+			if _, err := ops.SetNamespace(fx.ctx, nil, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
 				return err
 			}
 			fx.emptyJournal(t)
-			if _, err := ops.Migrate(fx.ctx, fx.r, ops.MigrateOptions{}); err != nil { // the preview
+			if _, err := ops.Migrate(fx.ctx, nil, fx.r, ops.MigrateOptions{}); err != nil { // the preview
 				return err
 			}
-			_, err := ops.Migrate(fx.ctx, fx.r, ops.MigrateOptions{Confirm: true})
+			_, err := ops.Migrate(fx.ctx, nil, fx.r, ops.MigrateOptions{Confirm: true})
 			return err
 		},
 		"ops.Doctor": func(t *testing.T, fx *nilFixture) error {
@@ -349,7 +349,7 @@ func init() { // an init, not an initializer: some entries reuse others
 		"ops.CatalogOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops.RebuildCatalog"](t, fx) },
 		"ops.OpenCatalog": func(t *testing.T, fx *nilFixture) error {
 			h := ops.OpenCatalog(nil, fx.dir)
-			if _, err := ops.WriteVersions(fx.ctx, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}},
+			if _, err := ops.WriteVersions(fx.ctx, nil, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}},
 				ops.WriteOptions{Catalog: h}); err != nil {
 				return err
 			}
@@ -362,10 +362,10 @@ func init() { // an init, not an initializer: some entries reuse others
 				return err
 			}
 			defer j.Close()
-			if _, err := ops.PreviewRecovery(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir}); err != nil {
+			if _, err := ops.PreviewRecovery(fx.ctx, nil, j, ops.RecoverOptions{Repo: fx.dir}); err != nil {
 				return err
 			}
-			_, err = ops.Recover(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir})
+			_, err = ops.Recover(fx.ctx, nil, j, ops.RecoverOptions{Repo: fx.dir})
 			return err
 		},
 		"ops.RemoveCrashLeftovers": func(t *testing.T, fx *nilFixture) error {

@@ -20,6 +20,16 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 		return func(t *testing.T, fx *nilFixture) error { return nilCalls[name](t, fx) }
 	}
 	return map[string]func(t *testing.T, fx *nilFixture) error{
+		// The entry points whose FS is a parameter (their options entries
+		// call each with a nil FS).
+		"ops.WriteVersions":   via("ops.WriteOptions"),
+		"ops.SetNamespace":    via("ops.NamespaceOptions"),
+		"ops.UnsetNamespace":  via("ops.NamespaceOptions"),
+		"ops.Migrate":         via("ops.MigrateOptions"),
+		"ops.Recover":         via("ops.RecoverOptions"),
+		"ops.PreviewRecovery": via("ops.RecoverOptions"),
+		"recover.Run":         via("recover.Options"),
+
 		"ops/doctor.Run":               via("ops.Doctor"),
 		"ops/doctor.Options":           via("ops.DoctorOptions"),
 		"ops/catalogsync.Verify":       via("ops.VerifyCatalog"),

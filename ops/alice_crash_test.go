@@ -128,7 +128,7 @@ func TestWriteALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d (after %s), crash state %s: %v", p.name, k, b.trace[max(k-1, 0)], st, did)
 					fmProcessExits(t, dir)
-					_, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+					_, rerr := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
 					got := fmState(t, dir)
 					isNew, isOld := len(got.diff(b.final)) == 0, len(got.diff(b.initial)) == 0
 					switch {
@@ -161,8 +161,8 @@ func TestMigrateALICECrashStates(t *testing.T) {
 			initial := migSnapshot(t, start)
 			clean := fsx.NewFault(fsx.Real())
 			o := sc.opts
-			o.FS = clean
-			if _, err := runMigrate(t, start, o); err != nil {
+			oFS := clean
+			if _, err := runMigrate(t, start, oFS, o); err != nil {
 				t.Fatal(err)
 			}
 			final := migSnapshot(t, start)
@@ -184,7 +184,7 @@ func TestMigrateALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d, crash state %s: %v", sc.name, k, st, did)
 					migRemoveDeadLocks(t, dir)
-					_, rerr := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+					_, rerr := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
 					want := final
 					if k < beginAt {
 						want = initial

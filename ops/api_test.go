@@ -30,7 +30,7 @@ func apiRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}},
+	if _, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}},
 		ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 		t.Fatalf("journal.Open(nil): %v", err)
 	}
 	defer j.Close()
-	if _, err := ops.Recover(ctx, j, ops.RecoverOptions{Repo: r.Dir}); err != nil {
+	if _, err := ops.Recover(ctx, nil, j, ops.RecoverOptions{Repo: r.Dir}); err != nil {
 		t.Fatalf("Recover with a nil FS: %v", err)
 	}
 }
@@ -99,11 +99,11 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	no := ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}
-	if _, err := ops.SetNamespace(ctx, r, "team", no); err != nil {
+	if _, err := ops.SetNamespace(ctx, nil, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
 	mo := ops.MigrateOptions{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
-	prev, err := ops.Migrate(ctx, r, mo)
+	prev, err := ops.Migrate(ctx, nil, r, mo)
 	if err != nil {
 		t.Fatalf("preview with the Repo loaded before SetNamespace: %v", err)
 	}
@@ -111,27 +111,27 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 		t.Fatalf("preview: %+v", prev.Preview)
 	}
 	mo.Confirm = true
-	if _, err := ops.Migrate(ctx, r, mo); err != nil {
+	if _, err := ops.Migrate(ctx, nil, r, mo); err != nil {
 		t.Fatalf("confirmed migration with the same Repo: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".swamp", "team", "data", "command", "shell", "m1", "result", "latest")); err != nil {
 		t.Fatalf("data not in the namespace: %v", err)
 	}
 	mo.Unset = true
-	if _, err := ops.Migrate(ctx, r, mo); err != nil {
+	if _, err := ops.Migrate(ctx, nil, r, mo); err != nil {
 		t.Fatalf("unset --migrate with the same Repo: %v", err)
 	}
 	if r2, err := repo.Load(nil, dir, env); err != nil || r2.Namespace != "" {
 		t.Fatalf("after unset: %+v %v", r2, err)
 	}
-	if _, err := ops.SetNamespace(ctx, r, "team", no); err != nil {
+	if _, err := ops.SetNamespace(ctx, nil, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.UnsetNamespace(ctx, r, no); err != nil {
+	if _, err := ops.UnsetNamespace(ctx, nil, r, no); err != nil {
 		t.Fatalf("UnsetNamespace with the Repo loaded before SetNamespace: %v", err)
 	}
 	var nn *ops.NoNamespaceError
-	if _, err := ops.Migrate(ctx, r, mo); !errors.As(err, &nn) {
+	if _, err := ops.Migrate(ctx, nil, r, mo); !errors.As(err, &nn) {
 		t.Fatalf("after unset, want NoNamespaceError, got %v", err)
 	}
 }

@@ -293,7 +293,7 @@ func BenchmarkMigratePhases(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			res, err := ops.Migrate(csCtx, r, ops.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
+			res, err := ops.Migrate(csCtx, nil, r, ops.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
 				Getenv: func(string) string { return "" }})
 			total := time.Since(start)
 			b.StopTimer()

@@ -95,7 +95,7 @@ func TestWriteCatalogFullDiskAfterPublish(t *testing.T) {
 	clean := fsx.NewFault(fsx.Real())
 	probe := newWriteRepo(t)
 	write1(t, probe, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probe, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: clean})
+	write1(t, probe, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{fsys: clean})
 	at := -1
 	for _, op := range clean.Trace() {
 		if strings.HasPrefix(op.Kind, "failpoint:catalog") && strings.HasSuffix(op.Kind, "commit") {
@@ -106,7 +106,7 @@ func TestWriteCatalogFullDiskAfterPublish(t *testing.T) {
 		t.Fatalf("no catalog commit in the trace: %v", clean.Trace())
 	}
 	f := fsx.NewFault(fsx.Real()).FailAt(at, syscall.ENOSPC)
-	res, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, SwampLockTimeout: time.Second})
+	res, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: time.Second})
 	if err != nil {
 		t.Fatalf("the write failed though its version was published: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestWriteRollbackWithUnwritableCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := fsx.NewFault(fsx.Real()).FailKind("rename", syscall.EIO)
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{FS: f, SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: time.Second})
 	var we *WriteFailedError
 	if !errors.As(err, &we) || we.RollbackErr != nil {
 		t.Fatalf("want a rolled-back *WriteFailedError, got %v", err)

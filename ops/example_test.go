@@ -45,7 +45,7 @@ func ExampleWriteVersions() {
 	defer cleanup()
 	ctx := context.Background()
 
-	out, err := ops.WriteVersions(ctx, r, []ops.VersionWrite{{
+	out, err := ops.WriteVersions(ctx, nil, r, []ops.VersionWrite{{
 		Address: mustAddr("command/shell/m1/result"),
 		Content: strings.NewReader(`{"exitCode":0}`),
 	}}, ops.WriteOptions{})
@@ -71,7 +71,7 @@ func ExampleWriteVersions_many() {
 	} {
 		writes = append(writes, ops.VersionWrite{Address: mustAddr(w.addr), Content: strings.NewReader(w.body)})
 	}
-	out, err := ops.WriteVersions(ctx, r, writes, ops.WriteOptions{})
+	out, err := ops.WriteVersions(ctx, nil, r, writes, ops.WriteOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func ExampleOpenData() {
 	defer cleanup()
 	ctx := context.Background()
 	a := mustAddr("command/shell/m1/result")
-	if _, err := ops.WriteVersions(ctx, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, ops.WriteOptions{}); err != nil {
+	if _, err := ops.WriteVersions(ctx, nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, ops.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -116,26 +116,26 @@ func ExampleMigrate() {
 	r, cleanup := exampleRepo()
 	defer cleanup()
 	ctx := context.Background()
-	if _, err := ops.WriteVersions(ctx, r, []ops.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+	if _, err := ops.WriteVersions(ctx, nil, r, []ops.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := ops.SetNamespace(ctx, r, "team-a", ops.NamespaceOptions{}); err != nil {
+	if _, err := ops.SetNamespace(ctx, nil, r, "team-a", ops.NamespaceOptions{}); err != nil {
 		log.Fatal(err)
 	}
 
-	preview, err := ops.Migrate(ctx, r, ops.MigrateOptions{})
+	preview, err := ops.Migrate(ctx, nil, r, ops.MigrateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, d := range preview.Preview.Directories {
 		fmt.Printf("would move %s: %d file(s)\n", d.Subdir, d.FileCount)
 	}
-	done, err := ops.Migrate(ctx, r, ops.MigrateOptions{Confirm: true})
+	done, err := ops.Migrate(ctx, nil, r, ops.MigrateOptions{Confirm: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("moved", done.Completed.MigratedDirectories, "into", done.Completed.Namespace)
-	again, err := ops.Migrate(ctx, r, ops.MigrateOptions{Confirm: true})
+	again, err := ops.Migrate(ctx, nil, r, ops.MigrateOptions{Confirm: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func ExampleDoctor() {
 	ctx := context.Background()
 	a := mustAddr("command/shell/m1/result")
 	for _, body := range []string{`{"v":1}`, `{"v":2}`} {
-		if _, err := ops.WriteVersions(ctx, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, ops.WriteOptions{}); err != nil {
+		if _, err := ops.WriteVersions(ctx, nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, ops.WriteOptions{}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -193,7 +193,7 @@ func ExampleRebuildCatalog() {
 	r, cleanup := exampleRepo()
 	defer cleanup()
 	ctx := context.Background()
-	if _, err := ops.WriteVersions(ctx, r, []ops.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+	if _, err := ops.WriteVersions(ctx, nil, r, []ops.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	if err := os.Remove(r.CatalogPath); err != nil { // lost, or never built

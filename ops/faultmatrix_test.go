@@ -110,7 +110,7 @@ func fmBaseRepo(t *testing.T, dir string) {
 		a repo.Address
 		s string
 	}{{fmAddr(fmM1, "out"), "hello\n"}, {fmAddr(fmM1, "out"), "hello again\n"}, {fmAddr(fmM2, "log"), `{"log":1}`}} {
-		if _, err := ops.WriteVersions(fmCtx, r, []ops.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}},
+		if _, err := ops.WriteVersions(fmCtx, nil, r, []ops.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}},
 			ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func fmNamespaced(t *testing.T, dir string) {
 // fmMigrated is a namespaced repo whose data was migrated by swampj.
 func fmMigrated(t *testing.T, dir string) {
 	fmNamespaced(t, dir)
-	if _, err := runMigrate(t, dir, ops.MigrateOptions{Confirm: true}); err != nil {
+	if _, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -156,7 +156,7 @@ func fmWriteProtocol(name string, ws []fmWrite) fmProtocol {
 				}
 				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
 			}
-			return ops.WriteVersions(fmCtx, r, in, ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second, JournalLockTimeout: time.Second})
+			return ops.WriteVersions(fmCtx, fsys, r, in, ops.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			out := res.([]ops.WrittenVersion)
@@ -253,7 +253,7 @@ func fmMigrateProtocol(name string, template func(*testing.T, string), o ops.Mig
 			}
 			return ""
 		}
-		res, err := runMigrate(t, r.Dir, preview)
+		res, err := runMigrate(t, r.Dir, nil, preview)
 		if err != nil {
 			return "preview: " + err.Error()
 		}
@@ -267,8 +267,8 @@ func fmMigrateProtocol(name string, template func(*testing.T, string), o ops.Mig
 		template: template,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
 			oo := o
-			oo.FS = fsys
-			res, err := runMigrate(t, r.Dir, oo)
+			ooFS := fsys
+			res, err := runMigrate(t, r.Dir, ooFS, oo)
 			var ne *ops.NoNamespaceError
 			if rerun && o.Unset && errors.As(err, &ne) {
 				return res, nil // the unset was complete: nothing to unset
@@ -544,8 +544,8 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 
 	// 2. The operator, on the real disk.
 	migLoad(t, dir) // the configuration reads before recovery too
-	if _, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
-		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
+	if _, rerr := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
+		if _, rberr := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
 			errorf("%s: WEDGE: recover failed (%v) and recover --rollback failed (%v)", where, rerr, rberr)
 			return outcome
 		}

@@ -30,10 +30,9 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 	dir := filepath.Join(ops.ScratchDir(t), "repo")
 	fmMigrated(t, dir)
 	clean := fmCopy(t, dir)
-	mustRunMigrate(t, clean, ops.MigrateOptions{Reverse: true, Confirm: true})
+	mustRunMigrate(t, clean, nil, ops.MigrateOptions{Reverse: true, Confirm: true})
 
-	res, err := runMigrate(t, dir, ops.MigrateOptions{Reverse: true, Confirm: true,
-		FS: fsx.NewFault(fsx.Real()).FailKind("failpoint:catalog.restamp.commit", syscall.EIO)})
+	res, err := runMigrate(t, dir, fsx.NewFault(fsx.Real()).FailKind("failpoint:catalog.restamp.commit", syscall.EIO), ops.MigrateOptions{Reverse: true, Confirm: true})
 	if err != nil || res.Completed == nil || len(res.Completed.MigratedDirectories) == 0 {
 		t.Fatalf("the reverse must move the data and go on without the catalog: %+v %v", res, err)
 	}
@@ -84,7 +83,7 @@ func TestRebuildRefusesDataOnBothSides(t *testing.T) {
 	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); !errors.As(err, &um) {
 		t.Fatalf("got %v, want UnmigratedError", err)
 	}
-	if _, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 }

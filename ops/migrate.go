@@ -67,8 +67,8 @@ type MigrateOptions struct {
 	Unset bool
 	// Confirm executes the plan; without it Migrate only previews.
 	Confirm bool
-	// FS is the disk (nil: the real one). The crash suite passes a fault FS.
-	FS fsx.FS
+	// fsys is Migrate's disk, carried to the planner.
+	fsys fsx.FS
 	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
 	JournalLockTimeout time.Duration
 	// SwampLockTimeout bounds the wait for swamp's global datastore lock and
@@ -168,10 +168,11 @@ type MigrateResult struct {
 // It plans from the disk, configuration included: .swamp.yaml is read again
 // (with opts.Getenv) before anything else, so a *repo.Repo loaded before a
 // SetNamespace or UnsetNamespace — by this process or by swamp — is not
-// stale here. Only r.Dir is taken from r.
-func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
-	fsys := fsx.OrReal(opts.FS)
-	opts.FS = fsys
+// stale here. Only r.Dir is taken from r. fsys is the disk (nil: the real
+// one; the crash suite passes a fault FS).
+func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
+	fsys = fsx.OrReal(fsys)
+	opts.fsys = fsys
 	if opts.Unset {
 		opts.Reverse = true
 	}
@@ -246,15 +247,15 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 		return nil, noNamespace(opts)
 	}
 	if opts.Unset {
-		if err := refuseSeveralNamespaces(opts.FS, r); err != nil {
+		if err := refuseSeveralNamespaces(opts.fsys, r); err != nil {
 			return nil, err
 		}
 	}
-	open, err := countOpenIntents(opts.FS, r.JournalPath, opts.JournalLockTimeout)
+	open, err := countOpenIntents(opts.fsys, r.JournalPath, opts.JournalLockTimeout)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := planMigration(ctx, r, opts, previewStampRows(ctx, opts.FS, r.CatalogPath))
+	plan, err := planMigration(ctx, r, opts, previewStampRows(ctx, opts.fsys, r.CatalogPath))
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +274,7 @@ func countOpenIntents(fsys fsx.FS, path string, timeout time.Duration) (int, err
 }
 
 func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
-	fsys := opts.FS
+	fsys := opts.fsys
 	if r.Namespace == "" {
 		// Without a namespace only an interrupted run (an unset --migrate
 		// whose .swamp.yaml step was done) can leave work behind.
@@ -453,7 +454,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 	scanned := make(chan struct{})
 	go func() {
 		defer close(scanned)
-		otherLive, otherErr = lock.LiveModelLocks(opts.FS, otherSide, "", time.Now(), selfPid)
+		otherLive, otherErr = lock.LiveModelLocks(opts.fsys, otherSide, "", time.Now(), selfPid)
 	}()
 	plan, err := planMigration(ctx, r, opts, rows)
 	<-scanned
@@ -464,14 +465,14 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 		return plan, nil
 	}
 	beforeWait()
-	live, lerr := lock.LiveModelLocks(opts.FS, r.Base, r.Namespace, time.Now(), selfPid)
+	live, lerr := lock.LiveModelLocks(opts.fsys, r.Base, r.Namespace, time.Now(), selfPid)
 	if lerr != nil {
 		return nil, lerr
 	}
 	if len(live) == 0 {
 		return plan, err
 	}
-	if err := lock.WaitNoLiveModelLocks(ctx, opts.FS, r.Base, r.Namespace, selfPid, timeout, 0); err != nil {
+	if err := lock.WaitNoLiveModelLocks(ctx, opts.fsys, r.Base, r.Namespace, selfPid, timeout, 0); err != nil {
 		return nil, err
 	}
 	return planMigration(ctx, r, opts, rows)

@@ -28,7 +28,7 @@ func TestCrossDeviceRefusedUpFront(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(mnt, 0) })
 	before := fsxtest.Snapshot(t, dir, nil)
-	_, err := runMigrate(t, dir, ops.MigrateOptions{Confirm: true})
+	_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
 	var xe *ops.CrossDeviceError
 	if !errors.As(err, &xe) || !errors.Is(err, syscall.EXDEV) {
 		t.Fatalf("want a cross-device refusal, got %v", err)

@@ -33,8 +33,8 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			dir := sc.fix.build(t)
 			o := sc.opts
-			o.FS = fsx.NewFault(fsx.Real()).FailKind("failpoint:journal.flush", syscall.EIO)
-			res, err := runMigrate(t, dir, o)
+			oFS := fsx.NewFault(fsx.Real()).FailKind("failpoint:journal.flush", syscall.EIO)
+			res, err := runMigrate(t, dir, oFS, o)
 			if err != nil {
 				t.Fatalf("the migration is complete on disk, but the run failed: %v", err)
 			}
@@ -48,7 +48,7 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 			if open := dmOpenIntents(t, dir); len(open) != 1 {
 				t.Fatalf("%d open intents, want the one whose done mark was lost", len(open))
 			}
-			rep, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+			rep, err := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
 			if err != nil || rep.Finished != 1 {
 				t.Fatalf("recover: %+v %v", rep, err)
 			}
@@ -60,7 +60,7 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 			}
 			preview := sc.opts
 			preview.Confirm = false
-			if pv := mustRunMigrate(t, dir, preview).Preview; !pv.NothingToDo {
+			if pv := mustRunMigrate(t, dir, nil, preview).Preview; !pv.NothingToDo {
 				t.Fatalf("the migration is not complete: %+v", pv.Directories)
 			}
 		})

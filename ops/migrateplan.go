@@ -163,7 +163,7 @@ type countedTree struct {
 // the catalog has rows of a namespace (read-only for a preview; the run's
 // own catalog handle for a confirmed run, which the restamp step reuses).
 func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows stampRows) (*migrationPlan, error) {
-	fsys := opts.FS
+	fsys := opts.fsys
 	opts.Progress.Emit("planning", 0, 0, "files")
 	p := &migrationPlanner{ctx: ctx, fsys: fsys, r: r, progress: opts.Progress, liveCatalog: filepath.Dir(r.CatalogPath), gone: map[string]bool{}, rows: rows,
 		plan: &migrationPlan{ns: r.Namespace, base: r.Base, reverse: opts.Reverse, unset: opts.Unset}}

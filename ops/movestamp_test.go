@@ -53,7 +53,7 @@ func msRow(ns, model, name string, v int64) catalog.Row {
 func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 	fix := migFixture{catalogStamp: "", manifest: true}
 	clean := fsx.NewFault(fsx.Real())
-	mustRunMigrate(t, fix.build(t), ops.MigrateOptions{Confirm: true, FS: clean})
+	mustRunMigrate(t, fix.build(t), clean, ops.MigrateOptions{Confirm: true})
 	commit := migOpIndex(clean, "failpoint:"+catalog.FailpointRestamp)
 	if commit > clean.Ops() {
 		t.Fatal("the migration never committed a restamp")
@@ -61,7 +61,7 @@ func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 
 	dir := fix.build(t)
 	f := fsx.NewFault(fsx.Real()).CrashAfter(commit) // the commit happens, the next operation crashes
-	if _, err := runMigrate(t, dir, ops.MigrateOptions{Confirm: true, FS: f}); !fsx.IsCrash(err) {
+	if _, err := runMigrate(t, dir, f, ops.MigrateOptions{Confirm: true}); !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}
 	c := msCatalog(t, dir)
@@ -74,7 +74,7 @@ func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 	_ = c.Close()
 
 	migRemoveDeadLocks(t, dir)
-	if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if !migExists(filepath.Join(dir, ".swamp", "data", "command", "shell", "m1")) {
@@ -121,7 +121,7 @@ func TestPreparedRestampLetsGoOfTheCatalogForAWriter(t *testing.T) {
 		_ = os.Remove(lockPath)
 		writerDone <- err
 	}()
-	res, err := runMigrate(t, dir, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 20 * time.Second})
+	res, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 20 * time.Second})
 	if werr := <-writerDone; werr != nil {
 		t.Fatalf("the writer's catalog write failed: %v", werr)
 	}

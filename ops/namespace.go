@@ -29,8 +29,6 @@ import (
 
 // NamespaceOptions configure SetNamespace and UnsetNamespace.
 type NamespaceOptions struct {
-	// FS is the disk (nil: the real one).
-	FS fsx.FS
 	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
 	JournalLockTimeout time.Duration
 	// Command is recorded as the journal lock holder and in the intent.
@@ -104,8 +102,8 @@ func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error
 // SetNamespace is `namespace set SLUG`: one intent that creates {base}/{slug}
 // if missing, rewrites .swamp.yaml (swampyaml.EditNamespace) and writes the
 // manifest {base}/{slug}/.namespace.json. It moves no data.
-func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts NamespaceOptions) (*SetResult, error) {
-	fsys := fsx.OrReal(opts.FS)
+func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, opts NamespaceOptions) (*SetResult, error) {
+	fsys = fsx.OrReal(fsys)
 	if err := repo.ValidateNamespace(slug); err != nil {
 		return nil, err
 	}
@@ -184,8 +182,8 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 
 // UnsetNamespace is `namespace unset` without --migrate (§1.5.3): only the
 // namespace key leaves .swamp.yaml; data and manifest stay where they are.
-func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
-	fsys := fsx.OrReal(opts.FS)
+func UnsetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
+	fsys = fsx.OrReal(fsys)
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}

@@ -143,7 +143,7 @@ func writePowerCutMatrix(t *testing.T, sc *crashScenario) {
 			var prev fsxtest.Tree
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, nil, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := crashTree(t, r)
@@ -212,8 +212,8 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 	initial := migSnapshot(t, start)
 	clean := fsx.NewFault(fsx.Real())
 	o := sc.opts
-	o.FS = clean
-	if _, err := runMigrate(t, start, o); err != nil {
+	oFS := clean
+	if _, err := runMigrate(t, start, oFS, o); err != nil {
 		t.Fatal(err)
 	}
 	final := migSnapshot(t, start)
@@ -244,7 +244,7 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := migSnapshot(t, dir)
@@ -341,7 +341,7 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, nil, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := fsxtest.Snapshot(t, r.Dir, drSkip(r))

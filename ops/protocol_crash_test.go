@@ -73,9 +73,10 @@ func pxProtocols() []pxProtocol {
 				}
 				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
 			}
-			o := ops.FixIdentity(ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second, JournalLockTimeout: time.Second},
+			o := ops.FixIdentity(ops.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second},
 				"44444444-4444-4444-8444-444444444444", crashNewAt)
-			_, err := ops.WriteVersions(fmCtx, r, in, o)
+			oFS := fsys
+			_, err := ops.WriteVersions(fmCtx, oFS, r, in, o)
 			return err
 		}
 	}
@@ -213,7 +214,7 @@ func pxRun(t *testing.T, b *pxBase, k int, power, rollback bool) {
 	fmProcessExits(t, dir)
 	var prev *migState
 	for round := 1; round <= 2; round++ {
-		if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 			t.Fatalf("recover round %d: %v\n%s", round, err, where)
 		}
 		got := fmState(t, dir)
@@ -314,18 +315,18 @@ func TestBatchWriteCrashDuringRecovery(t *testing.T) {
 			}
 			probe := crashAt()
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(fmCtx, probe, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(fmCtx, counter, probe, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: recover: %v", k, err)
 			}
 			want := fmState(t, probe)
 			for m := 0; m < counter.Ops(); m++ {
 				cc.Check()
 				dir := crashAt()
-				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+				if _, err := recover.Run(fmCtx, fsx.NewFault(fsx.Real()).CrashAfter(m), dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
 				fmProcessExits(t, dir)
-				if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d: second recovery: %v", k, m, err)
 				}
 				if d := fmState(t, dir).diff(want); len(d) > 0 {
@@ -353,8 +354,8 @@ func TestMigrateCrashDuringRecovery(t *testing.T) {
 			start := sc.build(t)
 			clean := fsx.NewFault(fsx.Real())
 			o := sc.opts
-			o.FS = clean
-			if _, err := runMigrate(t, start, o); err != nil {
+			oFS := clean
+			if _, err := runMigrate(t, start, oFS, o); err != nil {
 				t.Fatal(err)
 			}
 			beginAt, doneAt := migOpIndex(clean, "failpoint:journal.begin"), migOpIndex(clean, "failpoint:journal.flush")
@@ -371,18 +372,18 @@ func TestMigrateCrashDuringRecovery(t *testing.T) {
 					}
 					probe := crashAt()
 					counter := fsx.NewFault(fsx.Real())
-					if _, err := recover.Run(migCtx, probe, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+					if _, err := recover.Run(migCtx, counter, probe, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 						t.Fatalf("cut %d: recover: %v", k, err)
 					}
 					want := migSnapshot(t, probe)
 					for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 2) {
 						cc.Check()
 						dir := crashAt()
-						if _, err := recover.Run(migCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+						if _, err := recover.Run(migCtx, fsx.NewFault(fsx.Real()).CrashAfter(m), dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
 							t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 						}
 						migRemoveDeadLocks(t, dir)
-						if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+						if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 							t.Fatalf("cut %d, recovery cut %d: second recovery: %v", k, m, err)
 						}
 						if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -431,7 +432,7 @@ func TestCatalogRebuildCrashDuringRecovery(t *testing.T) {
 			firstCuts := fsxtest.Cuts(1, b.cuts-1, 4, keep...)
 			// next is what the operator runs after the crash.
 			next := func(dir string, fsys fsx.FS) error {
-				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsys, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(fmCtx, fsys, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 					return err
 				}
 				return p.run(t, migLoad(t, dir), fsys)

@@ -13,8 +13,6 @@ import (
 
 // RecoverOptions are the options of Recover and PreviewRecovery.
 type RecoverOptions struct {
-	// FS is the disk (nil: the real one).
-	FS fsx.FS
 	// Repo is the root of the repo the journal belongs to: catalog steps
 	// update (or, previewing, read) its catalog.
 	Repo string
@@ -37,8 +35,8 @@ type RecoverOptions struct {
 // intents may depend on it — and returns the outcomes so far with that
 // error; that intent stays open. recover.Run is the usual way in: it finds
 // and opens the journal first.
-func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
-	fsys := fsx.OrReal(opts.FS)
+func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+	fsys = fsx.OrReal(fsys)
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
 		Progress: opts.Progress.Steps("recovering"), Log: opts.Logger}
 	defer env.CloseCatalog()
@@ -48,8 +46,8 @@ func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]In
 // PreviewRecovery observes every step of every open intent of j without
 // changing anything (the catalog is opened read-only): what Recover would
 // do. It works on read-only media.
-func PreviewRecovery(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
-	fsys := fsx.OrReal(opts.FS)
+func PreviewRecovery(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+	fsys = fsx.OrReal(fsys)
 	env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
 	defer env.CloseCatalog()
 	return session.PreviewOpen(ctx, env, j, opts.Rollback)

@@ -72,8 +72,8 @@ func frProtocols() []frProtocol {
 		return frProtocol{name: migProtocolName(sc.name), build: func(t *testing.T, dir string) { sc.fix.buildAt(t, dir) },
 			run: func(t *testing.T, dir string, fsys fsx.FS) error {
 				o := sc.opts
-				o.FS = fsys
-				_, err := runMigrate(t, dir, o)
+				oFS := fsys
+				_, err := runMigrate(t, dir, oFS, o)
 				return err
 			}}
 	}
@@ -87,8 +87,8 @@ func frProtocols() []frProtocol {
 }
 
 // frOpts are the recovery options of every run here.
-func frOpts(rollback bool, fsys fsx.FS) recover.Options {
-	return recover.Options{FS: fsys, Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}
+func frOpts(rollback bool) recover.Options {
+	return recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}
 }
 
 // frRestore makes dir the crashed tree saved in saved again.
@@ -261,7 +261,7 @@ func frJudge(t *testing.T, cc *fsxtest.CrashCount, where, known string, found []
 func frCleanEnd(t *testing.T, dir string, crashed map[string][]string, rollback bool) (*frEnd, []fsx.Op) {
 	t.Helper()
 	counter := fsx.NewFault(fsx.Real())
-	if _, err := recover.Run(fmCtx, dir, frOpts(rollback, counter)); err != nil {
+	if _, err := recover.Run(fmCtx, counter, dir, frOpts(rollback)); err != nil {
 		t.Fatalf("the clean recovery (rollback=%v) failed: %v", rollback, err)
 	}
 	end := &frEnd{state: fmState(t, dir), stale: catalogStaleOf(t, dir) != nil, keep: frCommon(crashed, fmManifest(t, dir))}
@@ -328,7 +328,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 	t.Helper()
 	errorf := func(format string, args ...any) { found = append(found, fmt.Sprintf(format, args...)) }
 
-	rep, err := recover.Run(fmCtx, dir, frOpts(rollback, fsx.NewFault(fsx.Real()).FailAt(op.N, injected)))
+	rep, err := recover.Run(fmCtx, fsx.NewFault(fsx.Real()).FailAt(op.N, injected), dir, frOpts(rollback))
 	open := fmOpenIntents(t, dir)
 	switch {
 	case err == nil:
@@ -374,7 +374,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 
 	// The next recovery, as the operator runs it: the locks the first one
 	// left are not cleaned up by hand.
-	if _, err := recover.Run(fmCtx, dir, frOpts(next, nil)); err != nil {
+	if _, err := recover.Run(fmCtx, nil, dir, frOpts(next)); err != nil {
 		errorf("WEDGE: the next fault-free recovery failed: %v", err)
 		return outcome, found
 	}
@@ -399,7 +399,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 	}
 	// A second recovery is a no-op.
 	before := fmState(t, dir)
-	rep2, err := recover.Run(fmCtx, dir, frOpts(next, nil))
+	rep2, err := recover.Run(fmCtx, nil, dir, frOpts(next))
 	if err != nil {
 		errorf("the second recovery failed: %v", err)
 	} else if len(rep2.Intents) > 0 {

@@ -167,8 +167,8 @@ type VersionWrite struct {
 // disk, opens (and closes) the repo's journal and catalog itself, and waits
 // for swamp's per-model lock as long as SWAMP_LOCK_TIMEOUT_MS says.
 type WriteOptions struct {
-	// FS is the disk (nil: the real one).
-	FS fsx.FS
+	// fsys is WriteVersions' disk (withDefaults).
+	fsys fsx.FS
 	// Journal, if set, is an open journal the caller owns (a long-lived
 	// tool): completion marks then ride its next commit. The caller must
 	// have recovered open intents when it opened it (recover.Run). When nil,
@@ -326,12 +326,13 @@ type writeItem struct {
 // refused inputs change nothing; a failure after the intent is journaled is
 // rolled back (a *WriteFailedError); a lock that cannot be had is a
 // *lock.TimeoutError (errors.Is lock.ErrTimeout).
-func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
+func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
 	if len(writes) == 0 {
 		return nil, nil
 	}
+	opts.fsys = fsys
 	o := opts.withDefaults()
-	fsys := o.FS
+	fsys = o.fsys
 	var release func()
 	o.token, release = session.NewOwnerToken()
 	defer release()
@@ -609,8 +610,8 @@ func writeCause(ctx context.Context, err error) error {
 }
 
 func (o WriteOptions) withDefaults() WriteOptions {
-	if o.FS == nil {
-		o.FS = fsx.Real()
+	if o.fsys == nil {
+		o.fsys = fsx.Real()
 	}
 	if o.SwampLockTimeout <= 0 {
 		o.SwampLockTimeout = lock.TimeoutFromEnv(nil)

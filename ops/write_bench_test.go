@@ -135,8 +135,8 @@ func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 	return l
 }
 
-func (l *library) opts(fsys fsx.FS) ops.WriteOptions {
-	return ops.WriteOptions{FS: fsys, Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
+func (l *library) opts() ops.WriteOptions {
+	return ops.WriteOptions{Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
 }
 
 var benchAddr = repo.Address{Type: "bench/model", ModelID: "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c", DataName: "result"}
@@ -159,10 +159,11 @@ func BenchmarkWrite64KiB(b *testing.B) {
 			tfs := timingFS{log: flushes}
 			minimal, recipe := newBaseline(b, tfs, false), newBaseline(b, fsx.Real(), true)
 			var opts ops.WriteOptions
+			optsFS := tfs
 			if mode == "lib" {
-				opts = openLibrary(b, r, tfs).opts(tfs)
+				opts = openLibrary(b, r, tfs).opts()
 			} else {
-				opts = ops.WriteOptions{FS: tfs, SwampLockTimeout: 5 * time.Second}
+				opts = ops.WriteOptions{SwampLockTimeout: 5 * time.Second}
 			}
 			ctx := context.Background()
 			var ours, baseMin, baseRecipe time.Duration
@@ -180,7 +181,7 @@ func BenchmarkWrite64KiB(b *testing.B) {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
-				if _, err := ops.WriteVersions(ctx, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+				if _, err := ops.WriteVersions(ctx, optsFS, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
 					b.Fatal(err)
 				}
 				ours += time.Since(t2)
@@ -204,7 +205,7 @@ func BenchmarkWrite64KiB(b *testing.B) {
 func BenchmarkWriteBatch100(b *testing.B) {
 	r := benchRepo(b)
 	minimal, recipe := newBaseline(b, fsx.Real(), false), newBaseline(b, fsx.Real(), true)
-	opts := openLibrary(b, r, fsx.Real()).opts(fsx.Real())
+	opts := openLibrary(b, r, fsx.Real()).opts()
 	ctx := context.Background()
 	writes := make([]ops.VersionWrite, 100)
 	var ours, base, baseRecipe time.Duration
@@ -230,7 +231,7 @@ func BenchmarkWriteBatch100(b *testing.B) {
 			a.DataName = fmt.Sprintf("item-%d", k%4)
 			writes[k] = ops.VersionWrite{Address: a, Content: bytes.NewReader(benchPayload)}
 		}
-		res, err := ops.WriteVersions(ctx, r, writes, opts)
+		res, err := ops.WriteVersions(ctx, fsx.Real(), r, writes, opts)
 		if err != nil || len(res) != 100 {
 			b.Fatal(err)
 		}
@@ -255,20 +256,21 @@ func BenchmarkWriteFsyncs(b *testing.B) {
 			r := benchRepo(b)
 			f := fsx.NewFault(fsx.Real())
 			var opts ops.WriteOptions
+			optsFS := f
 			if mode == "lib" {
-				opts = openLibrary(b, r, f).opts(f)
+				opts = openLibrary(b, r, f).opts()
 			} else {
-				opts = ops.WriteOptions{FS: f, SwampLockTimeout: 5 * time.Second}
+				opts = ops.WriteOptions{SwampLockTimeout: 5 * time.Second}
 			}
 			// One write first, so every measured write is into an existing
 			// item of an existing repo (journal and catalog created).
-			if _, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+			if _, err := ops.WriteVersions(context.Background(), optsFS, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
 				b.Fatal(err)
 			}
 			start := len(f.Trace())
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+				if _, err := ops.WriteVersions(context.Background(), optsFS, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -361,7 +363,7 @@ func TestWrite1GiBStreamsInBoundedMemory(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}},
+	res, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}},
 		ops.WriteOptions{SwampLockTimeout: 5 * time.Second})
 	elapsed := time.Since(start)
 	close(stop)

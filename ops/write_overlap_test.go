@@ -144,7 +144,7 @@ func TestWriteOverlappedLockTimeout(t *testing.T) {
 	before := viewItem(t, r, a)
 	j, cat := openLibJournal(t, r)
 	recorded := false
-	_, err = WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: bytes.NewReader([]byte("v2"))}},
+	_, err = WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: bytes.NewReader([]byte("v2"))}},
 		WriteOptions{Journal: j, Catalog: cat, SwampLockTimeout: 200 * time.Millisecond, recorded: func() { recorded = true }})
 	if !errors.Is(err, lock.ErrTimeout) || !recorded {
 		t.Fatalf("want lock.ErrTimeout from the overlapped path, got %v (overlapped: %v)", err, recorded)
@@ -273,7 +273,7 @@ func TestWriteOverlappedSymlinkSwapIsRefused(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+	_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
 		WriteOptions{Journal: j, Catalog: cat, SwampLockTimeout: time.Second, recorded: swap})
 	if !errors.Is(err, repo.ErrOutsideDataRoot) {
 		t.Fatalf("want ErrOutsideDataRoot, got %v", err)
@@ -398,7 +398,7 @@ func crashSecondWrite(t *testing.T, a repo.Address, content func(string) io.Read
 	probe := fsx.NewFault(fsx.Real())
 	probeRepo := newWriteRepo(t)
 	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probeRepo, VersionWrite{Address: a, Content: content("v2")}, WriteOptions{FS: probe})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: content("v2")}, WriteOptions{fsys: probe})
 	begun, cut := false, 0
 	for _, op := range probe.Trace() {
 		begun = begun || op.Kind == "failpoint:journal.begin"
@@ -410,8 +410,8 @@ func crashSecondWrite(t *testing.T, a repo.Address, content func(string) io.Read
 	if cut == 0 {
 		t.Fatalf("the probe run issued no %s after its intent", kind)
 	}
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: content("v2")}},
-		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []VersionWrite{{Address: a, Content: content("v2")}},
+		WriteOptions{SwampLockTimeout: time.Second})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}

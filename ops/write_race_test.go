@@ -23,7 +23,7 @@ func raceWrite(t *testing.T, r *repo.Repo, addr, content string, timeout time.Du
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ops.WriteVersions(migCtx, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, ops.WriteOptions{SwampLockTimeout: timeout})
+	_, err = ops.WriteVersions(migCtx, nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, ops.WriteOptions{SwampLockTimeout: timeout})
 	return err
 }
 
@@ -94,7 +94,7 @@ func TestWriteRefusesDataNotMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once migrated, the model is written again.
-	mustRunMigrate(t, dir, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
 	if err := raceWrite(t, migLoad(t, dir), "command/shell/m1/out", "v3", time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := ops.WriteVersions(fmCtx, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
+		res, err := ops.WriteVersions(fmCtx, nil, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
 			ops.WriteOptions{Journal: j, SwampLockTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 
 	t.Run("forward", func(t *testing.T) {
 		dir, item := build(t)
-		rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+		rep, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil {
 			t.Fatalf("recover: %v", err)
 		}
@@ -75,7 +75,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if open := fmOpenIntents(t, dir); len(open) != 0 {
 			t.Fatalf("%d intents open after recovery", len(open))
 		}
-		again, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+		again, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil || again.Finished+again.RolledBack != 0 {
 			t.Fatalf("second recover is not a no-op: %+v %v", again, err)
 		}
@@ -84,7 +84,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 	t.Run("rollback", func(t *testing.T) {
 		dir, item := build(t)
 		before := fmState(t, dir)
-		_, err := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
+		_, err := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
 		if !errors.Is(err, ops.ErrConflict) {
 			t.Fatalf("rollback: got %v, want a conflict", err)
 		}
@@ -100,7 +100,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 			t.Fatalf("latest is %q, want 4", l)
 		}
 		// Forward still finishes it.
-		if rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || rep.Finished != 1 {
+		if rep, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || rep.Finished != 1 {
 			t.Fatalf("recover after the refused rollback: %+v %v", rep, err)
 		}
 	})
@@ -112,8 +112,8 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 // says so, and the rebuild agrees with the disk.
 func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	write := func(fsys fsx.FS, r *repo.Repo) error {
-		_, err := ops.WriteVersions(fmCtx, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
-			ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second})
+		_, err := ops.WriteVersions(fmCtx, fsys, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
+			ops.WriteOptions{SwampLockTimeout: time.Second})
 		return err
 	}
 	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
@@ -137,7 +137,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	item := filepath.Join(r.DataRoot, fmType, fmM1, "out")
 	swampWritesNext(t, item, 3, "swamp's version four")
 
-	rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
 	if err != nil || rep.Finished != 1 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}

@@ -91,7 +91,7 @@ func writeAddr(t testing.TB, s string) repo.Address {
 func write1(t testing.TB, r *repo.Repo, w VersionWrite, o WriteOptions) WrittenVersion {
 	t.Helper()
 	o.SwampLockTimeout = time.Second
-	res, err := WriteVersions(context.Background(), r, []VersionWrite{w}, o)
+	res, err := WriteVersions(context.Background(), o.fsys, r, []VersionWrite{w}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestWriteBatchOneIntent(t *testing.T) {
 		ws = append(ws, VersionWrite{Address: a, Content: c, SpecName: a.DataName})
 	}
 	f := fsx.NewFault(fsx.Real())
-	res, err := WriteVersions(context.Background(), r, ws, WriteOptions{FS: f, SwampLockTimeout: time.Second})
+	res, err := WriteVersions(context.Background(), f, r, ws, WriteOptions{SwampLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestWriteLegacySymlinkLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A failing write leaves version 2 designated (now by a file).
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: nonSeeker{brokenSource{}}}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: nonSeeker{brokenSource{}}}}, WriteOptions{SwampLockTimeout: time.Second})
 	var src *fsx.SourceError
 	if !errors.As(err, &src) {
 		t.Fatalf("want a source error, got %v", err)
@@ -429,7 +429,7 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		if w.Content == nil {
 			w.Content = strings.NewReader("x")
 		}
-		_, err := WriteVersions(context.Background(), r, []VersionWrite{w}, WriteOptions{SwampLockTimeout: time.Second})
+		_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{w}, WriteOptions{SwampLockTimeout: time.Second})
 		var inv *InvalidWriteError
 		if !errors.As(err, &inv) || !errors.Is(err, ErrInvalidWrite) {
 			t.Errorf("%s: want *InvalidWriteError, got %v", name, err)
@@ -466,7 +466,7 @@ func TestWriteFailKind(t *testing.T) {
 					c = nonSeeker{c}
 				}
 				f := fsx.NewFault(fsx.Real()).FailKind(fk.kind, fk.err)
-				_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{FS: f, SwampLockTimeout: time.Second})
+				_, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{SwampLockTimeout: time.Second})
 				if !errors.Is(err, fk.err) {
 					t.Fatalf("want %v, got %v", fk.err, err)
 				}
@@ -497,7 +497,7 @@ func TestWriteFaultAtEveryOp(t *testing.T) {
 				if mode == "stream" {
 					c = nonSeeker{c}
 				}
-				_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{FS: f, SwampLockTimeout: time.Second})
+				_, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{SwampLockTimeout: time.Second})
 				return r, before, err
 			}
 			clean := fsx.NewFault(fsx.Real())
@@ -545,7 +545,7 @@ func TestWriteInputChanged(t *testing.T) {
 	a := writeAddr(t, "command/shell/m/state")
 	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
 	before := viewItem(t, r, a)
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: &changingSource{data: []byte("first pass")}}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: &changingSource{data: []byte("first pass")}}}, WriteOptions{SwampLockTimeout: time.Second})
 	var ic *InputChangedError
 	if !errors.As(err, &ic) {
 		t.Fatalf("want *InputChangedError, got %v", err)
@@ -596,7 +596,7 @@ func TestWriteLockTimeout(t *testing.T) {
 	defer held.Release()
 	before := viewItem(t, r, a)
 	start := time.Now()
-	_, err = WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
+	_, err = WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
 	if !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout, got %v", err)
 	}
@@ -619,15 +619,15 @@ func TestWriteFinishesInterruptedIntentFirst(t *testing.T) {
 	probe := fsx.NewFault(fsx.Real())
 	probeRepo := newWriteRepo(t)
 	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
-	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{FS: probe})
+	write1(t, probeRepo, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{fsys: probe})
 	cut := 0
 	for _, op := range probe.Trace() {
 		if op.Kind == "close" && strings.HasSuffix(op.Path, "/metadata.yaml") {
 			cut = op.N
 		}
 	}
-	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
-		WriteOptions{FS: fsx.NewFault(fsx.Real()).CrashAfter(cut), SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+		WriteOptions{SwampLockTimeout: time.Second})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}
@@ -775,7 +775,7 @@ func TestWriteCanceledRollsBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	big := io.LimitReader(nonSeeker{strings.NewReader(strings.Repeat("x", 1<<20))}, 1<<20)
-	_, err := WriteVersions(ctx, r, []VersionWrite{{Address: a, Content: &cancelAfterFirstRead{cancel: cancel, r: big}}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(ctx, nil, r, []VersionWrite{{Address: a, Content: &cancelAfterFirstRead{cancel: cancel, r: big}}}, WriteOptions{SwampLockTimeout: time.Second})
 	var wf *WriteFailedError
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &wf) || wf.RollbackErr != nil {
 		t.Fatalf("want a rolled-back canceled write, got %v", err)
@@ -805,7 +805,7 @@ func TestWriteNamespacedDatastore(t *testing.T) {
 	}
 	a := writeAddr(t, "aws/ec2/vpc/m1/state")
 	f := fsx.NewFault(fsx.Real())
-	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("ns")}, WriteOptions{FS: f})
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("ns")}, WriteOptions{fsys: f})
 	want := filepath.Join(base, "team-a", "data", "aws", "ec2", "vpc", "m1", "state", "1")
 	if got.Dir != want || string(mustRead(t, filepath.Join(want, "raw"))) != "ns" {
 		t.Fatalf("version at %s, want %s", got.Dir, want)

@@ -118,7 +118,7 @@ func TestWriteRefusesOtherOwner(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w.Address, w.Content = a, strings.NewReader("x")
-			_, err := WriteVersions(context.Background(), r, []VersionWrite{w}, WriteOptions{SwampLockTimeout: time.Second})
+			_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{w}, WriteOptions{SwampLockTimeout: time.Second})
 			var inv *InvalidWriteError
 			var mis *OwnerMismatchError
 			if !errors.As(err, &inv) || !errors.As(err, &mis) {

@@ -30,8 +30,6 @@ type Options struct {
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s). A timeout is an error
 	// matching lock.ErrTimeout; the intent stays open.
 	SwampLockTimeout time.Duration
-	// FS is the disk (nil: the real one). The crash suite passes a fault FS.
-	FS fsx.FS
 	// Command is recorded as the lock holder.
 	Command []string
 	// Logger receives warnings (a damaged journal moved aside) at level
@@ -89,8 +87,7 @@ var (
 // (*repo.ConfigLostError) is still recovered: an interrupted intent that
 // was rewriting the file puts it back. If the file is still missing
 // afterwards, Run returns the *repo.ConfigLostError, saying why.
-func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
-	fsys := opts.FS
+func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, error) {
 	if fsys == nil {
 		fsys = fsx.Real()
 	}
@@ -157,7 +154,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 	if err != nil {
 		return rep, openFailed(fsys, jopts, rep.Journal, err)
 	}
-	outs, err := ops.Recover(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
+	outs, err := ops.Recover(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
 		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress, Logger: opts.Logger})
 	if outs != nil {
 		rep.Intents = outs
@@ -238,7 +235,7 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 		return rep, err
 	}
 	defer j.Close()
-	rep.Intents, err = ops.PreviewRecovery(ctx, j, ops.RecoverOptions{FS: fsys, Repo: repoDir, Rollback: opts.Rollback,
+	rep.Intents, err = ops.PreviewRecovery(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
 		SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger})
 	if rep.Intents == nil {
 		rep.Intents = []ops.IntentOutcome{}

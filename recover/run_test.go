@@ -18,7 +18,7 @@ func TestCleanPathCreatesNothing(t *testing.T) {
 	root := t.TempDir()
 	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "x: 1\n"})
 	before := fsxtest.Snapshot(t, root, nil)
-	rep, err := recover.Run(context.Background(), root, recover.Options{})
+	rep, err := recover.Run(context.Background(), nil, root, recover.Options{})
 	if err != nil || rep.JournalExists || len(rep.Intents) != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -31,7 +31,7 @@ func TestCleanPathCreatesNothing(t *testing.T) {
 // success that skips recovery.
 func TestRunOutsideARepoIsTyped(t *testing.T) {
 	dir := t.TempDir()
-	_, err := recover.Run(context.Background(), dir, recover.Options{})
+	_, err := recover.Run(context.Background(), nil, dir, recover.Options{})
 	if !errors.Is(err, recover.ErrNotARepo) {
 		t.Fatalf("want ErrNotARepo for %s, got %v", dir, err)
 	}

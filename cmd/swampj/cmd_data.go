@@ -243,8 +243,8 @@ func runDataWrite(c *cli.Context) error {
 		w.GarbageCollection.Duration = gc
 	}
 
-	res, err := ops.WriteVersions(c.Context, r, []ops.VersionWrite{w}, ops.WriteOptions{
-		FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
+	res, err := ops.WriteVersions(c.Context, e.fs, r, []ops.VersionWrite{w}, ops.WriteOptions{
+		JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 	})
 	if err != nil {
 		return err

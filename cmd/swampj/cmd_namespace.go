@@ -78,7 +78,7 @@ func confirmFlag() cli.Flag {
 }
 
 func namespaceOptions(e *env) ops.NamespaceOptions {
-	return ops.NamespaceOptions{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
+	return ops.NamespaceOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
 }
 
 func runNamespaceSet(c *cli.Context) error {
@@ -90,7 +90,7 @@ func runNamespaceSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.SetNamespace(c.Context, r, c.Args().First(), namespaceOptions(e))
+	res, err := ops.SetNamespace(c.Context, e.fs, r, c.Args().First(), namespaceOptions(e))
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func runNamespaceUnset(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.UnsetNamespace(c.Context, r, namespaceOptions(e))
+	res, err := ops.UnsetNamespace(c.Context, e.fs, r, namespaceOptions(e))
 	if err != nil {
 		return err
 	}
@@ -137,10 +137,10 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.FS, opts.JournalLockTimeout, opts.Command = e.fs, e.lockTO, e.command()
+	opts.JournalLockTimeout, opts.Command = e.lockTO, e.command()
 	opts.Progress, opts.Logger = e.out.progress(), e.out.logger()
 	defer e.out.endProgress()
-	res, err := ops.Migrate(c.Context, r, opts)
+	res, err := ops.Migrate(c.Context, e.fs, r, opts)
 	var failed *ops.MigrateFailedError
 	var unfinished *ops.UnfinishedIntentError
 	if errors.As(err, &unfinished) {

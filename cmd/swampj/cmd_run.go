@@ -66,7 +66,7 @@ func runRun(c *cli.Context) error {
 	}
 
 	// 1. Recovery, bounded; the command does not run on a repo mid-change.
-	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
+	rep, err := recover.Run(c.Context, e.fs, dir, recover.Options{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 		Progress: e.out.progress()})
 	e.out.endProgress() // the line is cleared before the command writes to the terminal
 	if err != nil {

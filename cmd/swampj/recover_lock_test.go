@@ -32,8 +32,8 @@ func TestRecoverUnderSwampsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(r *repo.Repo, fsys fsx.FS, content string) error {
-		_, err := ops.WriteVersions(context.Background(), r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}},
-			ops.WriteOptions{FS: fsys, SwampLockTimeout: time.Second})
+		_, err := ops.WriteVersions(context.Background(), fsys, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}},
+			ops.WriteOptions{SwampLockTimeout: time.Second})
 		return err
 	}
 	// Where version 2's publish rename falls, from a probe run.

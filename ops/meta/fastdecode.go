@@ -36,10 +36,7 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 	s := string(data)
 
 	// One allocation for the record and its size, written in place.
-	out := new(struct {
-		md   Metadata
-		size int64
-	})
+	out := new(fastRecord)
 	md := &out.md
 	var (
 		present uint32 // bit per top-level key
@@ -177,6 +174,24 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 		return nil, false, nil // the slow path reports which key is missing
 	}
 
+	return out.typed(present, fastScalars{version: version, size: sizeStr, stream: stream, gc: gc, life: life}, tags)
+}
+
+// fastRecord is the record fastDecode builds and its size, one allocation.
+type fastRecord struct {
+	md   Metadata
+	size int64
+}
+
+// fastScalars are the raw texts of the top-level scalars that get a type.
+type fastScalars struct{ version, size, stream, gc, life string }
+
+// typed gives the scalars their types, checks the tags' order and
+// validates, as fastDecode's last step: handled == false hands the input to
+// the general parser.
+func (out *fastRecord) typed(present uint32, raw fastScalars, tags []Tag) (m *Metadata, handled bool, err error) {
+	md := &out.md
+	version, sizeStr, stream, gc, life := raw.version, raw.size, raw.stream, raw.gc, raw.life
 	// Typed values.
 	var ok bool
 	if md.Version, ok = plainInt(version); !ok {

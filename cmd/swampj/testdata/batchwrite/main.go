@@ -56,6 +56,6 @@ func run(args []string) error {
 		}
 		writes = append(writes, ops.VersionWrite{Address: ad, Content: strings.NewReader(content)})
 	}
-	_, err = ops.WriteVersions(context.Background(), r, writes, ops.WriteOptions{FS: fsys})
+	_, err = ops.WriteVersions(context.Background(), fsys, r, writes, ops.WriteOptions{})
 	return err
 }
