@@ -459,6 +459,20 @@ func (d *diagnosis) judgeItem(it *item) error {
 				Fix:      "move its files into quarantine; `latest` is pointed at the last readable version"})
 		}
 	}
+	// Versions the bucket holds (the index lists their metadata.yaml)
+	// that this cache has not fetched yet: the next pull brings them.
+	if d.ix != nil {
+		pre := it.dir + "/"
+		for rel := range d.ix.Entries {
+			if rest, ok := strings.CutPrefix(rel, pre); ok {
+				if v, name, ok := strings.Cut(rest, "/"); ok && name == "metadata.yaml" {
+					if n, err := strconv.Atoi(v); err == nil && it.versions[n] == nil {
+						comes[n] = true
+					}
+				}
+			}
+		}
+	}
 	return d.judgeLatest(it, comes)
 }
 

@@ -300,10 +300,13 @@ func (c *s3Client) acquire(ctx context.Context, key string, timeout time.Duratio
 		if err != nil {
 			return nil, err
 		}
+		var expires time.Time
 		if holder != nil {
 			h, err := c.do(ctx, http.MethodHead, key, nil, nil)
-			if err == nil && h.status == http.StatusOK && !h.lastModified.IsZero() &&
-				time.Since(h.lastModified) > time.Duration(holder.TTLMs)*time.Millisecond {
+			if err == nil && h.status == http.StatusOK && !h.lastModified.IsZero() {
+				expires = h.lastModified.Add(time.Duration(holder.TTLMs) * time.Millisecond)
+			}
+			if !expires.IsZero() && time.Now().After(expires) {
 				_, _ = c.do(ctx, http.MethodDelete, key, nil, nil) // stale: taken over, as swamp does
 				sleep(ctx, 200*time.Millisecond+time.Duration(time.Now().UnixNano()%300)*time.Millisecond)
 				continue
@@ -314,7 +317,13 @@ func (c *s3Client) acquire(ctx context.Context, key string, timeout time.Duratio
 			if holder != nil {
 				who = fmt.Sprintf("%s (pid %d, since %s)", holder.Holder, holder.PID, holder.AcquiredAt)
 			}
-			return nil, fmt.Errorf("%w: %s held %s for %s", ErrLockBusy, who, key, timeout)
+			msg := fmt.Sprintf("%s held %s for the whole %s", who, key, timeout)
+			if !expires.IsZero() {
+				msg += fmt.Sprintf(" (unless its holder renews it, it goes stale at %s UTC, %s after its last heartbeat: "+
+					"a holder that was killed leaves it until then; a longer --lock-timeout waits it out)",
+					expires.UTC().Format("15:04:05"), time.Duration(holder.TTLMs)*time.Millisecond)
+			}
+			return nil, fmt.Errorf("%w: %s", ErrLockBusy, msg)
 		}
 		if err := sleep(ctx, time.Second); err != nil {
 			return nil, err
