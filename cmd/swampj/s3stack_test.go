@@ -10,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/remote"
 )
 
 // tornV2 cuts version 2 of m1's result in b's cache to zero bytes (what a
@@ -363,4 +366,45 @@ func snapshotTree(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// swamp honours the lock swampj's repair takes: a write command started
+// while swampj holds the bucket lock pushes only after swampj let it go.
+func TestS3SwampWaitsForSwampjLock(t *testing.T) {
+	_, b := newS3Team(t, 1)
+	c, err := remote.Discover(b.dir, remote.Options{Env: func(k string) string {
+		if k == "HOME" {
+			return b.home
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		return map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}[k]
+	}
+	release, err := remote.BucketLocker{Env: env}.Lock(context.Background(), c, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() { done <- b.swamp("model", "method", "run", "m1", "execute", "--input", "run=echo v2") }()
+	item := b.itemRel("m1", "result")
+	time.Sleep(8 * time.Second)
+	if got := b.srv.object(item + "/2/raw"); got != nil {
+		t.Errorf("swamp pushed version 2 while swampj held the lock")
+	}
+	released := time.Now()
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("swamp: exit %d\n%s", r.code, tail(r.stderr, 2000))
+	}
+	if got := b.srv.object(item + "/2/raw"); got == nil {
+		t.Errorf("swamp never pushed version 2")
+	}
+	t.Logf("swamp finished %s after the release", time.Since(released).Round(time.Millisecond))
 }
