@@ -181,3 +181,13 @@ func printRemoteReport(w io.Writer, rep *remote.Report) {
 		}
 	}
 }
+
+func remoteLockErr(err error) bool {
+	var le *remote.LockError
+	return errors.As(err, &le)
+}
+
+func remoteRollbackFailed(err error) bool {
+	var re *remote.RepairError
+	return errors.As(err, &re) && re.RollbackErr != nil
+}

@@ -351,7 +351,7 @@ func (d *diagnosis) missing(rel string) {
 		d.plan.disarm = true
 	} else {
 		f.Next, f.NextSays = NextRepull, "the next pull fetches it (its fast path is off)"
-		f.Fix = "none needed: run 'swamp datastore sync --pull'"
+		f.Fix = "none needed: the next pull fetches it"
 	}
 	d.add(f)
 }

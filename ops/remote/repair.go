@@ -91,7 +91,7 @@ type LockError struct {
 
 func (e *LockError) Error() string {
 	return fmt.Sprintf("the repair changes what swamp will push, so it runs only under the datastore's lock %q in the bucket, "+
-		"and that lock could not be taken: %v; nothing was changed; run 'swampj doctor --repair --confirm' again", e.Key, e.Err)
+		"and that lock could not be taken: %v; nothing was changed", e.Key, e.Err)
 }
 func (e *LockError) Unwrap() error { return e.Err }
 
@@ -113,7 +113,7 @@ type RepairError struct {
 
 func (e *RepairError) Error() string {
 	if e.RollbackErr != nil {
-		return fmt.Sprintf("cache repair (intent %d) failed: %v; rolling it back failed too: %v; run 'swampj recover'", e.IntentID, e.Err, e.RollbackErr)
+		return fmt.Sprintf("cache repair (intent %d) failed: %v; rolling it back failed too: %v; the intent stays open in the journal for recovery", e.IntentID, e.Err, e.RollbackErr)
 	}
 	return fmt.Sprintf("cache repair (intent %d) failed and was rolled back, so the cache is as it was: %v", e.IntentID, e.Err)
 }
@@ -240,7 +240,7 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	if open, oerr := j.OpenIntents(); oerr != nil {
 		return oerr
 	} else if len(open) > 0 {
-		return fmt.Errorf("the journal %s holds %d unfinished intent(s); run 'swampj recover' first, then the repair again", c.JournalPath, len(open))
+		return fmt.Errorf("the journal %s holds %d unfinished intent(s); recovery must finish them before the cache is repaired", c.JournalPath, len(open))
 	}
 	env := &engine.Env{FS: fsys, Log: o.Logger}
 	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {

@@ -320,7 +320,7 @@ func (c *s3Client) acquire(ctx context.Context, key string, timeout time.Duratio
 			msg := fmt.Sprintf("%s held %s for the whole %s", who, key, timeout)
 			if !expires.IsZero() {
 				msg += fmt.Sprintf(" (unless its holder renews it, it goes stale at %s UTC, %s after its last heartbeat: "+
-					"a holder that was killed leaves it until then; a longer --lock-timeout waits it out)",
+					"a holder that was killed leaves it until then)",
 					expires.UTC().Format("15:04:05"), time.Duration(holder.TTLMs)*time.Millisecond)
 			}
 			return nil, fmt.Errorf("%w: %s", ErrLockBusy, msg)

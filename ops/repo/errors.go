@@ -73,8 +73,7 @@ func (e *UnsupportedDatastoreError) Error() string {
 	// lock nor recorded in the cache's sync state, so swamp's next push
 	// either skips it or uploads it unlocked over another checkout's write.
 	return fmt.Sprintf("%s: datastore type %s: swampj writes filesystem datastores only, never a remote (extension) one: its data lives in "+
-		"the bucket, and swamp's local cache of it is changed only under the bucket's lock and recorded for swamp's next push; "+
-		"write with swamp ('swampj run -- swamp ...' keeps the cache safe around it); 'swampj doctor' checks and repairs the cache",
+		"the bucket, and swamp's local cache of it is changed only under the bucket's lock and recorded for swamp's next push",
 		e.Source, t)
 }
 
