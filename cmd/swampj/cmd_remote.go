@@ -27,10 +27,13 @@ func remoteCache(e *env) (*remote.Cache, error) {
 		return nil, nil
 	}
 	c, err := remote.Discover(dir, remote.Options{FS: e.fs, Env: os.Getenv})
-	if errors.Is(err, remote.ErrNotRemote) {
-		return nil, nil
+	if errors.Is(err, remote.ErrUnknownType) {
+		return nil, err
 	}
-	return c, err
+	if err != nil {
+		return nil, nil // a filesystem datastore, or a configuration the caller's own loading reports
+	}
+	return c, nil
 }
 
 func remoteDoctorOptions(c *cli.Context, e *env) remote.DoctorOptions {
@@ -83,10 +86,11 @@ func remoteErr(err error) error {
 // torn files cannot be moved out of the way, the command is not run.
 func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, error) {
 	rc, err := remoteCache(e)
-	if rc == nil || err != nil {
-		if err != nil {
-			return nil, fmt.Errorf("finding the datastore cache, so %q was not run: %w", command, err)
-		}
+	if err != nil {
+		e.out.warn(fmt.Sprintf("%v; its cache is not checked before or after the command", err))
+		return nil, nil
+	}
+	if rc == nil {
 		return nil, nil
 	}
 	o := remoteDoctorOptions(c, e)
