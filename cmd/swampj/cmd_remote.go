@@ -94,11 +94,32 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 		return nil, nil
 	}
 	o := remoteDoctorOptions(c, e)
+	check, err := remote.Doctor(c.Context, rc, o)
+	if err != nil {
+		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.Dir, err))
+		return rc, nil
+	}
+	wouldPush := 0 // damage the command's push would upload
+	for _, f := range check.Findings {
+		if f.Repairable && f.Next == remote.NextPush {
+			wouldPush++
+		}
+	}
+	if check.Clean() || check.Remaining == countReportOnly(check) {
+		for _, f := range check.Findings {
+			e.out.warn(fmt.Sprintf("before the command: %s %s: %s (%s)", f.Code, f.Path, f.Message, f.Status))
+		}
+		return rc, nil
+	}
 	o.Repair, o.Confirm = true, true
 	rep, err := remote.Doctor(c.Context, rc, o)
-	if err != nil {
+	if err != nil && wouldPush > 0 {
 		return nil, remoteErr(fmt.Errorf("repairing the datastore cache %s before the command failed, so %q was not run "+
-			"(its push would upload the damage): %w", rc.Dir, command, err))
+			"(its push would upload %d damaged file(s)): %w", rc.Dir, command, wouldPush, err))
+	}
+	if err != nil {
+		e.out.warn(fmt.Sprintf("repairing the datastore cache before the command: %v; nothing the command pushes is damaged, so it runs", err))
+		return rc, nil
 	}
 	for _, f := range rep.Findings {
 		e.out.warn(fmt.Sprintf("before the command: %s %s: %s (%s)", f.Code, f.Path, f.Message, f.Status))
@@ -194,4 +215,14 @@ func remoteLockErr(err error) bool {
 func remoteRollbackFailed(err error) bool {
 	var re *remote.RepairError
 	return errors.As(err, &re) && re.RollbackErr != nil
+}
+
+func countReportOnly(rep *remote.Report) int {
+	n := 0
+	for _, f := range rep.Findings {
+		if !f.Repairable {
+			n++
+		}
+	}
+	return n
 }

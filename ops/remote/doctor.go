@@ -397,9 +397,8 @@ func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		fd := Finding{Code: StaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
 			Fix: "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy", Repairable: true}
 		fd.Next, fd.NextSays = NextServe, "reads get these bytes; a pull compares sizes only and never fetches it again"
+		d.moveOut(f, &fd)
 		d.add(fd)
-		d.plan.quarantine(f)
-		d.plan.disarm = true
 		if onTorn != nil {
 			onTorn()
 		}
@@ -415,9 +414,24 @@ func (d *diagnosis) tornVsIndex(f *cacheFile, e IndexEntry) {
 	} else {
 		fd.Next, fd.NextSays = NextRepull, "reads get the torn bytes until the next pull, which fetches it again (sizes differ)"
 	}
+	d.moveOut(f, &fd)
 	d.add(fd)
-	d.plan.quarantine(f)
+}
+
+// moveOut plans a torn or stale indexed file's move into quarantine. When
+// the sync state's dirty tracking overflowed, a push deletes from the
+// bucket every indexed object the cache lacks, so the file stays in place
+// (the pull the fast path's removal forces replaces it: sizes or bytes
+// differ) and only a copy of it goes to quarantine.
+func (d *diagnosis) moveOut(f *cacheFile, fd *Finding) {
 	d.plan.disarm = true
+	if d.st != nil && d.st.DirtyPathsOverflowed && d.st.LocalDirty {
+		fd.Fix = "copy it into quarantine and turn the fast path off, so the next pull replaces it with the bucket's copy " +
+			"(it stays in place: the sync state's dirty tracking overflowed, and such a push deletes bucket objects the cache lacks)"
+		d.plan.keep = append(d.plan.keep, f)
+		return
+	}
+	d.plan.quarantine(f)
 }
 
 // judgeItem judges each version's files against the index and against the
@@ -446,7 +460,28 @@ func (d *diagnosis) judgeItem(it *item) error {
 			comes[n] = true
 			continue
 		}
-		if d.st.Dirty(vrel+"/metadata.yaml") || d.st.Dirty(vrel+"/raw") || !mIndexed {
+		dirty := d.st.Dirty(vrel+"/metadata.yaml") || d.st.Dirty(vrel+"/raw")
+		if mIndexed && dirty {
+			// The bucket holds this version (versions are never rewritten);
+			// files that differ from the index are torn copies of it.
+			for _, name := range []string{"metadata.yaml", "raw"} {
+				f := files[name]
+				e, ok := d.indexed(vrel + "/" + name)
+				if f == nil || !ok || e.Size == f.size {
+					continue
+				}
+				fd := Finding{Code: TornFile, Path: f.rel, Item: it.dir, Version: n, Repairable: true,
+					Message:  fmt.Sprintf("%d bytes in the cache, %d in the index (what the bucket holds): %s", f.size, e.Size, why),
+					Next:     NextPush,
+					NextSays: "reads fail on it, and the next push (the sync state marks the cache changed) uploads it over the bucket's good copy",
+					Fix:      "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
+				d.moveOut(f, &fd)
+				d.add(fd)
+			}
+			comes[n] = true
+			continue
+		}
+		if !mIndexed {
 			for _, name := range []string{"metadata.yaml", "raw"} {
 				if f := files[name]; f != nil {
 					d.plan.quarantine(f)

@@ -380,3 +380,33 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 		}
 	}
 }
+
+// With the sync state's dirty tracking overflowed, a push deletes from the
+// bucket every indexed object the cache lacks: a torn copy of a version
+// the bucket holds stays in place (a copy goes to quarantine) and the
+// fast path is turned off, so the next pull replaces it.
+func TestRepairKeepsTornFileWhenDirtyTrackingOverflowed(t *testing.T) {
+	f := newFixture(t, 2)
+	write(t, filepath.Join(f.cache, remote.SyncStateFile), []byte(`{"version":2,"remoteIndexETag":"abc","lastVerifiedAt":"2021-01-01T00:00:00.000Z",
+"localDirty":true,"dirtyPaths":[],"bulkInvalidated":true,"lazyPullActive":false,"dirtyPathsOverflowed":true}`))
+	raw := filepath.Join(f.cache, fxItem, "2", "raw")
+	_ = os.Truncate(raw, 0)
+	c := f.discover(t)
+	rep, err := remote.Doctor(context.Background(), c, remote.DoctorOptions{Options: remote.Options{Env: f.env},
+		Repair: true, Confirm: true, Lock: &grant{}})
+	if err != nil || rep.IntentID == 0 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	if g, ok := codes(rep)[remote.TornFile+" "+fxItem+"/2/raw"]; !ok || g.Next != remote.NextPush {
+		t.Fatalf("%+v", rep.Findings)
+	}
+	if fi, err := os.Stat(raw); err != nil || fi.Size() != 0 {
+		t.Errorf("the torn raw must stay in place: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(rep.Quarantine, fxItem, "2", "raw")); err != nil {
+		t.Errorf("no copy in quarantine: %v", err)
+	}
+	if st, _ := remote.ReadSyncState(nil, c); st == nil || st.RemoteIndexETag != "" || !st.DirtyPathsOverflowed {
+		t.Errorf("sidecar: %+v", st)
+	}
+}

@@ -48,11 +48,12 @@ type latestFix struct {
 
 type plan struct {
 	moves  []*cacheFile
+	keep   []*cacheFile // copied into quarantine, left in place (moveOut)
 	latest []latestFix
 	disarm bool
 }
 
-func (p *plan) nonEmpty() bool { return len(p.moves) > 0 || len(p.latest) > 0 || p.disarm }
+func (p *plan) nonEmpty() bool { return len(p.moves) > 0 || len(p.keep) > 0 || len(p.latest) > 0 || p.disarm }
 
 func (p *plan) quarantine(f *cacheFile) {
 	for _, m := range p.moves {
@@ -186,6 +187,17 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 		body = append(body, journal.Step{Kind: engine.KindRename, Path: m.abs, To: to, Note: "move a torn cache file into quarantine"})
 		rep.Moves = append(rep.Moves, Move{From: m.abs, To: to})
 	}
+	for _, k := range p.keep {
+		data, err := fsys.ReadFile(k.abs)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(q, filepath.FromSlash(k.rel))
+		if err := need(filepath.Dir(to)); err != nil {
+			return err
+		}
+		body = append(body, journal.Step{Kind: engine.KindWrite, Path: to, Data: data, Note: "keep a copy of a torn cache file in quarantine"})
+	}
 	rep.Rewrites = nil
 	for _, l := range p.latest {
 		keep := filepath.Join(q, filepath.FromSlash(l.rel))
@@ -216,7 +228,7 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	in.Steps = append(in.Steps, body...)
 	in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the repair durable"})
 	in.Summary = fmt.Sprintf("cache doctor: move %d cache file(s) into quarantine, rewrite %d latest pointer(s)", len(p.moves), len(p.latest))
-	if len(p.moves) > 0 || len(p.latest) > 0 {
+	if len(p.moves) > 0 || len(p.keep) > 0 || len(p.latest) > 0 {
 		rep.Quarantine = q
 	}
 
