@@ -53,7 +53,9 @@ type plan struct {
 	disarm bool
 }
 
-func (p *plan) nonEmpty() bool { return len(p.moves) > 0 || len(p.keep) > 0 || len(p.latest) > 0 || p.disarm }
+func (p *plan) nonEmpty() bool {
+	return len(p.moves) > 0 || len(p.keep) > 0 || len(p.latest) > 0 || p.disarm
+}
 
 func (p *plan) quarantine(f *cacheFile) {
 	for _, m := range p.moves {
