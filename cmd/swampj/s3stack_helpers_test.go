@@ -204,6 +204,30 @@ func (co *checkout) itemRel(model, name string) string {
 // HOME, synced once), on one bucket.
 func newS3Team(t *testing.T, versions int) (a, b *checkout) {
 	t.Helper()
+	a = newS3Origin(t, versions)
+	b = a.clone(t, filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "homeB"))
+	b.swampOK("datastore", "sync")
+	return a, b
+}
+
+// clone is a second checkout of co's repo at dir with its own HOME, not
+// synced yet: a copy without .swamp/, as git clone gives.
+func (co *checkout) clone(t *testing.T, dir, home string) *checkout {
+	t.Helper()
+	b := &checkout{t: t, s: co.s, srv: co.srv, dir: dir, home: home}
+	if out, err := exec.Command("cp", "-r", co.dir, b.dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := os.RemoveAll(filepath.Join(b.dir, ".swamp")); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// newS3Origin starts a server and makes checkout A: swamp init, the
+// bucket, model m1 written `versions` times.
+func newS3Origin(t *testing.T, versions int) (a *checkout) {
+	t.Helper()
 	s := needS3Stack(t)
 	srv := s.startS3(t)
 	root := t.TempDir()
@@ -219,15 +243,7 @@ func newS3Team(t *testing.T, versions int) (a, b *checkout) {
 	for i := 1; i <= versions; i++ {
 		a.swampOK("model", "method", "run", "m1", "execute", "--input", "run=echo v"+strconv.Itoa(i))
 	}
-	b = &checkout{t: t, s: s, srv: srv, dir: filepath.Join(root, "b"), home: filepath.Join(root, "homeB")}
-	if out, err := exec.Command("cp", "-r", a.dir, b.dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
-	if err := os.RemoveAll(filepath.Join(b.dir, ".swamp")); err != nil {
-		t.Fatal(err)
-	}
-	b.swampOK("datastore", "sync")
-	return a, b
+	return a
 }
 
 // truncate cuts a cache file to zero bytes, what a killed pull leaves.

@@ -253,18 +253,14 @@ func TestS3TwoCheckoutsWriteAtOnce(t *testing.T) {
 // files, one at a time), then the wrapped write: nothing torn reaches the
 // bucket, and every version stays readable in both checkouts.
 func TestS3KilledPullThenRun(t *testing.T) {
-	a, _ := newS3Team(t, 0)
+	a := newS3Origin(t, 0)
 	for i := 1; i <= 5; i++ { // large outputs, so the pull takes a while
 		a.swampOK("model", "method", "run", "m1", "execute", "--input", "run=head -c 3000000 /dev/zero | tr '\\0' "+string(rune('a'+i)))
 	}
 	before := bucketData(t, a.srv)
 	for _, delay := range []time.Duration{0} { // each costs ~55 s: swamp waits out the killed sync's lock (TTL 30 s)
 		t.Run(delay.String(), func(t *testing.T) {
-			b := &checkout{t: t, s: a.s, srv: a.srv, dir: filepath.Join(t.TempDir(), "b"), home: filepath.Join(t.TempDir(), "homeB")}
-			if out, err := exec.Command("cp", "-r", a.dir, b.dir).CombinedOutput(); err != nil {
-				t.Fatalf("cp: %v %s", err, out)
-			}
-			_ = os.RemoveAll(filepath.Join(b.dir, ".swamp"))
+			b := a.clone(t, filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "homeB"))
 			cfg := filepath.Join(b.dir, ".swamp.yaml")
 			y, _ := os.ReadFile(cfg)
 			if err := os.WriteFile(cfg, bytes.Replace(y, []byte("    forcePathStyle: true\n"), []byte("    forcePathStyle: true\n    pullConcurrency: 1\n"), 1), 0o644); err != nil {
