@@ -6,7 +6,7 @@ package main
 // notice where ../shared/realswamp-s3 is absent; .ci/run sets it up where
 // it is present.
 //
-//	SWAMPJ_REALSWAMP_S3=/path/to/shared/realswamp-s3 go test ./cmd/swampj -run TestS3 -count=1 -v
+//	SWAMPJ_REALSWAMP_S3=/path/to/shared/realswamp-s3 go test -timeout 30m ./cmd/swampj -run TestS3 -count=1 -v
 
 import (
 	"bytes"
