@@ -3,6 +3,7 @@ package swampj_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -22,6 +23,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
@@ -128,6 +130,27 @@ func init() { // an init, not an initializer: some entries reuse others
 		"recover.Options": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
 			_, err := swampjrecover.Run(fx.ctx, nil, fx.dir, swampjrecover.Options{})
+			return err
+		},
+
+		// ops/remote (a cache directory of the test's own)
+		"ops/remote.ReadIndex": func(t *testing.T, fx *nilFixture) error {
+			_, err := remote.ReadIndex(nil, &remote.Cache{Dir: fx.scratch})
+			return err
+		},
+		"ops/remote.ReadSyncState": func(t *testing.T, fx *nilFixture) error {
+			_, err := remote.ReadSyncState(nil, &remote.Cache{Dir: fx.scratch})
+			return err
+		},
+		"ops/remote.DoctorOptions": func(t *testing.T, fx *nilFixture) error {
+			_, err := remote.Doctor(fx.ctx, &remote.Cache{Dir: fx.scratch}, remote.DoctorOptions{})
+			return err
+		},
+		"ops/remote.Options": func(t *testing.T, fx *nilFixture) error {
+			_, err := remote.Discover(fx.dir, remote.Options{})
+			if errors.Is(err, remote.ErrNotRemote) {
+				return nil
+			}
 			return err
 		},
 

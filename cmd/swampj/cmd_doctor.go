@@ -42,6 +42,9 @@ func runDoctor(c *cli.Context) error {
 		return usageErr(errors.New("--confirm requires --repair"))
 	}
 	e := newEnv(c)
+	if handled, err := doctorRemote(c, e); handled { // remote-backed repo: the cache doctor (cmd_remote.go)
+		return err
+	}
 	r, err := e.loadRepo()
 	if err != nil {
 		return err

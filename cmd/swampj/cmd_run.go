@@ -75,6 +75,10 @@ func runRun(c *cli.Context) error {
 	for _, in := range rep.Intents {
 		e.out.warn(in.Sentence() + ", before the command")
 	}
+	rc, err := runRemoteBefore(c, e, args[0]) // remote-backed repo: the cache doctor (cmd_remote.go)
+	if err != nil {
+		return err
+	}
 
 	// 2. The command, with signals passed through.
 	start := time.Now()
@@ -111,6 +115,14 @@ func runRun(c *cli.Context) error {
 		}
 	} else if waitErr != nil {
 		return waitErr
+	}
+
+	if rc != nil { // remote-backed repo: syncfs and the cache doctor (cmd_remote.go)
+		runRemoteAfter(c, e, rc, start)
+		if code != 0 {
+			return &runExit{code}
+		}
+		return nil
 	}
 
 	// 3. The durability barrier swamp lacks.

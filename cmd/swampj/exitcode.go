@@ -188,6 +188,12 @@ func cliHint(err error, code, msg string) string {
 		return add("; run 'swampj recover' in " + lost.Dir + ", then the command again")
 	case errors.As(err, &lost) && lost.Cause != nil:
 		return add("; 'swampj recover --dry-run' shows every step of the intent")
+	case errors.Is(err, repo.ErrUnsupportedDatastore):
+		return add("; write with swamp ('swampj run -- swamp ...' keeps its cache safe around it); 'swampj doctor' checks and repairs the cache")
+	case remoteLockErr(err):
+		return add("; run 'swampj doctor --repair --confirm' again when the lock is free (a longer --lock-timeout waits out a dead holder's lock)")
+	case remoteRollbackFailed(err):
+		return add("; run 'swampj recover'")
 	case errors.Is(err, repo.ErrNotARepo):
 		return add("; run inside a swamp repo or pass --repo DIR")
 	case errors.Is(err, journal.ErrLockTimeout):

@@ -69,9 +69,13 @@ func (e *UnsupportedDatastoreError) Error() string {
 	if e.Resolved != "" && e.Resolved != e.Type {
 		t += fmt.Sprintf(" (swamp reads it as %q)", e.Resolved)
 	}
-	return fmt.Sprintf("%s: datastore type %s is not supported: swampj handles filesystem datastores only, "+
-		"because an extension chooses its own local cache directory. If you know the cache directory, "+
-		"run with SWAMP_DATASTORE=filesystem:/path/to/cache", e.Source, t)
+	// Pointing SWAMP_DATASTORE=filesystem: at an extension's cache is no
+	// way round this: a version written there is neither under the bucket's
+	// lock nor recorded in the cache's sync state, so swamp's next push
+	// either skips it or uploads it unlocked over another checkout's write.
+	return fmt.Sprintf("%s: datastore type %s: swampj writes filesystem datastores only, never a remote (extension) one: its data lives in "+
+		"the bucket, and swamp's local cache of it is changed only under the bucket's lock and recorded for swamp's next push",
+		e.Source, t)
 }
 
 func (e *UnsupportedDatastoreError) Unwrap() error { return ErrUnsupportedDatastore }

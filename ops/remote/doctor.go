@@ -1,0 +1,634 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/meta"
+)
+
+// Finding codes of the cache doctor.
+const (
+	// TornFile: a cache file whose size is not the index's (a zero-byte or
+	// cut file a killed pull or a power cut left), or a version file its
+	// own metadata.yaml refuses.
+	TornFile = "cache_torn_file"
+	// StaleFile: a cache file of the index's size but other bytes (a pull
+	// compares sizes only, so it is never fetched again).
+	StaleFile = "cache_stale_file"
+	// StaleLatest: a `latest` that names another version than the one the
+	// index says is latest, or a version neither the cache nor the bucket
+	// holds.
+	StaleLatest = "cache_stale_latest"
+	// UnknownFile: a cache file the index does not know and the sync state
+	// does not list as a local change.
+	UnknownFile = "cache_unknown_file"
+	// MissingFile: an index entry the cache lacks.
+	MissingFile = "cache_missing_file"
+	// TempLeftover: a .{uuid}.tmp of the extension's atomic writes that a
+	// crash left; the next push would upload it.
+	TempLeftover = "cache_temp_leftover"
+)
+
+// What swamp does next with a finding's file, when nothing intervenes.
+const (
+	NextPush   = "push"    // the next push uploads it to the bucket
+	NextServe  = "serve"   // reads get it (or miss it) as it is; no pull fetches it again
+	NextRepull = "re-pull" // the next pull fetches the bucket's copy
+)
+
+// Status of a finding.
+const (
+	StatusFound      = "found"
+	StatusWouldFix   = "would repair"
+	StatusRepaired   = "repaired"
+	StatusReportOnly = "report only"
+)
+
+// Finding is one problem in the cache.
+type Finding struct {
+	Code    string `json:"code"`
+	Path    string `json:"path"` // cache-relative (the index key)
+	Item    string `json:"item,omitempty"`
+	Version int    `json:"version,omitempty"`
+	Message string `json:"message"`
+	// Next is what swamp would do with it next (NextPush, NextServe,
+	// NextRepull); NextSays says it in words.
+	Next     string `json:"next"`
+	NextSays string `json:"nextSays"`
+	Fix      string `json:"fix"`
+	Status   string `json:"status"`
+	// Repairable: the repair plan covers it (else it is reported only).
+	Repairable bool `json:"repairable"`
+}
+
+// Move is one rename into quarantine.
+type Move struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Report is the doctor's answer.
+type Report struct {
+	Cache        *Cache    `json:"cache"`
+	Mode         string    `json:"mode"` // check, preview, repair
+	Files        int       `json:"files"`
+	IndexEntries int       `json:"indexEntries"`
+	FastPath     bool      `json:"fastPathArmed"`
+	Findings     []Finding `json:"findings"`
+	Remaining    int       `json:"remaining"`
+	Quarantine   string    `json:"quarantine,omitempty"`
+	Moves        []Move    `json:"moves,omitempty"`
+	Rewrites     []string  `json:"rewrites,omitempty"`
+	IntentID     uint64    `json:"intentId,omitempty"`
+	Lock         string    `json:"lock,omitempty"` // the bucket lock the repair held
+	Warnings     []string  `json:"warnings,omitempty"`
+
+	plan *plan
+}
+
+// Clean reports whether nothing is (left) to fix.
+func (r *Report) Clean() bool { return r != nil && r.Remaining == 0 }
+
+// DoctorOptions control Doctor.
+type DoctorOptions struct {
+	Options
+	Repair, Confirm bool
+	// VerifyChecksums also reads every file larger than 64 KiB to compare
+	// it with the index's SHA-256 (smaller files are always compared).
+	VerifyChecksums bool
+	// ChangedSince, when set, limits the doctor to files modified at or
+	// after it (what a wrapped command wrote) and the items they are in.
+	ChangedSince time.Time
+	LockTimeout  time.Duration
+	Command      []string
+	Logger       *slog.Logger
+	// Lock takes the datastore's lock for the repair (nil: the bucket's
+	// own lock over S3, BucketLocker).
+	Lock Locker
+	Now  func() time.Time
+}
+
+const alwaysHashBelow = 64 << 10
+
+// cacheFile is one file found in the cache.
+type cacheFile struct {
+	rel  string // index key (namespace stripped)
+	abs  string
+	size int64
+	mod  time.Time
+}
+
+// Doctor checks the cache against its index and each version's metadata,
+// and, with Repair and Confirm, repairs it (repair.go).
+func Doctor(ctx context.Context, c *Cache, o DoctorOptions) (*Report, error) {
+	fsys := o.fs()
+	rep := &Report{Cache: c, Mode: "check", Findings: []Finding{}}
+	if o.Repair {
+		rep.Mode = "preview"
+	}
+	if _, ok, err := exists(fsys, c.Dir); err != nil || !ok {
+		return rep, err // no cache yet: nothing pulled, nothing to push
+	}
+	ix, err := ReadIndex(fsys, c)
+	if err != nil {
+		rep.Warnings = append(rep.Warnings, err.Error())
+	}
+	st, err := ReadSyncState(fsys, c)
+	if err != nil {
+		return rep, err
+	}
+	rep.FastPath = FastPathArmed(st, ix)
+	if ix != nil {
+		rep.IndexEntries = len(ix.Entries)
+	}
+	files, err := walkCache(ctx, fsys, c)
+	if err != nil {
+		return rep, err
+	}
+	rep.Files = len(files)
+	d := &diagnosis{c: c, fsys: fsys, o: o, ix: ix, st: st, rep: rep, files: map[string]*cacheFile{}}
+	for i := range files {
+		d.files[files[i].rel] = &files[i]
+	}
+	if err := d.run(ctx); err != nil {
+		return rep, err
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Path < rep.Findings[j].Path })
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		switch {
+		case !f.Repairable:
+			f.Status = StatusReportOnly
+		case o.Repair:
+			f.Status = StatusWouldFix
+		default:
+			f.Status = StatusFound
+		}
+	}
+	rep.Remaining = len(rep.Findings)
+	rep.plan = &d.plan
+	if o.Repair && o.Confirm && d.plan.nonEmpty() {
+		rep.Mode = "repair"
+		return rep, repair(ctx, fsys, c, &d.plan, o, rep)
+	}
+	if o.Repair {
+		d.plan.describe(rep)
+	}
+	return rep, nil
+}
+
+// walkCache lists every file of the cache that may cross the sync
+// boundary, as the push walk sees it.
+func walkCache(ctx context.Context, fsys fsx.FS, c *Cache) ([]cacheFile, error) {
+	var out []cacheFile
+	root := c.Dir
+	if c.Namespace != "" {
+		root = filepath.Join(c.Dir, c.Namespace)
+	}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, err := fsys.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() {
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			rel, _ := filepath.Rel(root, p)
+			rel = filepath.ToSlash(rel)
+			if Internal(rel) {
+				continue
+			}
+			fi, err := fsys.Lstat(p)
+			if err != nil {
+				continue // gone meanwhile
+			}
+			out = append(out, cacheFile{rel: rel, abs: p, size: fi.Size(), mod: fi.ModTime()})
+		}
+		return nil
+	}
+	return out, walk(root)
+}
+
+type diagnosis struct {
+	c     *Cache
+	fsys  fsx.FS
+	o     DoctorOptions
+	ix    *Index
+	st    *SyncState
+	rep   *Report
+	files map[string]*cacheFile
+	plan  plan
+}
+
+func (d *diagnosis) changed(f *cacheFile) bool {
+	return d.o.ChangedSince.IsZero() || f == nil || !f.mod.Before(d.o.ChangedSince)
+}
+
+func (d *diagnosis) add(f Finding) { d.rep.Findings = append(d.rep.Findings, f) }
+
+// item is one data item (data/{type}/{id}/{name}) of the cache.
+type item struct {
+	dir      string // cache-relative
+	versions map[int]map[string]*cacheFile
+	latest   *cacheFile
+	touched  bool
+}
+
+func (d *diagnosis) run(ctx context.Context) error {
+	items := map[string]*item{}
+	getItem := func(dir string) *item {
+		it := items[dir]
+		if it == nil {
+			it = &item{dir: dir, versions: map[int]map[string]*cacheFile{}}
+			items[dir] = it
+		}
+		return it
+	}
+	var others []*cacheFile
+	for _, f := range d.files {
+		dir, base := path.Split(f.rel)
+		dir = strings.TrimSuffix(dir, "/")
+		if strings.HasPrefix(f.rel, "data/") {
+			if base == "latest" {
+				it := getItem(dir)
+				it.latest = f
+				it.touched = it.touched || d.changed(f)
+				continue
+			}
+			vdir, vname := path.Split(dir)
+			if n, err := strconv.Atoi(vname); err == nil && n > 0 && (base == "raw" || base == "metadata.yaml") {
+				it := getItem(strings.TrimSuffix(vdir, "/"))
+				if it.versions[n] == nil {
+					it.versions[n] = map[string]*cacheFile{}
+				}
+				it.versions[n][base] = f
+				it.touched = it.touched || d.changed(f)
+				continue
+			}
+		}
+		others = append(others, f)
+	}
+	// Index entries of items the cache has no file of at all.
+	if d.ix != nil {
+		for rel := range d.ix.Entries {
+			if _, ok := d.files[rel]; ok || Internal(rel) {
+				continue
+			}
+			d.missing(rel)
+		}
+	}
+	for _, f := range others {
+		if !d.changed(f) {
+			continue
+		}
+		d.judgeFile(f, nil)
+	}
+	dirs := make([]string, 0, len(items))
+	for k := range items {
+		dirs = append(dirs, k)
+	}
+	sort.Strings(dirs)
+	for _, k := range dirs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if it := items[k]; it.touched {
+			if err := d.judgeItem(it); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// indexed is the index entry of rel, when the index has one.
+func (d *diagnosis) indexed(rel string) (IndexEntry, bool) {
+	if d.ix == nil {
+		return IndexEntry{}, false
+	}
+	e, ok := d.ix.Entries[rel]
+	return e, ok
+}
+
+func (d *diagnosis) missing(rel string) {
+	if d.st != nil && d.st.LazyPullActive && strings.HasPrefix(rel, "data/") && strings.HasSuffix(rel, "/raw") {
+		return // lazy hydration: raw files come on first read
+	}
+	if !d.o.ChangedSince.IsZero() {
+		return // a wrapped command's doctor judges what it wrote
+	}
+	f := Finding{Code: MissingFile, Path: rel, Message: "the index lists it (the bucket holds it) but the cache has no such file"}
+	if d.rep.FastPath {
+		f.Next, f.NextSays = NextServe, "reads find nothing, and the next pull takes the fast path and does not fetch it"
+		f.Fix = "turn the sidecar's fast path off so the next pull fetches it"
+		f.Repairable = true
+		d.plan.disarm = true
+	} else {
+		f.Next, f.NextSays = NextRepull, "the next pull fetches it (its fast path is off)"
+		f.Fix = "none needed: the next pull fetches it"
+	}
+	d.add(f)
+}
+
+// judgeFile compares one file with the index: torn (size), stale
+// (checksum), unknown. torn/stale are quarantined; v, when set, is the
+// version the file belongs to (its metadata judged it readable).
+func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
+	if isTemp(f.rel) {
+		d.add(Finding{Code: TempLeftover, Path: f.rel, Message: fmt.Sprintf("a temp file of the extension's atomic write (%d bytes) left by a crash", f.size),
+			Next: NextPush, NextSays: "the next push walk uploads it to the bucket", Fix: "move it into quarantine", Repairable: true})
+		d.plan.quarantine(f)
+		return
+	}
+	if d.st.Dirty(f.rel) {
+		return // a local change the next push uploads on purpose
+	}
+	e, ok := d.indexed(f.rel)
+	if !ok {
+		if d.ix == nil {
+			return // nothing pulled yet: no index to judge against
+		}
+		d.add(Finding{Code: UnknownFile, Path: f.rel, Message: "the index does not know this file and the sync state does not list it as a local change",
+			Next: NextPush, NextSays: "the next push that walks the cache uploads it as a new object",
+			Fix: "check what wrote it; swampj leaves it in place"})
+		return
+	}
+	if e.Size != f.size {
+		d.tornVsIndex(f, e)
+		if onTorn != nil {
+			onTorn()
+		}
+		return
+	}
+	if e.SHA256 == "" || (f.size > alwaysHashBelow && !d.o.VerifyChecksums) {
+		return
+	}
+	data, err := d.fsys.ReadFile(f.abs)
+	if err != nil {
+		return
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != e.SHA256 {
+		fd := Finding{Code: StaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
+			Fix: "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy", Repairable: true}
+		fd.Next, fd.NextSays = NextServe, "reads get these bytes; a pull compares sizes only and never fetches it again"
+		d.moveOut(f, &fd)
+		d.add(fd)
+		if onTorn != nil {
+			onTorn()
+		}
+	}
+}
+
+func (d *diagnosis) tornVsIndex(f *cacheFile, e IndexEntry) {
+	fd := Finding{Code: TornFile, Path: f.rel, Repairable: true,
+		Message: fmt.Sprintf("%d bytes in the cache, %d in the index (what the bucket holds): cut by a killed pull or a power cut", f.size, e.Size),
+		Fix:     "move it into quarantine (out of the push walk) and turn the fast path off, so the next pull fetches the bucket's copy"}
+	if d.rep.FastPath {
+		fd.Next, fd.NextSays = NextPush, "reads get the torn bytes; the next pull skips it (fast path) and the next write command's push uploads it over the bucket's good copy"
+	} else {
+		fd.Next, fd.NextSays = NextRepull, "reads get the torn bytes until the next pull, which fetches it again (sizes differ)"
+	}
+	d.moveOut(f, &fd)
+	d.add(fd)
+}
+
+// moveOut plans a torn or stale indexed file's move into quarantine. When
+// the sync state's dirty tracking overflowed, a push deletes from the
+// bucket every indexed object the cache lacks, so the file stays in place
+// (the pull the fast path's removal forces replaces it: sizes or bytes
+// differ) and only a copy of it goes to quarantine.
+func (d *diagnosis) moveOut(f *cacheFile, fd *Finding) {
+	d.plan.disarm = true
+	if d.st != nil && d.st.DirtyPathsOverflowed && d.st.LocalDirty {
+		fd.Fix = "copy it into quarantine and turn the fast path off, so the next pull replaces it with the bucket's copy " +
+			"(it stays in place: the sync state's dirty tracking overflowed, and such a push deletes bucket objects the cache lacks)"
+		d.plan.keep = append(d.plan.keep, f)
+		return
+	}
+	d.plan.quarantine(f)
+}
+
+// judgeItem judges each version's files against the index and against the
+// version's own metadata.yaml, then `latest`.
+func (d *diagnosis) judgeItem(it *item) error {
+	comes := map[int]bool{} // versions readable now, or whose good copy the next pull brings
+	for n, files := range it.versions {
+		vrel := fmt.Sprintf("%s/%d", it.dir, n)
+		torn := false
+		for _, name := range []string{"metadata.yaml", "raw"} {
+			if f := files[name]; f != nil {
+				d.judgeFile(f, func() { torn = true })
+			}
+		}
+		_, mIndexed := d.indexed(vrel + "/metadata.yaml")
+		if torn {
+			if mIndexed {
+				comes[n] = true
+			}
+			continue
+		}
+		// Against the version's own metadata: a torn local-only version
+		// (never pushed, or written since) would be pushed as it is.
+		why := d.versionUnreadable(files)
+		if why == "" {
+			comes[n] = true
+			continue
+		}
+		dirty := d.st.Dirty(vrel+"/metadata.yaml") || d.st.Dirty(vrel+"/raw")
+		if mIndexed && dirty {
+			// The bucket holds this version (versions are never rewritten);
+			// files that differ from the index are torn copies of it.
+			for _, name := range []string{"metadata.yaml", "raw"} {
+				f := files[name]
+				e, ok := d.indexed(vrel + "/" + name)
+				if f == nil || !ok || e.Size == f.size {
+					continue
+				}
+				fd := Finding{Code: TornFile, Path: f.rel, Item: it.dir, Version: n, Repairable: true,
+					Message:  fmt.Sprintf("%d bytes in the cache, %d in the index (what the bucket holds): %s", f.size, e.Size, why),
+					Next:     NextPush,
+					NextSays: "reads fail on it, and the next push (the sync state marks the cache changed) uploads it over the bucket's good copy",
+					Fix:      "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
+				d.moveOut(f, &fd)
+				d.add(fd)
+			}
+			comes[n] = true
+			continue
+		}
+		if !mIndexed {
+			for _, name := range []string{"metadata.yaml", "raw"} {
+				if f := files[name]; f != nil {
+					d.plan.quarantine(f)
+				}
+			}
+			d.add(Finding{Code: TornFile, Path: vrel, Item: it.dir, Version: n, Repairable: true,
+				Message:  "version " + strconv.Itoa(n) + " is not readable: " + why + " (the bucket has no good copy)",
+				Next:     NextPush,
+				NextSays: "reads fail on it, and the next push uploads it as it is",
+				Fix:      "move its files into quarantine; `latest` is pointed at the last readable version"})
+		}
+	}
+	// Versions the bucket holds (the index lists their metadata.yaml)
+	// that this cache has not fetched yet: the next pull brings them.
+	if d.ix != nil {
+		pre := it.dir + "/"
+		for rel := range d.ix.Entries {
+			if rest, ok := strings.CutPrefix(rel, pre); ok {
+				if v, name, ok := strings.Cut(rest, "/"); ok && name == "metadata.yaml" {
+					if n, err := strconv.Atoi(v); err == nil && it.versions[n] == nil {
+						comes[n] = true
+					}
+				}
+			}
+		}
+	}
+	return d.judgeLatest(it, comes)
+}
+
+// versionUnreadable is why swamp cannot read a version ("" when it can):
+// metadata.yaml absent, empty or refused; raw absent or of another size
+// than the metadata says.
+func (d *diagnosis) versionUnreadable(files map[string]*cacheFile) string {
+	mf := files["metadata.yaml"]
+	if mf == nil {
+		return "metadata.yaml is missing"
+	}
+	data, err := d.fsys.ReadFile(mf.abs)
+	if err != nil {
+		return err.Error()
+	}
+	m, err := meta.Decode(data)
+	if err != nil {
+		return "metadata.yaml: " + err.Error()
+	}
+	rf := files["raw"]
+	if m.Size != nil {
+		if rf == nil {
+			if d.st != nil && d.st.LazyPullActive {
+				return ""
+			}
+			return "raw is missing"
+		}
+		if rf.size != *m.Size {
+			return fmt.Sprintf("raw has %d bytes, its metadata says %d", rf.size, *m.Size)
+		}
+	}
+	if m.Checksum != "" && rf != nil && (rf.size <= alwaysHashBelow || d.o.VerifyChecksums) {
+		raw, err := d.fsys.ReadFile(rf.abs)
+		if err == nil {
+			if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != m.Checksum {
+				return "raw's SHA-256 is not its metadata's checksum"
+			}
+		}
+	}
+	return ""
+}
+
+// judgeLatest: the pointer should name the version the index's `latest`
+// names (when this cache has not changed it itself), and never a version
+// that neither the cache nor the bucket holds.
+func (d *diagnosis) judgeLatest(it *item, comes map[int]bool) error {
+	lf := it.latest
+	if lf == nil {
+		return nil
+	}
+	rel := it.dir + "/latest"
+	cur, err := d.fsys.ReadFile(lf.abs)
+	if err != nil {
+		return err
+	}
+	named, perr := strconv.Atoi(string(bytes.TrimSpace(cur)))
+	highest := 0
+	for n := range comes {
+		if n > highest {
+			highest = n
+		}
+	}
+	var want int
+	var why string
+	e, indexed := d.indexed(rel)
+	switch {
+	case d.st.Dirty(rel) && perr == nil && comes[named]:
+		return nil // this checkout's own write, pushed next
+	case indexed && e.SHA256 != "" && sha(cur) != e.SHA256:
+		// The index names the bytes the bucket holds; find the version they say.
+		for n := range comes {
+			if sha([]byte(strconv.Itoa(n))) == e.SHA256 {
+				want = n
+			}
+		}
+		if want == 0 {
+			return nil // judged by judgeFile (stale/torn), re-pulled
+		}
+		why = fmt.Sprintf("the index (the bucket) says version %d; a pull compares sizes only, so it never fetched the new pointer", want)
+	case perr != nil || !comes[named]:
+		if highest == 0 {
+			return nil
+		}
+		want = highest
+		why = fmt.Sprintf("version %q is neither readable in the cache nor in the bucket", string(bytes.TrimSpace(cur)))
+	default:
+		return nil
+	}
+	if want == named {
+		return nil
+	}
+	// A latest judged torn or stale by judgeFile is rewritten instead of
+	// quarantined: reads need a pointer now, not after the next pull.
+	d.plan.unquarantine(rel)
+	d.dropFinding(rel)
+	d.add(Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want, Repairable: true,
+		Message:  fmt.Sprintf("`latest` says %q: %s", string(bytes.TrimSpace(cur)), why),
+		Next:     NextServe,
+		NextSays: fmt.Sprintf("'swamp data get' returns version %q until this checkout writes the item itself", string(bytes.TrimSpace(cur))),
+		Fix:      fmt.Sprintf("rewrite `latest` to %d through the journal (its old bytes kept in quarantine)", want)})
+	d.plan.latest = append(d.plan.latest, latestFix{file: lf, rel: rel, old: cur, want: want})
+	return nil
+}
+
+func (d *diagnosis) dropFinding(rel string) {
+	out := d.rep.Findings[:0]
+	for _, f := range d.rep.Findings {
+		if f.Path != rel {
+			out = append(out, f)
+		}
+	}
+	d.rep.Findings = out
+}
+
+func sha(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// isTemp: atomic_write.ts names its temps .{uuid}.tmp beside the target.
+func isTemp(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".tmp") && len(base) == len(".")+36+len(".tmp")
+}
