@@ -47,6 +47,14 @@ const (
 	RemedyMigrateReverse    = report.RemedyMigrateReverse
 	RemedyUnsetMigrate      = report.RemedyUnsetMigrate
 	RemedyRepair            = report.RemedyRepair
+
+	RemedyNone           = report.RemedyNone
+	RemedyFixAccess      = report.RemedyFixAccess
+	RemedyInspect        = report.RemedyInspect
+	RemedySwampUpgrade   = report.RemedySwampUpgrade
+	RemedyMountReadWrite = report.RemedyMountReadWrite
+	RemedyRetry          = report.RemedyRetry
+	RemedyCheckAgain     = report.RemedyCheckAgain
 )
 
 // ---- the doctor (ops/doctor)

@@ -62,7 +62,6 @@ package doctor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -109,9 +108,17 @@ type Finding struct {
 	// Remedy is the action Fix describes, when it is one of swampj's own
 	// (the CLI appends its command to Fix); "" otherwise.
 	Remedy report.Remedy `json:"remedy,omitempty"`
+	// Then is the action that follows Remedy, when one does (a person
+	// makes the catalog writable, then the repair rebuilds it); "" when
+	// Remedy is all there is to do.
+	Then   report.Remedy `json:"then,omitempty"`
 	Status Status        `json:"status"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
+
+	// swampCheck is the id of the swamp check a CodeSwampCheck finding
+	// reports.
+	swampCheck string
 }
 
 // Move is one rename into quarantine.
@@ -262,26 +269,23 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		}
 	}
 	rep, err := runDoctor(ctx, fsys, r, o, open)
-	if rep != nil && stale != nil && !rep.catalogRebuilt { // a rebuild clears the mark
-		rep.addCatalogStale(stale)
+	switch {
+	case rep == nil:
+	case o.Confirm && err == nil:
+		if err := settleCatalog(ctx, fsys, r, o, rep, stale); err != nil {
+			return nil, err
+		}
+	default:
+		st := map[string]Status{"check": StatusFound, "preview": StatusWouldRepair}[rep.Mode]
+		if st == "" {
+			st = StatusSkipped // a refused repair
+		}
+		rep.wholeCatalog(stale, o, st)
 	}
 	if rep != nil {
 		rep.fillChecks()
 	}
 	return rep, err
-}
-
-// addCatalogStale reports the journal's stale-catalog mark: a catalog step
-// that was skipped so that data or recovery could go on. Only a rebuild
-// clears it (the doctor's repair rebuilds only a damaged catalog).
-func (rep *Report) addCatalogStale(cs *journal.CatalogStale) {
-	rep.Findings = append(rep.Findings, Finding{Code: CodeCatalogStale, Path: cs.Catalog,
-		Message: fmt.Sprintf("the catalog has missed changes on disk since %s (intents %v): %s; swamp's data query does not see them",
-			cs.Since.Format(time.RFC3339), cs.Intents, cs.Reason),
-		Fix:    "make the catalog writable for this user if it is not, then rebuild the catalog",
-		Remedy: report.RemedyRebuildCatalog,
-		Status: StatusManual})
-	rep.Remaining++
 }
 
 func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open []*journal.Intent) (*Report, error) {
