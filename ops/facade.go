@@ -75,6 +75,8 @@ type (
 	DoctorMove        = doctor.Move
 	DoctorRepairError = doctor.RepairError
 	DoctorStatus      = doctor.Status
+	DoctorOutcome     = doctor.Outcome
+	DoctorAction      = doctor.Action
 	SwampCheck        = doctor.SwampCheck
 	LockChangedError  = lock.ChangedError
 )
@@ -109,6 +111,15 @@ const (
 	DoctorRepaired    = doctor.StatusRepaired
 	DoctorSkipped     = doctor.StatusSkipped
 	DoctorManual      = doctor.StatusManual
+)
+
+// What a doctor run leaves (doctor.Outcome).
+const (
+	DoctorClean       = doctor.OutcomeClean
+	DoctorRepairedAll = doctor.OutcomeRepaired
+	DoctorRepairable  = doctor.OutcomeRepairable
+	DoctorBusy        = doctor.OutcomeBusy
+	DoctorManualLeft  = doctor.OutcomeManual
 )
 
 // The checks of swamp's own doctor that the doctor runs (SwampCheck.Name).

@@ -105,7 +105,8 @@ var hostFacing = strings.Fields(`
 	Progress ProgressEvent
 	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
 	RemedyUnsetMigrate RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
-	RemedyRetry RemedyCheckAgain DoctorNotice
+	RemedyRetry RemedyCheckAgain DoctorNotice DoctorOutcome DoctorAction DoctorClean DoctorRepairedAll DoctorRepairable
+	DoctorBusy DoctorManualLeft
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
 `)
 

@@ -220,6 +220,10 @@ type Report struct {
 	InFlight []InFlight `json:"inFlight"`
 	// Checks is every check, passed or not, by stable id (doctorchecks.go).
 	Checks []Check `json:"checks"`
+	// Outcome is what the run leaves (outcome.go); Actions what to do
+	// next, in order, for the findings still there.
+	Outcome Outcome  `json:"outcome"`
+	Actions []Action `json:"actions"`
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
 	catalogRebuilt bool
@@ -284,6 +288,7 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	}
 	if rep != nil {
 		rep.fillChecks()
+		rep.summarize()
 	}
 	return rep, err
 }

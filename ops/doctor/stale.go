@@ -50,7 +50,7 @@ func (rep *Report) wholeCatalog(cs *journal.CatalogStale, o Options, st Status) 
 		switch {
 		case rep.catalogUnopenable():
 			f.Status, f.Remedy, f.Then = StatusManual, report.RemedyFixAccess, report.RemedyRepair
-			f.Fix = "make the catalog a file this user can read and write (see catalog_unusable), then repair: the repair rebuilds it from the disk"
+			f.Fix = "make the catalog a file this user can read and write (see catalog_unusable); the repair then rebuilds it from the disk"
 		case o.Only != nil:
 			f.Status = StatusSkipped
 			f.Reason = "only what the command changed was checked; a repair of the whole repo rebuilds the catalog"
@@ -149,9 +149,9 @@ func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, re
 func manualRebuild(err error) (fix string, r, then report.Remedy) {
 	var un *catalogsync.UnmigratedError
 	if errors.As(err, &un) {
-		return fmt.Sprintf("the repair could not rebuild the catalog (%v); finish the namespace migration, then repair", err),
+		return fmt.Sprintf("the repair could not rebuild the catalog (%v); finish the namespace migration", err),
 			report.RemedyMigrate, report.RemedyRepair
 	}
-	return fmt.Sprintf("the repair could not rebuild the catalog (%v); make the catalog a file this user can read and write, then repair", err),
+	return fmt.Sprintf("the repair could not rebuild the catalog (%v); make the catalog a file this user can read and write", err),
 		report.RemedyFixAccess, report.RemedyRepair
 }
