@@ -77,6 +77,7 @@ type (
 	DoctorStatus      = doctor.Status
 	DoctorOutcome     = doctor.Outcome
 	DoctorAction      = doctor.Action
+	DoctorNotice      = doctor.Notice
 	SwampCheck        = doctor.SwampCheck
 	LockChangedError  = lock.ChangedError
 )
@@ -111,6 +112,12 @@ const (
 	DoctorRepaired    = doctor.StatusRepaired
 	DoctorSkipped     = doctor.StatusSkipped
 	DoctorManual      = doctor.StatusManual
+)
+
+// The kinds of DoctorNotice.
+const (
+	DoctorNoticeNote    = doctor.NoticeNote
+	DoctorNoticeWarning = doctor.NoticeWarning
 )
 
 // What a doctor run leaves (doctor.Outcome).

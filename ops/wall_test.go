@@ -106,7 +106,7 @@ var hostFacing = strings.Fields(`
 	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
 	RemedyUnsetMigrate RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
 	RemedyRetry RemedyCheckAgain DoctorNotice DoctorOutcome DoctorAction DoctorClean DoctorRepairedAll DoctorRepairable
-	DoctorBusy DoctorManualLeft
+	DoctorBusy DoctorManualLeft DoctorNoticeNote DoctorNoticeWarning
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
 `)
 

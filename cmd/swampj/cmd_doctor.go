@@ -61,8 +61,10 @@ func runDoctor(c *cli.Context) error {
 	e.out.endProgress()
 	renderDoctorRemedies(rep)
 	if rep != nil {
-		for _, w := range rep.Warnings {
-			e.out.warn(w)
+		for _, n := range rep.Notices {
+			if n.Kind == ops.DoctorNoticeWarning {
+				e.out.warn(fmt.Sprintf("%s [remedy: %s]", n.Message, n.Remedy))
+			}
 		}
 		if perr := e.out.result(rep, func(w io.Writer) { printDoctorReport(w, rep) }); perr != nil && err == nil {
 			err = perr
@@ -132,8 +134,13 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 		fmt.Fprintln(w, "  checksums: not read (sizes only; a raw of the right size with the wrong bytes is not found: add --verify-checksums)")
 	}
 	fmt.Fprintf(w, "  catalog:   %s\n", rep.Catalog)
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+	if rep.ReadOnly {
+		fmt.Fprintln(w, "  read-only media: swamp cannot write here; the data checks below ran in full")
+	}
+	for _, n := range rep.Notices {
+		if n.Kind == ops.DoctorNoticeNote {
+			fmt.Fprintf(w, "  note: %s [remedy: %s]\n", n.Message, n.Remedy)
+		}
 	}
 	for _, c := range rep.Checks {
 		mark := "ok  "

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -77,4 +78,68 @@ func TestDoctorExitSaysWhatIsLeft(t *testing.T) {
 	if r = swampj(t, dir, "doctor", "--json"); r.code != 0 || decodeOutcome(t, r).Outcome != "clean" {
 		t.Fatalf("doctor after the repair: %+v", r)
 	}
+}
+
+// TestDoctorNoticesCarryRemedies (#25): every note and every warning of
+// the doctor carries a remedy code, in --json (notices) and in text (the
+// note lines, the warnings on stderr).
+func TestDoctorNoticesCarryRemedies(t *testing.T) {
+	check := func(t *testing.T, dir string, wantKinds ...string) {
+		t.Helper()
+		r := swampj(t, dir, "doctor", "--json")
+		var d struct {
+			Notes, Warnings []string
+			Notices         []struct{ Kind, Message, Remedy string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("%v: %+v", err, r)
+		}
+		if len(d.Notices) != len(d.Notes)+len(d.Warnings) {
+			t.Fatalf("notices %d, notes %d + warnings %d", len(d.Notices), len(d.Notes), len(d.Warnings))
+		}
+		kinds := map[string]bool{}
+		for _, n := range d.Notices {
+			kinds[n.Kind] = true
+			if n.Remedy == "" {
+				t.Errorf("a %s without a remedy: %s", n.Kind, n.Message)
+			}
+		}
+		for _, k := range wantKinds {
+			if !kinds[k] {
+				t.Fatalf("no %s here: %+v", k, d.Notices)
+			}
+		}
+		text := swampj(t, dir, "doctor")
+		for _, line := range strings.Split(text.stdout, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "note:") && !strings.Contains(line, "[remedy: ") {
+				t.Errorf("a note line without its remedy: %s", line)
+			}
+		}
+		for _, line := range strings.Split(text.stderr, "\n") {
+			if strings.Contains(line, "warning:") && !strings.Contains(line, "[remedy: ") {
+				t.Errorf("a warning without its remedy: %s", line)
+			}
+		}
+	}
+	t.Run("notes", func(t *testing.T) {
+		dir := nsRepo(t)
+		mustOK(t, swampj(t, dir, "datastore", "namespace", "set", nsSlug), "set")
+		mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--confirm"), "migrate")
+		check(t, dir, "note")
+	})
+	t.Run("warnings", func(t *testing.T) {
+		// A catalog a later swamp wrote (another schema_version): its rows
+		// are not checked, a warning.
+		dir := exampleRepo(t)
+		mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "rebuild")
+		db, err := sql.Open("sqlite", filepath.Join(dir, ".swamp", "data", "_catalog.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`UPDATE catalog_meta SET value = '99' WHERE key = 'schema_version'`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		check(t, dir, "warning")
+	})
 }

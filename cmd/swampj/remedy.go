@@ -80,6 +80,10 @@ func renderDoctorRemedies(rep *ops.DoctorReport) {
 		f := &rep.Findings[i]
 		f.Fix = withRemedies(f.Fix, f.Remedy, f.Then)
 	}
+	for i := range rep.Notices {
+		n := &rep.Notices[i]
+		n.Message = withRemedies(n.Message, n.Remedy, n.Then)
+	}
 	for i := range rep.Actions {
 		a := &rep.Actions[i]
 		a.Fix = withRemedies(a.Fix, a.Remedy, a.Then)

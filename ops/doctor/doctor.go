@@ -208,6 +208,13 @@ type Report struct {
 	// Notes explain states that are not problems (never counted in
 	// Remaining): what swamp's own doctor misreports (swampDoctorNote).
 	Notes []string `json:"notes"`
+	// Notices are the notes and then the warnings, each with its remedy
+	// (notice.go).
+	Notices []Notice `json:"notices"`
+	// ReadOnly: the datastore is on read-only media. The data checks ran
+	// in full; swamp cannot write here, which is a note (its health check
+	// fails), not a finding.
+	ReadOnly bool `json:"readOnly"`
 	// SwampChecks are swamp's own doctor datastores checks, computed right
 	// (check, passed, message as swamp prints them; swampDiffers where
 	// swamp's answer would differ).

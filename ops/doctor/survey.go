@@ -129,9 +129,12 @@ type survey struct {
 
 	// For swamp's own checks (doctorswamp.go): items on disk per type,
 	// whether the catalog is populated, how many rows it has here.
-	diskByType  map[string]int
-	modelNames  map[string]string // model id → name (catalog rows, then definitions)
-	notes       []string          // added to swampDoctorNotes
+	diskByType map[string]int
+	modelNames map[string]string // model id → name (catalog rows, then definitions)
+	notes      []Notice          // added to swampDoctorNotes
+	// readOnly: the datastore is on read-only media (swamp's health check
+	// fails for that alone: a note, not a finding).
+	readOnly    bool
 	populated   bool
 	catalogRows int
 	swamp       []SwampCheck

@@ -64,9 +64,16 @@ func (s *survey) checkSwamp(context.Context) error {
 			// preview lists what would move), not damage: after
 			// `migrate --reverse` with the namespace still set, the
 			// data is at the root on purpose. Reported, not a finding.
-			s.notes = append(s.notes, fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
+			s.notes = append(s.notes, note(fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
 				"the namespace migration's preview lists what would move; after a reverse migration with the namespace still set, "+
-				"unsetting the namespace finishes going back", c.Check, c.Message))
+				"unsetting the namespace finishes going back", c.Check, c.Message), report.RemedyMigrate))
+		case c.Check == SwampCheckHealth && fsx.ReadOnlyMedia(s.r.Base):
+			// Read-only media (a backup image, a snapshot): swamp cannot
+			// write here, and says so; the data itself is checked in full
+			// all the same. What it is, not damage.
+			s.readOnly = true
+			s.notes = append(s.notes, note(fmt.Sprintf("read-only media: swamp cannot write here (its health check fails: %s). "+
+				"The data checks ran in full and are reported here; mount it read-write to use it with swamp", c.Message), report.RemedyMountReadWrite))
 		default:
 			f := Finding{Code: CodeSwampCheck, Path: s.r.Base, swampCheck: c.Check,
 				Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message)}
