@@ -292,6 +292,7 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 			st = StatusSkipped // a refused repair
 		}
 		rep.wholeCatalog(stale, o, st)
+		rep.markOpenIntents(st)
 	}
 	if rep != nil {
 		rep.fillChecks()
@@ -333,6 +334,18 @@ func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open [
 		}
 	}
 	return rep, nil
+}
+
+// markOpenIntents gives an open intent that recovery can finish the status
+// of a finding the repair fixes: a confirmed repair finishes every open
+// intent before it plans (finishOpen). One recovery would stop at (a
+// conflict, whose remedy is a person's) stays manual.
+func (rep *Report) markOpenIntents(st Status) {
+	for i := range rep.Findings {
+		if f := &rep.Findings[i]; f.Code == CodeOpenIntent && f.Status == StatusManual && !f.Remedy.Human() && st != StatusSkipped {
+			f.Status = st
+		}
+	}
 }
 
 // markDamagedCatalog gives the damaged-catalog finding the status of a
