@@ -88,7 +88,7 @@ func (rep *Report) summarize() {
 func (rep *Report) addAction(f *Finding) {
 	r, then := f.Remedy, f.Then
 	switch {
-	case f.Status == StatusSkipped:
+	case f.Status == StatusSkipped && r == "": // a busy model lock
 		r, then = report.RemedyRetry, ""
 	}
 	for i := range rep.Actions {

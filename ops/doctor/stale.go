@@ -52,7 +52,7 @@ func (rep *Report) wholeCatalog(cs *journal.CatalogStale, o Options, st Status) 
 			f.Status, f.Remedy, f.Then = StatusManual, report.RemedyFixAccess, report.RemedyRepair
 			f.Fix = "make the catalog a file this user can read and write (see catalog_unusable); the repair then rebuilds it from the disk"
 		case o.Only != nil:
-			f.Status = StatusSkipped
+			f.Status = st
 			f.Reason = "only what the command changed was checked; a repair of the whole repo rebuilds the catalog"
 		default:
 			f.Status = st
