@@ -134,9 +134,6 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 		fmt.Fprintln(w, "  checksums: not read (sizes only; a raw of the right size with the wrong bytes is not found: add --verify-checksums)")
 	}
 	fmt.Fprintf(w, "  catalog:   %s\n", rep.Catalog)
-	if rep.ReadOnly {
-		fmt.Fprintln(w, "  read-only media: swamp cannot write here; the data checks below ran in full")
-	}
 	for _, n := range rep.Notices {
 		if n.Kind == ops.DoctorNoticeNote {
 			fmt.Fprintf(w, "  note: %s [remedy: %s]\n", n.Message, n.Remedy)
@@ -166,7 +163,11 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 			if !c.Passed {
 				mark = "✗"
 			}
-			fmt.Fprintf(w, "    %s %s: %s\n", mark, c.Check, c.Message)
+			fmt.Fprintf(w, "    %s %s: %s", mark, c.Check, c.Message)
+			if rep.ReadOnly && !c.Passed && c.Check == ops.SwampCheckHealth {
+				fmt.Fprint(w, " (read-only media: a note, not a finding)")
+			}
+			fmt.Fprintln(w)
 			if c.SwampDiffers != "" {
 				fmt.Fprintf(w, "      (swamp differs: %s)\n", c.SwampDiffers)
 			}
