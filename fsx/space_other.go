@@ -11,3 +11,6 @@ func FreeBytes(string) (uint64, error) {
 
 // Writable is not known on this platform: assumed.
 func Writable(string) bool { return true }
+
+// ReadOnlyMedia is not known on this platform: assumed not.
+func ReadOnlyMedia(string) bool { return false }

@@ -19,3 +19,7 @@ func FreeBytes(path string) (uint64, error) {
 // Writable reports whether this process may create entries in dir
 // (access(2) W_OK: it asks, it writes nothing — an inspection must not).
 func Writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
+
+// ReadOnlyMedia reports whether dir is on a file system mounted read-only
+// (access(2) W_OK answers EROFS: it asks, it writes nothing).
+func ReadOnlyMedia(dir string) bool { return unix.Access(dir, unix.W_OK) == unix.EROFS }

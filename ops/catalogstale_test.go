@@ -178,3 +178,54 @@ func hasFinding(rep *DoctorReport, code DoctorCode) bool {
 	}
 	return false
 }
+
+// TestDoctorRepairClearsStaleMark is issue #25's first case: a write made
+// while the catalog could not be opened (here: its path held by a
+// directory, which no user can open as a database) leaves the journal's
+// stale mark; once the catalog is back, a confirmed doctor repair compares
+// the whole catalog with the disk, fixes the difference and clears the
+// mark, so nothing is left "manual" and the next doctor is clean.
+func TestDoctorRepairClearsStaleMark(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	aside := r.CatalogPath + ".aside"
+	if err := os.Rename(r.CatalogPath, aside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if w := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{}); w.CatalogStale == "" {
+		t.Fatal("the write did not report the catalog stale")
+	}
+	if err := os.Remove(r.CatalogPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(aside, r.CatalogPath); err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := Doctor(context.Background(), fsx.Real(), r, DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Status != DoctorRepaired {
+			t.Errorf("%s left %s: %s (fix: %s)", f.Code, f.Status, f.Message, f.Fix)
+		}
+	}
+	if !hasFinding(rep, DoctorCatalogStale) || !rep.Clean() {
+		t.Fatalf("the repair must report the stale catalog repaired and leave nothing: remaining %d, %+v", rep.Remaining, rep.Findings)
+	}
+	if cs := catalogStaleMark(t, r); cs != nil {
+		t.Fatalf("the repair left the stale mark: %+v", cs)
+	}
+	if v := viewItem(t, r, a); v.CatalogLatest != 2 {
+		t.Fatalf("catalog latest after the repair = %d, want 2", v.CatalogLatest)
+	}
+	rep, err = Doctor(context.Background(), fsx.Real(), r, DoctorOptions{JournalLockTimeout: time.Second})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("doctor after the repair: %v %+v", err, rep.Findings)
+	}
+}

@@ -94,8 +94,8 @@ func TestDoctorRepairLeavesAnUnopenableCatalogManual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := catalogFinding(rep); f == nil || f.Status != ops.DoctorManual || f.Remedy != ops.RemedyRebuildCatalog {
-		t.Fatalf("catalog finding %+v, want manual with the rebuild as remedy", f)
+	if f := catalogFinding(rep); f == nil || f.Status != ops.DoctorManual || f.Remedy != ops.RemedyFixAccess || f.Then != ops.RemedyRebuildCatalog {
+		t.Fatalf("catalog finding %+v, want manual: a person's fix, then the rebuild", f)
 	}
 	if fi, err := os.Stat(r.CatalogPath); err != nil || !fi.IsDir() {
 		t.Fatalf("the directory at the catalog's name was touched: %v", err)

@@ -47,6 +47,14 @@ const (
 	RemedyMigrateReverse    = report.RemedyMigrateReverse
 	RemedyUnsetMigrate      = report.RemedyUnsetMigrate
 	RemedyRepair            = report.RemedyRepair
+
+	RemedyNone           = report.RemedyNone
+	RemedyFixAccess      = report.RemedyFixAccess
+	RemedyInspect        = report.RemedyInspect
+	RemedySwampUpgrade   = report.RemedySwampUpgrade
+	RemedyMountReadWrite = report.RemedyMountReadWrite
+	RemedyRetry          = report.RemedyRetry
+	RemedyCheckAgain     = report.RemedyCheckAgain
 )
 
 // ---- the doctor (ops/doctor)
@@ -67,6 +75,9 @@ type (
 	DoctorMove        = doctor.Move
 	DoctorRepairError = doctor.RepairError
 	DoctorStatus      = doctor.Status
+	DoctorOutcome     = doctor.Outcome
+	DoctorAction      = doctor.Action
+	DoctorNotice      = doctor.Notice
 	SwampCheck        = doctor.SwampCheck
 	LockChangedError  = lock.ChangedError
 )
@@ -101,6 +112,21 @@ const (
 	DoctorRepaired    = doctor.StatusRepaired
 	DoctorSkipped     = doctor.StatusSkipped
 	DoctorManual      = doctor.StatusManual
+)
+
+// The kinds of DoctorNotice.
+const (
+	DoctorNoticeNote    = doctor.NoticeNote
+	DoctorNoticeWarning = doctor.NoticeWarning
+)
+
+// What a doctor run leaves (doctor.Outcome).
+const (
+	DoctorClean       = doctor.OutcomeClean
+	DoctorRepairedAll = doctor.OutcomeRepaired
+	DoctorRepairable  = doctor.OutcomeRepairable
+	DoctorBusy        = doctor.OutcomeBusy
+	DoctorManualLeft  = doctor.OutcomeManual
 )
 
 // The checks of swamp's own doctor that the doctor runs (SwampCheck.Name).

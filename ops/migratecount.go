@@ -135,6 +135,11 @@ func (p *migrationPlanner) count() error {
 	if err != nil {
 		return err
 	}
+	// The walk is over: now the total is known, and the last event of the
+	// phase says it (done of total), not a count with no end.
+	n := walked.Done()
+	walked.Total = func() int64 { return n }
+	walked.Report(n)
 	p.plan.lockFiles = append(p.plan.lockFiles, locks...)
 	for i, c := range p.counted {
 		p.plan.moves[c.move].FileCount += files[i]

@@ -23,7 +23,8 @@ type RecoverOptions struct {
 	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	SwampLockTimeout time.Duration
 	// Progress, if set, receives "recovering": steps of the intent being
-	// finished or undone.
+	// finished or undone; and "restamping catalog" while a migration's
+	// restamp runs.
 	Progress Progress
 	// Logger receives the executor's step records at level Debug (nil:
 	// nothing is logged).
@@ -38,9 +39,33 @@ type RecoverOptions struct {
 func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
 	fsys = fsx.OrReal(fsys)
 	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
-		Progress: opts.Progress.Steps("recovering"), Log: opts.Logger}
+		Progress: opts.Progress.Steps("recovering"), IntentProgress: recoveryProgress(opts.Progress), Log: opts.Logger}
 	defer env.CloseCatalog()
 	return session.RecoverOpen(ctx, env, j, opts.Rollback)
+}
+
+// recoveryProgress reports an intent's steps as "recovering", and a
+// migration's catalog restamp (one long step, the last one left when a
+// migration was killed after its renames) as "restamping catalog" while it
+// runs, as the migration itself does (migrateStepProgress).
+func recoveryProgress(p Progress) func(*journal.Intent, journal.Direction) func(done, total int) {
+	if p == nil {
+		return nil
+	}
+	return func(in *journal.Intent, dir journal.Direction) func(done, total int) {
+		steps := in.Steps
+		return func(done, total int) {
+			next := done // the step about to run
+			if dir == journal.Backward {
+				next = total - 1 - done // undone from the last one down
+			}
+			if next >= 0 && next < len(steps) && steps[next].Kind == engine.KindCatalog {
+				p.Emit("restamping catalog", 0, 0, "")
+				return
+			}
+			p.Emit("recovering", int64(done), int64(total), "steps")
+		}
+	}
 }
 
 // PreviewRecovery observes every step of every open intent of j without

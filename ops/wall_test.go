@@ -104,7 +104,9 @@ var hostFacing = strings.Fields(`
 	ExpectedRows ExpectedOptions Expected CodeRowInvalid CodeTypeNotNormalized
 	Progress ProgressEvent
 	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
-	RemedyUnsetMigrate RemedyRepair
+	RemedyUnsetMigrate RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
+	RemedyRetry RemedyCheckAgain DoctorNotice DoctorOutcome DoctorAction DoctorClean DoctorRepairedAll DoctorRepairable
+	DoctorBusy DoctorManualLeft DoctorNoticeNote DoctorNoticeWarning
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
 `)
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,8 +26,10 @@ func init() {
 			"deleted), `latest` is pointed at the last readable version (its old content is kept in quarantine), and\n" +
 			"the catalog loses the rows of the moved versions and gets is_latest / is_step_latest right. A model whose\n" +
 			"swamp lock is held is skipped and reported.\n\n" +
-			"EXIT STATUS: 0 when nothing is (left) to fix; 1 when problems remain (error code doctor_findings), with\n" +
-			"every finding listed under --json; 75 when the only problems left are in models whose lock was busy.",
+			"EXIT STATUS: 0 when nothing is (left) to fix (also: all of it repaired); 1 when problems remain that the\n" +
+			"repair or another swampj command fixes (error code doctor_findings); 3 when what is left needs a person\n" +
+			"first (doctor_manual: the summary says what to do); 75 when the only problems left are in models whose lock\n" +
+			"was busy. --json lists every finding, the outcome and the actions to take, in order.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "show the repair (changes nothing without --confirm)"},
 			&cli.BoolFlag{Name: "confirm", Aliases: []string{"y", "yes"}, Usage: "with --repair: apply it"},
@@ -61,8 +64,10 @@ func runDoctor(c *cli.Context) error {
 	e.out.endProgress()
 	renderDoctorRemedies(rep)
 	if rep != nil {
-		for _, w := range rep.Warnings {
-			e.out.warn(w)
+		for _, n := range rep.Notices {
+			if n.Kind == ops.DoctorNoticeWarning {
+				e.out.warn(fmt.Sprintf("%s [remedy: %s]", n.Message, n.Remedy))
+			}
 		}
 		if perr := e.out.result(rep, func(w io.Writer) { printDoctorReport(w, rep) }); perr != nil && err == nil {
 			err = perr
@@ -71,18 +76,50 @@ func runDoctor(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case rep.Clean():
+	return doctorExit(rep)
+}
+
+// doctorExit is the doctor's exit status and error code, from what the run
+// leaves (rep.Outcome): 0 clean or all repaired; 75 only busy models left;
+// exitManual (doctor_manual) when what is left needs a person first; 1
+// (doctor_findings) when the repair or another command fixes it.
+func doctorExit(rep *ops.DoctorReport) error {
+	switch rep.Outcome {
+	case ops.DoctorClean, ops.DoctorRepairedAll:
 		return nil
-	case rep.Mode == "repair" && rep.OnlySkipped():
-		return withCode("lock_timeout", exitLockTimeout, fmt.Errorf(
-			"%d problem(s) left in models whose swamp lock stayed busy; run 'swampj doctor --repair --confirm' again when they are idle", rep.Remaining))
+	case ops.DoctorBusy:
+		if rep.Mode == "repair" {
+			return withCode("lock_timeout", exitLockTimeout, fmt.Errorf(
+				"%d problem(s) left in models whose swamp lock stayed busy; run 'swampj doctor --repair --confirm' again when they are idle", rep.Remaining))
+		}
+	case ops.DoctorManualLeft:
+		return withCode(codeDoctorManual, exitManual, fmt.Errorf("%d problem(s) %s that only a person can fix: %s",
+			rep.Remaining, map[bool]string{true: "remain", false: "found"}[rep.Mode == "repair"], personActions(rep)))
 	}
 	return withCode("doctor_findings", exitFailure, fmt.Errorf("%d problem(s) %s", rep.Remaining, map[string]string{
 		"check":   "found; preview the repair with 'swampj doctor --repair'",
 		"preview": "found; apply the repair with 'swampj doctor --repair --confirm'",
 		"repair":  "remain; see each finding's fix",
 	}[rep.Mode]))
+}
+
+// personActions names, in order, what a person must do (rep.Actions).
+func personActions(rep *ops.DoctorReport) string {
+	var what []string
+	for _, a := range rep.Actions {
+		if a.Person {
+			what = append(what, fmt.Sprintf("%s (%s, for %s)", a.Fix, a.Remedy, joinCodes(a.Codes)))
+		}
+	}
+	return strings.Join(what, "; and ")
+}
+
+func joinCodes(cs []ops.DoctorCode) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
 }
 
 // printDoctorReport renders a report as text: one block per finding, then
@@ -100,8 +137,10 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 		fmt.Fprintln(w, "  checksums: not read (sizes only; a raw of the right size with the wrong bytes is not found: add --verify-checksums)")
 	}
 	fmt.Fprintf(w, "  catalog:   %s\n", rep.Catalog)
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+	for _, n := range rep.Notices {
+		if n.Kind == ops.DoctorNoticeNote {
+			fmt.Fprintf(w, "  note: %s [remedy: %s]\n", n.Message, n.Remedy)
+		}
 	}
 	for _, c := range rep.Checks {
 		mark := "ok  "
@@ -127,7 +166,11 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 			if !c.Passed {
 				mark = "✗"
 			}
-			fmt.Fprintf(w, "    %s %s: %s\n", mark, c.Check, c.Message)
+			fmt.Fprintf(w, "    %s %s: %s", mark, c.Check, c.Message)
+			if rep.ReadOnly && !c.Passed && c.Check == ops.SwampCheckHealth {
+				fmt.Fprint(w, " (read-only media: a note, not a finding)")
+			}
+			fmt.Fprintln(w)
 			if c.SwampDiffers != "" {
 				fmt.Fprintf(w, "      (swamp differs: %s)\n", c.SwampDiffers)
 			}
@@ -185,5 +228,22 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 		if rep.Remaining > 0 {
 			fmt.Fprintf(w, "%d problem(s) remain (see their fix above).\n", rep.Remaining)
 		}
+	}
+	printDoctorActions(w, rep)
+}
+
+// printDoctorActions is the summary of what to do next, in order, a
+// person's actions marked as such.
+func printDoctorActions(w io.Writer, rep *ops.DoctorReport) {
+	if len(rep.Actions) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Next:")
+	for i, a := range rep.Actions {
+		who := "swampj"
+		if a.Person {
+			who = "by hand"
+		}
+		fmt.Fprintf(w, "  %d. [%s, %s] %s (%s)\n", i+1, who, a.Remedy, a.Fix, joinCodes(a.Codes))
 	}
 }

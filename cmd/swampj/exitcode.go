@@ -24,6 +24,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1
 	exitUsage       = 2
+	exitManual      = 3  // the doctor left findings only a person can fix
 	exitLockTimeout = 75 // EX_TEMPFAIL, as swamp uses for its lock timeout
 	exitInterrupted = 130
 )
@@ -134,6 +135,8 @@ const (
 	codeNoSpace     = "no_space"
 	codeIOError     = "io_error"
 	codeFailed      = "failed"
+	// codeDoctorManual: the doctor left findings only a person can fix.
+	codeDoctorManual = "doctor_manual"
 )
 
 // codeReadOnly is the error code of a write refused by read-only media.

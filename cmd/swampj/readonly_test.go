@@ -359,3 +359,55 @@ func TestJournalPathIsADirectory(t *testing.T) {
 		t.Fatalf("the tree changed: %v", d)
 	}
 }
+
+// TestDoctorOnReadOnlyMediaOfAHealthyRepo (#25): a read-only mount of a
+// healthy repo (a backup image) is its own short report: the data checks
+// run in full, swamp's failing health check is a note with the remedy
+// "mount it read-write", and the doctor exits 0.
+func TestDoctorOnReadOnlyMediaOfAHealthyRepo(t *testing.T) {
+	dir := exampleRepo(t)
+	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "rebuild")
+	mustOK(t, swampj(t, dir, "doctor"), "doctor on the writable repo")
+	mp := mountReadOnly(t, dir)
+	r := swampj(t, mp, "doctor", "--json")
+	var d struct {
+		Items, Versions int
+		ReadOnly        bool `json:"readOnly"`
+		Outcome         string
+		Findings        []map[string]any
+		Notices         []struct{ Kind, Message, Remedy string }
+		SwampChecks     []struct {
+			Check  string
+			Passed bool
+		} `json:"swampChecks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatalf("doctor --json: %v\n%+v", err, r)
+	}
+	if r.code != 0 || len(d.Findings) != 0 || d.Outcome != "clean" || !d.ReadOnly {
+		t.Fatalf("doctor on read-only media of a healthy repo must exit 0 with no finding: exit %d %+v\n%s", r.code, d, r.stderr)
+	}
+	if d.Items == 0 || d.Versions == 0 {
+		t.Fatalf("the data checks did not run: %+v", d)
+	}
+	noted := false
+	for _, n := range d.Notices {
+		if n.Kind == "note" && n.Remedy == "mount_read_write" && strings.Contains(n.Message, "swamp cannot write here") &&
+			strings.Contains(n.Message, "mount it read-write to use it with swamp") {
+			noted = true
+		}
+	}
+	if !noted {
+		t.Fatalf("the health check must be a note with the remedy mount_read_write: %+v", d.Notices)
+	}
+	for _, c := range d.SwampChecks {
+		if c.Check == "health" && c.Passed {
+			t.Fatalf("swamp's health check is shown as what it is (swamp cannot write here): %+v", d.SwampChecks)
+		}
+	}
+	text := swampj(t, mp, "doctor")
+	if text.code != 0 || !strings.Contains(text.stdout, "read-only media") || !strings.Contains(text.stdout, "[remedy: mount_read_write]") ||
+		!strings.Contains(text.stdout, "No problems found") {
+		t.Fatalf("text report: %+v", text)
+	}
+}

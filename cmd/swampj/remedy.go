@@ -26,7 +26,13 @@ func remedyHint(r ops.Remedy) string {
 		return "run 'swampj datastore namespace unset --migrate --confirm'"
 	case ops.RemedyRepair:
 		return "run 'swampj doctor --repair --confirm'"
+	case ops.RemedyCheckAgain:
+		return "run 'swampj doctor'"
+	case ops.RemedyRetry:
+		return "run 'swampj doctor --repair --confirm' again once the lock is free"
 	}
+	// A person's actions (ops.Remedy.Human) and "nothing to do" have no
+	// command: the text beside them says what to do.
 	return ""
 }
 
@@ -49,6 +55,20 @@ func withRemedy(text string, r ops.Remedy) string {
 	return text + "; " + h
 }
 
+// withRemedies is withRemedy for an action and the one that follows it
+// (then; "" for none): both commands, in order.
+func withRemedies(text string, r, then ops.Remedy) string {
+	text = withRemedy(text, r)
+	h := remedyHint(then)
+	if h == "" || strings.Contains(text, strings.TrimPrefix(h, "run ")) {
+		return text
+	}
+	if remedyHint(r) == "" {
+		return text + "; then " + h
+	}
+	return text + ", then " + strings.TrimPrefix(h, "run ")
+}
+
 // renderDoctorRemedies puts this CLI's commands into a doctor report's
 // texts, for the text and the --json output alike (the "fix" and
 // "message" keys read as before; "remedy" says which action it is).
@@ -57,7 +77,16 @@ func renderDoctorRemedies(rep *ops.DoctorReport) {
 		return
 	}
 	for i := range rep.Findings {
-		rep.Findings[i].Fix = withRemedy(rep.Findings[i].Fix, rep.Findings[i].Remedy)
+		f := &rep.Findings[i]
+		f.Fix = withRemedies(f.Fix, f.Remedy, f.Then)
+	}
+	for i := range rep.Notices {
+		n := &rep.Notices[i]
+		n.Message = withRemedies(n.Message, n.Remedy, n.Then)
+	}
+	for i := range rep.Actions {
+		a := &rep.Actions[i]
+		a.Fix = withRemedies(a.Fix, a.Remedy, a.Then)
 	}
 	for i := range rep.SwampChecks {
 		c := &rep.SwampChecks[i]

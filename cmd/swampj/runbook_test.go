@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/swampj/swampj/ops/doctor"
 )
 
 // TestRunbookCoversEveryCode: every error code the CLI can print (the
@@ -120,4 +122,63 @@ func sourceCodes(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return codes
+}
+
+// TestRunbookDoctorTable (#25): RUNBOOK.md's table of doctor findings
+// has one row per code of the doctor's code table (doctor.Codes()), no
+// row for a code it does not have, every cell filled, and each row's
+// remedy names the code's usual remedy: its command, or its code where it
+// is a person's action. The table and the code cannot drift apart.
+func TestRunbookDoctorTable(t *testing.T) {
+	book, err := os.ReadFile("../../RUNBOOK.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(book), "## Doctor findings, code by code")
+	if !ok {
+		t.Fatal("RUNBOOK.md has no section \"Doctor findings, code by code\"")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := map[string][]string{}
+	row := regexp.MustCompile("^\\| `([a-z_]+)` \\|")
+	for _, line := range strings.Split(table, "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if _, dup := rows[m[1]]; dup {
+			t.Errorf("%s has two rows", m[1])
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		rows[m[1]] = cells
+	}
+	for _, c := range doctor.Codes() {
+		cells, ok := rows[string(c.Code)]
+		delete(rows, string(c.Code))
+		if !ok {
+			t.Errorf("doctor code %s has no row in RUNBOOK.md's table of doctor findings", c.Code)
+			continue
+		}
+		if len(cells) != 4 {
+			t.Errorf("%s: want 4 cells (code, cause, what it means for swamp, remedy), got %d", c.Code, len(cells))
+			continue
+		}
+		for i, cell := range cells {
+			if strings.TrimSpace(cell) == "" {
+				t.Errorf("%s: cell %d is empty", c.Code, i+1)
+			}
+		}
+		wants := []string{"`" + string(c.Remedy) + "`"}
+		for _, cmd := range printedCommands(remedyHint(c.Remedy)) {
+			wants = append(wants, "`swampj "+strings.Join(cmd, " ")+"`")
+		}
+		for _, want := range wants {
+			if !strings.Contains(cells[3], want) {
+				t.Errorf("%s: the remedy cell does not name its usual remedy %s: %s", c.Code, want, cells[3])
+			}
+		}
+	}
+	for code := range rows {
+		t.Errorf("RUNBOOK.md's table of doctor findings has a row for %s, which the doctor does not report", code)
+	}
 }

@@ -468,7 +468,8 @@ func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]str
 		// reason not to check the data.
 		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath,
 			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
-			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside), then rebuild the catalog", Remedy: report.RemedyRebuildCatalog}, false)
+			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside); a rebuild then makes it agree with the disk",
+			Remedy:  report.RemedyFixAccess, Then: report.RemedyRebuildCatalog}, false)
 		return nil, nil
 	}
 	if f := c.Foreign(); f != nil {

@@ -76,29 +76,30 @@ type CodeInfo struct {
 	// File is the file of this package whose check raises it.
 	File string
 	// Remedy is what usually fixes it: RemedyRepair for what a confirmed
-	// repair fixes, "" where only a person can (the finding's Fix says
-	// what). A finding may carry another where it knows better.
+	// repair fixes, a person's action (Remedy.Human) where only a person
+	// can (the finding's Fix says what). A finding may carry another where
+	// it knows better.
 	Remedy report.Remedy
 }
 
 // codeTable is every code the doctor reports.
 var codeTable = []CodeInfo{
 	{CodeVersionUnreadable, "versions", "items.go", report.RemedyRepair},
-	{CodeDirectoryUnreadable, "versions", "helpers.go", ""},
+	{CodeDirectoryUnreadable, "versions", "helpers.go", report.RemedyFixAccess},
 	{CodeLatestUnreadable, "latest", "items.go", report.RemedyRepair},
 	{CodeLatestNotFound, "latest", "items.go", report.RemedyRepair},
 	{CodeLatestDamaged, "latest", "items.go", report.RemedyRepair},
 	{CodeCatalogRowUnreadable, "catalog", "catalog.go", report.RemedyRepair},
 	{CodeCatalogLatestWrong, "catalog", "catalog.go", report.RemedyRepair},
 	{CodeCatalogUnusable, "catalog", "catalog.go", report.RemedyRebuildCatalog},
-	{CodeCatalogStale, "catalog", "doctor.go", report.RemedyRebuildCatalog},
+	{CodeCatalogStale, "catalog", "stale.go", report.RemedyRepair},
 	{CodeCatalogCopy, "catalog_copies", "catalog.go", report.RemedyRepair},
 	{CodeStagingLeftover, "staging", "staging.go", report.RemedyRepair},
 	{CodeLockDead, "locks", "locks.go", report.RemedyRepair},
 	{CodeRecordUnreadable, "records", "records.go", report.RemedyRepair},
 	{CodeOpenIntent, "journal", "survey.go", report.RemedyRecoverOrRollback},
 	{CodeJournalHolderStale, "journal", "locks.go", report.RemedyRepair},
-	{CodeSwampCheck, "", "swamp.go", ""},
+	{CodeSwampCheck, "", "swamp.go", report.RemedyFixAccess},
 }
 
 // Codes lists every finding code the doctor reports, with its check, the

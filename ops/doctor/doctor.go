@@ -62,7 +62,6 @@ package doctor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -109,9 +108,17 @@ type Finding struct {
 	// Remedy is the action Fix describes, when it is one of swampj's own
 	// (the CLI appends its command to Fix); "" otherwise.
 	Remedy report.Remedy `json:"remedy,omitempty"`
+	// Then is the action that follows Remedy, when one does (a person
+	// makes the catalog writable, then the repair rebuilds it); "" when
+	// Remedy is all there is to do.
+	Then   report.Remedy `json:"then,omitempty"`
 	Status Status        `json:"status"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
+
+	// swampCheck is the id of the swamp check a CodeSwampCheck finding
+	// reports.
+	swampCheck string
 }
 
 // Move is one rename into quarantine.
@@ -207,6 +214,13 @@ type Report struct {
 	// Notes explain states that are not problems (never counted in
 	// Remaining): what swamp's own doctor misreports (swampDoctorNote).
 	Notes []string `json:"notes"`
+	// Notices are the notes and then the warnings, each with its remedy
+	// (notice.go).
+	Notices []Notice `json:"notices"`
+	// ReadOnly: the datastore is on read-only media. The data checks ran
+	// in full; swamp cannot write here, which is a note (its health check
+	// fails), not a finding.
+	ReadOnly bool `json:"readOnly"`
 	// SwampChecks are swamp's own doctor datastores checks, computed right
 	// (check, passed, message as swamp prints them; swampDiffers where
 	// swamp's answer would differ).
@@ -219,6 +233,10 @@ type Report struct {
 	InFlight []InFlight `json:"inFlight"`
 	// Checks is every check, passed or not, by stable id (doctorchecks.go).
 	Checks []Check `json:"checks"`
+	// Outcome is what the run leaves (outcome.go); Actions what to do
+	// next, in order, for the findings still there.
+	Outcome Outcome  `json:"outcome"`
+	Actions []Action `json:"actions"`
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
 	catalogRebuilt bool
@@ -268,26 +286,25 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		}
 	}
 	rep, err := runDoctor(ctx, fsys, r, o, open)
-	if rep != nil && stale != nil && !rep.catalogRebuilt { // a rebuild clears the mark
-		rep.addCatalogStale(stale)
+	switch {
+	case rep == nil:
+	case o.Confirm && err == nil:
+		if err := settleCatalog(ctx, fsys, r, o, rep, stale); err != nil {
+			return nil, err
+		}
+	default:
+		st := map[string]Status{"check": StatusFound, "preview": StatusWouldRepair}[rep.Mode]
+		if st == "" {
+			st = StatusSkipped // a refused repair
+		}
+		rep.wholeCatalog(stale, o, st)
+		rep.markOpenIntents(st)
 	}
 	if rep != nil {
 		rep.fillChecks()
+		rep.summarize()
 	}
 	return rep, err
-}
-
-// addCatalogStale reports the journal's stale-catalog mark: a catalog step
-// that was skipped so that data or recovery could go on. Only a rebuild
-// clears it (the doctor's repair rebuilds only a damaged catalog).
-func (rep *Report) addCatalogStale(cs *journal.CatalogStale) {
-	rep.Findings = append(rep.Findings, Finding{Code: CodeCatalogStale, Path: cs.Catalog,
-		Message: fmt.Sprintf("the catalog has missed changes on disk since %s (intents %v): %s; swamp's data query does not see them",
-			cs.Since.Format(time.RFC3339), cs.Intents, cs.Reason),
-		Fix:    "make the catalog writable for this user if it is not, then rebuild the catalog",
-		Remedy: report.RemedyRebuildCatalog,
-		Status: StatusManual})
-	rep.Remaining++
 }
 
 func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open []*journal.Intent) (*Report, error) {
@@ -323,6 +340,18 @@ func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open [
 		}
 	}
 	return rep, nil
+}
+
+// markOpenIntents gives an open intent that recovery can finish the status
+// of a finding the repair fixes: a confirmed repair finishes every open
+// intent before it plans (finishOpen). One recovery would stop at (a
+// conflict, whose remedy is a person's) stays manual.
+func (rep *Report) markOpenIntents(st Status) {
+	for i := range rep.Findings {
+		if f := &rep.Findings[i]; f.Code == CodeOpenIntent && f.Status == StatusManual && !f.Remedy.Human() && st != StatusSkipped {
+			f.Status = st
+		}
+	}
 }
 
 // markDamagedCatalog gives the damaged-catalog finding the status of a

@@ -16,14 +16,15 @@ import (
 )
 
 func (s *survey) newReport(mode string) *Report {
-	return &Report{
+	rep := &Report{
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
 		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
-		Findings: []Finding{}, Moves: []Move{}, Warnings: append([]string{}, s.warnings...),
-		Notes: append(swampDoctorNotes(s.fsys, s.r), s.notes...),
+		Findings: []Finding{}, Moves: []Move{}, ReadOnly: s.readOnly,
 		Locks: s.lockCount, Records: s.records, InFlight: append([]InFlight{}, s.inFlight...),
 		SwampChecks: append([]SwampCheck{}, s.swamp...),
 	}
+	rep.setNotices(append(swampDoctorNotes(s.fsys, s.r), s.notes...), s.warnings)
+	return rep
 }
 
 // swampDoctorNotes explains, in a namespaced repo, what swamp's `doctor
@@ -34,12 +35,13 @@ func (s *survey) newReport(mode string) *Report {
 // {base}/outputs for the .log files swamp's own method runs keep writing
 // there. Only those two are explained; a subdirectory holding real
 // un-migrated data is not, since swamp is right about it.
-func swampDoctorNotes(fsys fsx.FS, r *repo.Repo) []string {
-	notes := []string{}
+func swampDoctorNotes(fsys fsx.FS, r *repo.Repo) []Notice {
+	notes := []Notice{}
 	if r.Namespace == "" {
 		return notes
 	}
 	var what []string
+	remedy := report.RemedyNone
 	dataDir := filepath.Join(r.Base, "data")
 	if ents, err := fsys.ReadDir(dataDir); err == nil && len(ents) > 0 {
 		onlyCatalog := true
@@ -56,13 +58,14 @@ func swampDoctorNotes(fsys fsx.FS, r *repo.Repo) []string {
 	outputs := filepath.Join(r.Base, "outputs")
 	if files, logsOnly := countOutputs(fsys, outputs); files > 0 && logsOnly {
 		what = append(what, fmt.Sprintf("%s (%d .log file(s) swamp's method runs write there)", outputs, files))
+		remedy = report.RemedyMigrate // folds them in
 	}
 	if len(what) == 0 {
 		return notes
 	}
-	return append(notes, fmt.Sprintf("swamp's doctor datastores will report %s as un-migrated data; that is swamp's defect, "+
+	return append(notes, note(fmt.Sprintf("swamp's doctor datastores will report %s as un-migrated data; that is swamp's defect, "+
 		"not a problem of this repo: the catalog is repo-local and never moves; root outputs logs are folded in by "+
-		"the namespace migration", strings.Join(what, " and ")))
+		"the namespace migration", strings.Join(what, " and ")), remedy))
 }
 
 // countOutputs counts the files below dir and whether all are .log files.

@@ -8,12 +8,14 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
 )
 
 func unlistable(path string, err error) Finding {
 	return Finding{Code: CodeDirectoryUnreadable, Path: path, Message: err.Error(),
-		Fix: "none: fix the access problem; nothing below it was checked"}
+		Fix:    "make it readable for this user (nothing below it was checked), then check again",
+		Remedy: report.RemedyFixAccess, Then: report.RemedyCheckAgain}
 }
 
 // splitErrors unwraps an errors.Join.

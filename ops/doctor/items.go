@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
@@ -93,6 +94,10 @@ func (s *survey) analyzeItem(di *surveyItem) *unit {
 		for i := range u.findings {
 			u.findings[i].auto = false
 			u.findings[i].Fix = "none: " + u.blocked
+			u.findings[i].Remedy, u.findings[i].Then = u.blockedBy, report.RemedyCheckAgain
+			if u.blockedBy == "" {
+				u.findings[i].Remedy = report.RemedyFixAccess
+			}
 		}
 		u.moves, u.keepLatest, u.latest, u.catalog = nil, nil, nil, nil
 	}
@@ -157,9 +162,9 @@ func (s *survey) analyzeLatest(u *unit, di *surveyItem, target *store.Version) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		u.blocked = "cannot inspect latest: " + err.Error()
 	case exists && fi.Mode()&fs.ModeSymlink != 0:
-		u.blocked = "latest is a legacy symlink; run 'swamp repo upgrade' (it rewrites it as a file), then the doctor again"
+		u.blocked, u.blockedBy = "latest is a legacy symlink; run 'swamp repo upgrade' (it rewrites it as a file), then the doctor again", report.RemedySwampUpgrade
 	case exists && !fi.Mode().IsRegular():
-		u.blocked = "latest is not a regular file; move it away by hand, then run the doctor again"
+		u.blocked, u.blockedBy = "latest is not a regular file; move it away by hand, then run the doctor again", report.RemedyInspect
 	case target != nil:
 		var old []byte
 		if exists {

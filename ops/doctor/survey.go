@@ -38,8 +38,11 @@ type unit struct {
 	// an item that is not on disk).
 	lockPath string
 	// blocked says why the unit is not repaired automatically.
-	blocked  string
-	findings []unitFix
+	blocked string
+	// blockedBy is the person's action blocked names (RemedyFixAccess
+	// when unset).
+	blockedBy report.Remedy
+	findings  []unitFix
 
 	moves      []Move
 	lockMoves  []lockMove                // dead lock files, moved by the lock intent
@@ -129,9 +132,12 @@ type survey struct {
 
 	// For swamp's own checks (doctorswamp.go): items on disk per type,
 	// whether the catalog is populated, how many rows it has here.
-	diskByType  map[string]int
-	modelNames  map[string]string // model id → name (catalog rows, then definitions)
-	notes       []string          // added to swampDoctorNotes
+	diskByType map[string]int
+	modelNames map[string]string // model id → name (catalog rows, then definitions)
+	notes      []Notice          // added to swampDoctorNotes
+	// readOnly: the datastore is on read-only media (swamp's health check
+	// fails for that alone: a note, not a finding).
+	readOnly    bool
 	populated   bool
 	catalogRows int
 	swamp       []SwampCheck
@@ -218,11 +224,12 @@ func (s *survey) checkOpenIntents(ctx context.Context) error {
 	for _, in := range s.open {
 		f := Finding{Code: CodeOpenIntent, Path: s.r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
-			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: report.RemedyRecoverOrRollback}
+			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: report.RemedyRecoverOrRollback, Then: report.RemedyCheckAgain}
 		env := &engine.Env{FS: s.fsys, Catalog: engine.ReportCatalog(s.fsys, s.r.Dir)}
 		if i, v, stuck := engine.Stuck(ctx, env, in); stuck {
 			f.Message += fmt.Sprintf("; recovery stops at step %d (%s): the disk matches neither the state before nor after it: %s", i+1, v.Description, v.Detail)
 			f.Fix = "none: recovery will not guess; inspect the paths named (a recovery dry run shows every step), put back what is missing, then finish the operation (or roll it back) and run the doctor again"
+			f.Remedy, f.Then = report.RemedyInspect, report.RemedyRecoverOrRollback
 		}
 		env.CloseCatalog()
 		s.general.add(f, false)

@@ -64,16 +64,34 @@ func (s *survey) checkSwamp(context.Context) error {
 			// preview lists what would move), not damage: after
 			// `migrate --reverse` with the namespace still set, the
 			// data is at the root on purpose. Reported, not a finding.
-			s.notes = append(s.notes, fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
+			s.notes = append(s.notes, note(fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
 				"the namespace migration's preview lists what would move; after a reverse migration with the namespace still set, "+
-				"unsetting the namespace finishes going back", c.Check, c.Message))
+				"unsetting the namespace finishes going back", c.Check, c.Message), report.RemedyMigrate))
+		case c.Check == SwampCheckHealth && fsx.ReadOnlyMedia(s.r.Base):
+			// Read-only media (a backup image, a snapshot): swamp cannot
+			// write here, and says so; the data itself is checked in full
+			// all the same. What it is, not damage.
+			s.readOnly = true
+			s.notes = append(s.notes, note(fmt.Sprintf("read-only media: swamp cannot write here (its health check fails: %s). "+
+				"The data checks ran in full and are reported here; mount it read-write to use it with swamp", c.Message), report.RemedyMountReadWrite))
 		default:
-			s.general.add(Finding{Code: CodeSwampCheck, Path: s.r.Base,
-				Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message),
-				Fix:     "as the message says"}, false)
+			f := Finding{Code: CodeSwampCheck, Path: s.r.Base, swampCheck: c.Check,
+				Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message)}
+			f.Fix, f.Remedy = swampCheckFix(c)
+			s.general.add(f, false)
 		}
 	}
 	return nil
+}
+
+// swampCheckFix is what ends a failing swamp check that is a finding.
+func swampCheckFix(c SwampCheck) (string, report.Remedy) {
+	if c.Check == SwampCheckCompleteness {
+		return "the repair rebuilds the catalog from the disk (rebuilding the catalog does the same)", report.RemedyRepair
+	}
+	// health: the datastore directory is missing, not a directory, or not
+	// writable for this user.
+	return "make the datastore directory " + "a directory this user can write (create it, move what is in its place away, or fix its permissions)", report.RemedyFixAccess
 }
 
 // swampChecks computes the four checks. diskByType counts the items the

@@ -36,10 +36,17 @@ const (
 	// Forward it counts as done; backward it stops the rollback before
 	// anything is undone, because undoing it would hide the later write.
 	Superseded
+	// WrittenAhead: a write step's before-state is on disk and its temp
+	// file holds the new content, written ahead (by this run's
+	// prepareTemps, on purpose, or by an earlier run). The executor treats
+	// it as Partial (forward: applied; backward: the temp removed); it is
+	// its own observation so that a trace does not call a healthy write's
+	// own temp "partial".
+	WrittenAhead
 )
 
 func (o Observation) String() string {
-	return [...]string{"not done", "done", "partial", "missing", "conflict", "superseded"}[o]
+	return [...]string{"not done", "done", "partial", "missing", "conflict", "superseded", "written ahead"}[o]
 }
 
 // Env is what steps act on.
@@ -51,6 +58,10 @@ type Env struct {
 	// Progress, if set, is called after each step (from the executor's
 	// goroutine). It must not block.
 	Progress func(done, total int)
+	// IntentProgress, if set, gives recovery the Progress of each intent
+	// it drives, before it drives it (a phase named after the steps, such
+	// as a migration's restamp).
+	IntentProgress func(in *journal.Intent, dir journal.Direction) func(done, total int)
 	// SwampLockTimeout bounds recovery's wait for the swamp locks an
 	// intent names (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
 	SwampLockTimeout time.Duration
@@ -359,7 +370,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				return &StepError{IntentID: in.ID, Index: i, Step: *s, Direction: journal.Forward, Err: err}
 			}
 		}
-		if k.Derived && superseded != "" && (obs == NotDone || obs == Partial) {
+		if k.Derived && superseded != "" && (obs == NotDone || obs == Partial || obs == WrittenAhead) {
 			// The catalog change would flag this intent's version as
 			// latest, which it no longer is: the catalog is left to be
 			// rebuilt from the disk instead.
@@ -374,7 +385,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 				superseded = "a later write superseded this intent: " + detail
 			}
 			tr.step(i, s, obs, detail, "in place")
-		case NotDone, Partial:
+		case NotDone, Partial, WrittenAhead:
 			if !k.Stages && d.hasUnsynced() {
 				// This step may publish what the staging steps before it
 				// wrote: make all of that durable first, in one go. What
@@ -440,7 +451,7 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 			continue
 		}
 		switch obs {
-		case Done, Partial:
+		case Done, Partial, WrittenAhead:
 			if err := k.Undo(ctx, env, s, d); err != nil {
 				if err := stepFailed(ctx, k, in, i, journal.Backward, obs, err, res, tr); err != nil {
 					return err

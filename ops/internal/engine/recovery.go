@@ -42,6 +42,9 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		}
 	}
 	for _, in := range open {
+		if env.IntentProgress != nil {
+			env.Progress = env.IntentProgress(in, dir)
+		}
 		if env.Progress != nil {
 			// Shown before the first step, which may be the long one (a
 			// migration killed after its renames: only the restamp is left).

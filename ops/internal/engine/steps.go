@@ -286,7 +286,7 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 		if tempLeft {
 			// Written ahead by this run (prepareTemps), or left by an
 			// earlier one: applying writes it again either way.
-			return Partial, "temp file " + s.Temp + " already written", nil
+			return WrittenAhead, "temp file " + s.Temp + " holds the new content, ready to be renamed in", nil
 		}
 		return NotDone, "", nil
 	case !exists && !tempLeft:
@@ -377,7 +377,7 @@ func prepareTemps(env *Env, steps []journal.Step, d *Dirty) {
 		if s.Kind != KindWrite || s.Temp == "" || d.prepared[s.Temp] {
 			continue
 		}
-		if obs, _, err := observeWrite(context.Background(), env, s); err != nil || (obs != NotDone && obs != Partial) {
+		if obs, _, err := observeWrite(context.Background(), env, s); err != nil || (obs != NotDone && obs != Partial && obs != WrittenAhead) {
 			continue
 		}
 		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
