@@ -103,6 +103,10 @@ type MutantResult struct {
 
 // Report is crash-report.json.
 type Report struct {
+	// Commit is HEAD when the report was made; Dirty says tracked files
+	// had uncommitted changes then (stale.go: when a report is stale).
+	Commit    string     `json:"commit"`
+	Dirty     bool       `json:"dirty"`
 	Protocols []Protocol `json:"protocols"`
 	Mutants   Mutants    `json:"mutants"`
 	Mode      string     `json:"mode"`
@@ -144,6 +148,7 @@ func main() {
 	withMutants := flag.Bool("mutants", true, "run the mutants")
 	withLayers := flag.Bool("layers", true, "run the layers (false: only the mutants)")
 	out := flag.String("out", "crash-report.json", "report file, relative to the module root")
+	compare := flag.String("compare", "", "a committed report to check for staleness against the one made now (CI: git show HEAD:crash-report.json)")
 	flag.Parse()
 	root, err := moduleRoot()
 	if err != nil {
@@ -151,6 +156,9 @@ func main() {
 	}
 	start := time.Now()
 	rep := &Report{Mode: "full"}
+	if rep.Commit, rep.Dirty, err = gitState(root, filepath.ToSlash(*out)); err != nil {
+		fatal(err)
+	}
 	if *short {
 		rep.Mode = "short"
 	}
@@ -223,6 +231,15 @@ func main() {
 		}
 		if rep.Mutants.Control != "passed" {
 			rep.Failures = append(rep.Failures, fmt.Sprintf("mutant control run on the unmutated tree %s: %v", rep.Mutants.Control, rep.Mutants.ControlFailures))
+		}
+	}
+	if *compare != "" {
+		stale, err := compareWith(root, *compare, rep)
+		if err != nil {
+			fatal(err)
+		}
+		for _, s := range stale {
+			rep.Failures = append(rep.Failures, "the committed crash report is stale: "+s)
 		}
 	}
 	sort.Strings(rep.Failures)
