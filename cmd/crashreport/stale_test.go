@@ -88,7 +88,7 @@ func TestProtocolFile(t *testing.T) {
 		"ops/write.go": true, "ops/internal/session/exec.go": true, "ops/doctor/doctor.go": true, "fsx/durable.go": true,
 		"journal/journal.go": true, "catalog/create.go": true, "recover/recover.go": true, "cmd/swampj/cmd_data.go": true,
 		"cmd/crashreport/mutants.go": true,
-		"ops/write_test.go": false, "README.md": false, "crash-report.json": false, "cmd/crashreport/main.go": false,
+		"ops/write_test.go":          false, "README.md": false, "crash-report.json": false, "cmd/crashreport/main.go": false,
 		"cmd/swampj/testdata/batchwrite/main.go": false, "fsx/fsxtest/tree.go": false,
 	} {
 		if got := protocolFile(p); got != want {
