@@ -21,13 +21,19 @@ import (
 // satisfies at, with plant applied after recovery, and returns what the
 // cell found.
 func fmCellWith(t *testing.T, name string, at func(fsx.Op) bool, plant func(t *testing.T, dir string)) []string {
+	return fmCellPlanted(t, name, at, plant, nil)
+}
+
+// fmCellPlanted is fmCellWith with before planted between the faulted call
+// and recover as well.
+func fmCellPlanted(t *testing.T, name string, at func(fsx.Op) bool, plant, before func(t *testing.T, dir string)) []string {
 	t.Helper()
 	for _, p := range fmProtocols() {
 		if p.name != name {
 			continue
 		}
 		base := fmMeasure(t, p)
-		p.plant = plant
+		p.plant, p.plantBeforeRecover = plant, before
 		for _, op := range base.trace {
 			if at(op) {
 				_, found := fmCell(t, p, base, op, syscall.EIO)
@@ -97,5 +103,43 @@ func TestFaultMatrixFailsAHalfDoneBatch(t *testing.T) {
 		})
 	if !fmFoundAll(found, "after recover, before the re-run", "neither the start nor the clean run's end") {
 		t.Fatalf("the half-done batch did not fail the cell: %q", found)
+	}
+}
+
+// A forward recovery that fails on the clean disk fails the cell as such,
+// whatever the rollback does after it. Here the migration's intent is left
+// open by a failed rename, and a file is then put where a pending rename
+// must go: forward recovery refuses. (In this state the rollback refuses
+// too, so the older oracle failed the cell as well, as a wedge; a state
+// where only the forward direction fails was not found without changing
+// engine code.)
+func TestFaultMatrixFailsAFailedForwardRecovery(t *testing.T) {
+	var blocked string
+	found := fmCellPlanted(t, "migrate",
+		func(op fsx.Op) bool { return strings.HasPrefix(op.Kind, "rename") && strings.Contains(op.Path, "/.swamp/outputs") },
+		nil,
+		func(t *testing.T, dir string) {
+			open := fmOpenIntents(t, dir)
+			if len(open) == 0 {
+				t.Fatal("the faulted migration left no intent open")
+			}
+			for _, st := range open[0].Steps {
+				if st.To == "" || !migExists(st.Path) || migExists(st.To) {
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(st.To), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(st.To, []byte("in the way"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				blocked = st.To
+				return
+			}
+			t.Fatal("no pending rename in the open intent")
+		})
+	t.Logf("blocked %s; found: %q", blocked, found)
+	if !fmFoundAll(found, "recover failed on a clean disk") {
+		t.Fatalf("a failed forward recovery did not fail the cell: %q", found)
 	}
 }

@@ -92,6 +92,9 @@ type fmProtocol struct {
 	// plant, if set, changes the repo right after recovery (the tests of
 	// the oracle itself: what it plants must fail the cell).
 	plant func(t *testing.T, dir string)
+	// plantBeforeRecover, if set, changes the repo after the faulted call
+	// and before recover (the same).
+	plantBeforeRecover func(t *testing.T, dir string)
 	// unmigratedEnd: the operation ends with a namespace configured and
 	// the data at the solo path (a reverse migration that keeps the
 	// namespace): catalog verify then reports the rows as not migrated,
@@ -583,6 +586,10 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 		case claims && len(open) == 0:
 			errorf("%s: the error says an intent is open, but none is: %v", where, err)
 		}
+	}
+
+	if p.plantBeforeRecover != nil {
+		p.plantBeforeRecover(t, dir)
 	}
 
 	// 2. The operator's recover, on the real disk, where nothing fails any
