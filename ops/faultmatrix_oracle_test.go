@@ -116,7 +116,9 @@ func TestFaultMatrixFailsAHalfDoneBatch(t *testing.T) {
 func TestFaultMatrixFailsAFailedForwardRecovery(t *testing.T) {
 	var blocked string
 	found := fmCellPlanted(t, "migrate",
-		func(op fsx.Op) bool { return strings.HasPrefix(op.Kind, "rename") && strings.Contains(op.Path, "/.swamp/outputs") },
+		func(op fsx.Op) bool {
+			return strings.HasPrefix(op.Kind, "rename") && strings.Contains(op.Path, "/.swamp/outputs")
+		},
 		nil,
 		func(t *testing.T, dir string) {
 			open := fmOpenIntents(t, dir)
