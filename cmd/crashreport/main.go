@@ -254,6 +254,7 @@ func main() {
 		for _, f := range rep.Failures {
 			fmt.Println("  " + f)
 		}
+		_ = os.Remove(lines) // os.Exit skips the deferred removal
 		os.Exit(1)
 	}
 	fmt.Printf("\nevery layer of every protocol recovered; %d of %d mutants caught; %s written (%s)\n",
