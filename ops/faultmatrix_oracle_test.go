@@ -3,6 +3,7 @@ package ops_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +144,32 @@ func TestFaultMatrixFailsAFailedForwardRecovery(t *testing.T) {
 	t.Logf("blocked %s; found: %q", blocked, found)
 	if !fmFoundAll(found, "recover failed on a clean disk") {
 		t.Fatalf("a failed forward recovery did not fail the cell: %q", found)
+	}
+}
+
+// A stage the doctor reports as a live writer's is not a leftover right
+// after recovery: its writer (here the test's parent process, alive, on
+// this host) may still be staging. (It is at the end, when the clean run's
+// repo has no such writer: the cell as a whole still fails.)
+func TestFaultMatrixExemptsALiveWritersStage(t *testing.T) {
+	h, _ := os.Hostname()
+	sum := sha256.Sum256([]byte(h))
+	stage := fmt.Sprintf(".swampj-stage-3-%d-%s-live", os.Getppid(), hex.EncodeToString(sum[:4]))
+	found := fmCellWith(t, "write",
+		func(op fsx.Op) bool { return op.Kind == "write" && strings.Contains(op.Path, "/.swampj-stage-") },
+		func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ".swamp", "data", fmType, fmM1, "out", stage, "raw")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("being written"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	if fmFoundAll(found, "after recover, before the re-run", stage) {
+		t.Fatalf("a live writer's stage failed the check right after recovery: %q", found)
+	}
+	if !fmFoundAll(found, stage) {
+		t.Fatalf("the live writer's stage was not seen at all (is its writer judged live?): %q", found)
 	}
 }
