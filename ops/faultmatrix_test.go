@@ -12,13 +12,23 @@ package ops_test
 //     effect complete (the catalog may lag only under the journal's stale
 //     mark);
 //   - the process "exits" (the lock files it left are removed, as a dead
-//     pid's would be taken over), and an operator runs, on the real disk,
-//     the ordinary commands: recover (rollback if forward fails), the same
-//     command again, doctor --repair --confirm, and catalog rebuild
-//     --confirm when doctor or verify says the catalog is stale or drifts;
+//     pid's would be taken over), and an operator runs `recover` on the
+//     real disk. The disk is clean now, so forward recovery must succeed: a
+//     failure is a failure of the cell, whatever a rollback does after it;
+//   - right after recovery, before anything is re-run: every data file that
+//     was there before exists exactly once with its bytes, and no file is
+//     there that neither the start nor the clean run's end has (a stage or
+//     a temp fails unless the doctor reports it as a live writer's); for
+//     the writes (one intent, every version or none), the whole repo — every
+//     file and the catalog row by row — is exactly the start or the clean
+//     run's end (the catalog may lag only under the journal's stale mark);
+//   - then the ordinary commands: the same command again, doctor --repair
+//     --confirm, and catalog rebuild --confirm when doctor or verify says
+//     the catalog is stale or drifts;
 //   - then: no open intent, doctor clean, catalog verify in sync, every
 //     data file that was there before exists exactly once with its bytes
-//     (quarantine included), and the operation's effect holds.
+//     (quarantine included), nothing the clean run does not leave, the repo
+//     exactly the clean run's end, and the operation's effect holds.
 
 import (
 	"context"
@@ -75,6 +85,16 @@ type fmProtocol struct {
 	// exact: the operation ends in one tree and one catalog whatever
 	// happened on the way (the clean run's), compared whole.
 	exact bool
+	// atomic: recovery leaves exactly the start or the clean run's end
+	// (tree and catalog rows), checked before the re-run: the writes, whose
+	// intent publishes every version or none.
+	atomic bool
+	// plant, if set, changes the repo right after recovery (the tests of
+	// the oracle itself: what it plants must fail the cell).
+	plant func(t *testing.T, dir string)
+	// plantBeforeRecover, if set, changes the repo after the faulted call
+	// and before recover (the same).
+	plantBeforeRecover func(t *testing.T, dir string)
 	// unmigratedEnd: the operation ends with a namespace configured and
 	// the data at the solo path (a reverse migration that keeps the
 	// namespace): catalog verify then reports the rows as not migrated,
@@ -156,7 +176,12 @@ func fmWriteProtocol(name string, ws []fmWrite) fmProtocol {
 				}
 				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
 			}
-			return ops.WriteVersions(fmCtx, fsys, r, in, ops.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second})
+			// One fixed id and time: every run writes the same bytes and
+			// rows, so whole repos compare.
+			o := ops.FixIdentity(ops.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second},
+				"55555555-5555-4555-8555-555555555555", crashNewAt)
+			oFS := fsys
+			return ops.WriteVersions(fmCtx, oFS, r, in, o)
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			out := res.([]ops.WrittenVersion)
@@ -195,6 +220,8 @@ func fmWriteProtocol(name string, ws []fmWrite) fmProtocol {
 			return ""
 		},
 		mayChange: fmLatestOnly,
+		exact:     true,
+		atomic:    true,
 	}
 }
 
@@ -422,46 +449,59 @@ func TestFaultMatrix(t *testing.T) {
 	}
 	for _, p := range fmProtocols() {
 		p := p
-		// One template and one clean trace per protocol, shared by its
-		// error subtests (made here, so the parent test owns them).
-		tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
-		p.template(t, tmpl)
-		fmDropJournal(t, tmpl)
-		dir := fmCopy(t, tmpl)
-		clean := fsx.NewFault(fsx.Real())
-		res, err := p.run(t, migLoad(t, dir), clean, false)
-		if err != nil {
-			t.Fatalf("%s: the clean run failed: %v", p.name, err)
-		}
-		if msg := p.complete(t, migLoad(t, dir), res, catalogStaleOf(t, dir) != nil); msg != "" {
-			t.Fatalf("%s: the clean run is not complete: %s", p.name, msg)
-		}
-		trace := clean.Trace()
-		final := fmState(t, dir)
-		if msg := fmInSync(t, migLoad(t, dir), p.unmigratedEnd); msg != "" {
-			t.Fatalf("%s: after the clean run: %s", p.name, msg)
-		}
+		base := fmMeasure(t, p)
 		for _, e := range fmErrors {
 			e := e
 			t.Run(p.name+"/"+e.name, func(t *testing.T) {
 				t.Parallel()
 				n, outcomes := 0, map[string]int{}
 				cc := fsxtest.Count(t, fmReportName(p.name), "errors")
-				for i, op := range trace {
+				for i, op := range base.trace {
 					if i%every != 0 && !strings.HasPrefix(op.Kind, "failpoint:") {
 						continue
 					}
 					cc.Check()
-					outcomes[fmInject(t, p, tmpl, final, op, e.err)]++
+					outcomes[fmInject(t, p, base, op, e.err)]++
 					if !t.Failed() {
 						cc.Recovered()
 					}
 					n++
 				}
-				t.Logf("%s × %s: %d of %d operations injected; first call: %v", p.name, e.name, n, len(trace), outcomes)
+				t.Logf("%s × %s: %d of %d operations injected; first call: %v", p.name, e.name, n, len(base.trace), outcomes)
 			})
 		}
 	}
+}
+
+// fmBase is one protocol's template and clean run, shared by its cells.
+type fmBase struct {
+	tmpl  string
+	trace []fsx.Op
+	// final and finalManifest: the repo the clean run leaves.
+	final         migState
+	finalManifest map[string][]string
+}
+
+// fmMeasure builds p's template and runs p once clean on a copy (made
+// here, so the parent test owns them).
+func fmMeasure(t *testing.T, p fmProtocol) *fmBase {
+	t.Helper()
+	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
+	p.template(t, tmpl)
+	fmDropJournal(t, tmpl)
+	dir := fmCopy(t, tmpl)
+	clean := fsx.NewFault(fsx.Real())
+	res, err := p.run(t, migLoad(t, dir), clean, false)
+	if err != nil {
+		t.Fatalf("%s: the clean run failed: %v", p.name, err)
+	}
+	if msg := p.complete(t, migLoad(t, dir), res, catalogStaleOf(t, dir) != nil); msg != "" {
+		t.Fatalf("%s: the clean run is not complete: %s", p.name, msg)
+	}
+	if msg := fmInSync(t, migLoad(t, dir), p.unmigratedEnd); msg != "" {
+		t.Fatalf("%s: after the clean run: %s", p.name, msg)
+	}
+	return &fmBase{tmpl: tmpl, trace: clean.Trace(), final: fmState(t, dir), finalManifest: fmManifest(t, dir)}
 }
 
 // fmReportName is the crash report's name of a matrix protocol.
@@ -481,28 +521,35 @@ func fmReportName(p string) string {
 
 var fmOpenClaim = regexp.MustCompile(`(still open|stays open|left open|is open|remains open|intent \d+ .*open)`)
 
-// fmInject runs one cell of the matrix: protocol p, error err at op.
-// It returns how the first call ended: "ok", "failed, unchanged" or
-// "failed, intent open".
-func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op, injected error) (outcome string) {
+// fmInject runs one cell of the matrix: protocol p, error err at op, and
+// fails t with what the cell found (a known wedge is logged instead). It
+// returns how the first call ended: "ok", "failed, unchanged" or "failed,
+// intent open".
+func fmInject(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error) (outcome string) {
 	t.Helper()
-	dir := fmCopy(t, tmpl)
+	outcome, found := fmCell(t, p, base, op, injected)
 	where := fmt.Sprintf("%s, %v at %v", p.name, injected, op)
-	var found []string
-	errorf := func(format string, args ...any) { found = append(found, fmt.Sprintf(format, args...)) }
 	known := fmKnownWedge(p.name, op)
-	defer func() {
-		switch {
-		case known != "" && len(found) == 0:
-			t.Errorf("%s: the known wedge (%s) no longer happens: take it out of fmKnownWedge", where, known)
-		case known != "":
-			t.Logf("%s: KNOWN WEDGE, not fixed here (%s): %d findings, first: %s", where, known, len(found), found[0])
-		default:
-			for _, f := range found {
-				t.Error(f)
-			}
+	switch {
+	case known != "" && len(found) == 0:
+		t.Errorf("%s: the known wedge (%s) no longer happens: take it out of fmKnownWedge", where, known)
+	case known != "":
+		t.Logf("%s: KNOWN WEDGE, not fixed here (%s): %d findings, first: %s", where, known, len(found), found[0])
+	default:
+		for _, f := range found {
+			t.Error(f)
 		}
-	}()
+	}
+	return outcome
+}
+
+// fmCell runs one cell and returns the first call's outcome and every
+// way the cell failed its oracle (none: it held).
+func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error) (outcome string, found []string) {
+	t.Helper()
+	dir := fmCopy(t, base.tmpl)
+	where := fmt.Sprintf("%s, %v at %v", p.name, injected, op)
+	errorf := func(format string, args ...any) { found = append(found, fmt.Sprintf(format, args...)) }
 	before := fmState(t, dir)
 	manifest := fmManifest(t, dir)
 
@@ -542,17 +589,53 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 		}
 	}
 
-	// 2. The operator, on the real disk.
+	if p.plantBeforeRecover != nil {
+		p.plantBeforeRecover(t, dir)
+	}
+
+	// 2. The operator's recover, on the real disk, where nothing fails any
+	// more: forward recovery must succeed. (The rollback after a failed
+	// one only lets the rest of the cell say what else is wrong.)
 	migLoad(t, dir) // the configuration reads before recovery too
 	if _, rerr := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
+		errorf("%s: recover failed on a clean disk: %v", where, rerr)
 		if _, rberr := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
 			errorf("%s: WEDGE: recover failed (%v) and recover --rollback failed (%v)", where, rerr, rberr)
-			return outcome
+			return outcome, found
 		}
 	}
+	if p.plant != nil {
+		p.plant(t, dir)
+	}
+
+	// 3. What recovery left, before anything is re-run.
+	var live func(string) bool // the doctor's live writers' paths, asked only when needed
+	liveOf := func(rel string) bool {
+		if live == nil {
+			live = fmLiveWriters(t, dir)
+		}
+		return live(rel)
+	}
+	for _, d := range fmManifestCheck(manifest, base.finalManifest, fmManifest(t, dir), p.mayChange, liveOf) {
+		errorf("%s: after recover, before the re-run: %s", where, d)
+	}
+	rerun := true
+	if p.atomic {
+		atEnd, d := fmStartOrEnd(t, dir, before, base.final, liveOf)
+		for _, d := range d {
+			errorf("%s: after recover, before the re-run: %s", where, d)
+		}
+		// A write is not idempotent: the operator re-runs one that did not
+		// happen, and one that did would write new versions.
+		rerun = !atEnd
+	}
+
+	// 4. The rest of the ordinary commands.
 	r := migLoad(t, dir)
-	if _, rerr := p.run(t, r, fsx.Real(), true); rerr != nil {
-		errorf("%s: re-running the command after recover failed: %v", where, rerr)
+	if rerun {
+		if _, rerr := p.run(t, r, fsx.Real(), true); rerr != nil {
+			errorf("%s: re-running the command after recover failed: %v", where, rerr)
+		}
 	}
 	r = migLoad(t, dir)
 	if _, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
@@ -561,13 +644,15 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 	// What the doctor's catalog_stale remedy says (also where the end is
 	// un-migrated: the rebuild then describes the data at the solo path),
 	// or what verify's disagreement calls for.
+	rebuilt := false
 	if catalogStaleOf(t, r.Dir) != nil || (!p.unmigratedEnd && fmNeedsRebuild(t, r)) {
+		rebuilt = true
 		if _, berr := ops.RebuildCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); berr != nil {
 			errorf("%s: catalog rebuild --confirm: %v", where, berr)
 		}
 	}
 
-	// 3. Clean.
+	// 5. Clean.
 	if open := fmOpenIntents(t, dir); len(open) > 0 {
 		errorf("%s: intent %d (%s) still open after the ordinary commands: %s", where, open[0].ID, open[0].Summary, open[0].LastError)
 	}
@@ -581,17 +666,93 @@ func fmInject(t *testing.T, p fmProtocol, tmpl string, final migState, op fsx.Op
 		errorf("%s: %s", where, msg)
 	}
 	if p.exact {
-		if d := fmState(t, dir).diff(final); len(d) > 0 {
+		got, want := fmState(t, dir), base.final
+		if rebuilt && p.atomic {
+			// A rebuild inserts the rows it adds in (created_at, version)
+			// order (G9); the writes here all carry one fixed time, so
+			// among them that order is not the batch's.
+			got.rows, want.rows = fmSortedRows(got.rows), fmSortedRows(want.rows)
+		}
+		if d := got.diff(want); len(d) > 0 {
 			errorf("%s: the repo differs from the one a clean run leaves:\n%s", where, strings.Join(d, "\n"))
 		}
 	}
-	if d := fmManifestCheck(manifest, fmManifest(t, dir), p.mayChange); len(d) > 0 {
-		errorf("%s: data files lost, duplicated or changed:\n%s", where, strings.Join(d, "\n"))
+	if d := fmManifestCheck(manifest, base.finalManifest, fmManifest(t, dir), p.mayChange, func(string) bool { return false }); len(d) > 0 {
+		errorf("%s: data files lost, duplicated, changed or left over:\n%s", where, strings.Join(d, "\n"))
 	}
 	if msg := p.effect(t, r); msg != "" {
 		errorf("%s: the operation's effect does not hold after the ordinary commands: %s", where, msg)
 	}
-	return outcome
+	return outcome, found
+}
+
+// fmStartOrEnd: the repo is exactly the start or exactly the clean run's
+// end, every file and (unless the journal's stale mark says the catalog
+// lags) the catalog's rows with it. Paths the doctor reports as a live
+// writer's are left out.
+func fmStartOrEnd(t *testing.T, dir string, start, end migState, live func(string) bool) (atEnd bool, _ []string) {
+	got := fmState(t, dir)
+	dStart, dEnd := fsxtest.Diff(start.tree, got.tree), fsxtest.Diff(end.tree, got.tree)
+	if len(dStart) > 0 && len(dEnd) > 0 {
+		// Only a live writer's paths may differ.
+		keep := fsxtest.Tree{}
+		for p, e := range got.tree {
+			if !live(strings.TrimPrefix(p, ".swamp/")) {
+				keep[p] = e
+			}
+		}
+		got.tree = keep
+		dStart, dEnd = fsxtest.Diff(start.tree, got.tree), fsxtest.Diff(end.tree, got.tree)
+	}
+	var want migState
+	switch {
+	case len(dEnd) == 0:
+		want = end
+	case len(dStart) == 0:
+		want = start
+	default:
+		return false, []string{"the repo is neither the start nor the clean run's end (half old, half new, or something else left):\n  against the start: " +
+			strings.Join(dStart, "\n    ") + "\n  against the end: " + strings.Join(dEnd, "\n    ")}
+	}
+	atEnd = len(dEnd) == 0
+	if got.rows != want.rows && catalogStaleOf(t, dir) == nil {
+		return atEnd, []string{"the files are the " + map[bool]string{true: "end", false: "start"}[len(dEnd) == 0] +
+			" but the catalog's rows are not, and no stale mark says it lags:\n  got  " + strings.ReplaceAll(got.rows, "\n", "\n       ") +
+			"\n  want " + strings.ReplaceAll(want.rows, "\n", "\n       ")}
+	}
+	return atEnd, nil
+}
+
+func fmSortedRows(rows string) string {
+	l := strings.Split(rows, "\n")
+	sort.Strings(l)
+	return strings.Join(l, "\n")
+}
+
+// fmLiveWriters asks the doctor (report only) which paths live writers
+// are writing, and returns whether a path relative to the datastore base
+// is one of them or below one.
+func fmLiveWriters(t *testing.T, dir string) func(string) bool {
+	r := migLoad(t, dir)
+	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Now: drNow, JournalLockTimeout: time.Second})
+	var paths []string
+	if err == nil {
+		for _, f := range rep.InFlight {
+			if rel, err := filepath.Rel(r.Base, f.Path); err == nil {
+				paths = append(paths, filepath.ToSlash(rel))
+			}
+		}
+	}
+	return func(rel string) bool {
+		rel = strings.TrimPrefix(rel, migNS+"/")
+		for _, p := range paths {
+			p = strings.TrimPrefix(p, migNS+"/")
+			if rel == p || strings.HasPrefix(rel, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // fmKnownWedge names the cells of the matrix that still end in a state
@@ -754,7 +915,7 @@ func fmManifest(t *testing.T, dir string) map[string][]string {
 		rel = filepath.ToSlash(rel)
 		name := d.Name()
 		if d.IsDir() {
-			if name == ".locks" || strings.HasPrefix(name, ".swampj-stage-") {
+			if name == ".locks" {
 				return filepath.SkipDir
 			}
 			return nil
@@ -785,8 +946,11 @@ func fmManifest(t *testing.T, dir string) map[string][]string {
 }
 
 // fmManifestCheck: every file of before is there exactly once with its
-// bytes, unless the operation may change it.
-func fmManifestCheck(before, after map[string][]string, mayChange func(string) bool) []string {
+// bytes, unless the operation may change it; and every file that is not in
+// before is one the clean run leaves too (end), with its bytes, or one the
+// doctor calls a live writer's (live). A leftover stage, a temp or a stray
+// copy fails (a stage is keyed by its own path: no clean end has it).
+func fmManifestCheck(before, end, after map[string][]string, mayChange func(string) bool, live func(string) bool) []string {
 	var d []string
 	for p, sums := range before {
 		got := after[p]
@@ -801,6 +965,21 @@ func fmManifestCheck(before, after map[string][]string, mayChange func(string) b
 			d = append(d, fmt.Sprintf("%s: %d copies", p, len(got)))
 		case got[0] != sums[0]:
 			d = append(d, "changed "+p)
+		}
+	}
+	for p, sums := range after {
+		if _, ok := before[p]; ok {
+			continue
+		}
+		want, ok := end[p]
+		switch {
+		case !ok && live(p):
+		case !ok:
+			d = append(d, "left over "+p+" (neither the start nor the clean run's end has it)")
+		case len(sums) > 1:
+			d = append(d, fmt.Sprintf("%s: %d copies", p, len(sums)))
+		case sums[0] != want[0] && !mayChange(p):
+			d = append(d, "new file "+p+" does not have the clean run's bytes")
 		}
 	}
 	sort.Strings(d)

@@ -27,6 +27,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/swampj/swampj/fsx/fsxtest"
 )
 
 // Protocols and layers, in the report's order.
@@ -35,10 +37,36 @@ var (
 	layers    = []string{"cut", "powercut", "recovery-crash", "kill", "errors", "image"}
 )
 
-// Cell is one protocol × layer.
+// Cell is one protocol × layer. Every case checked either recovered (no
+// open intent, and the oracle held) or was refused (recovery stopped on
+// purpose and left the intent open, for a state the protocol cannot
+// decide; Reasons counts them by reason, each a key of
+// fsxtest.RefusalReasons): Recovered + Refused == Checked, or the cell
+// fails.
 type Cell struct {
-	Checked   int `json:"checked"`
-	Recovered int `json:"recovered"`
+	Checked   int            `json:"checked"`
+	Recovered int            `json:"recovered"`
+	Refused   int            `json:"refused"`
+	Reasons   map[string]int `json:"reasons,omitempty"`
+}
+
+// failures lists what is wrong with the cell named k.
+func (c Cell) failures(k string) []string {
+	var out []string
+	if n := c.Checked - c.Recovered - c.Refused; n != 0 {
+		out = append(out, fmt.Sprintf("%s: %d of %d checked neither recovered nor were refused (recovered %d, refused %d)", k, n, c.Checked, c.Recovered, c.Refused))
+	}
+	sum := 0
+	for r, n := range c.Reasons {
+		sum += n
+		if _, ok := fsxtest.RefusalReasons[r]; !ok {
+			out = append(out, fmt.Sprintf("%s: %d refused for %q, which is not a reason the README lists (%v)", k, n, r, fsxtest.Reasons()))
+		}
+	}
+	if sum != c.Refused {
+		out = append(out, fmt.Sprintf("%s: %d refused but %d with a reason", k, c.Refused, sum))
+	}
+	return out
 }
 
 // Protocol is one row of the report.
@@ -53,10 +81,32 @@ type Mutants struct {
 	Caught   int      `json:"caught"`
 	Names    []string `json:"names"`
 	Survived []string `json:"survived,omitempty"`
+	// Control is "passed" when every mutant's test selection passed on
+	// the unmutated tree first, "failed" otherwise (then no mutant counts
+	// as caught: a test that fails anyway proves nothing).
+	Control string `json:"control"`
+	// ControlFailures: the tests that failed in the control, or why it
+	// could not run.
+	ControlFailures []string `json:"controlFailures,omitempty"`
+	// Results is each mutant's verdict; CaughtBy names the tests that
+	// passed in the control and failed under the mutant.
+	Results []MutantResult `json:"results"`
+}
+
+// MutantResult is one mutant's verdict.
+type MutantResult struct {
+	Name     string   `json:"name"`
+	Caught   bool     `json:"caught"`
+	CaughtBy []string `json:"caughtBy,omitempty"`
+	Why      string   `json:"why,omitempty"`
 }
 
 // Report is crash-report.json.
 type Report struct {
+	// Commit is HEAD when the report was made; Dirty says tracked files
+	// had uncommitted changes then (stale.go: when a report is stale).
+	Commit    string     `json:"commit"`
+	Dirty     bool       `json:"dirty"`
 	Protocols []Protocol `json:"protocols"`
 	Mutants   Mutants    `json:"mutants"`
 	Mode      string     `json:"mode"`
@@ -98,6 +148,7 @@ func main() {
 	withMutants := flag.Bool("mutants", true, "run the mutants")
 	withLayers := flag.Bool("layers", true, "run the layers (false: only the mutants)")
 	out := flag.String("out", "crash-report.json", "report file, relative to the module root")
+	compare := flag.String("compare", "", "a committed report to check for staleness against the one made now (CI: git show HEAD:crash-report.json)")
 	flag.Parse()
 	root, err := moduleRoot()
 	if err != nil {
@@ -105,6 +156,9 @@ func main() {
 	}
 	start := time.Now()
 	rep := &Report{Mode: "full"}
+	if rep.Commit, rep.Dirty, err = gitState(root, filepath.ToSlash(*out)); err != nil {
+		fatal(err)
+	}
 	if *short {
 		rep.Mode = "short"
 	}
@@ -167,15 +221,25 @@ func main() {
 		}
 	}
 	for k, c := range cells {
-		if c.Recovered != c.Checked {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("%s: %d of %d checked did not recover", k, c.Checked-c.Recovered, c.Checked))
-		}
+		rep.Failures = append(rep.Failures, c.failures(k)...)
 	}
 
 	if *withMutants {
 		rep.Mutants = runMutants(root)
 		for _, m := range rep.Mutants.Survived {
 			rep.Failures = append(rep.Failures, "mutant not caught: "+m)
+		}
+		if rep.Mutants.Control != "passed" {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("mutant control run on the unmutated tree %s: %v", rep.Mutants.Control, rep.Mutants.ControlFailures))
+		}
+	}
+	if *compare != "" {
+		stale, err := compareWith(root, *compare, rep)
+		if err != nil {
+			fatal(err)
+		}
+		for _, s := range stale {
+			rep.Failures = append(rep.Failures, "the committed crash report is stale: "+s)
 		}
 	}
 	sort.Strings(rep.Failures)
@@ -190,6 +254,7 @@ func main() {
 		for _, f := range rep.Failures {
 			fmt.Println("  " + f)
 		}
+		_ = os.Remove(lines) // os.Exit skips the deferred removal
 		os.Exit(1)
 	}
 	fmt.Printf("\nevery layer of every protocol recovered; %d of %d mutants caught; %s written (%s)\n",
@@ -208,10 +273,7 @@ func readLines(path string) (map[string]Cell, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var l struct {
-			Protocol, Layer    string
-			Checked, Recovered int
-		}
+		var l fsxtest.ReportLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			return nil, fmt.Errorf("%s: %v: %s", path, err, sc.Text())
 		}
@@ -219,38 +281,54 @@ func readLines(path string) (map[string]Cell, error) {
 		c := cells[k]
 		c.Checked += l.Checked
 		c.Recovered += l.Recovered
+		c.Refused += l.Refused
+		for r, n := range l.Reasons {
+			if c.Reasons == nil {
+				c.Reasons = map[string]int{}
+			}
+			c.Reasons[r] += n
+		}
 		cells[k] = c
 	}
 	return cells, sc.Err()
 }
 
 func printTable(w io.Writer, rep *Report) {
-	fmt.Fprintf(w, "\ncrash report (%s mode): recovered/checked\n\n", rep.Mode)
+	fmt.Fprintf(w, "\ncrash report (%s mode): recovered+refused/checked\n\n", rep.Mode)
 	fmt.Fprintf(w, "%-16s", "protocol")
 	for _, l := range layers {
 		fmt.Fprintf(w, " %15s", l)
 	}
 	fmt.Fprintln(w)
-	tot := Cell{}
+	tot := Cell{Reasons: map[string]int{}}
 	for _, p := range rep.Protocols {
 		fmt.Fprintf(w, "%-16s", p.Name)
 		for _, l := range layers {
 			c := p.Layers[l]
-			s := "-"
-			if c.Checked > 0 {
-				s = fmt.Sprintf("%d/%d", c.Recovered, c.Checked)
-			}
 			tot.Checked += c.Checked
 			tot.Recovered += c.Recovered
-			fmt.Fprintf(w, " %15s", s)
+			tot.Refused += c.Refused
+			for r, n := range c.Reasons {
+				tot.Reasons[r] += n
+			}
+			fmt.Fprintf(w, " %15s", c.String())
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\ntotal: %d of %d crash states recovered; mutants caught: %d of %d %v\n",
-		tot.Recovered, tot.Checked, rep.Mutants.Caught, rep.Mutants.Total, rep.Mutants.Names)
+	fmt.Fprintf(w, "\ntotal: %d crash states checked: %d recovered, %d refused %v; mutants caught: %d of %d %v (control: %s)\n",
+		tot.Checked, tot.Recovered, tot.Refused, tot.Reasons, rep.Mutants.Caught, rep.Mutants.Total, rep.Mutants.Names, rep.Mutants.Control)
 	if rep.Images != "" {
 		fmt.Fprintf(w, "images: %s\n", rep.Images)
 	}
+}
+
+// String is the cell as the table shows it: recovered+refused/checked
+// ("-": nothing checked).
+func (c Cell) String() string {
+	if c.Checked == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d+%d/%d", c.Recovered, c.Refused, c.Checked)
 }
 
 // imagesPossible: root, loop devices and mkfs.ext4.

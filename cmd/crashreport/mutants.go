@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,6 +81,17 @@ var mutants = []mutant{
 		pkg: "./ops", run: "TestProtocolCrashAtEveryCutPoint",
 	},
 	{
+		// Recovery that refuses every rename it finds half done (the
+		// source gone, the target there: the rename happened) instead of
+		// taking it as done: every such state is refused, none recovered.
+		// A refusal counts only where the protocol cannot decide, so the
+		// ALICE layer fails it (issue #22).
+		name: "recovery-refuses-every-half-done-rename", file: "ops/internal/engine/steps.go",
+		old: "\tcase !from && to:\n\t\treturn Done, \"\", nil\n",
+		new: "\tcase !from && to:\n\t\treturn Conflict, fmt.Sprintf(\"both %s and %s exist\", s.Path, s.To), nil\n",
+		pkg: "./ops", run: "ALICE",
+	},
+	{
 		name: "recovery-guesses-when-a-rename-left-neither-name", file: "ops/internal/engine/steps.go",
 		old: "return Missing, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
 		new: "return Done, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
@@ -116,33 +128,135 @@ const catalogStep = `	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s)
 	in.Steps = append(in.Steps, cs)
 `
 
-// runMutants applies each mutant to its own copy of the module (the files
-// git knows, committed or not) and runs its tests there: caught means the
-// tests compiled, ran and failed.
+// runMutants first runs every mutant's test selection on an unmutated
+// copy of the module (the control: it must pass, and it says which tests
+// pass), then applies each mutant to its own copy (the files git knows,
+// committed or not) and runs its tests there. A mutant is caught only
+// when a test that passed in the control fails under it.
 func runMutants(root string) Mutants {
-	var m Mutants
+	m := Mutants{Control: "passed"}
 	files, err := moduleFiles(root)
 	if err != nil {
 		fatal(err)
+	}
+	passed := map[string]bool{}
+	for _, sel := range controlSelections(mutants) {
+		t0 := time.Now()
+		res, err := runSelection(root, files, nil, sel.pkg, sel.run)
+		switch {
+		case err != nil:
+			m.Control = "failed"
+			m.ControlFailures = append(m.ControlFailures, fmt.Sprintf("go test %s -run '%s': %v", sel.pkg, sel.run, err))
+		case len(res.failed) > 0:
+			m.Control = "failed"
+			m.ControlFailures = append(m.ControlFailures, res.failed...)
+		}
+		for _, n := range res.passed {
+			passed[sel.pkg+" "+n] = true
+		}
+		fmt.Printf("== mutant control (unmutated, go test %s -run '%s'): %d tests passed, %d failed (%s)\n",
+			sel.pkg, sel.run, len(res.passed), len(res.failed), time.Since(t0).Round(time.Second))
 	}
 	for _, mu := range mutants {
 		m.Total++
 		m.Names = append(m.Names, mu.name)
 		t0 := time.Now()
-		caught, why := runMutant(root, files, mu)
+		r := MutantResult{Name: mu.name}
+		res, err := runSelection(root, files, &mu, mu.pkg, mu.run)
+		if err == nil {
+			r.CaughtBy, r.Why = caughtBy(res, passed, mu.pkg)
+		} else {
+			r.Why = err.Error()
+		}
+		r.Caught = len(r.CaughtBy) > 0 && m.Control == "passed"
 		verdict := "caught"
-		if caught {
+		if r.Caught {
 			m.Caught++
 		} else {
 			verdict = "NOT CAUGHT"
-			m.Survived = append(m.Survived, mu.name+": "+why)
+			m.Survived = append(m.Survived, mu.name+": "+r.Why)
 		}
-		fmt.Printf("== mutant %s (%s, go test %s -run '%s'): %s, %s (%s)\n", mu.name, mu.file, mu.pkg, mu.run, verdict, why, time.Since(t0).Round(time.Second))
+		m.Results = append(m.Results, r)
+		fmt.Printf("== mutant %s (%s, go test %s -run '%s'): %s, %s (%s)\n", mu.name, mu.file, mu.pkg, mu.run, verdict, r.Why, time.Since(t0).Round(time.Second))
 	}
 	return m
 }
 
-func runMutant(root string, files []string, mu mutant) (bool, string) {
+// selection is one go test run: a package and a -run pattern.
+type selection struct{ pkg, run string }
+
+// controlSelections: per package, the union of its mutants' patterns (a
+// test that passes under the union passes under each part).
+func controlSelections(ms []mutant) []selection {
+	var out []selection
+	at := map[string]int{}
+	for _, mu := range ms {
+		i, ok := at[mu.pkg]
+		if !ok {
+			at[mu.pkg] = len(out)
+			out = append(out, selection{pkg: mu.pkg, run: mu.run})
+			continue
+		}
+		if !strings.Contains("|"+out[i].run+"|", "|"+mu.run+"|") {
+			out[i].run += "|" + mu.run
+		}
+	}
+	return out
+}
+
+// testResult is what one go test -v run said about its tests.
+type testResult struct {
+	passed, failed []string
+	output         string
+}
+
+// caughtBy: the tests that passed in the control (passed, keyed by
+// package and name) and failed here, and the verdict in words.
+func caughtBy(res testResult, passed map[string]bool, pkg string) ([]string, string) {
+	var by, other []string
+	for _, n := range res.failed {
+		if passed[pkg+" "+n] {
+			by = append(by, n)
+		} else {
+			other = append(other, n)
+		}
+	}
+	switch {
+	case len(by) > 0:
+		return by, "failed " + strings.Join(by, ", ")
+	case len(other) > 0:
+		return nil, "only tests that did not pass in the control failed: " + strings.Join(other, ", ")
+	}
+	return nil, "the tests passed"
+}
+
+// parseTestOutput reads go test -v's "--- PASS" and "--- FAIL" lines
+// (subtests indented).
+func parseTestOutput(s string) testResult {
+	res := testResult{output: s}
+	for _, l := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(l)
+		for _, k := range []struct {
+			prefix string
+			to     *[]string
+		}{{"--- PASS: ", &res.passed}, {"--- FAIL: ", &res.failed}} {
+			if rest, ok := strings.CutPrefix(t, k.prefix); ok {
+				if i := strings.Index(rest, " ("); i >= 0 {
+					rest = rest[:i]
+				}
+				*k.to = append(*k.to, rest)
+			}
+		}
+	}
+	return res
+}
+
+// runSelection copies the module to a fresh directory, applying mu if it
+// is not nil, and runs go test -v on the selection there (-short, without
+// the suite's SWAMPJ_ variables). err is set when the run says nothing
+// about tests: the mutation no longer applies, the copy does not build, or
+// go test failed without a test failing.
+func runSelection(root string, files []string, mu *mutant, pkg, run string) (testResult, error) {
 	dir, err := os.MkdirTemp("", "swampj-mutant-")
 	if err != nil {
 		fatal(err)
@@ -153,9 +267,9 @@ func runMutant(root string, files []string, mu mutant) (bool, string) {
 		if err != nil {
 			continue // deleted in the worktree
 		}
-		if f == mu.file {
+		if mu != nil && f == mu.file {
 			if n := bytes.Count(b, []byte(mu.old)); n != 1 {
-				return false, fmt.Sprintf("the mutation matches %d times in %s (want exactly 1): the code moved, move the mutant", n, f)
+				return testResult{}, fmt.Errorf("the mutation matches %d times in %s (want exactly 1): the code moved, move the mutant", n, f)
 			}
 			b = bytes.Replace(b, []byte(mu.old), []byte(mu.new), 1)
 		}
@@ -168,7 +282,11 @@ func runMutant(root string, files []string, mu mutant) (bool, string) {
 			fatal(err)
 		}
 	}
-	cmd := exec.Command("go", "test", "-count=1", "-short", "-failfast", "-run", mu.run, mu.pkg)
+	args := []string{"test", "-count=1", "-short", "-v", "-run", run, pkg}
+	if mu != nil {
+		args = append(args, "-failfast")
+	}
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	env := []string{}
 	for _, e := range os.Environ() {
@@ -179,24 +297,16 @@ func runMutant(root string, files []string, mu mutant) (bool, string) {
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	s := string(out)
+	res := parseTestOutput(s)
 	switch {
 	case err == nil:
-		return false, "the tests passed"
+		return res, nil
 	case strings.Contains(s, "[build failed]") || strings.Contains(s, "[setup failed]"):
-		return false, "the mutant does not build: " + firstLines(s, 5)
-	case strings.Contains(s, "--- FAIL"):
-		return true, "failed " + firstFail(s)
+		return res, errors.New("does not build: " + firstLines(s, 5))
+	case len(res.failed) == 0:
+		return res, errors.New("go test failed without a test failure: " + firstLines(s, 5))
 	}
-	return false, "go test failed without a test failure: " + firstLines(s, 5)
-}
-
-func firstFail(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if t := strings.TrimSpace(l); strings.HasPrefix(t, "--- FAIL") {
-			return strings.TrimPrefix(t, "--- FAIL: ")
-		}
-	}
-	return ""
+	return res, nil
 }
 
 func firstLines(s string, n int) string {

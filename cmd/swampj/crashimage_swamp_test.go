@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,6 +39,14 @@ func zeroByteFiles(t *testing.T, dir string) []string {
 	})
 	return out
 }
+
+// imageSwampRunFindings are what a cut of swamp's own method run may leave
+// beyond a dead lock: swamp's writes are not crash-safe (#3955), so a cut
+// leaves zero-byte versions, `latest` naming one or zero bytes itself, and
+// catalog rows for them, and run records (outputs, workflow runs) cut
+// short: exactly what swampj's repair exists for.
+var imageSwampRunFindings = []string{"version_unreadable", "latest_damaged", "latest_unreadable", "catalog_row_unreadable",
+	"catalog_latest_wrong", "record_unreadable"}
 
 func TestCrashImageSwampRuns(t *testing.T) {
 	bin := os.Getenv("SWAMP_BIN")
@@ -110,9 +119,7 @@ func TestCrashImageSwampRuns(t *testing.T) {
 			return nil
 		})
 		mustOK(t, swampj(t, sr, "recover"), "recover")
-		if res := swampj(t, sr, "doctor", "--repair", "--confirm"); res.code != 0 {
-			t.Errorf("cut %d (%s): doctor --repair --confirm exit %d\n%s%s", i, delay, res.code, res.stdout, res.stderr)
-		}
+		imageRepair(t, sr, "cut "+strconv.Itoa(i)+" ("+delay.String()+")", imageSwampRunFindings...)
 		if res := swampj(t, sr, "doctor"); res.code != 0 {
 			t.Errorf("cut %d: doctor after the repair exit %d\n%s", i, res.code, res.stdout)
 		}

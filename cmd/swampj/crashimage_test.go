@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -376,9 +375,7 @@ func TestCrashImageDataWrite(t *testing.T) {
 		// A power cut after the write took swamp's model lock leaves that
 		// lock naming a dead pid; the doctor reports it (lock_dead) and its
 		// repair moves it: the ordinary commands after recover.
-		if res := swampj(t, r, "doctor", "--repair", "--confirm"); res.code != 0 {
-			t.Errorf("cut %d (delay %s, %s): doctor --repair --confirm exit %d\n%s%s", i, delay, outcome, res.code, res.stdout, res.stderr)
-		}
+		imageRepair(t, r, fmt.Sprintf("cut %d (delay %s, %s)", i, delay, outcome))
 		for _, check := range [][]string{{"catalog", "verify"}, {"doctor"}} {
 			if res := swampj(t, r, check...); res.code != 0 {
 				t.Errorf("cut %d (delay %s, %s): %v exit %d\n%s%s", i, delay, outcome, check, res.code, res.stdout, res.stderr)
@@ -490,20 +487,11 @@ func TestCrashImageNamespaceMigrate(t *testing.T) {
 			}
 		}
 		// A dead datastore lock left by the cut is the doctor's to move.
-		if res := swampj(t, r, "doctor", "--repair", "--confirm"); res.code != 0 {
-			t.Errorf("cut %d (delay %s): doctor --repair --confirm exit %d\n%s%s", i, delay, res.code, res.stdout, res.stderr)
-		}
+		imageRepair(t, r, fmt.Sprintf("cut %d (delay %s)", i, delay))
 		if res := swampj(t, r, "doctor"); res.code != 0 {
 			t.Errorf("cut %d (delay %s): doctor exit %d\n%s%s", i, delay, res.code, res.stdout, res.stderr)
 		}
-		var jl struct{ Intents []struct{ Status string } }
-		if res := mustOK(t, swampj(t, r, "journal", "list", "--json"), "journal list"); json.Unmarshal([]byte(res.stdout), &jl) == nil {
-			for _, in := range jl.Intents {
-				if in.Status != "done" && in.Status != "rolled-back" {
-					t.Errorf("cut %d: intent left with status %q after recover", i, in.Status)
-				}
-			}
-		}
+		imageNoOpenIntent(t, r, fmt.Sprintf("cut %d", i))
 		outcome := "mixed"
 		switch {
 		case moved == 0:

@@ -208,8 +208,10 @@ func TestCtrlCInterruptsABlockedRead(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(700 * time.Millisecond)
 			waitSignalHandled(t, cmd.Process.Pid, 2) // SIGINT caught: the runtime is up
+			// No fixed sleep: SIGINT goes when the process is where the
+			// case says it is (waitBlocked), or the case tests nothing.
+			waitBlocked(t, cmd.Process.Pid, mode, dir)
 			_ = cmd.Process.Signal(os.Interrupt)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -295,6 +297,67 @@ func TestCatalogOwnedByAnotherUser(t *testing.T) {
 // waitSignalHandled waits (up to 10 s) until process pid catches signal
 // sig (/proc/PID/status SigCgt), so a signal sent next reaches its handler
 // rather than killing a process that is still starting on a loaded machine.
+// waitBlocked polls (30 s deadline) until process pid is blocked where
+// mode says (Linux /proc; elsewhere the test is skipped):
+//
+//   - fifo-no-writer: in open(2) of the FIFO, waiting for a writer (a
+//     thread's wchan is wait_for_partner);
+//   - fifo-silent-writer: the FIFO opened (an fd links to it; the read then
+//     waits in the poller);
+//   - stdin-silent-pipe: a thread in read(2) of fd 0;
+//   - stdin-stalls-midway: the same, after staging has begun (a staging
+//     directory holds a non-empty raw: the write took the bytes it got).
+func waitBlocked(t *testing.T, pid int, mode, repo string) {
+	t.Helper()
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("no /proc: cannot see where the process is blocked")
+	}
+	readingFd0 := func() bool {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+		for _, task := range tasks {
+			b, err := os.ReadFile(filepath.Join(task, "syscall"))
+			if f := strings.Fields(string(b)); err == nil && len(f) > 1 && f[0] == "0" && f[1] == "0x0" {
+				return true
+			}
+		}
+		return false
+	}
+	there := func() bool {
+		switch mode {
+		case "fifo-no-writer":
+			tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+			for _, task := range tasks {
+				if b, err := os.ReadFile(filepath.Join(task, "wchan")); err == nil && strings.TrimSpace(string(b)) == "wait_for_partner" {
+					return true
+				}
+			}
+		case "fifo-silent-writer":
+			fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+			for _, fd := range fds {
+				if l, err := os.Readlink(fd); err == nil && strings.HasSuffix(l, "/"+mode) {
+					return true
+				}
+			}
+		case "stdin-silent-pipe":
+			return readingFd0()
+		case "stdin-stalls-midway":
+			raws, _ := filepath.Glob(filepath.Join(repo, ".swamp", "data", "command", "shell", dataModel, "result", ".swampj-stage-*", "raw"))
+			for _, raw := range raws {
+				if fi, err := os.Stat(raw); err == nil && fi.Size() > 0 {
+					return readingFd0()
+				}
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if there() {
+			return
+		}
+	}
+	t.Fatalf("%s: the process never got blocked where the case needs it (30 s)", mode)
+}
+
 func waitSignalHandled(t *testing.T, pid, sig int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

@@ -101,7 +101,7 @@ func killMigrationTemplate(t *testing.T) string {
 }
 
 func TestKillRandomMigration(t *testing.T) {
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 12))
+	rng := rand.New(rand.NewPCG(fsxtest.Seed(t), 12))
 	fresh := killMigrationRepo(t)
 	probe := fresh()
 	orig := treeSums(t, probe)
@@ -173,7 +173,7 @@ func killOnceEach(t *testing.T, dir string, orig map[string]string, where string
 }
 
 func TestKillRandomWriteLoop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
+	rng := rand.New(rand.NewPCG(fsxtest.Seed(t), 13))
 	dir := newRepo(t)
 	addr := "command/shell/" + dataModel + "/result"
 	payload := func(i int) []byte {

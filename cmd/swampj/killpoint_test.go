@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,12 +74,76 @@ func rawOf(dir, rel, item string) (string, bool) {
 	return string(b), err == nil
 }
 
+// killTree is the repo as the kill oracle compares it: every file by size
+// and hash under the repo, infrastructure left out (the journal, lock
+// files, the live catalog, which `catalog verify` checks) and what differs
+// between two runs of one command made neutral: a version's id and
+// createdAt in metadata.yaml, the quarantine's per-run directory, the
+// repo's path.
+func killTree(t *testing.T, dir string) fsxtest.Tree {
+	t.Helper()
+	quarantineRun := regexp.MustCompile(`\.swampj-quarantine/[^/]+`)
+	skip := func(rel string) bool {
+		base := filepath.Base(rel)
+		return strings.HasPrefix(rel, ".swamp/_journal.db") || strings.HasPrefix(rel, ".swamp/.locks") || base == ".lock" ||
+			strings.HasPrefix(rel, ".swamp/data/_catalog.db") || strings.HasPrefix(base, ".lock.")
+	}
+	tree := fsxtest.Snapshot(t, dir, skip)
+	out := fsxtest.Tree{}
+	for rel, e := range tree {
+		if e.Kind == "file" && (filepath.Base(rel) == "metadata.yaml" || rel == ".swamp.yaml") {
+			b, err := os.ReadFile(filepath.Join(dir, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keep []string
+			for _, l := range strings.Split(strings.ReplaceAll(string(b), dir, "{repo}"), "\n") {
+				// (a long path may be folded onto its own line: the
+				// replacement above still sees it whole)
+				if !strings.HasPrefix(l, "id:") && !strings.HasPrefix(l, "createdAt:") {
+					keep = append(keep, l)
+				}
+			}
+			e.Content = strings.Join(keep, "\n")
+		}
+		out[quarantineRun.ReplaceAllString(rel, ".swampj-quarantine/{run}")] = e
+	}
+	return out
+}
+
+// killCopy copies a set-up repo for the clean run the kill is compared
+// with (the journal left out: its finished intents name the original), its
+// .swamp.yaml pointing at the copy.
+func killCopy(t *testing.T, dir string) string {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "clean")
+	fsxtest.CopyTree(t, dir, cp)
+	cfg := filepath.Join(cp, ".swamp.yaml")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.ReplaceAll(string(b), dir, cp)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(cp, ".swamp", "_journal.db*"))
+	for _, m := range matches {
+		if err := os.RemoveAll(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cp
+}
+
 // TestKillPointsThenRecover kills each protocol at its durability
 // boundaries, then takes the ordinary way out: `recover`, `recover
 // --rollback`, or nothing, followed by the same command again. Right after
-// the first step the content is old or new (never anything else) and no
-// intent is open; after the re-run the operation's effect holds, doctor
-// is clean and the catalog agrees.
+// recover or rollback no intent is open, the whole repo (every file's
+// bytes, see killTree) is exactly the start or the end a clean run of the
+// same command on a copy leaves, and `data get` succeeds with the old or
+// the new content (for the repair, whose start is unreadable: the end, or
+// the start's zero-byte version); after the re-run the operation's effect
+// holds, doctor is clean and the catalog agrees.
 func TestKillPointsThenRecover(t *testing.T) {
 	addr := "command/shell/" + dataModel + "/result"
 	type proto struct {
@@ -98,6 +163,10 @@ func TestKillPointsThenRecover(t *testing.T) {
 		// settled, if set, checks the state right after recover or
 		// rollback ("" when it holds).
 		settled func(dir string) string
+		// oldUnreadable: in the start, `data get` fails (the damage the
+		// repair removes); right after recover or rollback it then may
+		// fail, but only where the repo is exactly the start.
+		oldUnreadable bool
 	}
 	writeRepo := func(t *testing.T) string {
 		dir := newRepo(t)
@@ -119,7 +188,10 @@ func TestKillPointsThenRecover(t *testing.T) {
 			},
 			args:   []string{"datastore", "namespace", "migrate", "--confirm"},
 			points: []string{"failpoint:journal.begin", "mkdir:1", "rename-noreplace:1", "syncdir:1", "failpoint:catalog"},
-			old:    `{"v":1}`, new: `{"v":1}`,
+			// The start has the namespace set over data at the solo path,
+			// which data get does not read (as swamp's does not): the
+			// start's bytes are checked by the whole-tree comparison.
+			old: `{"v":1}`, new: `{"v":1}`, oldUnreadable: true,
 			done: func(dir string) bool {
 				return nsExists(dir, ".swamp/ns1/data/command") && !nsExists(dir, ".swamp/data/command")
 			},
@@ -222,7 +294,9 @@ func TestKillPointsThenRecover(t *testing.T) {
 			},
 			args:   []string{"doctor", "--repair", "--confirm"},
 			points: []string{"failpoint:journal.begin", "mkdir:1", "rename:1", "rename@/latest", "failpoint:catalog"},
-			new:    `{"v":1}`,
+			// The start serves version 2, zero bytes: swampj's data get
+			// refuses it (oldUnreadable), the end serves version 1.
+			old: "", new: `{"v":1}`, oldUnreadable: true,
 		},
 	}
 	counts := map[string]*fsxtest.CrashCount{}
@@ -250,6 +324,18 @@ func TestKillPointsThenRecover(t *testing.T) {
 					if p.prog != nil {
 						prog = p.prog(t)
 					}
+					// The start, and the end of a clean run on a copy.
+					startTree := killTree(t, dir)
+					clean := killCopy(t, dir)
+					cleanRun := exec.Command(prog, p.args...)
+					cleanRun.Dir = clean
+					if p.stdin != nil {
+						cleanRun.Stdin = bytes.NewReader(p.stdin)
+					}
+					if r := runResult(t, cleanRun); r.code != 0 && !(p.name == "reverse" && r.code == 1) {
+						t.Fatalf("the clean run on a copy: %+v", r)
+					}
+					endTree := killTree(t, clean)
 					if !killedAt(t, prog, dir, point, p.stdin, p.args...) {
 						t.Fatalf("the failpoint %s was never reached", point)
 					}
@@ -270,10 +356,22 @@ func TestKillPointsThenRecover(t *testing.T) {
 						if l := mustOK(t, swampj(t, dir, "journal", "list"), "journal list"); strings.Contains(l.stdout, " open ") {
 							t.Fatalf("intent left open after %s:\n%s", then, l.stdout)
 						}
-						if p.old != "" {
-							if got, ok := get(t, dir); ok && got != p.old && got != p.new {
-								t.Fatalf("after %s latest serves %q: neither old nor new", then, got)
-							}
+						got := killTree(t, dir)
+						dStart, dEnd := fsxtest.Diff(startTree, got), fsxtest.Diff(endTree, got)
+						if len(dStart) > 0 && len(dEnd) > 0 {
+							t.Fatalf("after %s the repo is neither the start nor a clean run's end:\n  against the start: %s\n  against the end: %s",
+								then, strings.Join(dStart, "\n    "), strings.Join(dEnd, "\n    "))
+						}
+						content, ok := get(t, dir)
+						switch {
+						case !ok && p.oldUnreadable && len(dStart) == 0:
+							// The start, unreadable as it was.
+						case !ok:
+							t.Fatalf("after %s data get fails (the repo is the %s)", then, map[bool]string{true: "end", false: "start"}[len(dEnd) == 0])
+						case content != p.old && content != p.new:
+							t.Fatalf("after %s latest serves %q: neither old (%q) nor new (%q)", then, content, p.old, p.new)
+						case len(dEnd) == 0 && content != p.new, len(dEnd) > 0 && content != p.old:
+							t.Fatalf("after %s latest serves %q, but the repo is the %s", then, content, map[bool]string{true: "end", false: "start"}[len(dEnd) == 0])
 						}
 						if p.settled != nil {
 							if msg := p.settled(dir); msg != "" {

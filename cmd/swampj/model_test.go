@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -187,6 +188,19 @@ func TestModelNameAddressing(t *testing.T) {
 // TestRealSwampModelNameAddressing: on a repo made by the real swamp,
 // every addressing form of swampj gives swamp's answer, and swampj's JSON
 // carries every key swamp's does for data get, versions and list.
+// mustDecode: the command exited 0 and printed one JSON document that
+// decodes into v (a nested comparison that decodes nothing compares
+// nothing).
+func mustDecode(t *testing.T, what string, r result, v any) {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("%s: exit %d\n%s%s", what, r.code, r.stdout, r.stderr)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, r.stdout)
+	}
+}
+
 func TestRealSwampModelNameAddressing(t *testing.T) {
 	needSwamp(t)
 	dir := filepath.Join(t.TempDir(), "repo")
@@ -204,8 +218,9 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 
 	sw := swampCmd(t, dir, "data", "get", "m1", "result", "--json")
 	var swGet map[string]any
-	if err := json.Unmarshal([]byte(sw.stdout), &swGet); err != nil {
-		t.Fatalf("swamp data get: %v %+v", err, sw)
+	mustDecode(t, "swamp data get m1 result --json", sw, &swGet)
+	if len(swGet) == 0 {
+		t.Fatalf("swamp data get --json printed an empty document: %+v", sw)
 	}
 	swKeys := jsonKeys(t, sw.stdout)
 	for _, form := range addressingForms(id, addr) {
@@ -214,7 +229,7 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 			t.Errorf("swampj data get --json %v lacks swamp's keys %v", form, miss)
 		}
 		var got map[string]any
-		_ = json.Unmarshal([]byte(r.stdout), &got)
+		mustDecode(t, fmt.Sprintf("swampj data get --json %v", form), r, &got)
 		for _, k := range swKeys {
 			if jsonString(got[k]) != jsonString(swGet[k]) {
 				t.Errorf("data get %v: %s = %s, swamp says %s", form, k, jsonString(got[k]), jsonString(swGet[k]))
@@ -229,12 +244,12 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 	} {
 		s := swampCmd(t, dir, append(c.swamp, "--json")...)
 		j := mustOK(t, swampj(t, dir, append(c.swampj, "--json")...), "swampj")
+		var sv, jv map[string]any
+		mustDecode(t, fmt.Sprintf("swamp %v --json", c.swamp), s, &sv)
+		mustDecode(t, fmt.Sprintf("swampj %v --json", c.swampj), j, &jv)
 		if miss := missingKeys(jsonKeys(t, j.stdout), jsonKeys(t, s.stdout)); len(miss) > 0 {
 			t.Errorf("swampj %v --json lacks swamp's keys %v", c.swampj, miss)
 		}
-		var sv, jv map[string]any
-		_ = json.Unmarshal([]byte(s.stdout), &sv)
-		_ = json.Unmarshal([]byte(j.stdout), &jv)
 		for _, k := range []string{"modelId", "modelName", "modelType", "total", "dataName"} {
 			if jsonString(sv[k]) != jsonString(jv[k]) {
 				t.Errorf("%v: %s = %s, swamp says %s", c.swampj, k, jsonString(jv[k]), jsonString(sv[k]))
@@ -243,8 +258,13 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 	}
 	// The nested keys: every version and every list item.
 	var sv, jv struct{ Versions []map[string]any }
-	_ = json.Unmarshal([]byte(swampCmd(t, dir, "data", "versions", "m1", "result", "--json").stdout), &sv)
-	_ = json.Unmarshal([]byte(swampj(t, dir, "data", "versions", "m1", "result", "--json").stdout), &jv)
+	mustDecode(t, "swamp data versions m1 result --json", swampCmd(t, dir, "data", "versions", "m1", "result", "--json"), &sv)
+	mustDecode(t, "swampj data versions m1 result --json", swampj(t, dir, "data", "versions", "m1", "result", "--json"), &jv)
+	if len(sv.Versions) != 2 {
+		// Two method runs, two versions: fewer and the comparison below
+		// compares nothing.
+		t.Fatalf("swamp lists %d versions of m1/result after two runs, want 2", len(sv.Versions))
+	}
 	if len(sv.Versions) != len(jv.Versions) {
 		t.Fatalf("versions: swamp %d, swampj %d", len(sv.Versions), len(jv.Versions))
 	}
@@ -262,8 +282,15 @@ func TestRealSwampModelNameAddressing(t *testing.T) {
 		}
 	}
 	var sl, jl groups
-	_ = json.Unmarshal([]byte(swampCmd(t, dir, "data", "list", "m1", "--json").stdout), &sl)
-	_ = json.Unmarshal([]byte(swampj(t, dir, "data", "list", "m1", "--json").stdout), &jl)
+	mustDecode(t, "swamp data list m1 --json", swampCmd(t, dir, "data", "list", "m1", "--json"), &sl)
+	mustDecode(t, "swampj data list m1 --json", swampj(t, dir, "data", "list", "m1", "--json"), &jl)
+	items := 0
+	for _, g := range sl.Groups {
+		items += len(g.Items)
+	}
+	if items == 0 {
+		t.Fatalf("swamp's data list m1 --json lists no items: the comparison would compare nothing")
+	}
 	if len(sl.Groups) != len(jl.Groups) {
 		t.Fatalf("list groups: swamp %d, swampj %d", len(sl.Groups), len(jl.Groups))
 	}
