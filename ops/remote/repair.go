@@ -34,6 +34,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
 )
 
 // IntentKind is the journal kind of a cache repair.
@@ -165,6 +166,29 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 		now = o.Now
 	}
 	q := filepath.Join(c.QuarantineRoot(), now().UTC().Format("20060102T150405.000Z"))
+	in, err := repairIntent(fsys, c, p, st, q, o, rep)
+	if in == nil || err != nil {
+		return err
+	}
+	if err := runRepair(ctx, fsys, c, o, in); err != nil {
+		return err
+	}
+	rep.IntentID = in.ID
+	rep.Remaining = 0
+	for i := range rep.Findings {
+		if rep.Findings[i].Repairable {
+			rep.Findings[i].Status = StatusRepaired
+		} else {
+			rep.Remaining++
+		}
+	}
+	return nil
+}
+
+// repairIntent is the cache repair's plan as one intent (nil: nothing to
+// do): quarantine directories, the moves and copies into quarantine, the
+// `latest` rewrites, the sync state's fast path turned off, barriers.
+func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o DoctorOptions, rep *Report) (*journal.Intent, error) {
 	in := &journal.Intent{Kind: IntentKind, Repo: c.Repo, Command: o.Command}
 	planned := map[string]bool{}
 	var mk []journal.Step
@@ -184,7 +208,7 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	for _, m := range p.moves {
 		to := filepath.Join(q, filepath.FromSlash(m.rel))
 		if err := need(filepath.Dir(to)); err != nil {
-			return err
+			return nil, err
 		}
 		body = append(body, journal.Step{Kind: engine.KindRename, Path: m.abs, To: to, Note: "move a torn cache file into quarantine"})
 		rep.Moves = append(rep.Moves, Move{From: m.abs, To: to})
@@ -192,11 +216,11 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	for _, k := range p.keep {
 		data, err := fsys.ReadFile(k.abs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		to := filepath.Join(q, filepath.FromSlash(k.rel))
 		if err := need(filepath.Dir(to)); err != nil {
-			return err
+			return nil, err
 		}
 		body = append(body, journal.Step{Kind: engine.KindWrite, Path: to, Data: data, Note: "keep a copy of a torn cache file in quarantine"})
 	}
@@ -204,7 +228,7 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	for _, l := range p.latest {
 		keep := filepath.Join(q, filepath.FromSlash(l.rel))
 		if err := need(filepath.Dir(keep)); err != nil {
-			return err
+			return nil, err
 		}
 		body = append(body,
 			journal.Step{Kind: engine.KindWrite, Path: keep, Data: l.old, Note: "keep the stale latest in quarantine"},
@@ -215,13 +239,13 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	if st != nil && (len(p.moves) > 0 || p.disarm) {
 		data, err := st.Disarmed()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		body = append(body, journal.Step{Kind: engine.KindWrite, Path: c.SyncStatePath(), Data: data, OldData: st.Data, OldExists: true,
 			Note: "turn the sync state's fast path off, so the next pull fetches what was quarantined"})
 	}
 	if len(body) == 0 {
-		return nil
+		return nil, nil
 	}
 	if len(mk) > 0 {
 		in.Steps = append(in.Steps, mk...)
@@ -234,53 +258,43 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 		rep.Quarantine = q
 	}
 
+	return in, nil
+}
+
+// runRepair journals in and runs it in the journal session; a failure is
+// rolled back here and now (*RepairError).
+func runRepair(ctx context.Context, fsys fsx.FS, c *Cache, o DoctorOptions, in *journal.Intent) (err error) {
 	if err := fsx.MkdirAllDurable(fsys, filepath.Dir(c.JournalPath), 0o755); err != nil {
 		return err
 	}
-	j, err := journal.Open(fsys, c.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command})
+	sess, err := session.Open(fsys, c.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command})
 	if err != nil {
 		return err
 	}
-	crashed := false
 	defer func() {
-		if crashed {
-			j.Abandon()
-			return
-		}
-		if cerr := j.Close(); cerr != nil && err == nil && fsx.IsCrash(cerr) {
+		if cerr := sess.Close(); cerr != nil && err == nil && fsx.IsCrash(cerr) {
 			err = cerr
 		}
 	}()
-	if open, oerr := j.OpenIntents(); oerr != nil {
+	if open, oerr := sess.Journal().OpenIntents(); oerr != nil {
 		return oerr
 	} else if len(open) > 0 {
 		return fmt.Errorf("the journal %s holds %d unfinished intent(s); recovery must finish them before the cache is repaired", c.JournalPath, len(open))
 	}
 	env := &engine.Env{FS: fsys, Log: o.Logger}
-	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
-		if fsx.IsCrash(err) {
-			crashed = true
+	if _, err := sess.Execute(ctx, env, in, nil); err != nil {
+		if sess.Crashed() {
 			return err
 		}
 		if in.ID == 0 {
 			return fmt.Errorf("recording the cache repair in the journal: %w", err)
 		}
 		re := &RepairError{IntentID: in.ID, Err: err}
-		_, re.RollbackErr = engine.Drive(context.WithoutCancel(ctx), env, j, in, journal.Backward, nil)
-		if fsx.IsCrash(re.RollbackErr) {
-			crashed = true
+		_, re.RollbackErr = engine.Drive(context.WithoutCancel(ctx), env, sess.Journal(), in, journal.Backward, nil)
+		if sess.Note(re.RollbackErr); sess.Crashed() {
 			return re.RollbackErr
 		}
 		return re
-	}
-	rep.IntentID = in.ID
-	rep.Remaining = 0
-	for i := range rep.Findings {
-		if rep.Findings[i].Repairable {
-			rep.Findings[i].Status = StatusRepaired
-		} else {
-			rep.Remaining++
-		}
 	}
 	return nil
 }
