@@ -180,24 +180,8 @@ func main() {
 	} else {
 		fmt.Printf("crashreport: real-kernel images skipped: %s\n", why)
 	}
-	for _, s := range suites {
-		if !*withLayers {
-			break
-		}
-		args := append([]string{"test", "-count=1", "-timeout=30m", "-run", s.run}, s.pkgs...)
-		if *short {
-			args = append(args, "-short")
-		}
-		fmt.Printf("== go %s\n", strings.Join(args, " "))
-		t0 := time.Now()
-		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = root, env
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &buf), io.MultiWriter(os.Stderr, &buf)
-		if err := cmd.Run(); err != nil {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("go %s: %v", strings.Join(args, " "), err))
-		}
-		fmt.Printf("   (%s)\n", time.Since(t0).Round(time.Second))
+	if *withLayers {
+		runSuites(root, env, *short, rep)
 	}
 	cells, err := readLines(lines)
 	if err != nil {
@@ -362,4 +346,25 @@ func moduleRoot() (string, error) {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "crashreport:", err)
 	os.Exit(1)
+}
+
+// runSuites runs every layer's go test selection with env, noting each
+// selection that fails in rep.
+func runSuites(root string, env []string, short bool, rep *Report) {
+	for _, s := range suites {
+		args := append([]string{"test", "-count=1", "-timeout=30m", "-run", s.run}, s.pkgs...)
+		if short {
+			args = append(args, "-short")
+		}
+		fmt.Printf("== go %s\n", strings.Join(args, " "))
+		t0 := time.Now()
+		cmd := exec.Command("go", args...)
+		cmd.Dir, cmd.Env = root, env
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(os.Stdout, &buf), io.MultiWriter(os.Stderr, &buf)
+		if err := cmd.Run(); err != nil {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("go %s: %v", strings.Join(args, " "), err))
+		}
+		fmt.Printf("   (%s)\n", time.Since(t0).Round(time.Second))
+	}
 }

@@ -142,40 +142,7 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 			fmt.Fprintf(w, "  note: %s [remedy: %s]\n", n.Message, n.Remedy)
 		}
 	}
-	for _, c := range rep.Checks {
-		mark := "ok  "
-		if !c.Passed {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "  %s %-15s", mark, c.ID)
-		if c.Checked >= 0 {
-			fmt.Fprintf(w, " %d checked", c.Checked)
-		}
-		if c.Failed > 0 {
-			fmt.Fprintf(w, ", %d failed", c.Failed)
-		}
-		if c.Fixed > 0 {
-			fmt.Fprintf(w, ", %d repaired", c.Fixed)
-		}
-		fmt.Fprintln(w)
-	}
-	if len(rep.SwampChecks) > 0 {
-		fmt.Fprintln(w, "  swamp's checks (as 'swamp doctor datastores' names them, computed on the real data root):")
-		for _, c := range rep.SwampChecks {
-			mark := "✓"
-			if !c.Passed {
-				mark = "✗"
-			}
-			fmt.Fprintf(w, "    %s %s: %s", mark, c.Check, c.Message)
-			if rep.ReadOnly && !c.Passed && c.Check == ops.SwampCheckHealth {
-				fmt.Fprint(w, " (read-only media: a note, not a finding)")
-			}
-			fmt.Fprintln(w)
-			if c.SwampDiffers != "" {
-				fmt.Fprintf(w, "      (swamp differs: %s)\n", c.SwampDiffers)
-			}
-		}
-	}
+	printDoctorChecks(w, rep)
 	for _, f := range rep.InFlight {
 		fmt.Fprintf(w, "  in progress: %s\n", f.Message)
 	}
@@ -230,6 +197,45 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 		}
 	}
 	printDoctorActions(w, rep)
+}
+
+// printDoctorChecks prints the doctor's own checks and swamp's, one line
+// each, whether or not they found anything.
+func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
+	for _, c := range rep.Checks {
+		mark := "ok  "
+		if !c.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s %-15s", mark, c.ID)
+		if c.Checked >= 0 {
+			fmt.Fprintf(w, " %d checked", c.Checked)
+		}
+		if c.Failed > 0 {
+			fmt.Fprintf(w, ", %d failed", c.Failed)
+		}
+		if c.Fixed > 0 {
+			fmt.Fprintf(w, ", %d repaired", c.Fixed)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(rep.SwampChecks) > 0 {
+		fmt.Fprintln(w, "  swamp's checks (as 'swamp doctor datastores' names them, computed on the real data root):")
+		for _, c := range rep.SwampChecks {
+			mark := "✓"
+			if !c.Passed {
+				mark = "✗"
+			}
+			fmt.Fprintf(w, "    %s %s: %s", mark, c.Check, c.Message)
+			if rep.ReadOnly && !c.Passed && c.Check == ops.SwampCheckHealth {
+				fmt.Fprint(w, " (read-only media: a note, not a finding)")
+			}
+			fmt.Fprintln(w)
+			if c.SwampDiffers != "" {
+				fmt.Fprintf(w, "      (swamp differs: %s)\n", c.SwampDiffers)
+			}
+		}
+	}
 }
 
 // printDoctorActions is the summary of what to do next, in order, a

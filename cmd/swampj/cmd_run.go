@@ -82,13 +82,39 @@ func runRun(c *cli.Context) error {
 
 	// 2. The command, with signals passed through.
 	start := time.Now()
+	code, err := runCommand(c, dir, args)
+	if err != nil {
+		return err
+	}
+
+	if rc != nil { // remote-backed repo: syncfs and the cache doctor (cmd_remote.go)
+		runRemoteAfter(c, e, rc, start)
+		if code != 0 {
+			return &runExit{code}
+		}
+		return nil
+	}
+
+	if err := afterCommand(c, e, start); err != nil {
+		return err
+	}
+	if code != 0 {
+		return &runExit{code}
+	}
+	return nil
+}
+
+// runCommand runs args in dir with the CLI's standard streams, passing
+// SIGINT, SIGTERM and SIGHUP through, and returns its exit code (128+N
+// when a signal N ended it).
+func runCommand(c *cli.Context, dir string, args []string) (int, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, c.App.Reader, c.App.Writer, c.App.ErrWriter
 	if f, ok := c.App.Reader.(*os.File); ok {
 		cmd.Stdin = f
 	}
 	if err := cmd.Start(); err != nil {
-		return withCode("command_not_started", exitFailure, fmt.Errorf("starting %q: %w", args[0], err))
+		return 0, withCode("command_not_started", exitFailure, fmt.Errorf("starting %q: %w", args[0], err))
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -114,18 +140,16 @@ func runRun(c *cli.Context) error {
 			code = 128 + int(ws.Signal())
 		}
 	} else if waitErr != nil {
-		return waitErr
+		return 0, waitErr
 	}
 
-	if rc != nil { // remote-backed repo: syncfs and the cache doctor (cmd_remote.go)
-		runRemoteAfter(c, e, rc, start)
-		if code != 0 {
-			return &runExit{code}
-		}
-		return nil
-	}
+	return code, nil
+}
 
-	// 3. The durability barrier swamp lacks.
+// afterCommand is what a local repo gets after the command: the
+// durability barrier swamp lacks (syncfs), then the doctor of what the
+// command changed, repairing with --repair.
+func afterCommand(c *cli.Context, e *env, start time.Time) error {
 	r, err := e.loadRepo()
 	if err != nil {
 		return err
@@ -169,9 +193,6 @@ func runRun(c *cli.Context) error {
 		case drep.Mode == "repair" && len(drep.Moves) > 0:
 			e.out.warn(fmt.Sprintf("repaired what the command left damaged: %d move(s) to %s", len(drep.Moves), drep.Quarantine))
 		}
-	}
-	if code != 0 {
-		return &runExit{code}
 	}
 	return nil
 }
