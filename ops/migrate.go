@@ -182,6 +182,11 @@ func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateRe
 	if err != nil {
 		return nil, err
 	}
+	// The format marker before any lock or journal (§13.1); a preview only
+	// reads.
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil {
+		return nil, err
+	}
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}

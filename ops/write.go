@@ -332,6 +332,10 @@ func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opt
 	}
 	o := opts.withDefaults()
 	fsys := o.FS
+	// 0. The datastore's format marker, before anything else (§13.1).
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
+		return nil, err
+	}
 	var release func()
 	o.token, release = session.NewOwnerToken()
 	defer release()

@@ -42,7 +42,7 @@ func runDoctor(c *cli.Context) error {
 		return usageErr(errors.New("--confirm requires --repair"))
 	}
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(c.Bool("confirm"))
 	if err != nil {
 		return err
 	}

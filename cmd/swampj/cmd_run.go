@@ -114,7 +114,7 @@ func runRun(c *cli.Context) error {
 	}
 
 	// 3. The durability barrier swamp lacks.
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}
