@@ -212,8 +212,12 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 			}
 		}
 	}()
+	// A lock an ancestor swamp process holds (either version's variables,
+	// §13.5: a doctor run as a swamp shell step of that model) is
+	// borrowed, as swamp's own child would work under it.
+	anc := lock.AncestryFromEnv(nil)
 	for _, p := range first.lockPaths() {
-		l, err := lock.Acquire(ctx, fsys, p, lock.Options{Timeout: o.LockTimeout})
+		l, err := lock.AcquireOrBorrow(ctx, fsys, p, anc, lock.Options{Timeout: o.LockTimeout})
 		if err != nil {
 			if ctx.Err() != nil || fsx.IsCrash(err) {
 				return nil, err
