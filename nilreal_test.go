@@ -301,6 +301,9 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops/repo.*Repo.CheckFormat": func(t *testing.T, fx *nilFixture) error { _, err := fx.r.CheckFormat(nil); return err },
 		"ops/repo.HiddenLocalDirs":   func(t *testing.T, fx *nilFixture) error { _, err := repo.HiddenLocalDirs(nil, fx.r); return err },
+		"ops/repo.RefuseUnknownFormat": func(t *testing.T, fx *nilFixture) error {
+			return repo.RefuseUnknownFormat(nil, fx.r.Base, true, nil)
+		},
 		"ops/repo.CheckRepoFormat": func(t *testing.T, fx *nilFixture) error {
 			_, err := repo.CheckRepoFormat(nil, fx.dir, nil)
 			return err

@@ -51,16 +51,16 @@ func dlModelLock(r *repo.Repo, model string) string {
 // power cut leaves: swamp waits on it forever) and a torn datastore lock are
 // findings; the repair moves both to quarantine and repairs the item in the
 // same run — without waiting out the lock timeout — while a live process's
-// lock and a zero-byte lock younger than swamp's create-then-write window
-// stay where they are.
+// lock and zero-byte locks younger than newer swamp's TTL (§13.3: a holder
+// between create and write, or mid-heartbeat) stay where they are, the
+// 10 s-old one reported in flight.
 func TestDoctorDeadLocks(t *testing.T) {
 	ctx := context.Background()
 	r := drBuild(t, t.TempDir(), drSpec{items: []drItem{dr3955()}})
 	dead := dlModelLock(r, drModel)
-	// 10 s old: past swamp's create-then-write window, but younger than the
-	// TTL after which lock.Acquire would take it over by itself (the
-	// power-cut images of issue #11 are checked that soon).
-	dlPlant(t, dead, nil, 10*time.Second)
+	// 40 s old: past newer swamp's 30 s in-flight window for an empty lock
+	// (§13.3), so dead by both versions' rules.
+	dlPlant(t, dead, nil, 40*time.Second)
 	global := lock.GlobalPath(r.Base, r.Namespace)
 	torn := []byte("{\n  \"holder\": \"alice@bu")
 	dlPlant(t, global, torn, time.Hour)
@@ -70,6 +70,11 @@ func TestDoctorDeadLocks(t *testing.T) {
 	youngModel := "9a9a9a9a-0000-4000-8000-000000000002"
 	young := dlModelLock(r, youngModel)
 	dlPlant(t, young, nil, 0)
+	// 10 s old: past 06b6147-era swampj's 5 s write window, within newer
+	// swamp's TTL: in flight, never repaired.
+	tenModel := "9a9a9a9a-0000-4000-8000-000000000004"
+	ten := dlModelLock(r, tenModel)
+	dlPlant(t, ten, nil, 10*time.Second)
 	goneModel := "9a9a9a9a-0000-4000-8000-000000000003"
 	gone := dlModelLock(r, goneModel)
 	cmd := exec.Command("true")
@@ -89,9 +94,16 @@ func TestDoctorDeadLocks(t *testing.T) {
 		}
 	}
 	drWant(t, "dead locks", deadPaths, []string{global, dead, gone})
-	if rep.Locks != 5 {
-		t.Errorf("locks judged = %d, want 5", rep.Locks)
+	if rep.Locks != 6 {
+		t.Errorf("locks judged = %d, want 6", rep.Locks)
 	}
+	var inFlight []string
+	for _, f := range rep.InFlight {
+		if f.Lock == f.Path {
+			inFlight = append(inFlight, f.Path)
+		}
+	}
+	drWant(t, "locks in flight", inFlight, []string{young, ten})
 
 	// A repair that waited on the dead lock would take the whole
 	// LockTimeout (60 s); measured, the repair takes ~0.1 s. The bound,
@@ -114,7 +126,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 			t.Errorf("check after the repair: %+v", c)
 		}
 	}
-	if len(rep.Checks) != 8 {
+	if len(rep.Checks) != 9 {
 		t.Errorf("checks: %+v", rep.Checks)
 	}
 	if got := drRead(t, filepath.Join(drItemDir(r, "result"), "latest")); got != "3" {
@@ -133,7 +145,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(qtop, "locks", rel)); err != nil {
 		t.Errorf("the dead model lock is not in quarantine: %v", err)
 	}
-	for _, p := range []string{live, young} {
+	for _, p := range []string{live, young, ten} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s was touched: %v", p, err)
 		}

@@ -103,6 +103,7 @@ const (
 	DoctorJournalHolderStale   = doctor.CodeJournalHolderStale
 	DoctorRecordUnreadable     = doctor.CodeRecordUnreadable
 	DoctorSwampCheck           = doctor.CodeSwampCheck
+	DoctorLocalDirHidden       = doctor.CodeHiddenLocalDir
 )
 
 // What happened (or would happen) to a finding (doctor.Status).

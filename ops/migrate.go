@@ -183,6 +183,11 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 	if err != nil {
 		return nil, err
 	}
+	// The format marker before any lock or journal (§13.1); a preview only
+	// reads.
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil {
+		return nil, err
+	}
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
@@ -291,21 +296,42 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if swampTimeout <= 0 {
 		swampTimeout = lock.TimeoutFromEnv(opts.Getenv)
 	}
-	selfPid := lock.HolderPidFromEnv(opts.Getenv)
-	global, err := lock.Acquire(ctx, fsys, lock.GlobalPath(r.Base, r.Namespace), lock.Options{Timeout: swampTimeout})
+	// Per-model locks an ancestor swamp process holds (under either
+	// version's variables) are its own child's to work under, not writers
+	// to wait for.
+	lends := lock.AncestryFromEnv(opts.Getenv).Lends
+	// Both global locks of a namespace (06b6147's {base}/.locks/{ns}.lock,
+	// then newer swamp's {base}/{ns}/.datastore.lock; §13.2), in that
+	// order: each swamp version takes only its own, so a run that took one
+	// would not exclude the other version's writers.
+	globals, err := lock.AcquireGlobal(ctx, fsys, r.Base, r.Namespace, lock.Options{Timeout: swampTimeout})
 	if err != nil {
 		return nil, err
 	}
 	heartbeatCtx, stopHeartbeat := context.WithCancel(ctx)
-	global.StartHeartbeat(heartbeatCtx)
+	held := map[string]bool{}
+	var globalPaths []string
+	for _, g := range globals {
+		g.StartHeartbeat(heartbeatCtx)
+		held[g.Path()] = true
+		globalPaths = append(globalPaths, g.Path())
+	}
 	crashed := false
 	defer func() {
 		stopHeartbeat()
-		if !crashed {
-			_ = global.Release()
-		} else {
-			global.Abandon() // a dead process leaves its lock behind; so does a simulated crash
+		if crashed {
+			for _, g := range globals {
+				g.Abandon() // a dead process leaves its locks behind; so does a simulated crash
+			}
+			return
 		}
+		// An unset --migrate empties {base}/{ns}/ but for newer swamp's
+		// lock, held there until now: the directory is left, empty, once
+		// the lock is released (its plan cannot remove a directory that
+		// holds a lock it holds, and an rmdir after the intent would be a
+		// change no intent records: a crash before it would leave the same
+		// empty directory, so it is always left).
+		lock.ReleaseAll(globals, nil)
 	}()
 
 	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command})
@@ -317,26 +343,26 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	if cat == nil {
 		cat = engine.RepoCatalog(fsys, r.Dir)
 	}
-	run := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: map[string]bool{global.Path(): true}, Log: opts.Logger}, repo: r}
+	run := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: held, Log: opts.Logger}, repo: r}
 	defer func() {
 		crashed = crashed || run.crashed()
 		run.close()
 	}()
 
-	return migrateLocked(ctx, run, r, opts, global, swampTimeout, selfPid)
+	return migrateLocked(ctx, run, r, opts, globalPaths, swampTimeout, lends)
 }
 
 // migrateLocked is the migration once swamp's global lock and the journal
 // are held: finish what is open, plan while no swamp writer runs, journal
 // and run the plan, then build the catalog if swamp's reader would.
-func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts MigrateOptions, global *lock.Lock, swampTimeout time.Duration, selfPid int) (*MigrateResult, error) {
+func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts MigrateOptions, globals []string, swampTimeout time.Duration, lends func(lock.Info) bool) (*MigrateResult, error) {
 	fsys := run.fsys
 	// Interrupted operations first: they move data, so no swamp writer may
 	// be active while they run.
 	if open, err := run.sess.Journal().OpenIntents(); err != nil {
 		return nil, err
 	} else if len(open) > 0 {
-		if err := lock.WaitNoLiveModelLocks(ctx, fsys, r.Base, r.Namespace, selfPid, swampTimeout, 0); err != nil {
+		if err := lock.WaitNoLiveModelLocksSkipping(ctx, fsys, r.Base, r.Namespace, lends, swampTimeout, 0); err != nil {
 			return nil, err
 		}
 		if err := run.finishOpen(ctx, opts.Getenv); err != nil {
@@ -368,7 +394,7 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 	from, to := migrationStamps(r, opts)
 	ahead := engine.StartRestampAhead(ctx, run.env, r.Dir, from, to)
 	defer ahead.Abandon()
-	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, selfPid, rows, ahead.Abandon)
+	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, lends, rows, ahead.Abandon)
 	if err != nil {
 		return nil, run.note(err)
 	}
@@ -386,8 +412,8 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 	}
 
 	// Recovery finishes or undoes a migration only under swamp's global
-	// lock, as the migration itself runs.
-	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps, Locks: []string{global.Path()}}
+	// locks, both of them, in the same order, as the migration itself runs.
+	in := &journal.Intent{Kind: plan.intentKind(), Summary: plan.summary(), Repo: r.Dir, Steps: plan.steps, Locks: append([]string(nil), globals...)}
 	exec, err := run.execute(ctx, in, migrateStepProgress(opts.Progress, plan.steps), live)
 	ahead.Abandon()
 	if err != nil {
@@ -444,7 +470,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 // beforeWait runs before a full lock scan or a wait: whatever the run holds
 // that a writer might wait for (the catalog write lock of a restamp being
 // prepared) is let go there.
-func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, timeout time.Duration, selfPid int, rows stampRows, beforeWait func()) (*migrationPlan, error) {
+func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, timeout time.Duration, lends func(lock.Info) bool, rows stampRows, beforeWait func()) (*migrationPlan, error) {
 	otherSide := filepath.Join(r.Base, r.Namespace) // holds the destination data root…
 	if opts.Reverse {
 		otherSide = r.Base // …{base}/{ns}/data forward, {base}/data in reverse
@@ -454,7 +480,7 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 	scanned := make(chan struct{})
 	go func() {
 		defer close(scanned)
-		otherLive, otherErr = lock.LiveModelLocks(opts.fsys, otherSide, "", time.Now(), selfPid)
+		otherLive, otherErr = lock.LiveModelLocksSkipping(opts.fsys, otherSide, "", time.Now(), lends)
 	}()
 	plan, err := planMigration(ctx, r, opts, rows)
 	<-scanned
@@ -465,14 +491,14 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 		return plan, nil
 	}
 	beforeWait()
-	live, lerr := lock.LiveModelLocks(opts.fsys, r.Base, r.Namespace, time.Now(), selfPid)
+	live, lerr := lock.LiveModelLocksSkipping(opts.fsys, r.Base, r.Namespace, time.Now(), lends)
 	if lerr != nil {
 		return nil, lerr
 	}
 	if len(live) == 0 {
 		return plan, err
 	}
-	if err := lock.WaitNoLiveModelLocks(ctx, opts.fsys, r.Base, r.Namespace, selfPid, timeout, 0); err != nil {
+	if err := lock.WaitNoLiveModelLocksSkipping(ctx, opts.fsys, r.Base, r.Namespace, lends, timeout, 0); err != nil {
 		return nil, err
 	}
 	return planMigration(ctx, r, opts, rows)

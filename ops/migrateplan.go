@@ -206,6 +206,11 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows 
 	if err := p.planQuarantine(); err != nil {
 		return nil, err
 	}
+	if !opts.Reverse {
+		if err := p.planHiddenLocal(); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.planTail(nsDir, opts); err != nil {
 		return nil, err
 	}
@@ -599,5 +604,56 @@ func (p *migrationPlanner) planQuarantine() error {
 		p.add("data", journal.Step{Kind: engine.KindMove, Path: c, To: filepath.Join(q, filepath.Base(c)), Note: "catalog copy to quarantine"})
 	}
 	p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine moves durable"})
+	return nil
+}
+
+// planHiddenLocal finishes what swamp's own migrate left (#24, §13.9): the
+// always-local directories it carried into a namespace (secrets, bundles,
+// …), where swamp never reads them, go back to {repo}/.swamp/, merged
+// entry by entry as the doctor's repair does (repo.HiddenLocalDir.Return):
+// a file the home lacks is renamed there, one it holds with the same bytes
+// goes to this run's quarantine, the emptied directories are removed.
+// Nothing is replaced or deleted; a real conflict refuses the run, listing
+// every such path.
+func (p *migrationPlanner) planHiddenLocal() error {
+	dirs, err := repo.HiddenLocalDirs(p.fsys, p.r)
+	if err != nil {
+		return err
+	}
+	var conflicts []string
+	for _, h := range dirs {
+		for _, c := range h.Conflicts {
+			conflicts = append(conflicts, filepath.Join(h.Path, filepath.FromSlash(c)))
+		}
+	}
+	if len(conflicts) > 0 {
+		return &CollisionError{Paths: conflicts}
+	}
+	planned := map[string]bool{}
+	q := filepath.Join(filepath.Dir(filepath.Dir(p.quarantineDir())), "local")
+	n := 0
+	for _, h := range dirs {
+		moves, rmdirs := h.Return(q)
+		for _, m := range moves {
+			missing, err := engine.MissingDirs(p.fsys, filepath.Dir(m.To), planned)
+			if err != nil {
+				return err
+			}
+			for _, d := range missing {
+				p.add(h.Subdir, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "directory an always-local file returns into"})
+			}
+			p.add(h.Subdir, journal.Step{Kind: engine.KindRename, Path: m.From, To: m.To, Note: "always-local file back where swamp reads it"})
+			n++
+		}
+		if len(moves) > 0 {
+			p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make the always-local moves durable"})
+		}
+		for _, d := range rmdirs {
+			p.add(h.Subdir, journal.Step{Kind: engine.KindRmdir, Path: d, Note: "always-local directory (emptied)"})
+		}
+	}
+	if n > 0 {
+		p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make the removals durable"})
+	}
 	return nil
 }

@@ -188,6 +188,9 @@ func catalogModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, name string) 
 // Name is the model's name when a definition or data says it.
 func ResolveItem(ctx context.Context, fsys fsx.FS, r *repo.Repo, model, name string) (repo.Address, Model, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
+		return repo.Address{}, Model{}, err
+	}
 	if name == "" && strings.Contains(model, "/") {
 		a, err := repo.ParseAddress(model)
 		if err != nil {

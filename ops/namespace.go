@@ -87,6 +87,9 @@ type NamespaceListing struct {
 // marks the configured namespace. Read-only.
 func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
+		return nil, err
+	}
 	ms, err := repo.ListNamespaces(fsys, r.Base)
 	if err != nil {
 		return nil, err

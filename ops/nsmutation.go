@@ -94,6 +94,10 @@ type nsMutation struct {
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
 	cat engine.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
+	// The format marker before the journal is opened (§13.1).
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
+		return nil, err
+	}
 	// (journal.Open removes temp files of a creation that crashed before
 	// its rename: they never held an intent.)
 	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: lockTimeout, Command: command})

@@ -116,6 +116,9 @@ type DataContent struct {
 // version, nor one of bytes that fail their checksum.
 func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
+		return nil, err
+	}
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, err
@@ -275,6 +278,9 @@ type DataItem struct {
 // directory.
 func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address) (*DataItem, []DataVersion, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
+		return nil, nil, err
+	}
 	itemDir, err := r.ItemDir(fsys, a)
 	if err != nil {
 		return nil, nil, err
@@ -317,6 +323,9 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 // renamedTo is listed, as swamp lists it.
 func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
+		return nil, err
+	}
 	items, walkErr := store.FindItems(ctx, fsys, r.DataRoot, prefix)
 	out := make([]DataItem, 0, len(items))
 	names := map[[2]string]string{}

@@ -49,7 +49,7 @@ func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 					drWrite(t, filepath.Join(drItemDir(r, "result"), ".swampj-stage-6-0a1b2c", "raw"), []byte(`{"torn":`))
 				}
 				if tc.deadLock {
-					dlPlant(t, dlModelLock(r, drModel), nil, 10*time.Second)
+					dlPlant(t, dlModelLock(r, drModel), nil, 40*time.Second) // past newer swamp's 30 s in-flight window (§13.3)
 					dlPlant(t, lock.GlobalPath(r.Base, r.Namespace), []byte(`{"holder":`), time.Hour)
 				}
 				return r

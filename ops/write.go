@@ -92,6 +92,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/session"
 
@@ -326,13 +327,35 @@ type writeItem struct {
 // refused inputs change nothing; a failure after the intent is journaled is
 // rolled back (a *WriteFailedError); a lock that cannot be had is a
 // *lock.TimeoutError (errors.Is lock.ErrTimeout).
+//
+// When the datastore is shared (outside the repo's .swamp/), a write that
+// succeeded rewrites swampj's writer token under .catalog-writers/
+// afterwards (catalogwriters.Record, §13.7), so that the other checkouts'
+// catalogs (newer swamp's) invalidate themselves and see it; failing to is
+// only a warning: the write stands.
 func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
+	out, err := writeVersions(ctx, fsys, r, writes, opts)
+	if err == nil && len(out) > 0 && catalogwriters.Shared(r) {
+		opts.fsys = fsys
+		o := opts.withDefaults()
+		if _, terr := catalogwriters.Record(o.fsys, r); terr != nil {
+			o.warn(fmt.Sprintf("the versions are written, but other checkouts sharing the datastore may not see them until their catalog is rebuilt: %v", terr))
+		}
+	}
+	return out, err
+}
+
+func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
 	if len(writes) == 0 {
 		return nil, nil
 	}
 	opts.fsys = fsys
 	o := opts.withDefaults()
 	fsys = o.fsys
+	// 0. The datastore's format marker, before anything else (§13.1).
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
+		return nil, err
+	}
 	var release func()
 	o.token, release = session.NewOwnerToken()
 	defer release()

@@ -159,12 +159,16 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 // in, under a path the migration is about to fill — is not data, and the
 // migration's steps absorb it (migratesteps.go).
 func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
-	global := lock.GlobalPath(r.Base, r.Namespace)
+	// Every global lock of the datastore (namespaced: both swamp versions',
+	// §13.2) is waited for and re-read; a per-model lock an ancestor swamp
+	// process holds (either version's variables, §13.5) is borrowed: a
+	// swampj run as a swamp shell step of that model works under it.
 	lender := lock.HolderPidFromEnv(nil)
+	anc := lock.AncestryFromEnv(nil)
 	deadline := time.Now().Add(o.SwampLockTimeout)
 	left := func() time.Duration { return max(time.Until(deadline), time.Millisecond) }
 	for {
-		if err := lock.WaitFree(ctx, fsys, global, left(), lender); err != nil {
+		if err := lock.WaitGlobalFree(ctx, fsys, r.Base, r.Namespace, left(), lender); err != nil {
 			return nil, err
 		}
 		// A structural change that ran while we waited may have changed
@@ -174,14 +178,14 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		}
 		var held []*lock.Lock
 		for _, lp := range modelLockPaths(r, ps) {
-			l, err := lock.Acquire(ctx, fsys, lp, lock.Options{Timeout: left()})
+			l, err := lock.AcquireOrBorrow(ctx, fsys, lp, anc, lock.Options{Timeout: left()})
 			if err != nil {
 				return held, err
 			}
 			l.StartHeartbeat(ctx)
 			held = append(held, l)
 		}
-		free, err := lock.Free(fsys, global, lender)
+		free, err := lock.GlobalFree(fsys, r.Base, r.Namespace, lender)
 		if err != nil {
 			return held, err
 		}
@@ -190,7 +194,7 @@ func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendi
 		}
 		lock.ReleaseAll(held, o.warn) // a structural command started: let it run first
 		if time.Now().After(deadline) {
-			return nil, lock.WaitFree(ctx, fsys, global, time.Millisecond, lender)
+			return nil, lock.WaitGlobalFree(ctx, fsys, r.Base, r.Namespace, time.Millisecond, lender)
 		}
 	}
 }

@@ -111,6 +111,12 @@ func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, e
 
 func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
 	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
+	// The format marker before the journal (§13.1): a host's startup hook
+	// must not recover into a layout swampj does not know. A dry run only
+	// reads.
+	if err := checkFormat(fsys, repoDir, opts); err != nil {
+		return rep, err
+	}
 	exists, err := journal.Exists(fsys, rep.Journal)
 	if err != nil {
 		return rep, err
@@ -388,4 +394,18 @@ func (e *MarksLostError) Error() string {
 	return fmt.Sprintf("recovered intent %s on disk — every step is done — but the journal %s could not record it: %v. "+
 		"It stays open in the journal; the next recovery observes every step done and only marks it (nothing is redone): recover again once that is fixed",
 		strings.Join(ids, ", "), e.Journal, e.Err)
+}
+
+// checkFormat is repo.RefuseUnknownFormat for a repo whose configuration
+// may be lost (repo.CheckRepoFormat's base).
+func checkFormat(fsys fsx.FS, repoDir string, opts Options) error {
+	_, err := repo.CheckRepoFormat(fsys, repoDir, nil)
+	var unreadable *repo.FormatMarkerUnreadableError
+	if opts.DryRun && errors.As(err, &unreadable) {
+		if opts.Logger != nil {
+			opts.Logger.Warn(unreadable.Warning())
+		}
+		return nil
+	}
+	return err
 }

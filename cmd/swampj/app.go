@@ -213,21 +213,41 @@ func (e *env) repoDir() (string, error) {
 	return repo.Find(e.fs, start)
 }
 
-// loadRepo resolves and parses the repo's configuration.
-func (e *env) loadRepo() (*repo.Repo, error) {
+// loadRepo resolves and parses the repo's configuration, then checks the
+// datastore's format marker (§13.1) before the command locks, opens or
+// writes anything: a command that changes the repo (changes) refuses every
+// marker it cannot use; one that only reads goes on past an unreadable
+// marker with a warning.
+func (e *env) loadRepo(changes bool) (*repo.Repo, error) {
 	dir, err := e.repoDir()
 	if err != nil {
 		return nil, err
 	}
 	r, err := repo.Load(e.fs, dir, os.Getenv)
-	if err == nil {
-		ns := r.Namespace
-		if ns == "" {
-			ns = "(none)"
-		}
-		e.out.debug("repo %s (data root %s, namespace %s, catalog %s)", r.Dir, r.DataRoot, ns, r.CatalogPath)
+	if err != nil {
+		return r, err
 	}
-	return r, err
+	ns := r.Namespace
+	if ns == "" {
+		ns = "(none)"
+	}
+	e.out.debug("repo %s (data root %s, namespace %s, catalog %s)", r.Dir, r.DataRoot, ns, r.CatalogPath)
+	if err := repo.RefuseUnknownFormat(e.fs, r.Base, changes, e.out.warn); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkRepoFormat is loadRepo's format check for the commands that work on
+// a repo whose configuration may be lost (the journal commands).
+func (e *env) checkRepoFormat(dir string, changes bool) error {
+	_, err := repo.CheckRepoFormat(e.fs, dir, os.Getenv)
+	var unreadable *repo.FormatMarkerUnreadableError
+	if !changes && errors.As(err, &unreadable) {
+		e.out.warn(unreadable.Warning())
+		return nil
+	}
+	return err
 }
 
 // command line recorded as the journal lock holder and in intents.

@@ -70,7 +70,7 @@ func catalogOptions(e *env, c *cli.Context) ops.CatalogOptions {
 
 func runCatalogVerify(c *cli.Context) error {
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func runCatalogVerify(c *cli.Context) error {
 
 func runCatalogRebuild(c *cli.Context) error {
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(c.Bool("confirm"))
 	if err != nil {
 		return err
 	}

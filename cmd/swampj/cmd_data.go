@@ -186,7 +186,7 @@ func runDataWrite(c *cli.Context) error {
 	if err := checkWriteFlags(c); err != nil {
 		return err
 	}
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(true)
 	if err != nil {
 		return err
 	}
@@ -397,7 +397,7 @@ func runDataGet(c *cli.Context) error {
 	if c.Bool("no-content") && !e.json {
 		return usageErr(errors.New("--no-content needs --json (without --json the content is all data get prints)"))
 	}
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}
@@ -453,7 +453,7 @@ func runDataVersions(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}
@@ -519,7 +519,7 @@ func runDataList(c *cli.Context) error {
 	if len(args) == 1 {
 		arg = args[0]
 	}
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}

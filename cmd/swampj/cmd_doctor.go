@@ -48,7 +48,7 @@ func runDoctor(c *cli.Context) error {
 	if handled, err := doctorRemote(c, e); handled { // remote-backed repo: the cache doctor (cmd_remote.go)
 		return err
 	}
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(c.Bool("confirm"))
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,9 @@ func openJournalReadOnly(e *env) (*journal.Journal, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
+	if err := e.checkRepoFormat(dir, false); err != nil {
+		return nil, false, err
+	}
 	path := recover.JournalPath(dir)
 	ok, err := journal.Exists(e.fs, path)
 	if err != nil || !ok {
@@ -103,6 +106,9 @@ func runJournalHold(c *cli.Context) error {
 	e := newEnv(c)
 	dir, err := e.repoDir()
 	if err != nil {
+		return err
+	}
+	if err := e.checkRepoFormat(dir, true); err != nil {
 		return err
 	}
 	j, err := journal.Open(e.fs, recover.JournalPath(dir), journal.Options{LockTimeout: e.lockTO, Command: e.command()})

@@ -86,7 +86,7 @@ func runNamespaceSet(c *cli.Context) error {
 		return usageErr(fmt.Errorf("namespace set takes one SLUG"))
 	}
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(true)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func runNamespaceUnset(c *cli.Context) error {
 		return runMigration(c, ops.MigrateOptions{Unset: true, Confirm: c.Bool("confirm")})
 	}
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(true)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func runNamespaceMigrate(c *cli.Context) error {
 
 func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(opts.Confirm)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func printRecovered(w io.Writer, outs []ops.IntentOutcome) {
 
 func runNamespaceList(c *cli.Context) error {
 	e := newEnv(c)
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func runCommand(c *cli.Context, dir string, args []string) (int, error) {
 // durability barrier swamp lacks (syncfs), then the doctor of what the
 // command changed, repairing with --repair.
 func afterCommand(c *cli.Context, e *env, start time.Time) error {
-	r, err := e.loadRepo()
+	r, err := e.loadRepo(false)
 	if err != nil {
 		return err
 	}

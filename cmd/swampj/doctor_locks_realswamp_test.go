@@ -47,7 +47,9 @@ func TestRealSwampDeadLocksAndRecords(t *testing.T) {
 		}
 	}
 	deadModel := lock.ModelPath(base, "", "command/shell", m1)
-	plant(deadModel, nil, 10*time.Second)
+	// 40 s old: dead by both versions' rules (newer swamp holds an empty
+	// lock for its 30 s TTL, §13.3; 06b6147 waits on it forever).
+	plant(deadModel, nil, 40*time.Second)
 	global := lock.GlobalPath(base, "")
 	plant(global, []byte("{\n  \"holder\": \"al"), time.Hour)
 	sleeper := exec.Command("sleep", "300")

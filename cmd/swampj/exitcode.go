@@ -26,6 +26,9 @@ const (
 	exitUsage       = 2
 	exitManual      = 3  // the doctor left findings only a person can fix
 	exitLockTimeout = 75 // EX_TEMPFAIL, as swamp uses for its lock timeout
+	// exitFormat: the datastore's format marker refuses it (EX_DATAERR);
+	// nothing was changed, and running again changes nothing.
+	exitFormat      = 65
 	exitInterrupted = 130
 )
 
@@ -62,9 +65,20 @@ func classify(err error) (exit int, code string) {
 	var inputChanged *ops.InputChangedError
 	var media *journal.MediaError
 	var lost *repo.ConfigLostError
+	var (
+		formatUnsupported *repo.FormatUnsupportedError
+		markerInvalid     *repo.FormatMarkerInvalidError
+		markerUnreadable  *repo.FormatMarkerUnreadableError
+	)
 	switch {
 	case errors.As(err, &ce):
 		return ce.exit, ce.code
+	case errors.As(err, &formatUnsupported):
+		return exitFormat, formatUnsupported.Code()
+	case errors.As(err, &markerInvalid):
+		return exitFormat, markerInvalid.Code()
+	case errors.As(err, &markerUnreadable):
+		return exitFormat, markerUnreadable.Code()
 	case errors.As(err, &lost):
 		return exitFailure, lost.Code()
 	case errors.Is(err, journal.ErrLockTimeout):

@@ -214,8 +214,8 @@ func TestKillRandomWriteLoop(t *testing.T) {
 	// A writer killed in the last trial leaves its per-model lock, with a
 	// dead pid. The next write takes it over, as the next run of swamp or
 	// swampj would; without one the final doctor rightly calls it
-	// lock_dead once it is older than the 5 s write window (about 1 run in
-	// 20 read the versions back slowly enough for that).
+	// lock_dead (an empty one only once older than newer swamp's 30 s
+	// in-flight window, §13.3).
 	final := payload(trials + 1)
 	written[string(final)], acked[string(final)] = true, true
 	if r := swampjIn(t, dir, final, "data", "write", addr); r.code != 0 {

@@ -24,6 +24,10 @@ type printer struct {
 	// line on screen now (0: none); both are guarded by out.
 	out   sync.Mutex
 	drawn int
+	// warned holds the warnings already printed: one the CLI gives and the
+	// library repeats (an unreadable format marker) is said once. Guarded
+	// by mu.
+	warned map[string]bool
 }
 
 func newPrinter(stdout, stderr io.Writer, asJSON, quiet bool) *printer {
@@ -48,6 +52,16 @@ func (p *printer) result(v any, text func(w io.Writer)) error {
 // line on stderr so machines can still see it).
 func (p *printer) warn(msg string) {
 	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	seen := p.warned[msg]
+	if p.warned == nil {
+		p.warned = map[string]bool{}
+	}
+	p.warned[msg] = true
+	p.mu.Unlock()
+	if seen {
 		return
 	}
 	p.aboveProgress(func() {

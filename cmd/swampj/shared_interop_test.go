@@ -5,11 +5,13 @@ package main
 // honest with writer tokens under .catalog-writers/; swamp 06b6147 predates
 // them (no file of its source names them). This pins what 06b6147 does: a
 // checkout's populated catalog never learns of the other checkout's
-// writes, swamp's own included, until it is rebuilt.
+// writes, swamp's own and swampj's included, until it is rebuilt; swampj's
+// writes rewrite its token all the same, for newer swamp.
 
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -72,12 +74,41 @@ func TestRealSwampSharedDatastoreHasNoWriterTokens(t *testing.T) {
 		t.Error("a rebuilt catalog in b does not see a's write either")
 	}
 
-	t.Run("a swampj write in a rewrites its token", func(t *testing.T) {
-		// TODO(#24 phase 2): once swampj's data write, repair and rebuild
-		// call catalogwriters.Record, write a version in a with swampj and
-		// assert a token under shared/.catalog-writers/ changed; b's swamp
-		// 06b6147 still reads no token (as above), a newer swamp would
-		// invalidate and see it.
-		t.Skip("TODO(#24 phase 2): swampj's writes do not record a writer token yet")
+	t.Run("a swampj write in a rewrites its token; 06b6147 in b does not read it", func(t *testing.T) {
+		seen := total(b, `modelName == "ma"`) // b's catalog, populated just above
+		tokens := func() map[string]string {
+			out := map[string]string{}
+			ents, _ := os.ReadDir(filepath.Join(shared, ".catalog-writers"))
+			for _, e := range ents {
+				if data, err := os.ReadFile(filepath.Join(shared, ".catalog-writers", e.Name())); err == nil && !strings.HasSuffix(e.Name(), ".tmp") {
+					out[e.Name()] = string(data)
+				}
+			}
+			return out
+		}
+		mustOK(t, swampjIn(t, a, []byte(`{"from":"swampj"}`), "data", "write", "ma", "sjout"), "swampj data write in a")
+		first := tokens()
+		if len(first) != 1 {
+			t.Fatalf("after swampj's write: tokens %v under %s, want swampj's one", first, filepath.Join(shared, ".catalog-writers"))
+		}
+		mustOK(t, swampjIn(t, a, []byte(`{"from":"swampj","v":2}`), "data", "write", "ma", "sjout"), "second swampj data write in a")
+		for id, tok := range first {
+			if tokens()[id] == tok {
+				t.Fatalf("swampj's token did not change with its second write")
+			}
+		}
+		// What 06b6147 sees: it predates writer tokens, so b's populated
+		// catalog stays blind to swampj's writes as it is to swamp's own
+		// (a newer swamp would see the token change, invalidate and see
+		// them); a catalog built afresh finds them.
+		if n := total(b, `modelName == "ma"`); n != seen {
+			t.Errorf("b's catalog (swamp %s) sees swampj's writes (%d rows, %d before) without a rebuild: swamp now reads writer tokens; update #24's notes", os.Getenv("SWAMP_BIN"), n, seen)
+		}
+		for _, f := range []string{"_catalog.db", "_catalog.db-wal", "_catalog.db-shm"} {
+			_ = os.Remove(filepath.Join(b, ".swamp", "data", f))
+		}
+		if n := total(b, `modelName == "ma"`); n <= seen {
+			t.Errorf("a rebuilt catalog in b does not see swampj's write: %d rows, %d before", n, seen)
+		}
 	})
 }

@@ -50,6 +50,9 @@ func soloView(r *repo.Repo) *repo.Repo {
 // refuses while the journal holds an open intent (*OpenIntentsError).
 func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // §13.1, before the journal
+		return nil, err
+	}
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
 	rep.UnmigratedData = unmigratedData(fsys, r)

@@ -21,6 +21,9 @@ import (
 // package's error.
 func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
 	fsys = fsx.OrReal(fsys)
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, session.WarnTo(opts.Logger)); err != nil { // §13.1
+		return nil, err
+	}
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
 	j, open, err := readJournalListOpen(fsys, r, opts)

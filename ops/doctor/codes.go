@@ -100,6 +100,7 @@ var codeTable = []CodeInfo{
 	{CodeOpenIntent, "journal", "survey.go", report.RemedyRecoverOrRollback},
 	{CodeJournalHolderStale, "journal", "locks.go", report.RemedyRepair},
 	{CodeSwampCheck, "", "swamp.go", report.RemedyFixAccess},
+	{CodeHiddenLocalDir, "local_dirs", "hiddenlocal.go", report.RemedyRepair},
 }
 
 // Codes lists every finding code the doctor reports, with its check, the
@@ -108,7 +109,8 @@ var codeTable = []CodeInfo{
 func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
 
 // checkIDs is the report order of the checks.
-var checkIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal"}
+var checkIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
+	"local_dirs"}
 
 // checkOf maps each finding code to the check it belongs to.
 var checkOf = func() map[Code]string {
@@ -143,6 +145,7 @@ var phases = []phase{
 	{name: "records", run: (*survey).checkRecords},                                               // records.go
 	{name: "catalog copies", run: (*survey).checkCatalogCopies, whole: true},                     // catalog.go
 	{name: "swamp's checks", run: (*survey).checkSwamp, progress: "swamp's checks", whole: true}, // swamp.go
+	{name: "always-local directories", run: (*survey).checkHiddenLocal, whole: true},             // hiddenlocal.go
 }
 
 // Check is one check's outcome.

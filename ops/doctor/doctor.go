@@ -269,6 +269,11 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
 	}
+	// The format marker before the journal or any lock (§13.1).
+	var formatWarning string
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, o.Confirm, func(w string) { formatWarning = w }); err != nil {
+		return nil, err
+	}
 	open, stale, err := journalState(fsys, r, o)
 	if err != nil {
 		return nil, err
@@ -301,6 +306,9 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		rep.markOpenIntents(st)
 	}
 	if rep != nil {
+		if formatWarning != "" {
+			rep.Warnings = append([]string{formatWarning}, rep.Warnings...)
+		}
 		rep.fillChecks()
 		rep.summarize()
 	}

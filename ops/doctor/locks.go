@@ -9,8 +9,11 @@ package doctor
 // one over, but only when it next tries; until then `swamp datastore lock
 // status` shows a holder that is gone).
 //
-// The doctor judges every lock file with lock.Judge and reports each one
-// that is provably dead (CodeLockDead). The repair moves them into
+// The doctor judges every lock file with lock.JudgeWithin and newer swamp's
+// window (lock.InFlightWindow, §13.3: an empty or unreadable lock younger
+// than the TTL is a holder between create and write, or mid-heartbeat,
+// reported in flight and never repaired) and reports each one that is
+// provably dead (CodeLockDead). The repair moves them into
 // quarantine rather than deleting them: a lock file is not user data, but a
 // rename is a journaled step recovery can undo with the existing machinery,
 // it keeps the bytes for whoever investigates the crash, and it costs the
@@ -102,7 +105,7 @@ func (s *survey) judgeEarly(dir string, entries []fs.DirEntry, early map[string]
 		return
 	}
 	// mtimes and heartbeats are real time, whatever the stamp clock says
-	j, missing, err := lock.Judge(s.fsys, p, time.Now())
+	j, missing, err := lock.JudgeWithin(s.fsys, p, time.Now(), lock.InFlightWindow)
 	early[p] = earlyLock{j, missing, err}
 }
 
@@ -120,7 +123,7 @@ func (s *survey) judgeLocks(ctx context.Context, found []lock.Found, err error, 
 	for _, f := range found {
 		e, seen := early[f.Path]
 		if !seen {
-			e.j, e.missing, e.err = lock.Judge(s.fsys, f.Path, now)
+			e.j, e.missing, e.err = lock.JudgeWithin(s.fsys, f.Path, now, lock.InFlightWindow)
 		}
 		j, missing, err := e.j, e.missing, e.err
 		if err != nil {
@@ -135,6 +138,18 @@ func (s *survey) judgeLocks(ctx context.Context, found []lock.Found, err error, 
 		}
 		s.lockCount++
 		s.locks[f.Path] = j
+		if j.InFlight {
+			// Newer swamp's rule (§13.3): empty or unreadable and younger
+			// than the TTL is a live holder between create and write, or
+			// mid-heartbeat: work in progress, never repaired.
+			item := ""
+			if f.Scope == "model" {
+				item = f.Type + "/" + f.ModelID
+			}
+			s.inFlight = append(s.inFlight, InFlight{Item: item, Path: f.Path, Lock: f.Path,
+				Message: fmt.Sprintf("lock %s is in flight: %s; it is left alone (dead only once older than %s)", f.Path, j.Why, lock.InFlightWindow)})
+			continue
+		}
 		if !j.Dead {
 			continue
 		}

@@ -137,7 +137,11 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 			return nil, err
 		}
 		for _, m := range missing {
-			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: m, Note: "create a quarantine directory"})
+			note := "create a quarantine directory"
+			if !strings.HasPrefix(m, s.qstamp) {
+				note = "create a directory an always-local directory returns into"
+			}
+			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: m, Note: note})
 		}
 	}
 	if len(in.Steps) > 0 {
@@ -158,6 +162,16 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 	}
 	if moves > 0 {
 		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the moves durable"})
+	}
+	rmdirs := 0
+	for _, u := range units {
+		for _, d := range u.rmdirs {
+			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRmdir, Path: d, Note: "remove a directory the moves emptied"})
+			rmdirs++
+		}
+	}
+	if rmdirs > 0 {
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the removals durable"})
 	}
 	for _, u := range units {
 		if u.latest != nil {

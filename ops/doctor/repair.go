@@ -17,6 +17,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
@@ -216,8 +217,12 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 			}
 		}
 	}()
+	// A lock an ancestor swamp process holds (either version's variables,
+	// §13.5: a doctor run as a swamp shell step of that model) is
+	// borrowed, as swamp's own child would work under it.
+	anc := lock.AncestryFromEnv(nil)
 	for _, p := range first.lockPaths() {
-		l, err := lock.Acquire(ctx, fsys, p, lock.Options{Timeout: o.SwampLockTimeout})
+		l, err := lock.AcquireOrBorrow(ctx, fsys, p, anc, lock.Options{Timeout: o.SwampLockTimeout})
 		if err != nil {
 			if ctx.Err() != nil || fsx.IsCrash(err) {
 				return nil, err
@@ -275,6 +280,11 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	defer env.CloseCatalog()
 	if err := runRepairIntent(ctx, sess, env, in, "the repair"); err != nil {
 		return nil, err
+	}
+	// A shared datastore's other checkouts learn of the change through
+	// swampj's writer token (§13.7), rewritten once the repair is durable.
+	if _, terr := catalogwriters.Record(fsys, r); terr != nil {
+		o.warn(fmt.Sprintf("the repair is done, but other checkouts sharing the datastore may not see it until their catalog is rebuilt: %v", terr))
 	}
 	rep = s.reportRepair(in, status, busy)
 	rep.IntentID = in.ID

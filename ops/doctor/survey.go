@@ -45,6 +45,7 @@ type unit struct {
 	findings  []unitFix
 
 	moves      []Move
+	rmdirs     []string                  // directories the moves empty, removed after them (hiddenlocal.go)
 	lockMoves  []lockMove                // dead lock files, moved by the lock intent
 	holderFix  bool                      // a stale journal holder record: replaced by opening the journal
 	keepLatest *journal.Step             // a copy of the old `latest`, into quarantine

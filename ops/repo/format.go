@@ -362,3 +362,22 @@ func (e *FormatMarkerUnreadableError) Warning() string {
 	return fmt.Sprintf("the datastore format marker %s cannot be read (%v): its format is not known; reading on as format %d, changing nothing",
 		e.Path, e.Err, UnmarkedFormat)
 }
+
+// RefuseUnknownFormat is the check every entry point of swampj runs first,
+// before any lock, journal open or write: CheckDatastoreFormat on the
+// datastore at base, with the one difference between the two kinds of
+// command. One that changes the datastore (changes) refuses every format
+// error; one that only reads goes on past an unreadable marker after
+// passing its Warning() to warn (nil drops it), and refuses the rest.
+// fsys nil is the real disk.
+func RefuseUnknownFormat(fsys fsx.FS, base string, changes bool, warn func(string)) error {
+	_, err := CheckDatastoreFormat(fsys, base)
+	var unreadable *FormatMarkerUnreadableError
+	if !changes && errors.As(err, &unreadable) {
+		if warn != nil {
+			warn(unreadable.Warning())
+		}
+		return nil
+	}
+	return err
+}

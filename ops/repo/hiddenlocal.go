@@ -50,6 +50,38 @@ type HiddenLocalDir struct {
 	// Conflicts are files present at Home with different content or of
 	// another kind (a directory where a file is): a merge must refuse them.
 	Conflicts []string
+	// Dirs are the directories under Path, relative to it ("/"-separated,
+	// "" for Path itself), deepest first: what is left, empty, once every
+	// file has gone.
+	Dirs []string
+}
+
+// HiddenMove is one file of a hidden directory going back: From (under
+// Path) to To (under Home, or a quarantine directory for a file Home
+// already holds with the same bytes).
+type HiddenMove struct{ From, To string }
+
+// Return is how h goes back, merged entry by entry into Home: every file
+// Home lacks moves there; every file Home holds with the same bytes moves
+// to quarantine/{ns}/{subdir}/ (nothing is deleted); then every directory
+// of h, emptied, is removed, deepest first. It must not be used while h
+// has Conflicts (the caller refuses those, listing every one).
+func (h HiddenLocalDir) Return(quarantine string) (moves []HiddenMove, rmdirs []string) {
+	same := map[string]bool{}
+	for _, f := range h.Same {
+		same[f] = true
+	}
+	for _, f := range h.Files {
+		to := filepath.Join(h.Home, filepath.FromSlash(f))
+		if same[f] {
+			to = filepath.Join(quarantine, h.Namespace, h.Subdir, filepath.FromSlash(f))
+		}
+		moves = append(moves, HiddenMove{From: filepath.Join(h.Path, filepath.FromSlash(f)), To: to})
+	}
+	for _, d := range h.Dirs {
+		rmdirs = append(rmdirs, filepath.Join(h.Path, filepath.FromSlash(d)))
+	}
+	return moves, rmdirs
 }
 
 // HiddenLocalDirs finds every always-local directory inside a namespace of
@@ -105,6 +137,7 @@ func (h *HiddenLocalDir) compare(fsys fsx.FS) error {
 	vaults := map[string]bool{}
 	var walk func(rel string) error
 	walk = func(rel string) error {
+		h.Dirs = append(h.Dirs, filepath.ToSlash(rel))
 		ents, err := fsys.ReadDir(filepath.Join(h.Path, rel))
 		if err != nil {
 			return fmt.Errorf("listing %s: %w", filepath.Join(h.Path, rel), err)
@@ -144,6 +177,13 @@ func (h *HiddenLocalDir) compare(fsys fsx.FS) error {
 	sort.Strings(h.Vaults)
 	sort.Strings(h.Same)
 	sort.Strings(h.Conflicts)
+	sort.Slice(h.Dirs, func(a, b int) bool { // deepest first
+		da, db := strings.Count(h.Dirs[a], "/")+len(h.Dirs[a]), strings.Count(h.Dirs[b], "/")+len(h.Dirs[b])
+		if da != db {
+			return da > db
+		}
+		return h.Dirs[a] > h.Dirs[b]
+	})
 	return nil
 }
 

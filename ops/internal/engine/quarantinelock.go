@@ -15,7 +15,8 @@ import (
 
 // KindQuarantineLock moves a dead lock file Path to To. OldData is the
 // content it was judged dead with; the move happens only while the file
-// still holds those bytes and is still dead (lock.StillDead).
+// still holds those bytes and is still dead (lock.StillDeadWithin, newer
+// swamp's window for an empty lock).
 const KindQuarantineLock = "quarantine-lock"
 
 func observeQuarantineLock(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
@@ -41,7 +42,9 @@ func observeQuarantineLock(_ context.Context, env *Env, s *journal.Step) (Observ
 }
 
 func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	ok, detail, err := lock.StillDead(env.FS, s.Path, s.OldData, time.Now())
+	// Newer swamp's rule (§13.3): an empty or unreadable lock younger than
+	// the TTL is a writer at work, not dead.
+	ok, detail, err := lock.StillDeadWithin(env.FS, s.Path, s.OldData, time.Now(), lock.InFlightWindow)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/swampj/swampj/journal"
@@ -62,8 +63,8 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 // driveLocked drives one intent under the swamp locks it names: a write
 // or a repair is finished or undone only while swamp cannot be writing the
 // same model (its lock, left by a process that died, is stale and taken
-// over). Locks the caller holds, or that the process named by
-// SWAMP_LOCK_HOLDER_PID holds and lent to this one, are not taken again.
+// over). Locks the caller holds, or that an ancestor swamp process holds
+// (lock.AcquireOrBorrow), are not taken again.
 func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
 	timeout := env.SwampLockTimeout
 	if timeout <= 0 {
@@ -71,27 +72,39 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 	}
 	var held []*lock.Lock
 	defer func() { lock.ReleaseAll(held, nil) }()
-	lender := lock.HolderPidFromEnv(nil)
+	// A lock an ancestor swamp process holds (either version's variables,
+	// §13.5) is borrowed, never taken over or waited on; the locks are
+	// taken in the order the intent lists them (a migration's two global
+	// locks in GlobalPaths' order).
+	anc := lock.AncestryFromEnv(nil)
 	for _, p := range in.Locks {
-		if env.HeldLocks[p] || lock.LentBy(env.FS, p, lender, time.Now()) {
+		if env.HeldLocks[p] {
 			continue
 		}
-		l, err := lock.Acquire(ctx, env.FS, p, lock.Options{Timeout: timeout})
+		l, err := lock.AcquireOrBorrow(ctx, env.FS, p, anc, lock.Options{Timeout: timeout})
 		if err != nil {
 			return nil, fmt.Errorf("intent %d (%s) is finished only under swamp's lock %s: %w", in.ID, in.Summary, p, err)
 		}
 		l.StartHeartbeat(ctx)
 		held = append(held, l)
 	}
-	// A structural intent (a migration, under swamp's global lock) moves
+	// A structural intent (a migration, under swamp's global locks) moves
 	// data: like the migration itself, finish or undo it only once no
-	// writer holds a live per-model lock. Taking the global lock first and
-	// scanning after is what keeps writers out (see lockWriteModels).
+	// writer holds a live per-model lock. Taking the global locks first and
+	// scanning after is what keeps writers out (see lockWriteModels). The
+	// scan is per datastore: 06b6147's {base}/.locks/{ns}.lock names it;
+	// newer swamp's {base}/{ns}/.datastore.lock beside it would read as a
+	// solo lock of {base}/{ns} (ParseGlobalPath), which is the same tree,
+	// so the drain runs once per tree.
+	drained := map[string]bool{}
 	for _, p := range in.Locks {
-		if base, ns, ok := lock.ParseGlobalPath(p); ok {
-			if err := waitNoOtherModelLocks(ctx, env, base, ns, lender, timeout); err != nil {
-				return nil, fmt.Errorf("intent %d (%s) moves data, so it is finished only while no swamp writer is active: %w", in.ID, in.Summary, err)
-			}
+		base, ns, ok := lock.ParseGlobalPath(p)
+		if !ok || drained[filepath.Join(base, ns)] {
+			continue
+		}
+		drained[filepath.Join(base, ns)] = true
+		if err := waitNoOtherModelLocks(ctx, env, base, ns, anc.Lends, timeout); err != nil {
+			return nil, fmt.Errorf("intent %d (%s) moves data, so it is finished only while no swamp writer is active: %w", in.ID, in.Summary, err)
 		}
 	}
 	ctx, stopWatch := lock.WatchLost(ctx, held)
@@ -102,10 +115,10 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 // waitNoOtherModelLocks waits (bounded) until no live per-model lock is
 // held but those the caller holds itself (env.HeldLocks: a write that
 // finishes interrupted intents before its own) or the lender lent.
-func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lender int, timeout time.Duration) error {
+func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lends func(lock.Info) bool, timeout time.Duration) error {
 	start := time.Now()
 	for {
-		live, err := lock.LiveModelLocks(env.FS, base, ns, time.Now(), lender)
+		live, err := lock.LiveModelLocksSkipping(env.FS, base, ns, time.Now(), lends)
 		if err != nil {
 			return err
 		}
