@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/fsx/fsxtest"
+
 	"github.com/swampj/swampj/ops/doctor"
 )
 
@@ -158,6 +160,12 @@ func remedyMatrix() []matrixRow {
 				must(t, os.Rename(cat, cat+".moved-by-hand"))
 			}},
 		{code: "catalog_copy", how: "an older swamp's migration carried the catalog into the namespace", setup: nsOlderSwampRepo, remedy: repair},
+		{code: "local_dir_hidden", how: "swamp 06b6147's own namespace migrate carried the vault and the bundles into the namespace (a repo the real swamp left, testdata/swamp-migrated-local)", remedy: repair,
+			setup: func(t *testing.T) string {
+				dir := t.TempDir()
+				fsxtest.CopyTree(t, filepath.Join("..", "..", "testdata", "swamp-migrated-local", "repo"), dir)
+				return dir
+			}},
 		{code: "staging_leftover", how: "a write killed before its intent was journaled", setup: killedWrite, remedy: repair},
 		{code: "lock_dead", how: "a write killed holding the model lock", setup: killedWrite, remedy: repair},
 		{code: "lock_dead", how: "a zero-byte lock (killed between swamp's create and write)", remedy: repair,
