@@ -638,13 +638,15 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 		}
 	}
 	r = migLoad(t, dir)
+	// A confirmed repair rebuilds a catalog the journal marks stale (#25),
+	// so a stale mark seen now means the rows are rebuilt either way.
+	rebuilt := catalogStaleOf(t, r.Dir) != nil
 	if _, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
 		errorf("%s: doctor --repair --confirm: %v", where, derr)
 	}
 	// What the doctor's catalog_stale remedy says (also where the end is
 	// un-migrated: the rebuild then describes the data at the solo path),
 	// or what verify's disagreement calls for.
-	rebuilt := false
 	if catalogStaleOf(t, r.Dir) != nil || (!p.unmigratedEnd && fmNeedsRebuild(t, r)) {
 		rebuilt = true
 		if _, berr := ops.RebuildCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); berr != nil {
@@ -780,7 +782,7 @@ func fmProcessExits(t *testing.T, dir string) {
 		if err != nil {
 			return nil
 		}
-		if !d.IsDir() && (d.Name() == ".lock" || filepath.Base(filepath.Dir(p)) == ".locks") {
+		if !d.IsDir() && (d.Name() == ".lock" || d.Name() == ".datastore.lock" || filepath.Base(filepath.Dir(p)) == ".locks") {
 			if err := os.Remove(p); err != nil {
 				t.Fatal(err)
 			}
@@ -887,7 +889,7 @@ func fmDropJournal(t *testing.T, dir string) {
 func fmState(t *testing.T, dir string) migState {
 	skip := func(rel string) bool {
 		base := filepath.Base(rel)
-		return migSkipInfra(rel) || rel == ".swamp/.locks" || base == ".lock" || drLockTemp.MatchString(base) || rel == ".swamp.yaml"
+		return migSkipInfra(rel) || rel == ".swamp/.locks" || base == ".lock" || base == ".datastore.lock" || drLockTemp.MatchString(base) || rel == ".swamp.yaml"
 	}
 	tree := fsxtest.Snapshot(t, dir, skip)
 	cfg, err := os.ReadFile(filepath.Join(dir, ".swamp.yaml"))
@@ -921,7 +923,7 @@ func fmManifest(t *testing.T, dir string) map[string][]string {
 			return nil
 		}
 		if repo.IsCatalogFile(name) && (rel == "data/"+name) || strings.Contains(name, "_journal.db") ||
-			name == ".lock" || drLockTemp.MatchString(name) {
+			name == ".lock" || name == ".datastore.lock" || drLockTemp.MatchString(name) {
 			return nil
 		}
 		logical := strings.TrimPrefix(rel, migNS+"/")
