@@ -39,16 +39,23 @@ func (p *printer) progress() ops.Progress {
 	return func(ev ops.ProgressEvent) {
 		p.mu.Lock()
 		b := p.bar
-		if b == nil {
-			// The first event is in place before the ticker's first draw
-			// (which is immediate), so no line is ever drawn without a phase.
+		first := b == nil
+		if first {
+			// The first event is drawn here, on the caller's goroutine,
+			// before the ticker starts: a scheduler that runs the ticker's
+			// goroutine late (a loaded machine) cannot skip it, and no line
+			// is ever drawn without a phase.
 			now := time.Now()
 			b = &progressLine{p: p, ev: ev, start: now, phaseAt: now, stop: make(chan struct{}), done: make(chan struct{}),
 				newPhase: make(chan struct{}, 1)}
 			p.bar = b
-			go b.run()
 		}
 		p.mu.Unlock()
+		if first {
+			b.draw()
+			go b.run()
+			return
+		}
 		b.mu.Lock()
 		changed := ev.Phase != b.ev.Phase
 		if changed {
@@ -71,7 +78,6 @@ func (b *progressLine) run() {
 	defer close(b.done)
 	t := time.NewTicker(progressTick)
 	defer t.Stop()
-	b.draw()
 	for {
 		select {
 		case <-b.stop:
