@@ -181,7 +181,7 @@ func TestMigrateReturnsHiddenLocalDirs(t *testing.T) {
 		}
 	}
 
-	dir, base = hlRepo(t, map[string]string{".swamp/secrets/local_encryption/v1/k1.enc": "another ciphertext"})
+	dir, _ = hlRepo(t, map[string]string{".swamp/secrets/local_encryption/v1/k1.enc": "another ciphertext"})
 	before := fsxtest.Snapshot(t, dir, migSkipInfra)
 	_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
 	var ce *ops.CollisionError
