@@ -45,14 +45,18 @@ func (c *Catalog) beginTx(ctx context.Context, op, failpoint string, fn func(tx 
 	return &Pending{c: c, tx: tx, op: op, failpoint: failpoint}, nil
 }
 
-// Pending is a write transaction whose statements have run and whose
-// COMMIT waits for the caller: nobody else sees its rows until Commit.
-// It holds the catalog's write lock until Commit or Rollback. A versioned
-// write runs its statements while its files are being fsynced, and
-// commits once they are durable.
+// Pending is a write transaction whose COMMIT waits for the caller: nobody
+// else sees its rows until Commit. A restamp's statements have run and it
+// holds the catalog's write lock until Commit or Rollback. A versioned
+// write's (PrepareUpsertVersions) has only its rows checked: its BEGIN
+// IMMEDIATE and statements run in Commit, so the write lock is held for
+// microseconds rather than for the whole publish, and writers of other
+// models commit beside each other instead of queueing behind a prepared
+// transaction (issue #23).
 type Pending struct {
 	c             *Catalog
 	tx            *sql.Tx
+	deferred      func(tx *sql.Tx) error // run in Commit's own transaction (tx nil until then)
 	op, failpoint string
 	// release, if set, runs once the transaction is over (a dedicated
 	// connection goes back to the pool).
@@ -72,6 +76,15 @@ func (p *Pending) done() {
 // every write-through does).
 func (p *Pending) Commit() error {
 	defer p.done()
+	if p.deferred != nil {
+		fn := p.deferred
+		p.deferred = nil
+		q, err := p.c.beginTx(context.Background(), p.op, p.failpoint, fn)
+		if err != nil {
+			return err
+		}
+		p.tx = q.tx
+	}
 	if err := p.c.fsys.Failpoint(p.failpoint); err != nil {
 		_ = p.tx.Rollback()
 		return err
@@ -84,18 +97,26 @@ func (p *Pending) Commit() error {
 
 // Rollback abandons the transaction; the catalog is as it was.
 func (p *Pending) Rollback() {
-	_ = p.tx.Rollback()
+	if p.tx != nil {
+		_ = p.tx.Rollback()
+	}
+	p.deferred = nil
 	p.done()
 }
 
-// PrepareUpsertVersions is UpsertVersions up to, not including, its commit.
+// PrepareUpsertVersions is UpsertVersions up to, not including, its
+// transaction: the rows are checked now, and Commit runs the statements and
+// commits in one short BEGIN IMMEDIATE transaction.
 func (c *Catalog) PrepareUpsertVersions(ctx context.Context, rows []Row) (*Pending, error) {
 	for _, r := range rows {
 		if err := r.Validate("upsert"); err != nil {
 			return nil, err
 		}
 	}
-	return c.beginTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
+	if c.mode == ModeReport {
+		return nil, &ReadOnlyError{Path: c.path, Op: "upsert"}
+	}
+	return &Pending{c: c, op: "upsert", failpoint: FailpointUpsert, deferred: func(tx *sql.Tx) error {
 		q := c.cached(tx)
 		for _, r := range rows {
 			if err := c.upsertNewVersion(ctx, q, r); err != nil {
@@ -103,7 +124,7 @@ func (c *Catalog) PrepareUpsertVersions(ctx context.Context, rows []Row) (*Pendi
 			}
 		}
 		return nil
-	})
+	}}, nil
 }
 
 // insertSQL is the INSERT OR REPLACE of a full row.

@@ -79,7 +79,12 @@ type Intent struct {
 	// drives the intent, so it never finishes or undoes a write while
 	// swamp writes the same model.
 	Locks []string `json:"locks,omitempty"`
-	Steps []Step   `json:"steps"`
+	// Concurrent: the intent was begun by a shared holder (Options.Shared),
+	// so other writers ran beside it and its writer may be alive while
+	// another reads it open. Only an exclusive holder, or a holder of one of
+	// its Locks (its writer would hold them all), may drive it (hold.go).
+	Concurrent bool   `json:"concurrent,omitempty"`
+	Steps      []Step `json:"steps"`
 
 	Status     Status    `json:"status"`
 	Direction  Direction `json:"direction,omitempty"`

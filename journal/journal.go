@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -41,17 +43,46 @@ type Options struct {
 	Warn func(msg string)
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Shared opens the journal for a writer of data that runs beside other
+	// such writers: the repo lock is held shared, and the journal's turn
+	// only for this holder's own transactions (hold.go). Without it the
+	// holder runs alone: the repo lock exclusively, the turn until Close.
+	Shared bool
 }
 
 // Journal is an open intent log. It holds the repo lock until Close.
 type Journal struct {
-	db       *bolt.DB // nil for an empty journal opened read-only
+	// db is the open bbolt file: nil for an empty journal opened
+	// read-only, and for a shared holder between its turns (hold.go).
+	db       *bolt.DB
 	fsys     fsx.FS
 	path     string
 	opts     Options
 	readOnly bool
 	pending  map[uint64]func(*Intent) // lazy marks, committed with the next write
+
+	shared   bool       // Options.Shared, where flock exists
+	repo     *repoLock  // the repo lock, until Close (nil read-only)
+	mu       sync.Mutex // a shared holder's turn: db, holds, closed
+	holds    int
+	closed   bool
+	openHold func() // the turn a shared Open returned holding (Release)
+	crashed  atomic.Bool
+	begun    []uint64 // intents begun here (IntentLive), forgotten at Close
 }
+
+// forgetBegun: this holder works on none of its intents any more.
+func (j *Journal) forgetBegun() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, id := range j.begun {
+		liveHere.Delete(liveKey(j.path, id))
+	}
+	j.begun = nil
+}
+
+// empty reports an empty journal opened read-only: there is nothing to read.
+func (j *Journal) empty() bool { return j.db == nil && !j.shared }
 
 // keyUncleanEnd (bucket meta) is set when a holder was found to have
 // ended without closing the journal, and cleared by CrashLeftoversChecked.
@@ -62,11 +93,11 @@ var keyUncleanEnd = []byte("unclean-end")
 // outside the journal's records — a write's staging directories created
 // while its intent was still being committed — may be left over.
 func (j *Journal) CrashLeftoversUnchecked() bool {
-	if j.db == nil {
+	if j.empty() {
 		return false
 	}
 	set := false
-	_ = j.db.View(func(tx *bolt.Tx) error {
+	_ = j.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketMeta); b != nil {
 			set = b.Get(keyUncleanEnd) != nil
 		}
@@ -87,10 +118,20 @@ func (j *Journal) CrashLeftoversChecked() error {
 // setMeta sets (nil: deletes) a key of the meta bucket, with pending
 // marks, in one synced commit.
 func (j *Journal) setMeta(key, val []byte) error {
-	if err := j.fsys.Failpoint("journal.flush"); err != nil {
+	release, err := j.Hold()
+	if err != nil {
 		return err
 	}
-	return j.db.Update(func(tx *bolt.Tx) error {
+	defer release()
+	return j.setMetaIn(j.db, key, val)
+}
+
+// setMetaIn is setMeta in an open bbolt file (the turn held).
+func (j *Journal) setMetaIn(db *bolt.DB, key, val []byte) error {
+	if err := j.failpoint("journal.flush"); err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
 		if err := j.flushPending(tx); err != nil {
 			return err
 		}
@@ -124,7 +165,7 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 	if err := j.refuseReadOnly("recording an intent"); err != nil {
 		return 0, err
 	}
-	if err := j.fsys.Failpoint("journal.begin"); err != nil {
+	if err := j.failpoint("journal.begin"); err != nil {
 		return 0, err
 	}
 	host, _ := os.Hostname()
@@ -132,10 +173,11 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 	in.CreatedAt = j.opts.Now().UTC()
 	in.PID = os.Getpid()
 	in.Host = host
+	in.Concurrent = j.shared
 	if in.Command == nil {
 		in.Command = j.opts.Command
 	}
-	err := j.db.Update(func(tx *bolt.Tx) error {
+	err := j.updateTx(func(tx *bolt.Tx) error {
 		ix, err := indexes(tx)
 		if err != nil {
 			return err
@@ -160,6 +202,10 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("journal: recording intent: %w", err)
 	}
+	j.mu.Lock()
+	j.begun = append(j.begun, in.ID)
+	j.mu.Unlock()
+	liveHere.Store(liveKey(j.path, in.ID), true)
 	return in.ID, nil
 }
 
@@ -169,7 +215,7 @@ func (j *Journal) Decide(id uint64, dir Direction) error {
 	if err := j.refuseReadOnly("deciding a direction"); err != nil {
 		return err
 	}
-	if err := j.fsys.Failpoint("journal.decide"); err != nil {
+	if err := j.failpoint("journal.decide"); err != nil {
 		return err
 	}
 	return j.update(id, func(in *Intent) { in.Direction = dir })
@@ -179,6 +225,7 @@ func (j *Journal) Decide(id uint64, dir Direction) error {
 // committed with the next Begin, Decide or at Close. If it is lost, the
 // next recovery observes every step and marks it again.
 func (j *Journal) Finish(id uint64, st Status) {
+	liveHere.Delete(liveKey(j.path, id))
 	now := j.opts.Now().UTC()
 	j.pending[id] = chain(j.pending[id], func(in *Intent) {
 		in.Status = st
@@ -207,17 +254,17 @@ func (j *Journal) Flush() error {
 	if err := j.refuseReadOnly("committing marks"); err != nil {
 		return err
 	}
-	if err := j.fsys.Failpoint("journal.flush"); err != nil {
+	if err := j.failpoint("journal.flush"); err != nil {
 		return err
 	}
-	return j.db.Update(func(tx *bolt.Tx) error { return j.flushPending(tx) })
+	return j.updateTx(func(tx *bolt.Tx) error { return j.flushPending(tx) })
 }
 
 func (j *Journal) update(id uint64, fn func(*Intent)) error {
 	if err := j.refuseReadOnly("updating an intent"); err != nil {
 		return err
 	}
-	return j.db.Update(func(tx *bolt.Tx) error {
+	return j.updateTx(func(tx *bolt.Tx) error {
 		if err := j.flushPending(tx); err != nil {
 			return err
 		}
@@ -294,11 +341,11 @@ func indexes(tx *bolt.Tx) (indexBuckets, error) {
 
 // OpenIntents returns the intents recovery must look at, oldest first.
 func (j *Journal) OpenIntents() ([]*Intent, error) {
-	if j.db == nil {
+	if j.empty() {
 		return nil, nil // an empty journal opened read-only
 	}
 	var open []*Intent
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		ob := tx.Bucket(bucketOpen)
 		if ob == nil {
 			return errNoIndex
@@ -351,11 +398,11 @@ func (j *Journal) openIntentsByScan() ([]*Intent, error) {
 // List returns intents oldest first, with pending marks applied. Without
 // all, only open intents and the last 20 finished ones.
 func (j *Journal) List(all bool) ([]*Intent, error) {
-	if j.db == nil {
+	if j.empty() {
 		return nil, nil // an empty journal opened read-only
 	}
 	var out []*Intent
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
 			var in Intent
 			if err := json.Unmarshal(v, &in); err != nil {
@@ -390,11 +437,11 @@ func (j *Journal) List(all bool) ([]*Intent, error) {
 
 // Get returns one intent.
 func (j *Journal) Get(id uint64) (*Intent, error) {
-	if j.db == nil {
+	if j.empty() {
 		return nil, &NotFoundError{ID: id} // an empty journal opened read-only
 	}
 	var in *Intent
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		var err error
 		in, err = getIntent(tx.Bucket(bucketIntents), id)
 		return err
@@ -409,32 +456,53 @@ func (j *Journal) Get(id uint64) (*Intent, error) {
 
 // Close commits pending marks and releases the repo lock.
 func (j *Journal) Close() error {
-	if j == nil || j.db == nil {
+	if j == nil {
 		return nil
 	}
 	if j.readOnly {
 		// Nothing to commit and no holder record of ours: release the
 		// shared lock only.
-		err := j.db.Close()
-		j.db = nil
+		var err error
+		if j.db != nil {
+			err = j.db.Close()
+			j.db = nil
+		}
 		return err
 	}
-	err := j.Flush()
-	_ = j.fsys.Remove(HolderPath(j.path))
-	if cerr := j.db.Close(); err == nil {
-		err = cerr
+	if j.closed {
+		return nil
 	}
-	j.db = nil
+	err := j.Flush()
+	j.forgetBegun()
+	j.openHold = nil
+	j.mu.Lock()
+	j.closed = true
+	if j.db != nil {
+		if !j.crashed.Load() {
+			_ = j.fsys.Remove(HolderPath(j.path))
+		}
+		if cerr := j.db.Close(); err == nil {
+			err = cerr
+		}
+		j.db = nil
+	}
+	j.mu.Unlock()
+	j.repo.unlock()
 	return err
 }
 
-// Abandon releases the lock without committing pending marks: what a
+// Abandon releases the locks without committing pending marks: what a
 // crashed process leaves behind (tests use it after a simulated crash).
 func (j *Journal) Abandon() {
+	j.forgetBegun()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
 	if j.db != nil {
 		_ = j.db.Close()
 		j.db = nil
 	}
+	j.repo.unlock()
 }
 
 func key(id uint64) []byte {

@@ -77,8 +77,25 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 			return nil, err
 		}
 	}
-	db, err := openBolt(fsys, path, opts.LockTimeout, false)
+	j := &Journal{fsys: fsys, path: path, opts: opts, pending: map[uint64]func(*Intent){}, shared: opts.Shared && sharedHoldsSupported}
+	if sharedHoldsSupported {
+		rl, err := lockRepo(path, j.shared, opts.LockTimeout)
+		if err != nil {
+			if errors.Is(err, bolterrors.ErrTimeout) {
+				return nil, lockTimeout(fsys, path, opts.LockTimeout)
+			}
+			if IsMediaErr(err) {
+				return nil, &MediaError{Path: path, Op: "take the repo lock", Err: err}
+			}
+			return nil, fmt.Errorf("journal: taking the repo lock %s: %w", RepoLockPath(path), err)
+		}
+		j.repo = rl
+	}
+	j.mu.Lock()
+	err = j.takeTurn()
+	j.mu.Unlock()
 	if err != nil {
+		j.repo.unlock()
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
 		}
@@ -104,27 +121,45 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 	if err := CleanCreationLeftovers(fsys, path); err != nil {
 		opts.Warn(fmt.Sprintf("left a journal creation leftover beside %s in place: %v", path, err))
 	}
-	j := &Journal{db: db, fsys: fsys, path: path, opts: opts, pending: map[uint64]func(*Intent){}}
-	// Close removes the holder record, so one found now was left by a
-	// holder that never closed: a crash (or a power cut) ended it. That
-	// is remembered in the journal until a recovery has looked for what
-	// such a crash leaves outside the journal's records (one commit, only
-	// after a crash): whichever command opens the journal first, the
-	// evidence is not lost with the holder record it replaces.
-	if _, err := fsys.Lstat(HolderPath(path)); err == nil {
-		if err := j.setMeta(keyUncleanEnd, []byte("1")); err != nil {
-			_ = db.Close()
+	if j.shared {
+		// A shared holder returns holding its first turn: the caller's
+		// recovery of open intents runs in it (Release lets it go).
+		j.holds = 1
+		var once sync.Once
+		j.openHold = func() {
+			once.Do(func() {
+				j.mu.Lock()
+				defer j.mu.Unlock()
+				if j.holds--; j.holds == 0 && !j.closed {
+					j.letTurnGo()
+				}
+			})
+		}
+	}
+	return j, nil
+}
+
+// recordHolder runs as the turn is taken: a holder record found now was
+// left by a holder that never let go of its turn — a crash (or a power
+// cut) ended it — which is remembered in the journal until a recovery has
+// looked for what such a crash leaves outside the journal's records (one
+// commit, only after a crash): whichever command takes the turn first, the
+// evidence is not lost with the holder record it replaces. Then it writes
+// this holder's record.
+func (j *Journal) recordHolder() error {
+	if _, err := j.fsys.Lstat(HolderPath(j.path)); err == nil {
+		if err := j.setMetaIn(j.db, keyUncleanEnd, []byte("1")); err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "record that the previous holder crashed", Err: err}
+				return &MediaError{Path: j.path, Op: "record that the previous holder crashed", Err: err}
 			}
-			return nil, err
+			return err
 		}
 	}
 	host, _ := os.Hostname()
-	h, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, StartedAt: opts.Now().UTC(), Command: opts.Command})
+	h, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, StartedAt: j.opts.Now().UTC(), Command: j.opts.Command})
 	// Advisory only: a lost holder record merely makes a timeout message vaguer.
-	_ = writeHolder(fsys, HolderPath(path), h)
-	return j, nil
+	_ = writeHolder(j.fsys, HolderPath(j.path), h)
+	return nil
 }
 
 func (o Options) withDefaults() Options {
@@ -215,7 +250,7 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 			db, err = nil, &CorruptError{Path: path, Reason: fmt.Sprint(r)}
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly, OpenFile: boltOpenFile(timeout, !readOnly)})
 	if err != nil {
 		var pe *fs.PathError
 		switch {

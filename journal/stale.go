@@ -39,11 +39,11 @@ const keepStaleIntents = 100
 // skipped because of reason (one synced commit; pending lazy marks ride
 // along). The intent itself notes it too (journal show).
 func (j *Journal) MarkCatalogStale(id uint64, catalogPath, reason string) error {
-	if err := j.fsys.Failpoint("journal.stale"); err != nil {
+	if err := j.failpoint("journal.stale"); err != nil {
 		return err
 	}
 	now := j.opts.Now().UTC()
-	err := j.db.Update(func(tx *bolt.Tx) error {
+	err := j.updateTx(func(tx *bolt.Tx) error {
 		if err := j.flushPending(tx); err != nil {
 			return err
 		}
@@ -92,12 +92,12 @@ func (j *Journal) MarkCatalogStale(id uint64, catalogPath, reason string) error 
 // nothing swampj knows of).
 func (j *Journal) CatalogStale() (*CatalogStale, error) {
 	var cs *CatalogStale
-	if j == nil || j.db == nil {
+	if j == nil || j.empty() {
 		// No journal, or an empty one opened read-only (an interrupted
 		// creation): nothing was ever skipped.
 		return nil, nil
 	}
-	err := j.db.View(func(tx *bolt.Tx) error {
+	err := j.view(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil {
 			return nil
@@ -118,7 +118,7 @@ func (j *Journal) ClearCatalogStale() error {
 	if cs, err := j.CatalogStale(); err != nil || cs == nil {
 		return err
 	}
-	return j.db.Update(func(tx *bolt.Tx) error {
+	return j.updateTx(func(tx *bolt.Tx) error {
 		if err := j.flushPending(tx); err != nil {
 			return err
 		}

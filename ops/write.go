@@ -95,6 +95,7 @@ import (
 	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -403,35 +404,40 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	ctx, stopWatch := lock.WatchLost(ctx, locks)
 	defer stopWatch()
 
-	// 4. The journal (the repo's swampj lock), unless the host lent one:
-	// finish what earlier runs left open, then sweep what writes that died
-	// before their intent was durable left.
+	// 4. The journal, unless the host lent one, shared with writers of
+	// other models (journal/hold.go): finish what earlier writers of these
+	// models left open, then sweep what writes that died before their
+	// intent was durable left.
 	j := o.Journal
 	var sess *session.Session
 	if j == nil {
-		if sess, err = session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn}); err != nil {
-			return nil, err
-		}
-		j = sess.Journal()
-		defer closeWriteSession(sess, env, ownCatalog, o.warn)
 		env.HeldLocks = map[string]bool{}
 		for _, l := range locks {
 			env.HeldLocks[l.Path()] = true
 		}
-		outs, err := sess.FinishOpen(ctx, env)
+		var outs []report.IntentOutcome
+		var removed []string
+		sess, outs, removed, err = session.OpenForWrite(ctx, fsys, r.JournalPath,
+			journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn}, env, r.DataRoot)
 		for _, out := range outs {
 			o.warn(out.Sentence() + ", before this write")
 		}
-		if err != nil {
-			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
-		}
-		removed, err := sess.SweepLeftovers(ctx, fsys, r.DataRoot)
 		for _, p := range removed {
 			o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
 		}
-		if err != nil {
-			return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", err)
+		var oe *session.OpenError
+		switch {
+		case errors.As(err, &oe) && oe.Phase == session.PhaseOpen:
+			return nil, oe.Err
+		case errors.As(err, &oe) && oe.Phase == session.PhaseSweep:
+			return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", oe.Err)
+		case errors.As(err, &oe):
+			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", oe.Err)
+		case err != nil:
+			return nil, err
 		}
+		j = sess.Journal()
+		defer closeWriteSession(sess, env, ownCatalog, o.warn)
 	}
 
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.

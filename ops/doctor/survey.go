@@ -223,6 +223,13 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, ope
 // would stop on this disk: observed, not remembered.
 func (s *survey) checkOpenIntents(ctx context.Context) error {
 	for _, in := range s.open {
+		if journal.IntentLive(s.r.JournalPath, in) {
+			// A writer beside others (journal/hold.go) is in the middle
+			// of it: a write in progress, not an interruption.
+			s.notes = append(s.notes, note(fmt.Sprintf("intent %d (%s: %s) is a write in progress (pid %d, alive); what it touches may change while this runs",
+				in.ID, in.Kind, in.Summary, in.PID), report.RemedyCheckAgain))
+			continue
+		}
 		f := Finding{Code: CodeOpenIntent, Path: s.r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
 			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: report.RemedyRecoverOrRollback, Then: report.RemedyCheckAgain}

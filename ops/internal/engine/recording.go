@@ -50,13 +50,27 @@ type Recording struct {
 	settled bool
 	done    chan struct{}
 	err     error
+	release func() // the journal's turn, let go once the commit is done
 }
 
 // StartRecording prepares the intent like Record and starts its commit
 // (on the real disk; see Recording).
+//
+// A shared holder of the journal (journal/hold.go) takes the journal's turn
+// here, before anything is staged, and lets it go once the commit is
+// durable: a writer that dies with its staging written and its intent not
+// yet durable then leaves its holder record behind, the evidence the next
+// holder sweeps by (CrashLeftoversUnchecked).
 func StartRecording(fsys fsx.FS, j *journal.Journal, in *journal.Intent) *Recording {
 	nameTemps(in)
 	r := &Recording{j: j, in: in, begun: *in, done: make(chan struct{})}
+	release, err := j.Hold()
+	if err != nil {
+		r.err = fmt.Errorf("journal: recording intent: %w", err)
+		close(r.done)
+		return r
+	}
+	r.release = release
 	if fsx.Concurrent(fsx.OrReal(fsys)) {
 		go r.run()
 	} else {
@@ -67,6 +81,7 @@ func StartRecording(fsys fsx.FS, j *journal.Journal, in *journal.Intent) *Record
 
 func (r *Recording) run() {
 	defer close(r.done)
+	defer r.release()
 	start := time.Now()
 	_, r.err = r.j.Begin(&r.begun)
 	observeFlush("journal-commit", 2, start, time.Now())

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -19,11 +20,34 @@ type Recovered struct {
 	Err    error
 }
 
+// NeedsExclusiveError: a shared holder of the journal (a writer beside
+// other writers, journal.Options.Shared) found an open intent only an
+// exclusive holder may drive — one begun by an exclusive holder (a
+// migration, a repair), or one of its own models' writes whose other locks
+// are busy. Nothing was driven from that intent on; the caller finishes
+// the intents exclusively (session.OpenForWrite) and starts again.
+type NeedsExclusiveError struct {
+	Intent *journal.Intent
+	Why    string
+}
+
+func (e *NeedsExclusiveError) Error() string {
+	return fmt.Sprintf("intent %d (%s) is finished only by a process holding the repo alone: %s", e.Intent.ID, e.Intent.Summary, e.Why)
+}
+
 // RecoverOpen drives every open intent in id order: forward (finish) unless
 // rollback is set or the intent was already being rolled back. It stops at
 // the first intent that cannot be completed — later intents may depend on
 // it — and returns the outcomes so far (the last one failed) with that
 // error.
+//
+// A shared holder of the journal (journal.Journal.Shared) drives only what
+// it may (journal/hold.go): an intent begun beside other writers
+// (Intent.Concurrent) that names one of the swamp locks this holder holds
+// (env.HeldLocks), whose writer therefore is gone. One that names none of
+// them belongs to other models and is left open untouched (its writer may
+// be alive; a later holder of its locks finishes it); any other stops the
+// loop with a *NeedsExclusiveError.
 func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]Recovered, error) {
 	env = env.OrRealFS()
 	open, err := j.OpenIntents()
@@ -43,6 +67,16 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		}
 	}
 	for _, in := range open {
+		try := false
+		if j.Shared() {
+			switch {
+			case !in.Concurrent:
+				return outs, &NeedsExclusiveError{Intent: in, Why: "it was begun by a command that ran alone"}
+			case !holdsAny(env.HeldLocks, in.Locks):
+				continue
+			}
+			try = true
+		}
 		if env.IntentProgress != nil {
 			env.Progress = env.IntentProgress(in, dir)
 		}
@@ -51,7 +85,10 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 			// migration killed after its renames: only the restamp is left).
 			env.Progress(0, len(in.Steps))
 		}
-		res, err := driveLocked(ctx, env, j, in, dir)
+		res, err := driveLocked(ctx, env, j, in, dir, try)
+		if errors.Is(err, errLockBusy) {
+			return outs, &NeedsExclusiveError{Intent: in, Why: err.Error()}
+		}
 		outs = append(outs, Recovered{Intent: in, Result: res, Err: err})
 		if err != nil {
 			return outs, err
@@ -65,10 +102,17 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 // same model (its lock, left by a process that died, is stale and taken
 // over). Locks the caller holds, or that an ancestor swamp process holds
 // (lock.AcquireOrBorrow), are not taken again.
-func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction) (*Result, error) {
+//
+// With try, a lock held by someone else is not waited for: it returns an
+// error matching errLockBusy at once (a shared holder keeps the journal's
+// turn while it recovers, and the lock's holder may be waiting for it).
+func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction, try bool) (*Result, error) {
 	timeout := env.SwampLockTimeout
 	if timeout <= 0 {
 		timeout = lock.TimeoutFromEnv(nil)
+	}
+	if try {
+		timeout = time.Millisecond
 	}
 	var held []*lock.Lock
 	defer func() { lock.ReleaseAll(held, nil) }()
@@ -82,6 +126,9 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 			continue
 		}
 		l, err := lock.AcquireOrBorrow(ctx, env.FS, p, anc, lock.Options{Timeout: timeout})
+		if try && errors.Is(err, lock.ErrTimeout) {
+			return nil, fmt.Errorf("%w: %v", errLockBusy, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("intent %d (%s) is finished only under swamp's lock %s: %w", in.ID, in.Summary, p, err)
 		}
@@ -110,6 +157,18 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 	ctx, stopWatch := lock.WatchLost(ctx, held)
 	defer stopWatch()
 	return Drive(ctx, env, j, in, dir, nil)
+}
+
+// errLockBusy: driveLocked with try found a lock held.
+var errLockBusy = errors.New("another of its swamp locks is held")
+
+func holdsAny(held map[string]bool, paths []string) bool {
+	for _, p := range paths {
+		if held[p] {
+			return true
+		}
+	}
+	return false
 }
 
 // waitNoOtherModelLocks waits (bounded) until no live per-model lock is

@@ -12,6 +12,7 @@ package session
 
 import (
 	"context"
+	"errors"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -39,6 +40,90 @@ func Open(fsys fsx.FS, path string, opts journal.Options) (*Session, error) {
 }
 
 // Journal is the session's journal.
+// OpenForWrite opens the journal for a writer of data, beside other such
+// writers (journal.Options.Shared: the repo lock shared, the journal's turn
+// only for its own commits), and finishes in that first turn what earlier
+// writers of its models left open (env.HeldLocks are its swamp locks), then
+// sweeps what crashed writers staged (SweepLeftovers). An open intent only a
+// process holding the repo alone may finish (engine.NeedsExclusiveError: a
+// crashed migration, say) is finished by opening the journal exclusively
+// once — waiting for the writers running beside it to end — before the
+// shared open is made again. It returns the session between turns, with
+// the outcomes of every intent it drove and the leftovers it removed.
+func OpenForWrite(ctx context.Context, fsys fsx.FS, path string, opts journal.Options, env *engine.Env, dataRoot string) (*Session, []report.IntentOutcome, []string, error) {
+	var outs []report.IntentOutcome
+	var removed []string
+	for attempt := 0; ; attempt++ {
+		opts.Shared = true
+		s, err := Open(fsys, path, opts)
+		if err != nil {
+			return nil, outs, removed, &OpenError{Phase: PhaseOpen, Err: err}
+		}
+		o, err := s.FinishOpen(ctx, env)
+		outs = append(outs, o...)
+		var ne *engine.NeedsExclusiveError
+		if errors.As(err, &ne) && attempt == 0 {
+			if cerr := s.Close(); cerr != nil {
+				return nil, outs, removed, &OpenError{Phase: PhaseFinish, Err: cerr}
+			}
+			o, r, err := finishExclusively(ctx, fsys, path, opts, env, dataRoot)
+			outs, removed = append(outs, o...), append(removed, r...)
+			if err != nil {
+				return nil, outs, removed, err
+			}
+			continue
+		}
+		if err != nil {
+			_ = s.Close()
+			return nil, outs, removed, &OpenError{Phase: PhaseFinish, Err: err}
+		}
+		r, err := s.SweepLeftovers(ctx, fsys, dataRoot)
+		removed = append(removed, r...)
+		s.j.Release()
+		if err != nil {
+			_ = s.Close()
+			return nil, outs, removed, &OpenError{Phase: PhaseSweep, Err: err}
+		}
+		return s, outs, removed, nil
+	}
+}
+
+// OpenError is OpenForWrite's failure, with the phase it failed in.
+type OpenError struct {
+	Phase string // PhaseOpen, PhaseFinish or PhaseSweep
+	Err   error
+}
+
+// The phases of OpenForWrite.
+const (
+	PhaseOpen   = "open"   // opening the journal (a lock timeout, a damaged file)
+	PhaseFinish = "finish" // finishing an open intent
+	PhaseSweep  = "sweep"  // removing a crashed writer's staging
+)
+
+func (e *OpenError) Error() string { return e.Err.Error() }
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// finishExclusively is OpenForWrite's exclusive turn: open alone, finish
+// every open intent, sweep, close.
+func finishExclusively(ctx context.Context, fsys fsx.FS, path string, opts journal.Options, env *engine.Env, dataRoot string) ([]report.IntentOutcome, []string, error) {
+	opts.Shared = false
+	s, err := Open(fsys, path, opts)
+	if err != nil {
+		return nil, nil, &OpenError{Phase: PhaseOpen, Err: err}
+	}
+	defer s.Close()
+	outs, err := s.FinishOpen(ctx, env)
+	if err != nil {
+		return outs, nil, &OpenError{Phase: PhaseFinish, Err: err}
+	}
+	removed, err := s.SweepLeftovers(ctx, fsys, dataRoot)
+	if err != nil {
+		return outs, removed, &OpenError{Phase: PhaseSweep, Err: err}
+	}
+	return outs, removed, nil
+}
+
 func (s *Session) Journal() *journal.Journal { return s.j }
 
 // Note records err's crash, if it is one, and returns err: every error of

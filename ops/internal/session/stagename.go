@@ -215,7 +215,26 @@ func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, 
 		return nil, nil
 	}
 	fsys = fsx.OrReal(fsys)
-	removed, err := RemoveOrphanStages(ctx, fsys, dataRoot, nil)
+	// A shared holder leaves open the intents of other models' writers
+	// (engine.RecoverOpen): what they staged is theirs to finish or undo.
+	var owned map[string]bool
+	if j.Shared() {
+		open, err := j.OpenIntents()
+		if err != nil {
+			return nil, err
+		}
+		owned = map[string]bool{}
+		for _, in := range open {
+			for _, st := range in.Steps {
+				for _, p := range []string{st.Path, st.To, st.Temp} {
+					if p != "" {
+						owned[p] = true
+					}
+				}
+			}
+		}
+	}
+	removed, err := RemoveOrphanStages(ctx, fsys, dataRoot, owned)
 	if err != nil {
 		return removed, err
 	}
