@@ -441,14 +441,21 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	}
 
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.
+	// (A shared journal's first turn is still held: planning and the
+	// intent's commit follow the recovery with nothing committed between.)
 	in, live, items, err := planWrite(ctx, fsys, r, ps, o, false)
 	if err != nil {
 		return nil, sess.Note(err)
 	}
 
 	// 6. Journal and run: the journal commit is in flight while the
-	// versions are staged; a failure is rolled back here and now.
-	out, err := runWrite(ctx, env, j, engine.StartRecording(fsys, j, in), live, items, ps)
+	// versions are staged; a failure is rolled back here and now. The
+	// recording holds the turn from here to its commit.
+	rec := engine.StartRecording(fsys, j, in)
+	if sess != nil {
+		j.Release()
+	}
+	out, err := runWrite(ctx, env, j, rec, live, items, ps)
 	return out, sess.Note(err)
 }
 

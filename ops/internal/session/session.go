@@ -48,8 +48,12 @@ func Open(fsys fsx.FS, path string, opts journal.Options) (*Session, error) {
 // process holding the repo alone may finish (engine.NeedsExclusiveError: a
 // crashed migration, say) is finished by opening the journal exclusively
 // once — waiting for the writers running beside it to end — before the
-// shared open is made again. It returns the session between turns, with
-// the outcomes of every intent it drove and the leftovers it removed.
+// shared open is made again. It returns the session, with
+// the outcomes of every intent it drove and the leftovers it removed. The
+// session is returned still holding that first turn, so the writer plans in
+// it and hands it on to its intent's commit (engine.StartRecording holds the
+// turn too) without letting go in between: the caller calls
+// Journal().Release once the commit holds it, or Close.
 func OpenForWrite(ctx context.Context, fsys fsx.FS, path string, opts journal.Options, env *engine.Env, dataRoot string) (*Session, []report.IntentOutcome, []string, error) {
 	var outs []report.IntentOutcome
 	var removed []string
@@ -79,7 +83,6 @@ func OpenForWrite(ctx context.Context, fsys fsx.FS, path string, opts journal.Op
 		}
 		r, err := s.SweepLeftovers(ctx, fsys, dataRoot)
 		removed = append(removed, r...)
-		s.j.Release()
 		if err != nil {
 			_ = s.Close()
 			return nil, outs, removed, &OpenError{Phase: PhaseSweep, Err: err}
