@@ -50,6 +50,10 @@ type intentLine struct {
 	CreatedAt string            `json:"createdAt"`
 	Steps     int               `json:"steps"`
 	LastError string            `json:"lastError,omitempty"`
+	// InProgress: an open intent whose writer is alive beside others
+	// (journal.IntentLive): a write under way, not an interrupted one.
+	InProgress bool `json:"inProgress,omitempty"`
+	PID        int  `json:"pid,omitempty"`
 }
 
 func openJournalReadOnly(e *env) (*journal.Journal, bool, error) {
@@ -85,7 +89,8 @@ func runJournalList(c *cli.Context) error {
 		}
 		for _, in := range all {
 			lines = append(lines, intentLine{ID: in.ID, Kind: in.Kind, Status: in.Status, Direction: in.Direction,
-				Summary: in.Summary, CreatedAt: in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), Steps: len(in.Steps), LastError: in.LastError})
+				Summary: in.Summary, CreatedAt: in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), Steps: len(in.Steps), LastError: in.LastError,
+				InProgress: journal.IntentLive(j.Path(), in), PID: in.PID})
 		}
 	}
 	return e.out.result(map[string]any{"intents": lines}, func(w io.Writer) {
@@ -95,6 +100,9 @@ func runJournalList(c *cli.Context) error {
 		}
 		for _, l := range lines {
 			fmt.Fprintf(w, "%6d  %-12s %-14s %s  %s (%d steps)\n", l.ID, l.Status, l.Kind, l.CreatedAt, l.Summary, l.Steps)
+			if l.InProgress {
+				fmt.Fprintf(w, "        in progress: pid %d is writing it now\n", l.PID)
+			}
 			if l.LastError != "" {
 				fmt.Fprintf(w, "        last error: %s\n", l.LastError)
 			}
