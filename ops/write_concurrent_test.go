@@ -23,6 +23,7 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
@@ -279,7 +280,7 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 	}
 }
 
-// TestConcurrentWritersCrashTogether: two writers of different models,
+// TestConcurrentWritersCrashAtEveryCutPoint: two writers of different models,
 // each cut after its k-th operation, at once (pairs of cut points; every
 // pair with SWAMPJ_CRASH_FULL), beside a third writer L that stays alive
 // in the middle of its intent throughout. Then: a writer of a fourth model
@@ -289,7 +290,7 @@ func TestConcurrentWritersAllLand(t *testing.T) {
 // item is then all-old or all-new, each file once; a writer that returned
 // success is all-new; L's intent was never closed by another while L was
 // alive; no intent stays open.
-func TestConcurrentWritersCrashTogether(t *testing.T) {
+func TestConcurrentWritersCrashAtEveryCutPoint(t *testing.T) {
 	clean := concRepo(t, 2)
 	f := fsx.NewFault(fsx.Real())
 	if err := concWrite(f, clean, 0, concNew(0), 5*time.Second); err != nil {
@@ -310,7 +311,9 @@ func TestConcurrentWritersCrashTogether(t *testing.T) {
 		pairs = append(pairs, [2]int{ka, (cuts - ka + 3*step) % (cuts + 1)}, [2]int{ka, ka})
 	}
 	cells := 0
+	cc := fsxtest.Count(t, "concurrent-writes", "cut")
 	for _, p := range pairs {
+		cc.Check()
 		where := fmt.Sprintf("cuts A=%d B=%d (of %d)", p[0], p[1], cuts)
 		r := concRepo(t, 4)
 		// L (model 3): alive, stopped before its publish, all along.
@@ -397,6 +400,7 @@ func TestConcurrentWritersCrashTogether(t *testing.T) {
 			}
 			return nil
 		})
+		cc.Recovered()
 		cells++
 	}
 	t.Logf("%d pairs of cut points (a write has %d operations) beside a live writer, each recovered to all-old or all-new per writer", cells, cuts)

@@ -33,8 +33,12 @@ import (
 
 // Protocols and layers, in the report's order.
 var (
-	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery"}
+	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery", "concurrent-writes"}
 	layers    = []string{"cut", "powercut", "recovery-crash", "kill", "errors", "image"}
+	// onlyLayers: a protocol checked in fewer layers than every one.
+	// Writers of different models at once (issue #23): pairs of cut
+	// points beside a live writer, and real processes killed beside others.
+	onlyLayers = map[string][]string{"concurrent-writes": {"cut", "kill"}}
 )
 
 // Cell is one protocol × layer. Every case checked either recovered (no
@@ -133,7 +137,11 @@ var suites = []struct {
 func required(images bool) map[string][]string {
 	r := map[string][]string{}
 	for _, p := range protocols {
-		for _, l := range layers {
+		ls := layers
+		if only, ok := onlyLayers[p]; ok {
+			ls = only
+		}
+		for _, l := range ls {
 			if l == "image" && !images {
 				continue
 			}

@@ -97,6 +97,14 @@ var mutants = []mutant{
 		new: "return Done, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
 		pkg: "./ops", run: "ALICE",
 	},
+	{
+		// A writer beside others (journal/hold.go) drives every open
+		// intent begun beside it, its live neighbours' included.
+		name: "writer-drives-a-live-writers-intent", file: "ops/internal/engine/recovery.go",
+		old: "\t\t\tcase !holdsAny(env.HeldLocks, in.Locks):\n\t\t\t\tcontinue\n",
+		new: "",
+		pkg: "./ops", run: "TestConcurrentWritersCrashAtEveryCutPoint|TestWritersOfOtherModelsRunBeside",
+	},
 }
 
 const publishLoop = `	for _, p := range ps {

@@ -21,13 +21,15 @@ func concAddrCLI(i int) string {
 	return fmt.Sprintf("command/shell/%08d-5a1d-4e8f-9b6c-0d2e4f6a8b1c/result", i)
 }
 
-func TestConcurrentWriterProcessesOneKilled(t *testing.T) {
+func TestKillRandomConcurrentWriters(t *testing.T) {
 	rng := rand.New(rand.NewPCG(fsxtest.Seed(t), 23))
 	payload := filepath.Join(t.TempDir(), "payload")
 	if err := os.WriteFile(payload, []byte(strings.Repeat("concurrent writers of different models\n", 2000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cc := fsxtest.Count(t, "concurrent-writes", "kill")
 	for trial := 0; trial < killTrials(2, 4, 20); trial++ {
+		cc.Check()
 		dir := newRepo(t)
 		for i := 0; i < 3; i++ {
 			mustOK(t, swampj(t, dir, "data", "write", concAddrCLI(i), "--file", payload), "first version")
@@ -68,5 +70,6 @@ func TestConcurrentWriterProcessesOneKilled(t *testing.T) {
 		if r := swampj(t, dir, "doctor", "datastores"); r.code != 0 {
 			t.Fatalf("trial %d: doctor after the writers (exit %d):\n%s%s", trial, r.code, r.stdout, r.stderr)
 		}
+		cc.Recovered()
 	}
 }
