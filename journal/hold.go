@@ -50,6 +50,14 @@ import (
 // RepoLockPath is the repo lock beside the journal.
 func RepoLockPath(journalPath string) string { return journalPath + ".lock" }
 
+// repoGatePath is the repo lock's gate: an exclusive holder-to-be takes it
+// before it waits for the repo lock, and a shared one passes through it
+// (takes it shared, then lets go) before taking the repo lock, so that a
+// stream of writers, each holding the repo lock shared for a moment, can
+// never keep a waiting migration or recover out for ever (flock(2) grants
+// a shared request while an exclusive one waits).
+func repoGatePath(journalPath string) string { return journalPath + ".gate" }
+
 // Shared reports whether the journal is held only for its own
 // transactions (Options.Shared), beside other shared holders.
 func (j *Journal) Shared() bool { return j != nil && j.shared }
@@ -165,17 +173,33 @@ type repoLock struct{ f *os.File }
 // lockRepo takes the repo lock, shared or exclusive, waiting at most
 // timeout (the kernel wakes the waiter; no polling).
 func lockRepo(journalPath string, shared bool, timeout time.Duration) (*repoLock, error) {
-	f, err := os.OpenFile(RepoLockPath(journalPath), os.O_RDWR|os.O_CREATE, 0o644)
+	deadline := time.Now().Add(timeout)
+	gate, err := lockFile(repoGatePath(journalPath), !shared, timeout)
 	if err != nil {
 		return nil, err
 	}
-	if err := flockWait(f, !shared, timeout); err != nil {
+	defer gate.Close() // through the gate: let it go once the repo lock is held (or not)
+	f, err := lockFile(RepoLockPath(journalPath), !shared, max(time.Until(deadline), time.Millisecond))
+	if err != nil {
+		return nil, err
+	}
+	return &repoLock{f: f}, nil
+}
+
+// lockFile opens (creating) path and takes its flock, waiting at most
+// timeout.
+func lockFile(path string, exclusive bool, timeout time.Duration) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := flockWait(f, exclusive, timeout); err != nil {
 		if !errors.Is(err, errFlockTimeout) {
 			_ = f.Close()
 		}
 		return nil, err
 	}
-	return &repoLock{f: f}, nil
+	return f, nil
 }
 
 func (l *repoLock) unlock() {
