@@ -83,6 +83,11 @@ func (j *Journal) Hold() (release func(), err error) {
 		}
 	}
 	j.holds++
+	return j.releaser(), nil
+}
+
+// releaser is the release of one hold (called with the hold counted).
+func (j *Journal) releaser() func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -92,7 +97,7 @@ func (j *Journal) Hold() (release func(), err error) {
 				j.letTurnGo()
 			}
 		})
-	}, nil
+	}
 }
 
 // Release lets go of the turn a shared Open returned holding (see Open).
@@ -167,7 +172,11 @@ func (j *Journal) noteCrash(err error) error {
 	return err
 }
 
-// repoLock is the flock on RepoLockPath.
+// repoLock is the flock on RepoLockPath. The lock files are opened with
+// package os, not through fsx, as bbolt opens the journal itself: they hold
+// no data (their content is never read or written) and the kernel drops
+// their locks at a crash, so there is no state of theirs a crash test
+// could cut.
 type repoLock struct{ f *os.File }
 
 // lockRepo takes the repo lock, shared or exclusive, waiting at most

@@ -125,16 +125,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		// A shared holder returns holding its first turn: the caller's
 		// recovery of open intents runs in it (Release lets it go).
 		j.holds = 1
-		var once sync.Once
-		j.openHold = func() {
-			once.Do(func() {
-				j.mu.Lock()
-				defer j.mu.Unlock()
-				if j.holds--; j.holds == 0 && !j.closed {
-					j.letTurnGo()
-				}
-			})
-		}
+		j.openHold = j.releaser()
 	}
 	return j, nil
 }
