@@ -152,6 +152,9 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 	if opts.DryRun {
 		return dryRun(ctx, fsys, repoDir, opts, jopts, rep)
 	}
+	if idle(fsys, rep.Journal, jopts) {
+		return rep, nil
+	}
 	j, err := journal.Open(fsys, rep.Journal, jopts)
 	var media *journal.MediaError
 	if errors.As(err, &media) {
@@ -190,6 +193,26 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		return rep, marksLost(rep, err)
 	}
 	return rep, nil
+}
+
+// idle reports, from a read-only look, that there is nothing to recover:
+// no open intent, no crash left to look after (the journal's unclean-end
+// mark, or a holder record left by a holder that died with the journal's
+// turn). Then Run returns without taking the repo alone, so a start-up hook
+// never waits for the data writers running beside it (journal/hold.go).
+// Anything else — an open intent, a lock timeout, a damaged journal — is
+// left to the ordinary path, which reports it.
+func idle(fsys fsx.FS, path string, jopts journal.Options) bool {
+	if _, err := fsx.OrReal(fsys).Lstat(journal.HolderPath(path)); err == nil {
+		return false
+	}
+	j, err := journal.OpenReadOnly(fsys, path, jopts)
+	if err != nil {
+		return false
+	}
+	defer j.Close()
+	open, err := j.OpenIntents()
+	return err == nil && len(open) == 0 && !j.CrashLeftoversUnchecked()
 }
 
 // marksLost is a journal Close that failed after every open intent was
