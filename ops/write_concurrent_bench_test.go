@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -121,6 +123,15 @@ func BenchmarkWriteConcurrent6(b *testing.B) {
 			figs = append(figs, float64(f.Microseconds())/1000)
 			baseMs = append(baseMs, float64(base.Microseconds())/1000)
 			ratios = append(ratios, float64(f)/float64(base))
+		}
+	}
+	b.StopTimer()
+	// Every write landed: each item's latest is its last version.
+	want := strconv.Itoa(1 + b.N*concurrentRoundsAPI*concurrentPerWriter)
+	for i := range concurrentWriters {
+		a := concurrentAddr(i)
+		if got, err := os.ReadFile(filepath.Join(r.ModelDir(a), a.DataName, "latest")); err != nil || string(got) != want {
+			b.Fatalf("writer %d: latest %q (%v), want %s", i, got, err, want)
 		}
 	}
 	b.ReportMetric(medianFloat(figs), "concurrent-ms")

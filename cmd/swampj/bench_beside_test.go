@@ -181,6 +181,7 @@ func benchBesideSwamp(b *testing.B, swampBin, mkswamp string, items, runs int) {
 	if after := besideManifest(b, base); after != before {
 		b.Fatalf("the base repo changed under the copies (a file written in place through a hard link): the figures are void")
 	}
+	b.ReportMetric(float64(runs), "runs")
 	b.ReportMetric(float64(items), "items")
 	b.ReportMetric(float64(3*items), "versions")
 	for _, job := range jobs {

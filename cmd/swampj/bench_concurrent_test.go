@@ -36,7 +36,8 @@ type concurrentRig struct {
 	bare    string
 	addrs   []string // writer i's item, of model i
 	bareDir []string // writer i's item directory for barewrite
-	bareN   []int    // the next version barewrite writes there
+	bareN   []int    // the last version barewrite wrote there
+	written []int    // writer i's versions written by swampj
 }
 
 func newConcurrentRig(b *testing.B, writers int) *concurrentRig {
@@ -63,6 +64,7 @@ func newConcurrentRig(b *testing.B, writers int) *concurrentRig {
 		}
 		rig.bareDir = append(rig.bareDir, d)
 		rig.bareN = append(rig.bareN, 0)
+		rig.written = append(rig.written, 0)
 	}
 	// Every item, the journal and the catalog exist before the first
 	// timed write, as on a datastore in use.
@@ -81,7 +83,20 @@ func (rig *concurrentRig) write(i int) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("swampj data write %s: %v %s", rig.addrs[i], err, out)
 	}
+	rig.written[i]++ // only writer i's goroutine touches written[i]
 	return nil
+}
+
+// check fails the benchmark unless every write landed: each item's latest
+// is the number of versions written to it.
+func (rig *concurrentRig) check() {
+	rig.b.Helper()
+	for i, a := range rig.addrs {
+		got, err := os.ReadFile(filepath.Join(rig.repo, ".swamp", "data", filepath.FromSlash(a), "latest"))
+		if want := strconv.Itoa(rig.written[i]); err != nil || string(got) != want {
+			rig.b.Fatalf("%s: latest %q (%v), want %s", a, got, err, want)
+		}
+	}
 }
 
 // bareWrite runs one barewrite process into writer i's item directory.
@@ -169,6 +184,7 @@ func BenchmarkConcurrentDataWrite6(b *testing.B) {
 	pairs(b, "concurrent-ms", "bare-wide-ms", "concurrent/bare(target≤1.5)",
 		func() time.Duration { return rig.wide(writers, perWriter, rig.write) },
 		func() time.Duration { return rig.wide(writers, perWriter, rig.bareWrite) })
+	rig.check()
 }
 
 // BenchmarkConcurrentDataWrite2: 2 `swampj data write` processes at once,
@@ -188,4 +204,5 @@ func BenchmarkConcurrentDataWrite2(b *testing.B) {
 			}
 			return d
 		})
+	rig.check()
 }
