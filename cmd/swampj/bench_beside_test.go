@@ -207,7 +207,7 @@ func besideDefineModel(b *testing.B, dir string) (string, string) {
 	shell := filepath.Join(dir, ".swamp", "data", "command", "shell")
 	models, err := os.ReadDir(shell)
 	if err != nil || len(models) == 0 {
-		b.Fatalf("no command/shell model in the generated repo: %v", err)
+		b.Fatalf("no command/shell model in the generated repo (models get random types: try more items): %v", err)
 	}
 	id := models[0].Name()
 	its, err := os.ReadDir(filepath.Join(shell, id))
