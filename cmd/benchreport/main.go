@@ -144,7 +144,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sizesFlag := fs.String("sizes", "10000,100000", "repo sizes in versions, comma-separated")
-	only := fs.String("only", "", "regexp: only rows whose description matches (and only the runs they need)")
+	only := fs.String("only", "", "regexp: only rows whose description matches (and only the runs they need); the beside-swamp table is the row \"beside swamp\"")
 	from := fs.String("from", "", "render saved go test output (a -raw file) instead of running")
 	raw := fs.String("raw", "", "also write the raw go test output to this file")
 	besideItems := fs.String("beside-items", "3000,20000", "with SWAMP_BIN set: repo sizes in items (3 versions each) of the \"beside swamp\" table")
