@@ -103,7 +103,7 @@ var runs = []struct {
 	{"./ops", "^BenchmarkWriteBatch100$", "10x", false}, // 100 versions (and 200 baseline writes) per round
 	// 5 rounds of 60 writes and 60 baseline writes each; one pass of 60 counted.
 	{"./ops", "^Benchmark(WriteConcurrent6|WriteConcurrentFsyncs)$", "1x", false},
-	{"./ops", "^BenchmarkDoctorRaw256KiB$", "1x", false},
+	{"./ops", "^BenchmarkDoctorRaw256KiB$", "5x", false}, // 500 MiB: 5 alternating rounds, a few seconds each
 	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},
 }
