@@ -3,9 +3,12 @@ package ops_test
 import (
 	"cmp"
 	"crypto/sha256"
+	"encoding/hex"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/store/storetest"
@@ -174,11 +178,32 @@ func readMetadataHashRaw(b *testing.B, fsys fsx.FS, dataRoot string) int {
 //     raw (readMetadataHashRaw), the least a checksum verifier can do;
 //   - checksums: `swampj doctor --verify-checksums`.
 //
-// Targets (issue #11): doctor/walk ≤ 2, checksums/hash ≤ 1.3; the ratio to
-// mdhash (checksums/mdhash) has no target of its own, it says how much of
-// checksums/hash is the doctor's and how much the tree's.
+// Targets (issue #23, on this tree of 59-byte raws): doctor/walk ≤ 2,
+// checksums/mdhash ≤ 1.5; checksums/hash has no target here (the metadata
+// reads are half of any verifier's work on raws this small), its target
+// ≤ 1.3 is BenchmarkDoctorRaw256KiB's, where hashing dominates.
 func BenchmarkDoctor(b *testing.B) {
 	items, versions := csBenchSize()
+	benchDoctor(b, items, versions, 0, "checksums/mdhash(target≤1.5)", "checksums/hash")
+}
+
+// BenchmarkDoctorRaw256KiB is BenchmarkDoctor on a tree whose raws are
+// 256 KiB each (200 items × 10 versions, 500 MiB, by default;
+// SWAMPJ_BENCH_RAW256_VERSIONS sets the versions, 10 per item), where
+// hashing dominates. Target (issue #23): checksums/hash ≤ 1.3.
+func BenchmarkDoctorRaw256KiB(b *testing.B) {
+	versions := 2000
+	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_BENCH_RAW256_VERSIONS")); err == nil && n > 0 {
+		versions = n
+	}
+	benchDoctor(b, max(versions/10, 1), 10, 256<<10, "checksums/mdhash", "checksums/hash(target≤1.3)")
+}
+
+// benchDoctor generates the tree (rawSize > 0: every raw rewritten to that
+// size, its metadata's size and checksum with it), builds its catalog and
+// measures; mdhashRatio and hashRatio name the two --verify-checksums
+// ratios, a target in the name of the one that has it.
+func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRatio string) {
 	dir := filepath.Join(b.TempDir(), "repo")
 	b.StopTimer()
 	st, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
@@ -190,6 +215,9 @@ func BenchmarkDoctor(b *testing.B) {
 		b.Fatal(err)
 	}
 	fsys := fsx.Real()
+	if rawSize > 0 {
+		growRaws(b, fsys, r.DataRoot, rawSize)
+	}
 	if _, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true}); err != nil {
 		b.Fatal(err)
 	}
@@ -242,7 +270,57 @@ func BenchmarkDoctor(b *testing.B) {
 	b.ReportMetric(ms(mdhash), "mdhash-ms")
 	b.ReportMetric(ms(checksums), "checksums-ms")
 	b.ReportMetric(float64(doctor)/float64(walk), "doctor/walk(target≤2)")
-	b.ReportMetric(float64(checksums)/float64(hash), "checksums/hash(target≤1.3)")
-	b.ReportMetric(float64(checksums)/float64(mdhash), "checksums/mdhash")
+	b.ReportMetric(float64(checksums)/float64(hash), hashRatio)
+	b.ReportMetric(float64(checksums)/float64(mdhash), mdhashRatio)
 	b.ReportMetric(float64(mdhash)/float64(hash), "mdhash/hash")
+	if rawSize > 0 {
+		b.ReportMetric(float64(rawSize), "raw-bytes")
+	}
+}
+
+// growRaws rewrites every version's raw under dataRoot to size bytes
+// (distinct per version) and its metadata.yaml's size and checksum to
+// match, so the tree stays clean for the doctor.
+func growRaws(b *testing.B, fsys fsx.FS, dataRoot string, size int) {
+	buf := make([]byte, size)
+	err := store.Walk(csCtx, fsys, dataRoot, func(it store.Item) error {
+		ents, err := fsys.ReadDir(it.Dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				continue
+			}
+			vdir := filepath.Join(it.Dir, e.Name())
+			mdPath := filepath.Join(vdir, "metadata.yaml")
+			data, err := fsys.ReadFile(mdPath)
+			if err != nil {
+				return err
+			}
+			m, err := meta.Decode(data)
+			if err != nil {
+				return err
+			}
+			p := pattern{i: byte(len(vdir))}
+			p.Read(buf)
+			copy(buf, vdir) // distinct content per version
+			sum := sha256.Sum256(buf)
+			n := int64(size)
+			m.Size, m.Checksum = &n, hex.EncodeToString(sum[:])
+			if data, err = meta.Encode(m); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(vdir, "raw"), buf, 0o644); err != nil {
+				return err
+			}
+			if err := os.WriteFile(mdPath, data, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
 }

@@ -15,6 +15,11 @@
 // in one process. The raw output goes to stderr and, with -raw, to a file.
 // A row whose benchmark or metric is missing (not on this branch, skipped)
 // is shown with "-".
+//
+// With SWAMP_BIN set to the real swamp it also runs BenchmarkBesideSwamp
+// (cmd/swampj; slow: minutes) and prints a second table, "beside swamp":
+// the same jobs done by swamp and by swampj on fresh copies of one repo,
+// at the -beside-items sizes.
 package main
 
 import (
@@ -47,21 +52,29 @@ type row struct {
 	flushes, flushBench string
 }
 
-// rows is the table, in order. Targets are issue #16's (and #11's, #13's).
+// rows is the table, in order. Targets are issue #23's where it decided
+// them, else #16's (and #11's, #13's).
 var rows = []row{
-	{what: "write 64 KiB, Go API (vs bare durable write)", bench: "BenchmarkWrite64KiB/lib", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min", target: 1.0,
+	{what: "write 64 KiB, Go API (vs bare serial durable write)", bench: "BenchmarkWrite64KiB/lib", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min", target: 1.6,
 		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/lib"},
-	{what: "write 64 KiB, CLI (vs bare durable write)", bench: "BenchmarkWrite64KiB/cli", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min", target: 1.5,
+	{what: "write 64 KiB, Go API opening journal and catalog per call (vs bare)", bench: "BenchmarkWrite64KiB/cli", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min",
 		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/cli"},
+	{what: "data write 64 KiB, whole process (vs bare durable-write process)", bench: "BenchmarkDataWriteProcess", figure: "write-process-µs", baseline: "bare-process-µs", ratio: "ratio", target: 2.0,
+		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/cli"},
+	{what: "6 data write processes at once, 10 × 16 KiB each (vs bare 6-wide)", bench: "BenchmarkConcurrentDataWrite6", figure: "concurrent-ms", baseline: "bare-wide-ms", ratio: "concurrent/bare", target: 1.5},
+	{what: "2 data write processes at once, 10 each (vs one after another)", bench: "BenchmarkConcurrentDataWrite2", figure: "concurrent-ms", baseline: "serial-ms", ratio: "concurrent/serial", target: 0.7},
+	{what: "6 Go API writers at once, 10 × 16 KiB each (vs bare, 6 goroutines)", bench: "BenchmarkWriteConcurrent6", figure: "concurrent-ms", baseline: "bare-wide-ms", ratio: "concurrent/bare", target: 1.5,
+		flushes: "flushes/write", flushBench: "BenchmarkWriteConcurrentFsyncs"},
 	{what: "batch of 100 writes, per version", bench: "BenchmarkWriteBatch100", figure: "µs/version", baseline: "µs/baseline-min-version", ratio: "ratio-min", target: 0.9},
 	{what: "data write, big catalog vs 100 rows", bench: "BenchmarkOneItemCatalogSize", sized: true, figure: "write-big-ms", baseline: "write-small-ms", ratio: "write-big/small", target: 1.2},
 	{what: "data get, big catalog vs 100 rows", bench: "BenchmarkOneItemCatalogSize", sized: true, figure: "get-big-ms", baseline: "get-small-ms", ratio: "get-big/small", target: 1.2},
-	{what: "migrate --confirm (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "migrate-ms", baseline: "migrate-walk-ms", ratio: "migrate/walk", target: 1.5, flushes: "migrate-fsyncs"},
-	{what: "migrate --reverse (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "reverse-ms", baseline: "reverse-walk-ms", ratio: "reverse/walk", target: 1.5, flushes: "reverse-fsyncs"},
-	{what: "unset --migrate (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "unset-ms", baseline: "unset-walk-ms", ratio: "unset/walk", target: 1.5, flushes: "unset-fsyncs"},
+	{what: "migrate --confirm (vs walk statting every file)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "migrate-ms", baseline: "migrate-statwalk-ms", ratio: "migrate/statwalk", target: 1.5, flushes: "migrate-fsyncs"},
+	{what: "migrate --confirm (vs stat-free walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "migrate-ms", baseline: "migrate-walk-ms", ratio: "migrate/walk"},
+	{what: "migrate --reverse (vs walk statting every file)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "reverse-ms", baseline: "reverse-statwalk-ms", ratio: "reverse/statwalk", target: 1.5, flushes: "reverse-fsyncs"},
+	{what: "unset --migrate (vs walk statting every file)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "unset-ms", baseline: "unset-statwalk-ms", ratio: "unset/statwalk", target: 1.5, flushes: "unset-fsyncs"},
 	{what: "  migrate phase: planning walk (in process)", bench: "BenchmarkMigratePhases", sized: true, figure: "migrate-planning-ms", baseline: "migrate-walk-ms"},
 	{what: "  migrate phase: catalog commit and finish", bench: "BenchmarkMigratePhases", sized: true, figure: "migrate-restamp-and-finish-ms", baseline: "migrate-walk-ms"},
-	{what: "recover a killed migration (vs bare walk)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "recover-ms", baseline: "recover-walk-ms", ratio: "recover/walk", target: 1.5},
+	{what: "recover a killed migration (vs walk statting every file)", bench: "BenchmarkMigrateWithCatalog/versions=%d", sized: true, figure: "recover-ms", baseline: "recover-statwalk-ms", ratio: "recover/statwalk", target: 1.5},
 	{what: "catalog rebuild, from empty (vs metadata walk)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "rebuild-ms", baseline: "walk-ms", ratio: "rebuild/walk", target: 2, flushes: "rebuild-fsyncs"},
 	{what: "catalog rebuild, populated (vs metadata walk)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "rebuild-populated-ms", baseline: "walk-ms", ratio: "rebuild-populated/walk", target: 2},
 	{what: "  rebuild phase: walk and scan", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-scan-ms", baseline: "walk-ms"},
@@ -71,9 +84,10 @@ var rows = []row{
 	{what: "  rebuild phase: close (checkpoint)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "phase-close-ms", baseline: "walk-ms"},
 	{what: "catalog verify (vs rebuild)", bench: "BenchmarkCatalogRebuild", sized: true, figure: "verify-ms", baseline: "rebuild-ms", ratio: "verify/rebuild", target: 1},
 	{what: "doctor (vs metadata walk)", bench: "BenchmarkDoctor", sized: true, figure: "doctor-ms", baseline: "walk-ms", ratio: "doctor/walk", target: 2},
-	{what: "doctor --verify-checksums (vs hashing every raw)", bench: "BenchmarkDoctor", sized: true, figure: "checksums-ms", baseline: "hash-ms", ratio: "checksums/hash", target: 1.3},
-	{what: "doctor --verify-checksums (vs metadata read + hash)", bench: "BenchmarkDoctor", sized: true, figure: "checksums-ms", baseline: "mdhash-ms", ratio: "checksums/mdhash"},
+	{what: "doctor --verify-checksums, 59 B raws (vs metadata read + hash)", bench: "BenchmarkDoctor", sized: true, figure: "checksums-ms", baseline: "mdhash-ms", ratio: "checksums/mdhash", target: 1.5},
+	{what: "doctor --verify-checksums, 59 B raws (vs hashing every raw)", bench: "BenchmarkDoctor", sized: true, figure: "checksums-ms", baseline: "hash-ms", ratio: "checksums/hash"},
 	{what: "  metadata read + hash (vs hashing every raw)", bench: "BenchmarkDoctor", sized: true, figure: "mdhash-ms", baseline: "hash-ms", ratio: "mdhash/hash"},
+	{what: "doctor --verify-checksums, 256 KiB raws (vs hashing every raw)", bench: "BenchmarkDoctorRaw256KiB", figure: "checksums-ms", baseline: "hash-ms", ratio: "checksums/hash", target: 1.3},
 	{what: "recover, nothing to do (vs swampj --version)", bench: "BenchmarkRecoverCleanVsVersion", figure: "recover-µs", baseline: "version-µs", ratio: "ratio", target: 1.2},
 	{what: "swampj run -- true (vs bare true)", bench: "BenchmarkRunWrapper", figure: "run-µs", baseline: "true-µs", ratio: "ratio", target: 0},
 	{what: "swampj run -- swampj data write (vs bare write)", bench: "BenchmarkRunWrapperWrite", figure: "run-ms", baseline: "bare-ms", ratio: "run/bare", target: 0},
@@ -87,8 +101,25 @@ var runs = []struct {
 }{
 	{"./ops", "^Benchmark(Write64KiB|WriteFsyncs)$", "200x", false},
 	{"./ops", "^BenchmarkWriteBatch100$", "10x", false}, // 100 versions (and 200 baseline writes) per round
-	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite)$", "1x", false},
+	// 5 rounds of 60 writes and 60 baseline writes each; one pass of 60 counted.
+	{"./ops", "^Benchmark(WriteConcurrent6|WriteConcurrentFsyncs)$", "1x", false},
+	{"./ops", "^BenchmarkDoctorRaw256KiB$", "5x", false}, // 500 MiB: 5 alternating rounds, a few seconds each
+	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},
+}
+
+// besideBench is the "beside swamp" table's benchmark (cmd/swampj, run
+// only with SWAMP_BIN set): one result per repo size, named
+// BenchmarkBesideSwamp/items=N, with JOB-swamp-ms and JOB-swampj-ms (the
+// medians over its runs) for each job below.
+const besideBench = "BenchmarkBesideSwamp"
+
+// besideJobs are the rows of the "beside swamp" table, in order.
+var besideJobs = []struct{ what, job string }{
+	{"doctor (swamp: doctor datastores)", "doctor"},
+	{"catalog built from empty (swamp: backfill on data query; swampj: catalog rebuild)", "catalog"},
+	{"namespace migrate --confirm", "migrate"},
+	{"data get of one item", "data-get"},
 }
 
 // sizeEnv makes the sized benchmarks work on a repo of n versions
@@ -113,9 +144,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("benchreport", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sizesFlag := fs.String("sizes", "10000,100000", "repo sizes in versions, comma-separated")
-	only := fs.String("only", "", "regexp: only rows whose description matches (and only the runs they need)")
+	only := fs.String("only", "", "regexp: only rows whose description matches (and only the runs they need); the beside-swamp table is the row \"beside swamp\"")
 	from := fs.String("from", "", "render saved go test output (a -raw file) instead of running")
 	raw := fs.String("raw", "", "also write the raw go test output to this file")
+	besideItems := fs.String("beside-items", "3000,20000", "with SWAMP_BIN set: repo sizes in items (3 versions each) of the \"beside swamp\" table")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -182,10 +214,23 @@ func run(args []string, stdout, stderr io.Writer) error {
 				results[n] = append(results[n], parse(bytes.NewReader(out))...)
 			}
 		}
+		if os.Getenv("SWAMP_BIN") != "" && (keep == nil || keep.MatchString("beside swamp")) {
+			load := uptime()
+			loads = append(loads, load)
+			fmt.Fprintf(rawOut, "=== benchreport size=0 load %s\n", load)
+			out, err := goTest("./cmd/swampj", "^"+besideBench+"$", "1x", []string{"SWAMPJ_BESIDE_ITEMS=" + *besideItems}, rawOut)
+			if err != nil {
+				failed = append(failed, fmt.Sprintf("go test ./cmd/swampj -bench '%s': %v", besideBench, err))
+			}
+			results[0] = append(results[0], parse(bytes.NewReader(out))...)
+		}
 		loads = append(loads, uptime())
 		fmt.Fprintf(stderr, "benchreport: benchmarks took %s\n", time.Since(start).Round(time.Second))
 	}
 	render(stdout, selected, sizes, results)
+	if !renderBeside(stdout, results[0]) && *from == "" && os.Getenv("SWAMP_BIN") == "" {
+		fmt.Fprintln(stdout, "\nbeside swamp: not run (set SWAMP_BIN to the real swamp, e.g. SWAMP_BIN=/opt/realswamp/bin/swamp)")
+	}
 	if len(loads) > 0 {
 		fmt.Fprintf(stdout, "\nload average (1, 5, 15 min) at each go test: %s\n", strings.Join(loads, " | "))
 	}
@@ -313,6 +358,10 @@ func render(w io.Writer, selected []row, sizes []int, results map[int][]*Result)
 			versions := "-"
 			if n > 0 {
 				versions = strconv.Itoa(n)
+			} else if res != nil {
+				if v, ok := res.Metric("versions"); ok {
+					versions = strconv.Itoa(int(v)) // an unsized benchmark's own tree
+				}
 			}
 			fig, base, ratio, target, met, flushes := "-", "-", "-", "-", "", "-"
 			tgt := r.target
@@ -361,6 +410,48 @@ func render(w io.Writer, selected []row, sizes []int, results map[int][]*Result)
 		}
 	}
 	_ = tw.Flush()
+}
+
+// renderBeside prints the "beside swamp" table from BenchmarkBesideSwamp's
+// results in list, one block of jobs per repo size; it reports whether
+// there was any.
+func renderBeside(w io.Writer, list []*Result) bool {
+	var sized []*Result
+	for _, r := range list {
+		if strings.HasPrefix(r.Name, besideBench+"/items=") {
+			sized = append(sized, r)
+		}
+	}
+	if len(sized) == 0 {
+		return false
+	}
+	runs := "?"
+	if v, ok := sized[0].Metric("runs"); ok {
+		runs = strconv.Itoa(int(v))
+	}
+	fmt.Fprintf(w, "\nbeside swamp: the real swamp and swampj on fresh copies of the same repo (3 versions per item), whole processes, median of %s runs\n", runs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "job\titems\tswamp\tswampj\tswampj/swamp\t")
+	for _, res := range sized {
+		items := strings.TrimPrefix(res.Name, besideBench+"/items=")
+		for _, j := range besideJobs {
+			sw, okS := res.Metric(j.job + "-swamp-ms")
+			sj, okJ := res.Metric(j.job + "-swampj-ms")
+			swS, sjS, ratio := "-", "-", "-"
+			if okS {
+				swS = withUnit(sw, "-ms")
+			}
+			if okJ {
+				sjS = withUnit(sj, "-ms")
+			}
+			if okS && okJ && sw > 0 {
+				ratio = fmt.Sprintf("%.3f", sj/sw)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", j.what, items, swS, sjS, ratio)
+		}
+	}
+	_ = tw.Flush()
+	return true
 }
 
 // withUnit formats a metric value with the unit its name implies.
