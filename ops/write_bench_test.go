@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
@@ -275,28 +274,13 @@ func BenchmarkWriteFsyncs(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			modelDir := r.ModelDir(benchAddr)
-			var lockSyncs, dataSyncs, bolt, sqlite int
-			for _, op := range f.Trace()[start:] {
-				switch op.Kind {
-				case "sync", "syncdir":
-					if (op.Kind == "syncdir" && op.Path == modelDir) || (op.Kind == "sync" && filepath.Dir(op.Path) == modelDir) {
-						lockSyncs++ // the lock file's temp file, the model directory
-					} else {
-						dataSyncs++
-					}
-				case "failpoint:journal.begin", "failpoint:journal.decide", "failpoint:journal.flush":
-					bolt++
-				case "failpoint:" + catalog.FailpointUpsert, "failpoint:" + catalog.FailpointCreate:
-					sqlite++
-				}
-			}
+			c := countWriteFlushes(f.Trace()[start:], map[string]bool{r.ModelDir(benchAddr): true})
 			per := func(n int) float64 { return float64(n) / float64(b.N) }
-			b.ReportMetric(per(dataSyncs), "data-fsyncs/write")
-			b.ReportMetric(per(lockSyncs), "lock-fsyncs/write")
-			b.ReportMetric(per(bolt), "journal-commits/write")
-			b.ReportMetric(per(sqlite), "catalog-commits/write")
-			b.ReportMetric(per(dataSyncs+lockSyncs+2*bolt+sqlite), "flushes/write")
+			b.ReportMetric(per(c.data), "data-fsyncs/write")
+			b.ReportMetric(per(c.lock), "lock-fsyncs/write")
+			b.ReportMetric(per(c.journal), "journal-commits/write")
+			b.ReportMetric(per(c.catalog), "catalog-commits/write")
+			b.ReportMetric(per(c.total()), "flushes/write")
 		})
 	}
 }
