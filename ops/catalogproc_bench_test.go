@@ -330,12 +330,12 @@ func BenchmarkMigratePhases(b *testing.B) {
 
 // BenchmarkOneItemCatalogSize: `data write` of 4 KiB and `data get` of one
 // item, as whole processes, on a repo whose catalog has 100 rows and on one
-// with 100,000 (cmd/mkswamp's generator), in pairs: each round runs the
-// write on both repos back to back (every other round the big one first),
-// then the get on both. Each pair gives one big/small ratio, and the
+// with 100,000 (cmd/mkswamp's generator), in pairs: a pair runs the write
+// small, big, big, small (every other pair big, small, small, big), then
+// the get the same way, and gives one big/small ratio of each. The
 // reported ratios are the medians of those, so a burst of load from a
 // neighbour spoils one pair, not the figure; the -ms figures are medians
-// too. One untimed write per repo comes first: it creates the item's
+// of the single runs. One untimed write per repo comes first: it creates the item's
 // directories and splits the index pages a rebuild left full, which only a
 // first write does. Target (issue #16, target 2; #23): big/small ≤ 1.2 for
 // both.
@@ -363,7 +363,7 @@ func BenchmarkOneItemCatalogSize(b *testing.B) {
 		b.Fatal(err)
 	}
 	const addr = "command/shell/bench-model/bench"
-	const perRound = 15
+	const perRound = 25
 	dirs := []string{small, big}
 	for _, dir := range dirs {
 		procRun(b, dir, nil, "data", "write", addr, "--file", payload)
@@ -372,17 +372,20 @@ func BenchmarkOneItemCatalogSize(b *testing.B) {
 	var writeRatio, getRatio []float64
 	for i := 0; i < b.N; i++ {
 		for k := 0; k < perRound; k++ {
-			// Every other pair the big repo goes first, so whatever one
-			// command leaves behind (writeback, cache) falls on both alike.
-			order := []int{0, 1}
+			// A pair is A B B A (every other pair B A A B): each repo
+			// once before and once after the other, so load that rises or
+			// falls during the pair falls on both alike.
+			order := []int{0, 1, 1, 0}
 			if (i*perRound+k)%2 == 1 {
-				order = []int{1, 0}
+				order = []int{1, 0, 0, 1}
 			}
 			var w, g [2]time.Duration
 			for _, j := range order {
 				b.StartTimer()
-				w[j], _, _ = procRun(b, dirs[j], nil, "data", "write", addr, "--file", payload)
+				d, _, _ := procRun(b, dirs[j], nil, "data", "write", addr, "--file", payload)
 				b.StopTimer()
+				w[j] += d
+				write[j] = append(write[j], d)
 			}
 			for _, j := range order {
 				b.StartTimer()
@@ -391,10 +394,8 @@ func BenchmarkOneItemCatalogSize(b *testing.B) {
 				if len(out) != 4096 {
 					b.Fatalf("data get returned %d bytes", len(out))
 				}
-				g[j] = d
-			}
-			for j := range dirs {
-				write[j], get[j] = append(write[j], w[j]), append(get[j], g[j])
+				g[j] += d
+				get[j] = append(get[j], d)
 			}
 			writeRatio = append(writeRatio, float64(w[1])/float64(w[0]))
 			getRatio = append(getRatio, float64(g[1])/float64(g[0]))
