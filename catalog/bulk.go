@@ -63,7 +63,10 @@ type RebuildTimings struct {
 	Diff    time.Duration `json:"diff"`    // computeDiff
 	Write   time.Duration `json:"write"`   // deletes, flag updates and inserts
 	Indexes time.Duration `json:"indexes"` // the explicit indexes created again after a bulk insert into an empty table
-	Commit  time.Duration `json:"commit"`  // COMMIT (the WAL written and fsynced)
+	Commit  time.Duration `json:"commit"`  // COMMIT (the WAL written and fsynced; built aside: the file written, unsynced)
+	// Publish is, for a catalog built aside (CreateBuilt), its switch to
+	// WAL, close, one fsync and link under the catalog's name.
+	Publish time.Duration `json:"publish"`
 }
 
 // RebuildTimed is Rebuild that also fills t (if not nil) phase by phase.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/swampj/swampj/fsx"
 )
@@ -46,10 +47,70 @@ func CreationPrefix(dbBase string) string { return "." + dbBase + ".creating-" }
 // creating holds the temp paths this process is building right now.
 var creating sync.Map
 
-// createFresh builds a new, empty catalog at c.path (see above). If
+// A confirmed rebuild that finds no catalog (or moved a damaged one aside)
+// builds the new one the same way, rows and all (CreateBuilt): the temp is
+// filled before anybody can see it, so it needs none of what a shared
+// file needs while it is written. Its connection runs without a rollback
+// journal and without a sync per commit (journal_mode=OFF,
+// synchronous=OFF): the rows go into the file once, not into a WAL first
+// and the file again at the checkpoint, and nothing is flushed until the
+// one fsync of the finished file. Only then, with the rows committed and
+// the indexes built, is the file switched to WAL, the mode swamp expects
+// of the file (§3.2), and closed. A crash anywhere before the link leaves
+// a temp that never had a name a reader would open, removed like any
+// other (CleanCreationLeftovers); after the link the catalog is complete.
+// The file is what the empty creation followed by Rebuild would leave:
+// the same DDL in the same order, the same rows in the same order, the
+// same meta keys, WAL mode.
+
+// CreateBuilt creates the catalog at path complete: swamp's schema, rows
+// (Rebuild's rows of namespace ns into an empty catalog: same order, same
+// flags) and the populated mark, built aside and linked in (see above).
+// It returns the diff it applied (every row missing). If a catalog exists
+// at path, or another process creates one meanwhile, it changes nothing
+// and returns an error that errors.Is fs.ErrExist: the caller opens that
+// catalog and rebuilds it in place.
+func CreateBuilt(ctx context.Context, fsys fsx.FS, path, ns string, rows []Row, t *RebuildTimings) (*Diff, error) {
+	fsys = fsx.OrReal(fsys)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &DBError{Op: "create", Path: path, Err: err}
+	}
+	if t == nil {
+		t = &RebuildTimings{}
+	}
+	c := &Catalog{fsys: fsys, path: abs, mode: ModeReadWrite}
+	defer releasePath(abs)
+	if holdPath(abs) {
+		// This process has it open: it exists.
+		return nil, &DBError{Op: "create", Path: abs, Err: fs.ErrExist}
+	}
+	if _, err := fsys.Lstat(abs); err == nil {
+		return nil, &DBError{Op: "create", Path: abs, Err: fs.ErrExist} // the link would refuse; build nothing
+	}
+	var d *Diff
+	var filled time.Time
+	err = c.createFresh(ctx, func(b *Catalog) error {
+		var err error
+		d, _, err = b.RebuildTimed(ctx, ns, rows, nil, t)
+		filled = time.Now()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Publish += time.Since(filled)
+	if !c.created {
+		return nil, &DBError{Op: "create", Path: abs, Err: fs.ErrExist}
+	}
+	return d, nil
+}
+
+// createFresh builds a new catalog at c.path (see above): empty, or,
+// with fill, filled by fill on the temp before it is linked in. If
 // another process created the catalog meanwhile (swamp, or another
-// swampj), the temp is removed and theirs is used.
-func (c *Catalog) createFresh(ctx context.Context) error {
+// swampj), the temp is removed and theirs is used (c.created stays false).
+func (c *Catalog) createFresh(ctx context.Context, fill func(b *Catalog) error) error {
 	dir := filepath.Dir(c.path)
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
@@ -73,16 +134,31 @@ func (c *Catalog) createFresh(ctx context.Context) error {
 	if err := f.Close(); err != nil {
 		return discard(&DBError{Op: "create", Path: tmp, Err: err})
 	}
-	t := &Catalog{fsys: c.fsys, path: tmp, mode: ModeReadWrite, noCheck: true}
+	t := &Catalog{fsys: c.fsys, path: tmp, mode: ModeReadWrite, noCheck: true, building: fill != nil}
 	err = func() error {
 		if _, err := t.connect(ctx); err != nil {
 			return err
 		}
-		if err := t.ensureWAL(ctx); err != nil {
+		if fill == nil {
+			// WAL before the schema, as swamp does on a new file.
+			if err := t.ensureWAL(ctx); err != nil {
+				return err
+			}
+		} else {
+			// One connection: its pragmas are the build's, and no
+			// other connection of the pool can set the journal mode
+			// back after the switch below.
+			t.db.SetMaxOpenConns(1)
+		}
+		st, err := t.createSchema(ctx)
+		if err != nil || fill == nil {
 			return err
 		}
-		_, err := t.createSchema(ctx)
-		return err
+		t.hasStepLatest = st.hasStepLatest
+		if err := fill(t); err != nil {
+			return err
+		}
+		return t.ensureWAL(ctx)
 	}()
 	if t.db != nil {
 		// The last connection checkpoints the WAL into the file and

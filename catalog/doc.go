@@ -8,7 +8,8 @@
 //   - open.go: Open — connection settings (§3.2, durability-notes §5), file
 //     checks, creation of a missing catalog, report (read-only) mode.
 //   - create.go: a new catalog is built under a temp name and linked in
-//     complete, so a crash never leaves a half-created one.
+//     complete, so a crash never leaves a half-created one; a rebuild from
+//     nothing builds it there with its rows (CreateBuilt).
 //   - quarantine.go: a damaged catalog is moved aside with its sidecars as one
 //     unit (G4); nothing is ever deleted.
 //   - row.go: Row and ItemKey, the table's columns (§3.4); rows are built
@@ -30,6 +31,9 @@
 //   - Every write is one BEGIN IMMEDIATE transaction committed with
 //     synchronous=FULL, preceded by an fsx failpoint so the crash suite can cut
 //     right before the commit. A write that fails leaves the previous catalog.
+//     The one exception is a catalog built aside (create.go): nobody can open
+//     its temp file, so it is written without a journal or a sync per commit
+//     and fsynced once, complete, before its name is linked in.
 //   - The catalog file is never opened with package os; file-level checks go
 //     through fsx and happen before SQLite opens the file
 //     (durability-notes §5, POSIX-lock hazard).

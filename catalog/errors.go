@@ -83,10 +83,14 @@ func (e *CorruptError) Error() string {
 		e.Path, e.Reason)
 }
 
-// MissingError is returned in report mode when there is no catalog to read.
+// MissingError is returned in report mode when there is no catalog to read,
+// and by a read-write Open with Options.NoCreate when there is none to open.
 type MissingError struct {
 	Path   string `json:"path"`
 	Detail string `json:"detail"`
+	// MovedAside is the damaged catalog a read-write Open with
+	// Options.NoCreate moved out of the way before it found none to open.
+	MovedAside *MoveAside `json:"movedAside,omitempty"`
 }
 
 func (e *MissingError) Code() string { return CodeMissing }

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"net/url"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +48,12 @@ type Options struct {
 	// commands that look at the whole catalog — doctor, verify, rebuild —
 	// open without it and move a damaged file aside (rebuild) or report it.
 	NoIntegrityCheck bool
+	// NoCreate (ModeReadWrite): a missing catalog, or the fresh one that
+	// would replace a damaged file Open moved aside, is not created; Open
+	// returns *MissingError instead (its MovedAside says what was moved).
+	// A confirmed rebuild uses it to build the new catalog complete,
+	// aside, and link it in with its rows (CreateBuilt, create.go).
+	NoCreate bool
 }
 
 // Failpoint names, one per kind of commit (fsx.FS.Failpoint). The crash suite
@@ -76,6 +84,8 @@ type Catalog struct {
 	foreign       *ForeignSchemaError
 	immutable     bool // report mode on read-only media (readonly.go)
 	noCheck       bool // Options.NoIntegrityCheck
+	noCreate      bool // Options.NoCreate
+	building      bool // a temp catalog being built aside (create.go): no journal, no sync
 	closeOnce     sync.Once
 	closeErr      error
 	stmts         stmtCache
@@ -140,7 +150,7 @@ func Open(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Catalog
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	c := &Catalog{fsys: fsys, path: abs, mode: opts.Mode, noCheck: opts.NoIntegrityCheck}
+	c := &Catalog{fsys: fsys, path: abs, mode: opts.Mode, noCheck: opts.NoIntegrityCheck, noCreate: opts.NoCreate}
 	alreadyOpen := holdPath(abs)
 	if err := c.open(ctx, alreadyOpen, now); err != nil {
 		if c.db != nil {
@@ -239,7 +249,10 @@ func (c *Catalog) checkBeforeOpen(ctx context.Context, report bool, now func() t
 		}
 	}
 	if !report && missing {
-		if err := c.createFresh(ctx); err != nil {
+		if c.noCreate {
+			return c.notCreated()
+		}
+		if err := c.createFresh(ctx, nil); err != nil {
 			return err
 		}
 	}
@@ -275,12 +288,24 @@ func (c *Catalog) connectOrReplace(ctx context.Context, report, alreadyOpen bool
 		if err := c.moveAside(dmg.reason, now()); err != nil {
 			return st, err
 		}
-		if err := c.createFresh(ctx); err != nil {
+		if c.noCreate {
+			return st, c.notCreated()
+		}
+		if err := c.createFresh(ctx, nil); err != nil {
 			return st, err
 		}
 	}
 
 	return st, nil
+}
+
+// notCreated is Open's answer under Options.NoCreate when there is no
+// catalog to open (any more).
+func (c *Catalog) notCreated() error {
+	if c.movedAside != nil {
+		return &MissingError{Path: c.path, Detail: "the damaged file was moved aside", MovedAside: c.movedAside}
+	}
+	return &MissingError{Path: c.path, Detail: "the file does not exist"}
 }
 
 // damagedError is a file SQLite cannot use; Open turns it into a move-aside
@@ -393,7 +418,18 @@ func (c *Catalog) moveAside(reason string, now time.Time) error {
 func (c *Catalog) dsn() string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "synchronous(FULL)")
+	if c.building {
+		// A temp file nobody else can see yet (create.go): no rollback
+		// journal and no sync per commit; the finished file is fsynced
+		// once before it is linked in.
+		q.Add("_pragma", "journal_mode(OFF)")
+		q.Add("_pragma", "synchronous(OFF)")
+		// CREATE INDEX may sort with helper threads: the other core
+		// works while the build is the only thing running.
+		q.Add("_pragma", "threads("+strconv.Itoa(buildSortThreads())+")")
+	} else {
+		q.Add("_pragma", "synchronous(FULL)")
+	}
 	if c.mode == ModeReport {
 		q.Add("_pragma", "query_only(1)")
 	}
@@ -407,6 +443,11 @@ func (c *Catalog) dsn() string {
 	u := url.URL{Path: filepath.ToSlash(c.path)}
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
+
+// buildSortThreads is how many helper threads SQLite's sorter may use
+// while a catalog is built aside: one fewer than the cores Go may use, at
+// least one, at most three.
+func buildSortThreads() int { return min(max(runtime.GOMAXPROCS(0)-1, 1), 3) }
 
 // connect opens the pool, asks for the journal mode (the first read of the
 // file, where SQLITE_NOTADB shows up), runs quick_check (unless

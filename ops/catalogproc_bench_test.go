@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -351,8 +352,24 @@ func BenchmarkMigratePhases(b *testing.B) {
 
 // BenchmarkOneItemCatalogSize: `data write` of 4 KiB and `data get` of one
 // item, as whole processes, on a repo whose catalog has 100 rows and on one
-// with 100,000 (cmd/mkswamp's generator), alternating. Target (issue #16,
-// target 2): big/small ≤ 1.2 for both.
+// with 100,000 (cmd/mkswamp's generator), in pairs: a pair runs the write
+// small, big, big, small (every other pair big, small, small, big), then
+// the get the same way, and gives one big/small ratio of each. The
+// reported ratios are the medians of those, so a burst of load from a
+// neighbour spoils one pair, not the figure; the -ms figures are medians
+// of the single runs. One untimed write per repo comes first: it creates the item's
+// directories and splits the index pages a rebuild left full, which only a
+// first write does. Target (issue #16, target 2; #23): big/small ≤ 1.2 for
+// both.
+//
+// The catalog work of one write does not grow with the catalog: every
+// statement is an index probe (EXPLAIN QUERY PLAN: the primary key for
+// the row by version, idx_catalog_is_latest for the flag it clears), the
+// open reads the schema and no row, and the close checkpoints the dozen
+// pages the write changed. What does grow is the depth of the B-trees
+// (a few more page reads) and the spread of those pages over the file
+// that the checkpoint writes back and fsyncs. The sum-of-times ratios are
+// reported beside the medians (-of-sums), as the figure was before.
 func BenchmarkOneItemCatalogSize(b *testing.B) {
 	b.StopTimer()
 	bigRows := 100_000
@@ -368,43 +385,70 @@ func BenchmarkOneItemCatalogSize(b *testing.B) {
 		b.Fatal(err)
 	}
 	const addr = "command/shell/bench-model/bench"
-	const perRound = 10
-	var write, get [2]time.Duration
+	const perRound = 25
+	dirs := []string{small, big}
+	for _, dir := range dirs {
+		procRun(b, dir, nil, "data", "write", addr, "--file", payload)
+	}
+	var write, get [2][]time.Duration
+	var writeRatio, getRatio []float64
 	for i := 0; i < b.N; i++ {
 		for k := 0; k < perRound; k++ {
-			// Every other round the big repo goes first, so whatever one
-			// command leaves behind (writeback, cache) falls on both alike.
-			order := []int{0, 1}
+			// A pair is A B B A (every other pair B A A B): each repo
+			// once before and once after the other, so load that rises or
+			// falls during the pair falls on both alike.
+			order := []int{0, 1, 1, 0}
 			if (i*perRound+k)%2 == 1 {
-				order = []int{1, 0}
+				order = []int{1, 0, 0, 1}
 			}
-			dirs := []string{small, big}
+			var w, g [2]time.Duration
 			for _, j := range order {
-				dir := dirs[j]
 				b.StartTimer()
-				d, _, _ := procRun(b, dir, nil, "data", "write", addr, "--file", payload)
+				d, _, _ := procRun(b, dirs[j], nil, "data", "write", addr, "--file", payload)
 				b.StopTimer()
-				write[j] += d
+				w[j] += d
+				write[j] = append(write[j], d)
 			}
 			for _, j := range order {
-				dir := dirs[j]
 				b.StartTimer()
-				d, out, _ := procRun(b, dir, nil, "data", "get", addr)
+				d, out, _ := procRun(b, dirs[j], nil, "data", "get", addr)
 				b.StopTimer()
 				if len(out) != 4096 {
 					b.Fatalf("data get returned %d bytes", len(out))
 				}
-				get[j] += d
+				g[j] += d
+				get[j] = append(get[j], d)
 			}
+			writeRatio = append(writeRatio, float64(w[1])/float64(w[0]))
+			getRatio = append(getRatio, float64(g[1])/float64(g[0]))
 		}
 	}
-	n := float64(b.N * perRound)
+	ms := func(ds []time.Duration) float64 { return float64(medianDuration(ds).Microseconds()) / 1000 }
 	b.ReportMetric(float64(bigRows), "big-rows")
-	b.ReportMetric(float64(write[0].Microseconds())/n/1000, "write-small-ms")
-	b.ReportMetric(float64(write[1].Microseconds())/n/1000, "write-big-ms")
-	b.ReportMetric(float64(get[0].Microseconds())/n/1000, "get-small-ms")
-	b.ReportMetric(float64(get[1].Microseconds())/n/1000, "get-big-ms")
-	b.ReportMetric(float64(write[1])/float64(write[0]), "write-big/small")
-	b.ReportMetric(float64(get[1])/float64(get[0]), "get-big/small")
-	b.Logf("target: write-big/small and get-big/small ≤ 1.2 (issue #16, target 2)")
+	b.ReportMetric(float64(len(writeRatio)), "pairs")
+	b.ReportMetric(ms(write[0]), "write-small-ms")
+	b.ReportMetric(ms(write[1]), "write-big-ms")
+	b.ReportMetric(ms(get[0]), "get-small-ms")
+	b.ReportMetric(ms(get[1]), "get-big-ms")
+	b.ReportMetric(medianFloat(writeRatio), "write-big/small")
+	b.ReportMetric(medianFloat(getRatio), "get-big/small")
+	b.ReportMetric(sumDurations(write[1])/sumDurations(write[0]), "write-big/small-of-sums")
+	b.ReportMetric(sumDurations(get[1])/sumDurations(get[0]), "get-big/small-of-sums")
+	b.Logf("target: write-big/small and get-big/small (medians of %d pairs) ≤ 1.2 (issue #16, target 2; #23)", len(writeRatio))
+}
+
+// medianDuration is the median of ds (the upper one of an even count).
+func medianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// medianFloat is the median of xs (the upper one of an even count).
+func sumDurations(ds []time.Duration) float64 {
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return float64(t)
 }

@@ -1048,18 +1048,100 @@ func csTwinApplyFresh(t *testing.T, r *repo.Repo, rep *ops.CatalogReport) []stri
 
 // TestRebuildSaysWhereItsTimeWent: a confirmed rebuild reports its phases.
 // From nothing it scans, inserts, builds nothing more (14 rows are too few
-// for the bulk index path) and commits; run again on the catalog it left,
-// it scans and reads the rows but writes and commits nothing.
+// for the bulk index path), commits and publishes the catalog it built
+// aside (synced once, linked in); run again on the catalog it left, it
+// scans and reads the rows but writes, commits and publishes nothing, and
+// closes the catalog it opened.
 func TestRebuildSaysWhereItsTimeWent(t *testing.T) {
 	r := csNewExample(t)
 	rep := csRebuild(t, r)
 	tm := rep.Timings
-	if tm == nil || tm.Scan <= 0 || tm.Write <= 0 || tm.Commit <= 0 || tm.Close <= 0 {
+	if tm == nil || tm.Scan <= 0 || tm.Write <= 0 || tm.Commit <= 0 || tm.Publish <= 0 {
 		t.Fatalf("rebuild from nothing: timings %+v", tm)
 	}
 	again := csRebuild(t, r)
 	tm = again.Timings
-	if again.Applied || tm == nil || tm.Scan <= 0 || tm.Read <= 0 || tm.Write != 0 || tm.Commit != 0 {
+	if again.Applied || tm == nil || tm.Scan <= 0 || tm.Read <= 0 || tm.Write != 0 || tm.Commit != 0 || tm.Publish != 0 || tm.Close <= 0 {
 		t.Fatalf("rebuild of a catalog in sync: applied %v, timings %+v", again.Applied, tm)
+	}
+}
+
+// csCreateMeanwhileFS is the real disk on which a catalog appears under
+// the catalog's name the moment a rebuild starts building its own aside:
+// what swamp creating the catalog meanwhile does (it takes no swampj lock).
+type csCreateMeanwhileFS struct {
+	fsx.FS
+	catalogPath string
+	content     []byte
+	done        bool
+}
+
+func (f *csCreateMeanwhileFS) Create(name string, perm os.FileMode) (fsx.File, error) {
+	if !f.done && strings.HasPrefix(filepath.Base(name), catalog.CreationPrefix(repo.CatalogName)) {
+		f.done = true
+		if err := os.WriteFile(f.catalogPath, f.content, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return f.FS.Create(name, perm)
+}
+
+// TestRebuildFromNothingMeetsACatalogCreatedMeanwhile: a rebuild that
+// found no catalog builds one aside; when a catalog appears under the name
+// before it is linked in, the rebuild leaves the temp, rebuilds that
+// catalog in place — its own rows exactly as a plain rebuild gives them,
+// the other catalog's meta key kept — and leaves nothing beside it.
+func TestRebuildFromNothingMeetsACatalogCreatedMeanwhile(t *testing.T) {
+	twin := csNewExample(t)
+	csRebuild(t, twin)
+	want := csDump(t, twin, "")
+
+	// "swamp's" catalog: swamp's schema, no rows, a key of its own.
+	theirs := filepath.Join(t.TempDir(), repo.CatalogName)
+	c, err := catalog.Open(csCtx, fsx.Real(), theirs, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	db, err := sql.Open("sqlite", theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO catalog_meta (key, value) VALUES ('foreign_synced:elsewhere', '2026-12-01T00:00:00.000Z')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	content, err := os.ReadFile(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := csNewExample(t)
+	fsys := &csCreateMeanwhileFS{FS: fsx.Real(), catalogPath: r.CatalogPath, content: content}
+	rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true})
+	if err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	if !fsys.done {
+		t.Fatal("the rebuild built no catalog aside")
+	}
+	if !rep.Applied || rep.CatalogCreated || rep.Counts.RowsMissing != len(want) {
+		t.Fatalf("rebuild: applied %v, created %v, %d rows missing (want %d)", rep.Applied, rep.CatalogCreated, rep.Counts.RowsMissing, len(want))
+	}
+	if got := csDump(t, r, ""); !reflect.DeepEqual(got, want) {
+		t.Fatalf("rows after the rebuild in place:\n%q\nwant\n%q", got, want)
+	}
+	if !csContains(csDumpAll(t, r), "foreign_synced:elsewhere2026-12-01T00:00:00.000Z") {
+		t.Fatalf("the other catalog's meta key is gone: %q", csDumpAll(t, r))
+	}
+	csMustAgree(t, r)
+	ents, err := os.ReadDir(filepath.Dir(r.CatalogPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() && e.Name() != repo.CatalogName {
+			t.Fatalf("%s left beside the catalog", e.Name())
+		}
 	}
 }

@@ -167,7 +167,7 @@ type Timings struct {
 	Scan  time.Duration `json:"scan"`  // the walk, every version read and checked, rows built and flagged
 	Other time.Duration `json:"other"` // the catalog's other namespaces classified
 	catalog.RebuildTimings
-	Close time.Duration `json:"close"` // the catalog closed (SQLite checkpoints its WAL into the file)
+	Close time.Duration `json:"close"` // the catalog closed (SQLite checkpoints its WAL into the file); a catalog built aside closes within Publish
 }
 
 // UnmigratedError refuses a confirmed rebuild while data still sits at the

@@ -5,7 +5,9 @@ package catalogsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"time"
 
@@ -100,6 +102,13 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 // rebuildConfirmed is the confirmed rebuild: under the journal lock, with
 // no intent open, the catalog made to hold exactly the rows the disk
 // implies, in one transaction; each phase timed (Report.Timings).
+//
+// With no catalog to start from (none, or a damaged one moved aside), the
+// new catalog is built complete beside the catalog's name and linked in
+// (catalog.CreateBuilt): no reader can see it while it fills, so it is
+// written once, without a journal, and synced once. If a catalog appears
+// under the name meanwhile (swamp created one), that one is rebuilt in
+// place instead.
 func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
 	tm := &Timings{}
 	mark := time.Now()
@@ -119,39 +128,72 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 	}
 	lap(&tm.Lock)
 
-	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite})
-	if err != nil {
+	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite, NoCreate: true})
+	var missing *catalog.MissingError
+	switch {
+	case errors.As(err, &missing):
+		c = nil
+		rep.MovedAside = missing.MovedAside
+	case err != nil:
 		return nil, err
-	}
-	defer c.Close()
-	rep.MovedAside = c.MovedAside()
-	rep.CatalogCreated = c.Created()
-	if rep.Populated, err = c.Populated(ctx); err != nil {
-		return nil, err
+	default:
+		defer c.Close()
+		rep.MovedAside = c.MovedAside()
+		rep.CatalogCreated = c.Created()
+		if rep.Populated, err = c.Populated(ctx); err != nil {
+			return nil, err
+		}
 	}
 	lap(&tm.Open)
-	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c.HasStepLatest()))
+	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c != nil && c.HasStepLatest()))
 	if err != nil {
 		return nil, err
 	}
 	lap(&tm.Scan)
-	stale, err := classifyInto(ctx, fsys, r, c, exp, rep)
-	if err != nil {
-		return nil, err
+
+	var d *catalog.Diff
+	applied := true
+	if c == nil {
+		opts.Progress.Emit("writing catalog", 0, 0, "")
+		d, err = catalog.CreateBuilt(ctx, fsys, r.CatalogPath, r.Namespace, exp.Rows, &tm.RebuildTimings)
+		switch {
+		case err == nil:
+			rep.CatalogCreated = true
+		case errors.Is(err, fs.ErrExist):
+			// Created meanwhile: rebuilt in place below.
+			if c, err = catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite}); err != nil {
+				return nil, err
+			}
+			defer c.Close()
+			if rep.Populated, err = c.Populated(ctx); err != nil {
+				return nil, err
+			}
+			if c.HasStepLatest() != exp.StepLatestColumn {
+				exp.Mark(c.HasStepLatest())
+			}
+			mark = time.Now()
+		default:
+			return nil, err
+		}
 	}
-	lap(&tm.Other)
-	// One transaction: read the rows, diff, apply, commit (catalog/bulk.go).
-	opts.Progress.Emit("writing catalog", 0, 0, "")
-	d, applied, err := c.RebuildTimed(ctx, r.Namespace, exp.Rows, stale, &tm.RebuildTimings)
-	if err != nil {
-		return nil, err
+	if d == nil {
+		stale, err := classifyInto(ctx, fsys, r, c, exp, rep)
+		if err != nil {
+			return nil, err
+		}
+		lap(&tm.Other)
+		// One transaction: read the rows, diff, apply, commit (catalog/bulk.go).
+		opts.Progress.Emit("writing catalog", 0, 0, "")
+		if d, applied, err = c.RebuildTimed(ctx, r.Namespace, exp.Rows, stale, &tm.RebuildTimings); err != nil {
+			return nil, err
+		}
+		mark = time.Now()
+		if err := c.Close(); err != nil {
+			// The rebuild is committed; SQLite checkpoints on the next open.
+			session.WarnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but closing it failed: %v", err))
+		}
+		lap(&tm.Close)
 	}
-	mark = time.Now()
-	if err := c.Close(); err != nil {
-		// The rebuild is committed; SQLite checkpoints on the next open.
-		session.WarnTo(opts.Logger)(fmt.Sprintf("the catalog is rebuilt, but closing it failed: %v", err))
-	}
-	lap(&tm.Close)
 	rep.Timings = tm
 	// The catalog agrees with the disk now: whatever catalog step was
 	// skipped before is made good.
