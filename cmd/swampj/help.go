@@ -1,7 +1,8 @@
 package main
 
 // Help examples (swamp shows one on every command), shell completion and
-// the man page, all from the command tree (urfave/cli's own generators).
+// the man page, all from the command tree (urfave/cli's own completion
+// generators; the man page is man.go's).
 
 import (
 	"fmt"
@@ -131,12 +132,7 @@ func init() {
 		Usage:  "print the man page, generated from the command tree (troff)",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			s, err := c.App.ToMan()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(c.App.Writer, s)
-			return err
+			return writeMan(c.App.Writer, c.App) // man.go: not urfave's ToMan
 		},
 	})
 }
