@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -117,6 +119,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	diskFS = fsys
 	defer fsx.KillPending()
 	app := newApp(stdin, stdout, stderr)
+	// SIGINT and SIGTERM cancel the command's context, from the moment a
+	// command is about to run (the root's Before: flags parsed; --version
+	// and --help never get there). Catching signals starts the runtime's
+	// signal thread and goroutine, two or three more threads: about 0.6 ms
+	// of CPU at every start-up (#23). Until then nothing has been done and
+	// a signal's default action, ending the process, is right.
+	stopSignals := func() {}
+	defer func() { stopSignals() }()
+	app.Before = func(c *cli.Context) error {
+		c.Context, stopSignals = signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+		return nil
+	}
 	argv, err := reorderArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, argv)
