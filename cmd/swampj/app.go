@@ -41,13 +41,18 @@ var globalFlags = []cli.Flag{
 func init() {
 	// -v is --verbose, as in swamp; the version is --version only.
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
+	// Examples join the descriptions only when help is printed (help.go).
+	printHelp := cli.HelpPrinter
+	cli.HelpPrinter = func(w io.Writer, templ string, data interface{}) {
+		withExamples()
+		printHelp(w, templ, data)
+	}
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	sorted := append([]*cli.Command(nil), commands...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Name < sorted[b].Name })
 	setUsageErrors(sorted)
-	addExamples("", sorted)
 	return &cli.App{
 		EnableBashCompletion: true,
 		Name:                 "swampj",
