@@ -41,7 +41,9 @@ func writeMan(w io.Writer, app *cli.App) error {
 
 func writeManCommands(b *strings.Builder, parent string, cmds []*cli.Command) {
 	for _, c := range cmds {
-		if c.Hidden {
+		// urfave adds a "help" subcommand to a command it has run (tests
+		// run several in one process); swampj's help is --help.
+		if c.Hidden || c.Name == "help" {
 			continue
 		}
 		path := parent + " " + c.Name
