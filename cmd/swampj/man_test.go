@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,6 +219,9 @@ func TestNothingHeavyAtInit(t *testing.T) {
 // ld.so and starts its threads through cgo, about 1 ms of every start-up
 // on this machine kind (#23).
 func TestProductionBuildIsStatic(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ELF executables only")
+	}
 	f, err := elf.Open(binary)
 	if err != nil {
 		t.Fatal(err)
