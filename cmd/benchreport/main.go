@@ -90,6 +90,7 @@ var rows = []row{
 	{what: "  metadata read + hash (vs hashing every raw)", bench: "BenchmarkDoctor", sized: true, figure: "mdhash-ms", baseline: "hash-ms", ratio: "mdhash/hash"},
 	{what: "doctor --verify-checksums, 256 KiB raws (vs hashing every raw)", bench: "BenchmarkDoctorRaw256KiB", figure: "checksums-ms", baseline: "hash-ms", ratio: "checksums/hash", target: 1.3},
 	{what: "recover, nothing to do (vs swampj --version)", bench: "BenchmarkRecoverCleanVsVersion", figure: "recover-µs", baseline: "version-µs", ratio: "ratio", target: 1.2},
+	{what: "swampj --version (vs bare durable-write process)", bench: "BenchmarkStartupVsBareWrite", figure: "version-µs", baseline: "bare-process-µs", ratio: "version/bare", target: 0.8},
 	{what: "swampj run -- true (vs bare true)", bench: "BenchmarkRunWrapper", figure: "run-µs", baseline: "true-µs", ratio: "ratio", target: 0},
 	{what: "swampj run -- swampj data write (vs bare write)", bench: "BenchmarkRunWrapperWrite", figure: "run-ms", baseline: "bare-ms", ratio: "run/bare", target: 0},
 }

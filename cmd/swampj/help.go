@@ -1,11 +1,13 @@
 package main
 
 // Help examples (swamp shows one on every command), shell completion and
-// the man page, all from the command tree (urfave/cli's own generators).
+// the man page, all from the command tree (urfave/cli's own completion
+// generators; the man page is man.go's).
 
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -40,15 +42,16 @@ var examples = map[string][]string{
 	"run":                         {"swampj run -- swamp model method run m1 execute", "swampj run --repair -- swamp workflow run wf1"},
 }
 
-var helpOnce = map[*cli.Command]bool{}
+// withExamples appends each command's examples to its description, once
+// per process (the commands are package state). Only what prints
+// descriptions calls it, help (app.go's HelpPrinter) and the man page: a
+// command that prints neither does not build them (#23).
+var withExamples = sync.OnceFunc(func() { addExamples("", commands) })
 
-// addExamples appends each command's examples to its description, once
-// per process (the commands are package state).
 func addExamples(parent string, cmds []*cli.Command) {
 	for _, c := range cmds {
 		key := strings.TrimSpace(parent + " " + c.Name)
-		if ex := examples[key]; len(ex) > 0 && !helpOnce[c] {
-			helpOnce[c] = true
+		if ex := examples[key]; len(ex) > 0 {
 			var b strings.Builder
 			if c.Description != "" {
 				b.WriteString(c.Description + "\n\n")
@@ -131,12 +134,8 @@ func init() {
 		Usage:  "print the man page, generated from the command tree (troff)",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			s, err := c.App.ToMan()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(c.App.Writer, s)
-			return err
+			withExamples()
+			return writeMan(c.App.Writer, c.App) // man.go: not urfave's ToMan
 		},
 	})
 }

@@ -64,7 +64,7 @@ func TestCompletionAndManPage(t *testing.T) {
 		t.Errorf("completion of 'doctor' lacks datastores: %q", r.stdout)
 	}
 	r = mustOK(t, swampj(t, dir, "man"), "man")
-	for _, w := range []string{".TH swampj", ".SS get", "--repo-dir", "datastores"} {
+	for _, w := range []string{".TH swampj", `.SS "swampj data get"`, `\-\-repo\-dir`, "datastores"} {
 		if !strings.Contains(r.stdout, w) {
 			t.Errorf("man page lacks %q", w)
 		}

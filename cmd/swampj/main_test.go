@@ -12,8 +12,18 @@ import (
 	"time"
 )
 
-// binary is the real swampj, built once for the end-to-end tests.
+// binary is the real swampj, built once for the end-to-end tests as
+// production builds it (justfile build: with buildTags).
 var binary string
+
+// buildTags are the tags of every production build of swampj (the
+// justfile's build recipe), both for start-up (#23): urfave_cli_no_docs
+// leaves urfave/cli's Markdown man page generator, and the blackfriday
+// package init it drags into every process, out of the binary (man.go);
+// netgo makes the binary static (net's pure-Go resolver, Go's default on
+// Linux anyway), so no process loads libc through ld.so or starts its
+// threads through cgo.
+const buildTags = "urfave_cli_no_docs,netgo"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "swampj-bin-")
@@ -24,7 +34,7 @@ func TestMain(m *testing.M) {
 	// inherited SWAMP_REPO_DIR would point every one of them elsewhere.
 	os.Unsetenv("SWAMP_REPO_DIR")
 	binary = filepath.Join(dir, "swampj")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", buildTags, "-o", binary, ".").CombinedOutput()
 	if err != nil {
 		panic("building swampj: " + err.Error() + "\n" + string(out))
 	}

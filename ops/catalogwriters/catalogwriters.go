@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/jsfmt"
@@ -49,7 +50,8 @@ const (
 )
 
 // idPattern is what a writer id and a token may be: a UUID in practice.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`)
+// Compiled on first use, not at every process's start-up (#23).
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`) })
 
 // Shared reports whether the repo's data lives outside its own .swamp/: a
 // datastore other checkouts may share, whose catalogs learn of writes
@@ -77,7 +79,7 @@ func WriterID(fsys fsx.FS, r *repo.Repo) (string, error) {
 		data, err := fsys.ReadFile(p)
 		if err == nil {
 			id := string(bytes.TrimSpace(data))
-			if !idPattern.MatchString(id) {
+			if !idPattern().MatchString(id) {
 				return "", fmt.Errorf("swampj's writer id %s holds %q, not an id: nothing was written; remove the file and a new id is made", p, short(data))
 			}
 			return id, nil

@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/swampj/swampj/fsx"
 )
@@ -43,8 +44,9 @@ const (
 )
 
 // noncePattern is LOCK_NONCE_PATTERN: anything else in a tokens entry is
-// dropped.
-var noncePattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`)
+// dropped. Compiled on first use: `{1,128}` is a 100 KiB program, which
+// every swampj process compiled at init, --version included (#23).
+var noncePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`) })
 
 // Relation is how a per-model lock relates to this process.
 type Relation int
@@ -131,7 +133,7 @@ func NewAncestry(holderPid, ancestorPids, holderTokens string, self int, host st
 			set = map[string]bool{}
 		}
 		for _, n := range strings.Split(entry[i+1:], "+") {
-			if noncePattern.MatchString(n) {
+			if noncePattern().MatchString(n) {
 				set[n] = true
 			}
 		}

@@ -40,10 +40,10 @@ func TestMatchersAgreeWithTheRegexes(t *testing.T) {
 		return string(b)
 	}
 	check := func(s string) {
-		if got, want := isDatetime(s), datetimePattern.MatchString(s); got != want {
+		if got, want := isDatetime(s), datetimePattern().MatchString(s); got != want {
 			t.Fatalf("isDatetime(%q) = %v, regex says %v", s, got, want)
 		}
-		if got, want := isUUID(s), uuidPattern.MatchString(s); got != want {
+		if got, want := isUUID(s), uuidPattern().MatchString(s); got != want {
 			t.Fatalf("isUUID(%q) = %v, regex says %v", s, got, want)
 		}
 	}

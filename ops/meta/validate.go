@@ -3,6 +3,7 @@ package meta
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/swampj/swampj/ops/jsfmt"
@@ -18,16 +19,22 @@ const maxSafeInteger = 1<<53 - 1
 
 // uuidPattern is zod 4's uuid() regex: RFC 9562 version nibble 1–8 and
 // variant 8–b in either case, plus the nil UUID and the lower-case max UUID.
-var uuidPattern = regexp.MustCompile(`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$`)
+// These patterns are compiled on first use, not at every swampj process's
+// start-up (#23); uuidPattern and datetimePattern only by patterns_test.go.
+var uuidPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$`)
+})
 
 // datetimePattern is zod 4's datetime() regex with default options: a real
 // calendar date (leap years included), `T`, HH:MM with optional seconds and
 // any number of fraction digits, and a mandatory upper-case Z.
-var datetimePattern = regexp.MustCompile(`^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z))$`)
+var datetimePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z))$`)
+})
 
 // durationPattern is the duration form shared by lifetime and
 // garbageCollection.
-var durationPattern = regexp.MustCompile(`^(\d+)(mo|y|h|m|d|w)$`)
+var durationPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d+)(mo|y|h|m|d|w)$`) })
 
 // OwnerTypes are the accepted ownerDefinition.ownerType values.
 var OwnerTypes = []string{"model-method", "workflow-step", "manual"}
@@ -155,14 +162,14 @@ func validLifetime(s string) bool {
 	case "ephemeral", "infinite", "job", "workflow":
 		return true
 	}
-	return durationPattern.MatchString(s)
+	return durationPattern().MatchString(s)
 }
 
 // NormalizeLifetime maps a zero duration (`0h`, `00w`, …) to "workflow", as
 // swamp's normalizeLifetime does on create and on read (§2.4); anything else
 // is returned unchanged.
 func NormalizeLifetime(s string) string {
-	if m := durationPattern.FindStringSubmatch(s); m != nil && strings.Trim(m[1], "0") == "" {
+	if m := durationPattern().FindStringSubmatch(s); m != nil && strings.Trim(m[1], "0") == "" {
 		return "workflow"
 	}
 	return s
@@ -175,7 +182,7 @@ func validateGarbageCollection(gc GarbageCollection) error {
 	case gc.Duration != "" && gc.N != 0:
 		return invalid("garbageCollection", "is both a count (%d) and a duration (%q)", gc.N, gc.Duration)
 	case gc.Duration != "":
-		m := durationPattern.FindStringSubmatch(gc.Duration)
+		m := durationPattern().FindStringSubmatch(gc.Duration)
 		if m == nil {
 			return invalid("garbageCollection", "must be a positive integer or a duration like 30d, got %q", gc.Duration)
 		}

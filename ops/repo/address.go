@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/jsfmt"
@@ -28,8 +29,10 @@ func (a Address) TypeSegments() []string { return strings.Split(a.Type, "/") }
 
 // whitespaceRun is JavaScript's \s (ECMAScript WhiteSpace and
 // LineTerminator), wider than RE2's ASCII-only \s.
-var whitespaceRun = regexp.MustCompile(`[\t\n\v\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]+`)
-var slashRun = regexp.MustCompile(`/+`)
+var whitespaceRun = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[\t\n\v\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]+`)
+})
+var slashRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/+`) })
 
 // NormalizeType is swamp's ModelType normalisation (model_type.ts:40-86,
 // §2.2): trim, lowercase (JavaScript's toLowerCase, jsfmt.ToLower), "::" → "/", whitespace runs → "/", "." → "/",
@@ -39,9 +42,9 @@ var slashRun = regexp.MustCompile(`/+`)
 func NormalizeType(t string) string {
 	t = jsfmt.ToLower(jsTrim(t)) // toLowerCase: İ → i̇, final Σ → ς (not Go's rules)
 	t = strings.ReplaceAll(t, "::", "/")
-	t = whitespaceRun.ReplaceAllString(t, "/")
+	t = whitespaceRun().ReplaceAllString(t, "/")
 	t = strings.ReplaceAll(t, ".", "/")
-	t = slashRun.ReplaceAllString(t, "/")
+	t = slashRun().ReplaceAllString(t, "/")
 	return strings.Trim(t, "/")
 }
 

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
@@ -18,7 +19,7 @@ import (
 
 // namespacePattern and NamespaceMaxLen are swamp's slug rule
 // (src/domain/data/namespace.ts:22-23, §1.5).
-var namespacePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+var namespacePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`) })
 
 // NamespaceMaxLen is the longest slug swamp accepts.
 const NamespaceMaxLen = 64
@@ -39,7 +40,7 @@ func ValidateNamespace(slug string) error {
 	if n := jsfmt.Length(slug); n > NamespaceMaxLen {
 		return &NamespaceError{Slug: slug, Msg: fmt.Sprintf("Namespace must be at most %d characters, got %d", NamespaceMaxLen, n)}
 	}
-	if !namespacePattern.MatchString(slug) {
+	if !namespacePattern().MatchString(slug) {
 		return &NamespaceError{Slug: slug, Msg: fmt.Sprintf(
 			"Namespace must match [a-z0-9][a-z0-9-]*: %s (lowercase letters, digits and hyphens, starting and ending with a letter or digit)",
 			jsfmt.Quote(slug))}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // JSNumberString formats f as JavaScript's Number.prototype.toString() (and
@@ -52,7 +53,7 @@ func JSNumberString(f float64) string {
 	return digits[:1] + "." + digits[1:] + "e" + sign + strconv.Itoa(abs)
 }
 
-var scientificWithoutDot = regexp.MustCompile(`^[-+]?[0-9]+e`)
+var scientificWithoutDot = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?[0-9]+e`) })
 
 // formatYAMLNumber is how stringify writes a number: an integer (int type:
 // whole and not -0) as its JavaScript decimal string; any other number by
@@ -72,7 +73,7 @@ func formatYAMLNumber(f float64) string {
 		return JSNumberString(f)
 	}
 	s := JSNumberString(f)
-	if scientificWithoutDot.MatchString(s) {
+	if scientificWithoutDot().MatchString(s) {
 		s = strings.Replace(s, "e", ".e", 1)
 	}
 	return s

@@ -338,9 +338,9 @@ func constructFloat(data string) float64 {
 // JavaScript's Date.UTC it maps years 0–99 to 1900–1999 and lets
 // out-of-range fields roll over.
 func constructTimestamp(s string) time.Time {
-	m := yamlDate.FindStringSubmatch(s)
+	m := yamlDate().FindStringSubmatch(s)
 	if m == nil {
-		m = yamlTimestamp.FindStringSubmatch(s)
+		m = yamlTimestamp().FindStringSubmatch(s)
 	}
 	atoi := func(i int) int {
 		if i >= len(m) || m[i] == "" {

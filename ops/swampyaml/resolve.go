@@ -1,6 +1,9 @@
 package swampyaml
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // The implicit scalar types of @std/yaml's DEFAULT_SCHEMA, in the order its
 // loader tries them: null, bool, int, float (core), then timestamp and merge
@@ -115,10 +118,10 @@ func resolvesInt(data string) bool {
 	if ch != ':' {
 		return true
 	}
-	return base60Tail.MatchString(data[index:])
+	return base60Tail().MatchString(data[index:])
 }
 
-var base60Tail = regexp.MustCompile(`^(:[0-5]?[0-9])+$`)
+var base60Tail = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(:[0-5]?[0-9])+$`) })
 
 func isHexDigit(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'A' && c <= 'F' || c >= 'a' && c <= 'f'
@@ -126,29 +129,33 @@ func isHexDigit(c byte) bool {
 
 // yamlFloat is _type/float.ts YAML_FLOAT_PATTERN. The first alternative also
 // matches plain integers, which is harmless: they are ints already.
-var yamlFloat = regexp.MustCompile(`^(?:[-+]?(?:0|[1-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?` +
-	`|\.[0-9_]+(?:[eE][-+]?[0-9]+)?` +
-	`|[-+]?\.(?:inf|Inf|INF)` +
-	`|\.(?:nan|NaN|NAN))$`)
+var yamlFloat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[-+]?(?:0|[1-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?` +
+		`|\.[0-9_]+(?:[eE][-+]?[0-9]+)?` +
+		`|[-+]?\.(?:inf|Inf|INF)` +
+		`|\.(?:nan|NaN|NAN))$`)
+})
 
 // resolvesFloat is _type/float.ts resolveYamlFloat ("NaN" is not a float:
 // only the dotted .nan forms are).
 func resolvesFloat(s string) bool {
-	return yamlFloat.MatchString(s) && s[len(s)-1] != '_'
+	return yamlFloat().MatchString(s) && s[len(s)-1] != '_'
 }
 
 // yamlDate and yamlTimestamp are _type/timestamp.ts's two patterns. A date
 // needs two-digit month and day; a date-time may use one digit, and `T`, `t`
 // or blanks as separator.
 var (
-	yamlDate      = regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9])-([0-9][0-9])$`)
-	yamlTimestamp = regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)` +
-		`(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?` +
-		`(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?$`)
+	yamlDate      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9])-([0-9][0-9])$`) })
+	yamlTimestamp = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)` +
+			`(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?` +
+			`(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?$`)
+	})
 )
 
 func resolvesTimestamp(s string) bool {
-	return yamlDate.MatchString(s) || yamlTimestamp.MatchString(s)
+	return yamlDate().MatchString(s) || yamlTimestamp().MatchString(s)
 }
 
 // resolvesMerge is _type/merge.ts: the merge key `<<`.
