@@ -106,7 +106,7 @@ var runs = []struct {
 	// 5 rounds of 60 writes and 60 baseline writes each; one pass of 60 counted.
 	{"./ops", "^Benchmark(WriteConcurrent6|WriteConcurrentFsyncs)$", "1x", false},
 	{"./ops", "^BenchmarkDoctorRaw256KiB$", "5x", false}, // 500 MiB: 5 alternating rounds, a few seconds each
-	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2)$", "1x", false},
+	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2|StartupVsBareWrite)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},
 }
 
