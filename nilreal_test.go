@@ -94,6 +94,20 @@ func init() { // an init, not an initializer: some entries reuse others
 			}
 			return err
 		},
+		"catalog.CreateBuilt": func(t *testing.T, fx *nilFixture) error {
+			p := filepath.Join(fx.scratch, "built", "_catalog.db")
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			if _, err := catalog.CreateBuilt(fx.ctx, nil, p, "", nil, nil); err != nil {
+				return err
+			}
+			c, err := catalog.Open(fx.ctx, nil, p, catalog.Options{Mode: catalog.ModeReport})
+			if err == nil {
+				err = c.Close()
+			}
+			return err
+		},
 		"catalog.MoveAsideFiles": func(t *testing.T, fx *nilFixture) error {
 			p := filepath.Join(fx.scratch, "_catalog.db")
 			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {

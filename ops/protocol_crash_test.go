@@ -43,6 +43,11 @@ type pxProtocol struct {
 	run      func(t *testing.T, r *repo.Repo, fsys fsx.FS) error
 	// commit is the failpoint after which the effect is visible.
 	commit string
+	// linkedIn: the effect is visible only once a file built aside is
+	// linked in under this base name, after the commit failpoint, and
+	// durable once its directory is synced (a catalog rebuilt from empty,
+	// catalog.CreateBuilt).
+	linkedIn string
 	// journaled: the protocol runs as an intent (rollback applies).
 	journaled bool
 	// items: the addresses a reader checks before recovery.
@@ -90,8 +95,10 @@ func pxProtocols() []pxProtocol {
 				return err
 			}},
 		// The first rebuild of a repo without a catalog: the catalog is
-		// created (under a temp name, linked in) before its rows go in.
+		// built under a temp name, rows and all, and linked in complete
+		// (#23): it is visible from the link on.
 		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
+			linkedIn: filepath.Base(repo.CatalogPathOf("/")),
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
 				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
 				return err
@@ -148,6 +155,21 @@ func pxMeasure(t *testing.T, p pxProtocol) *pxBase {
 	b.cuts = clean.Ops()
 	b.beginAt = migOpIndex(clean, "failpoint:journal.begin")
 	b.commitAt = migOpIndex(clean, "failpoint:"+p.commit)
+	if p.linkedIn != "" {
+		at := b.commitAt
+		b.commitAt = 1 << 30
+		// Durable once its directory is synced after the link (a power
+		// cut may take an unsynced link away).
+		linked := ""
+		for _, op := range clean.Trace() {
+			switch {
+			case op.N > at && linked == "" && (op.Kind == "link" || op.Kind == "rename-noreplace") && filepath.Base(op.To) == p.linkedIn:
+				linked = filepath.Dir(op.To)
+			case linked != "" && op.Kind == "syncdir" && op.Path == linked && b.commitAt == 1<<30:
+				b.commitAt = op.N
+			}
+		}
+	}
 	b.doneAt = migOpIndex(clean, "failpoint:journal.flush")
 	if b.commitAt > b.cuts || (p.journaled && (b.beginAt > b.commitAt || b.doneAt > b.cuts)) {
 		t.Fatalf("%s: unexpected trace: begin %d, commit %d, done %d of %d", p.name, b.beginAt, b.commitAt, b.doneAt, b.cuts)

@@ -198,7 +198,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 // idle reports, from a read-only look, that there is nothing to recover:
 // no open intent, no crash left to look after (the journal's unclean-end
 // mark, or a holder record left by a holder that died with the journal's
-// turn). Then Run returns without taking the repo alone, so a start-up hook
+// turn), no creation leftover it could not remove. Then Run returns without taking the repo alone, so a start-up hook
 // never waits for the data writers running beside it (journal/hold.go).
 // Anything else — an open intent, a lock timeout, a damaged journal — is
 // left to the ordinary path, which reports it.
@@ -212,7 +212,14 @@ func idle(fsys fsx.FS, path string, jopts journal.Options) bool {
 	}
 	defer j.Close()
 	open, err := j.OpenIntents()
-	return err == nil && len(open) == 0 && !j.CrashLeftoversUnchecked()
+	if err != nil || len(open) > 0 || j.CrashLeftoversUnchecked() {
+		return false
+	}
+	// What journal.Open would clean once it held the lock: a creation's
+	// temp file whose creator is gone (a rename that left both names).
+	// Safe without the lock (a live creator's is spared), as on the path
+	// with no journal.
+	return journal.CleanCreationLeftovers(fsys, path) == nil
 }
 
 // marksLost is a journal Close that failed after every open intent was
