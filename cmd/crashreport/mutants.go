@@ -76,8 +76,8 @@ var mutants = []mutant{
 		// syncs the temp itself at synchronous=FULL, and the power-cut
 		// model does not follow hard links.)
 		name: "new-catalog-created-in-place", file: "catalog/open.go",
-		old: "\tif !report && missing {\n\t\tif err := c.createFresh(ctx); err != nil {",
-		new: "\tif !report && missing && false {\n\t\tif err := c.createFresh(ctx); err != nil {",
+		old: "\tif !report && missing {\n\t\tif c.noCreate {\n\t\t\treturn c.notCreated()\n\t\t}\n\t\tif err := c.createFresh(ctx, nil); err != nil {",
+		new: "\tif !report && missing && false {\n\t\tif c.noCreate {\n\t\t\treturn c.notCreated()\n\t\t}\n\t\tif err := c.createFresh(ctx, nil); err != nil {",
 		pkg: "./ops", run: "TestProtocolCrashAtEveryCutPoint",
 	},
 	{
