@@ -198,12 +198,19 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 // idle reports, from a read-only look, that there is nothing to recover:
 // no open intent, no crash left to look after (the journal's unclean-end
 // mark, or a holder record left by a holder that died with the journal's
-// turn), no creation leftover it could not remove. Then Run returns without taking the repo alone, so a start-up hook
+// turn), no creation leftover it could not remove, and a journal that is
+// not an empty file. Then Run returns without taking the repo alone, so a start-up hook
 // never waits for the data writers running beside it (journal/hold.go).
 // Anything else — an open intent, a lock timeout, a damaged journal — is
 // left to the ordinary path, which reports it.
 func idle(fsys fsx.FS, path string, jopts journal.Options) bool {
-	if _, err := fsx.OrReal(fsys).Lstat(journal.HolderPath(path)); err == nil {
+	fsys = fsx.OrReal(fsys)
+	if _, err := fsys.Lstat(journal.HolderPath(path)); err == nil {
+		return false
+	}
+	// An empty journal file (an interrupted creation) is set aside and
+	// made again by journal.Open: that is recovery's to do.
+	if fi, err := fsys.Lstat(path); err != nil || fi.Size() == 0 {
 		return false
 	}
 	j, err := journal.OpenReadOnly(fsys, path, jopts)
