@@ -496,6 +496,15 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 		return nil, lerr
 	}
 	if len(live) == 0 {
+		if err == nil && len(plan.lockFiles) > 0 {
+			// The walk saw a lock file, and none is live now: a dead
+			// lock (it moves with the data), or a writer's that was
+			// gone again a moment later (a writer takes its lock, sees
+			// the global lock and lets its lock go): planned, it would
+			// stop the run at a rename that finds neither name. Plan
+			// again from the disk as it is now.
+			return planMigration(ctx, r, opts, rows)
+		}
 		return plan, err
 	}
 	if err := lock.WaitNoLiveModelLocksSkipping(ctx, opts.fsys, r.Base, r.Namespace, lends, timeout, 0); err != nil {
