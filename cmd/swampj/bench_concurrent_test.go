@@ -44,9 +44,8 @@ func newConcurrentRig(b *testing.B, writers int) *concurrentRig {
 	b.Helper()
 	dir := b.TempDir()
 	rig := &concurrentRig{b: b, repo: filepath.Join(dir, "repo"), payload: filepath.Join(dir, "payload.bin"), bare: filepath.Join(dir, "barewrite")}
-	if out, err := exec.Command("go", "build", "-o", rig.bare, "./testdata/barewrite").CombinedOutput(); err != nil {
-		b.Fatalf("building the baseline: %v %s", err, out)
-	}
+	buildBarewrite(b, rig.bare)
+
 	if err := os.Mkdir(rig.repo, 0o755); err != nil {
 		b.Fatal(err)
 	}

@@ -23,9 +23,7 @@ import (
 func BenchmarkStartupVsBareWrite(b *testing.B) {
 	dir := b.TempDir()
 	built := filepath.Join(dir, "barewrite.built")
-	if out, err := exec.Command("go", "build", "-o", built, "./testdata/barewrite").CombinedOutput(); err != nil {
-		b.Fatalf("building the baseline: %v %s", err, out)
-	}
+	buildBarewrite(b, built)
 	// Both executables are run as installed copies (written with write(2),
 	// as cp and install write them), not as the linker left them: the
 	// linker writes its output through a shared mapping, which the page

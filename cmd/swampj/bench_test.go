@@ -134,9 +134,7 @@ func BenchmarkRunWrapperWrite(b *testing.B) {
 func BenchmarkDataWriteProcess(b *testing.B) {
 	dir := b.TempDir()
 	bare := filepath.Join(dir, "barewrite")
-	if out, err := exec.Command("go", "build", "-o", bare, "./testdata/barewrite").CombinedOutput(); err != nil {
-		b.Fatalf("building the baseline: %v %s", err, out)
-	}
+	buildBarewrite(b, bare)
 	repoDir := filepath.Join(dir, "repo")
 	itemDir := filepath.Join(dir, "bare-item")
 	for _, d := range []string{repoDir, itemDir} {
@@ -177,4 +175,13 @@ func BenchmarkDataWriteProcess(b *testing.B) {
 	b.ReportMetric(float64((ours / k).Microseconds()), "write-process-µs")
 	b.ReportMetric(float64((base / k).Microseconds()), "bare-process-µs")
 	b.ReportMetric(float64(ours)/float64(base), "ratio")
+}
+
+// buildBarewrite builds the bare durable-write baseline (testdata/barewrite)
+// at path: the baseline of every whole-process write benchmark.
+func buildBarewrite(b *testing.B, path string) {
+	b.Helper()
+	if out, err := exec.Command("go", "build", "-o", path, "./testdata/barewrite").CombinedOutput(); err != nil {
+		b.Fatalf("building the baseline: %v %s", err, out)
+	}
 }
