@@ -51,3 +51,21 @@ func flockRetryEINTR(fd, how int) error {
 
 // sharedHoldsSupported: flock locks exist here, so writers may share.
 const sharedHoldsSupported = true
+
+// tryFlockShared takes f's shared flock if nobody holds it exclusively,
+// without waiting (locked false: an exclusive holder exists). The lock is
+// released when f is closed.
+func tryFlockShared(f *os.File) (locked bool, err error) {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// HoldRunLog takes the exclusive flock on a wrapped run's change log that
+// says its wrapper is alive (RunLive); the kernel drops it when the
+// process dies.
+func HoldRunLog(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+}

@@ -197,6 +197,9 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 	if !opts.Confirm {
 		return previewMigration(ctx, r, opts)
 	}
+	if err := settleWrappedRuns(ctx, fsys, r, opts.JournalLockTimeout, opts.SwampLockTimeout, opts.Command, opts.Logger); err != nil {
+		return nil, err
+	}
 	if r.Namespace != "" {
 		// Refuse what can be seen without walking before anything — the
 		// journal, a lock file — is created. The plan checks again later,

@@ -335,6 +335,13 @@ type writeItem struct {
 // catalogs (newer swamp's) invalidate themselves and see it; failing to is
 // only a warning: the write stands.
 func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
+	// A lent journal is held by the caller: the settling repair could not
+	// open its own, and recover settles the run instead.
+	if opts.Journal == nil {
+		if err := settleWrappedRuns(ctx, fsys, r, opts.JournalLockTimeout, opts.SwampLockTimeout, opts.Command, opts.Logger); err != nil {
+			return nil, err
+		}
+	}
 	out, err := writeVersions(ctx, fsys, r, writes, opts)
 	if err == nil && len(out) > 0 && catalogwriters.Shared(r) {
 		opts.fsys = fsys

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // Options for Run.
@@ -58,6 +60,11 @@ type Report struct {
 	// because a write died before its intent was journaled (they never
 	// held anything acknowledged).
 	RemovedStages []string `json:"removedStages,omitempty"`
+	// WrappedRuns are the wrapped commands (`swampj run`) that died
+	// without their final barrier, settled after the intents: what each
+	// one's change log named was doctored and repaired (package
+	// ops/wrapped).
+	WrappedRuns []wrapped.Settled `json:"wrappedRuns,omitempty"`
 }
 
 // JournalPath is where a repo's journal lives: repo-local, outside every
@@ -110,6 +117,24 @@ func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, e
 }
 
 func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
+	rep, err := recoverIntents(ctx, fsys, repoDir, opts)
+	if err != nil || opts.DryRun || opts.Rollback {
+		return rep, err
+	}
+	// A wrapped run that died is settled once the journal's intents are:
+	// its repair is a journaled intent of its own.
+	if wrapped.Pending(fsys, rep.Journal) {
+		r, lerr := repo.Load(fsys, repoDir, os.Getenv)
+		if lerr != nil {
+			return rep, nil // a remote datastore: swampj run's cache doctor settles it
+		}
+		rep.WrappedRuns, err = wrapped.Settle(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout,
+			SwampLockTimeout: opts.SwampLockTimeout, Command: opts.Command, Logger: opts.Logger, FS: fsys})
+	}
+	return rep, err
+}
+
+func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
 	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
 	// The format marker before the journal (§13.1): a host's startup hook
 	// must not recover into a layout swampj does not know. A dry run only

@@ -115,11 +115,18 @@ func setUsageErrorsUnder(parent string, cmds []*cli.Command) {
 // point when SWAMPJ_FAILPOINT names one (fsx/killpoint.go; crash tests).
 var diskFS = fsx.Real()
 
+// wrapDiskFS, set only by tests, wraps the disk of in-process runs (a
+// counter of the operations a command makes).
+var wrapDiskFS func(fsx.FS) fsx.FS
+
 // run is main without the process: testable end to end.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fsys, err := fsx.WithKillPoint(fsx.Real(), os.Getenv)
 	if err != nil {
 		return report(stderr, false, usageErr(err))
+	}
+	if wrapDiskFS != nil {
+		fsys = wrapDiskFS(fsys)
 	}
 	diskFS = fsys
 	defer fsx.KillPending()

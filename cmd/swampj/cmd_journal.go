@@ -93,9 +93,16 @@ func runJournalList(c *cli.Context) error {
 				InProgress: journal.IntentLive(j.Path(), in), PID: in.PID})
 		}
 	}
-	return e.out.result(map[string]any{"intents": lines}, func(w io.Writer) {
+	runs, err := wrappedRunLines(j, ok, c.Bool("all"))
+	if err != nil {
+		return err
+	}
+	return e.out.result(map[string]any{"intents": lines, "wrappedRuns": runs}, func(w io.Writer) {
+		printWrappedRuns(w, runs)
 		if len(lines) == 0 {
-			fmt.Fprintln(w, "The journal is empty.")
+			if len(runs) == 0 {
+				fmt.Fprintln(w, "The journal is empty.")
+			}
 			return
 		}
 		for _, l := range lines {
@@ -166,4 +173,59 @@ func runJournalShow(c *cli.Context) error {
 			fmt.Fprintf(w, "  %3d  %s\n", i+1, ops.DescribeStep(&in.Steps[i]))
 		}
 	})
+}
+
+// wrappedRunLine is a `swampj run` record as journal list shows it.
+type wrappedRunLine struct {
+	ID      uint64   `json:"id"`
+	Command []string `json:"command"`
+	PID     int      `json:"pid"`
+	Started string   `json:"started"`
+	// State: "running" (its wrapper is alive), "dead" (its wrapper ended
+	// without its final barrier: the next swampj run, recover, write or
+	// migration settles it), or "closed".
+	State   string `json:"state"`
+	Guarded bool   `json:"guarded"`
+	Ended   string `json:"ended,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
+}
+
+func wrappedRunLines(j *journal.Journal, ok, all bool) ([]wrappedRunLine, error) {
+	out := []wrappedRunLine{}
+	if !ok {
+		return out, nil
+	}
+	runs, err := j.Runs(all)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		l := wrappedRunLine{ID: r.ID, Command: r.Command, PID: r.PID, Started: r.Started.Format(time.RFC3339), Guarded: r.Guarded, Outcome: r.Outcome, State: "closed"}
+		switch {
+		case r.Ended != nil:
+			l.Ended = r.Ended.Format(time.RFC3339)
+		case journal.RunLive(r.Log):
+			l.State = "running"
+		default:
+			l.State = "dead"
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func printWrappedRuns(w io.Writer, runs []wrappedRunLine) {
+	for _, r := range runs {
+		fmt.Fprintf(w, "   run%-3d %-12s %s  %q (pid %d)\n", r.ID, r.State, r.Started, r.Command, r.PID)
+		switch r.State {
+		case "running":
+			fmt.Fprintln(w, "        wrapped by swampj run, under the write barrier")
+		case "dead":
+			fmt.Fprintln(w, "        its wrapper ended without the final barrier: 'swampj recover' settles it")
+		default:
+			if r.Outcome != "" {
+				fmt.Fprintf(w, "        %s\n", r.Outcome)
+			}
+		}
+	}
 }

@@ -53,11 +53,14 @@ func runRecover(c *cli.Context) error {
 		}
 		return err
 	}
+	for _, s := range rep.WrappedRuns {
+		e.out.warn(s.Sentence())
+	}
 	return e.out.result(rep, func(w io.Writer) {
 		for _, p := range rep.RemovedStages {
 			fmt.Fprintf(w, "Removed %s: staged by a write that died before its intent was journaled (never published)\n", p)
 		}
-		if len(rep.Intents) == 0 {
+		if len(rep.Intents) == 0 && len(rep.WrappedRuns) == 0 {
 			fmt.Fprintln(w, "Nothing to recover: no interrupted operation in the journal.")
 			return
 		}

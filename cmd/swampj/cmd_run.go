@@ -1,11 +1,12 @@
 package main
 
-// `swampj run -- COMMAND...`: the startup hook as a wrapper, and the
-// durability barrier swamp lacks. Before the command, what an interrupted
-// swampj left is recovered; the command then runs as a child with the
-// terminal, signals and exit status passed through; after it, one syncfs
-// of the datastore's file system makes what swamp wrote without fsync
-// durable, and a doctor checks the data (repairing it with --repair).
+// `swampj run -- COMMAND...`: the startup hook as a wrapper, and the write
+// barrier swamp lacks, for commands that end and for commands that never do
+// (swamp serve). Before the command, what an interrupted swampj left is
+// recovered, and a wrapped run that died is settled; while it runs, every
+// rename, delete and fsync it makes under the datastore waits until what it
+// wrote before is on disk (package ops/wrapped); after it, the final sync
+// and a doctor of exactly what it changed, from the run's change log.
 
 import (
 	"errors"
@@ -13,34 +14,44 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/wrapped"
 	"github.com/swampj/swampj/recover"
 )
 
 func init() {
 	register(&cli.Command{
 		Name:      "run",
-		Usage:     "run a command (swamp) with recovery before it and a durability barrier and doctor after it",
+		Usage:     "run a command (swamp, even swamp serve) under swampj's write barrier, with recovery before it and a doctor after it",
 		ArgsUsage: "-- COMMAND [ARGS...]",
-		Description: "1. recover: finish what an interrupted swampj left (bounded by --lock-timeout; exit 75, command not run,\n" +
-			"   while another process holds the repo; exit 1, command not run, if recovery cannot finish).\n" +
-			"2. COMMAND runs in the repo directory with this process's stdin, stdout and stderr; SIGINT, SIGTERM and\n" +
-			"   SIGHUP are passed to it.\n" +
-			"3. one syncfs(2) of the datastore's file system: swamp writes its data without fsync, and its versions\n" +
-			"   stay in the page cache for tens of seconds; after this a power cut loses nothing the command wrote.\n" +
-			"4. swampj doctor of the data the command changed; --repair repairs what it finds (quarantine, never\n" +
-			"   delete). Findings are reported on stderr.\n\n" +
-			"EXIT STATUS: the command's own (128+N when a signal N ended it), unless step 1 stops it.\n\n" +
+		Description: "1. recover: finish what an interrupted swampj left, and settle a wrapped run that died without its\n" +
+			"   final barrier (doctor and repair what it changed); bounded by --lock-timeout (exit 75, command not\n" +
+			"   run, while another process holds the repo; exit 1, command not run, if recovery cannot finish).\n" +
+			"2. the run is recorded in the journal; COMMAND runs in the repo directory with this process's stdin,\n" +
+			"   stdout and stderr; SIGINT, SIGTERM and SIGHUP are passed to it.\n" +
+			"   While it runs, each rename, delete or fsync it makes under the datastore waits until everything it\n" +
+			"   wrote before is on disk (seccomp; a sync every --sync-interval covers files written in place).\n" +
+			"   Where the barrier cannot run, swampj refuses to start the command unless --unguarded.\n" +
+			"3. the final sync, then swampj doctor of what the command changed (from the run's change log, never a\n" +
+			"   walk of the repo); --repair repairs it (quarantine, never delete). The record is then closed.\n" +
+			"   A run killed before this (power cut, SIGKILL) is settled by the next swampj run, recover, write\n" +
+			"   or migration.\n\n" +
+			"EXIT STATUS: the command's own (128+N when a signal N ended it; 127 when it is not found, 126 when it\n" +
+			"cannot be run), unless step 1 or 2 stops it.\n\n" +
 			"EXAMPLE:\n   swampj run -- swamp model method run m1 execute --input run='echo hi'\n" +
-			"   swampj run --repair -- swamp workflow run nightly",
+			"   swampj run --repair -- swamp serve",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "repair what the doctor finds after the command (as doctor --repair --confirm)"},
+			&cli.BoolFlag{Name: "unguarded", Usage: "run the command even where the write barrier cannot run (a power cut can then leave torn versions until the next start settles them)"},
+			&cli.DurationFlag{Name: "sync-interval", Value: wrapped.DefaultSyncInterval, Usage: "while the command runs, sync the datastore this often (files written in place; 0: never)"},
 		},
 		Action: runRun,
 	})
@@ -60,6 +71,15 @@ func runRun(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageErr(errors.New("usage: swampj run [--repair] -- COMMAND [ARGS...]"))
 	}
+	// A command that cannot be found or run is the shell's 127 or 126,
+	// before anything is recovered or recorded.
+	if _, err := exec.LookPath(args[0]); err != nil {
+		code := 126
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return withCode("command_not_started", code, fmt.Errorf("%w; nothing was run or changed", err))
+	}
 	dir, err := e.repoDir()
 	if err != nil {
 		return err
@@ -75,28 +95,78 @@ func runRun(c *cli.Context) error {
 	for _, in := range rep.Intents {
 		e.out.warn(in.Sentence() + ", before the command")
 	}
+	for _, s := range rep.WrappedRuns {
+		e.out.warn(s.Sentence() + ", before the command")
+	}
 	rc, err := runRemoteBefore(c, e, args[0]) // remote-backed repo: the cache doctor (cmd_remote.go)
 	if err != nil {
 		return err
 	}
-
-	// 2. The command, with signals passed through.
-	start := time.Now()
-	code, err := runCommand(c, dir, args)
+	r, err := runRepo(e, dir, rc)
 	if err != nil {
 		return err
 	}
 
-	if rc != nil { // remote-backed repo: syncfs and the cache doctor (cmd_remote.go)
-		runRemoteAfter(c, e, rc, start)
-		if code != 0 {
-			return &runExit{code}
+	// 2. The command under the barrier, recorded, with signals passed
+	// through.
+	start := time.Now()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, c.App.Reader, c.App.Writer, c.App.ErrWriter
+	if f, ok := c.App.Reader.(*os.File); ok {
+		cmd.Stdin = f
+	}
+	wopts := wrapped.Options{Command: args, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded"),
+		JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}
+	if wopts.SyncInterval == 0 {
+		wopts.SyncInterval = -1
+	}
+	if rc != nil {
+		wopts.ExtraRoots = []string{rc.Dir}
+	}
+	if wopts.Unguarded {
+		if err := wrapped.Supported(); err != nil {
+			e.out.warn(fmt.Sprintf("%v; running %q without it (--unguarded): until it exits, a power cut can leave "+
+				"torn versions, which the next swampj run, recover, write or migration repairs", err, args[0]))
+		} else {
+			e.out.warn(fmt.Sprintf("running %q without the write barrier (--unguarded): until it exits, a power cut can leave "+
+				"torn versions, which the next swampj run, recover, write or migration repairs", args[0]))
 		}
-		return nil
+	}
+	w, err := wrapped.Start(c.Context, r, cmd, wopts)
+	var unsup *wrapped.UnsupportedError
+	if errors.As(err, &unsup) {
+		return withCode(unsup.Code(), exitFailure, fmt.Errorf("%w; %q was not run and nothing was changed. "+
+			"Run it with 'swampj run --unguarded -- ...' to go on without the barrier (protected only when it exits)", err, args[0]))
+	}
+	if err != nil {
+		return withCode("command_not_started", exitFailure, fmt.Errorf("starting %q: %w", args[0], err))
+	}
+	code, err := waitCommand(cmd)
+	if err != nil {
+		return err
 	}
 
-	if err := afterCommand(c, e, start); err != nil {
-		return err
+	// 3. The final barrier, then the doctor of what the command changed.
+	changed, ferr := w.Finish(c.Context)
+	outcome := fmt.Sprintf("the command exited with status %d", code)
+	switch {
+	case ferr != nil:
+		e.out.warn(fmt.Sprintf("the final sync after the command failed: %v; what it wrote may not survive a power cut: run 'swampj doctor'", ferr))
+		outcome += "; final sync failed: " + ferr.Error()
+	case rc != nil: // remote-backed repo: the cache doctor (cmd_remote.go)
+		runRemoteAfter(c, e, rc, start)
+	case wopts.Unguarded:
+		// No change log: the walk of what changed since the start.
+		if only, err := ops.ChangedItems(c.Context, e.fs, r, start); err != nil {
+			e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
+		} else {
+			doctorChanged(c, e, r, only)
+		}
+	default:
+		doctorChanged(c, e, r, changed)
+	}
+	if err := w.Close(outcome); err != nil {
+		e.out.warn(fmt.Sprintf("closing wrapped run %d: %v; the next swampj command settles it", w.ID(), err))
 	}
 	if code != 0 {
 		return &runExit{code}
@@ -104,18 +174,21 @@ func runRun(c *cli.Context) error {
 	return nil
 }
 
-// runCommand runs args in dir with the CLI's standard streams, passing
-// SIGINT, SIGTERM and SIGHUP through, and returns its exit code (128+N
-// when a signal N ended it).
-func runCommand(c *cli.Context, dir string, args []string) (int, error) {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, c.App.Reader, c.App.Writer, c.App.ErrWriter
-	if f, ok := c.App.Reader.(*os.File); ok {
-		cmd.Stdin = f
+// runRepo is the repo the barrier covers: the loaded configuration, or for
+// a remote-backed repo its local tier (the cache is an extra root).
+func runRepo(e *env, dir string, rc *remote.Cache) (*repo.Repo, error) {
+	if rc == nil {
+		return e.loadRepo(false)
 	}
-	if err := cmd.Start(); err != nil {
-		return 0, withCode("command_not_started", exitFailure, fmt.Errorf("starting %q: %w", args[0], err))
-	}
+	local := filepath.Join(dir, ".swamp")
+	return &repo.Repo{Dir: dir, LocalDir: local, Base: local, DataRoot: filepath.Join(rc.Dir, "data"),
+		JournalPath: repo.JournalPathOf(dir), CatalogPath: repo.CatalogPathOf(dir)}, nil
+}
+
+// waitCommand waits for the started command, passing SIGINT, SIGTERM and
+// SIGHUP through, and returns its exit code (128+N when a signal N ended
+// it).
+func waitCommand(cmd *exec.Cmd) (int, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -142,57 +215,34 @@ func runCommand(c *cli.Context, dir string, args []string) (int, error) {
 	} else if waitErr != nil {
 		return 0, waitErr
 	}
-
 	return code, nil
 }
 
-// afterCommand is what a local repo gets after the command: the
-// durability barrier swamp lacks (syncfs), then the doctor of what the
-// command changed, repairing with --repair.
-func afterCommand(c *cli.Context, e *env, start time.Time) error {
-	r, err := e.loadRepo(false)
-	if err != nil {
-		return err
+// doctorChanged is the doctor of what the command changed (item
+// directories and run records), repairing with --repair.
+func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
+	if len(changed) == 0 {
+		return
 	}
-	if ok, _ := fsx.Exists(e.fs, r.Base); ok { // no datastore yet: the command wrote none
-		// syncfs waits for every dirty page of the file system, other
-		// processes' too: seconds on a busy disk, shown as a phase.
-		if p := e.out.progress(); p != nil {
-			p(ops.ProgressEvent{Phase: "syncing file system"})
-		}
-		err := fsx.SyncFS(r.Base)
-		e.out.endProgress()
-		if err != nil {
-			e.out.warn(fmt.Sprintf("syncfs of %s failed: %v; what the command wrote may not survive a power cut yet", r.Base, err))
-		}
-	}
-
-	// 4. The doctor of what changed, repairing with --repair.
-	changed, err := ops.ChangedItems(c.Context, e.fs, r, start)
-	if err != nil {
-		e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
-	} else if len(changed) > 0 {
-		drep, derr := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
-			Repair: c.Bool("repair"), Confirm: c.Bool("repair"), JournalLockTimeout: e.lockTO,
-			Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
-		})
-		e.out.endProgress()
-		renderDoctorRemedies(drep)
-		switch {
-		case derr != nil:
-			e.out.warn(fmt.Sprintf("the doctor after the command failed: %v; run 'swampj doctor'", derr))
-		case drep.Remaining > 0:
-			for _, f := range drep.Findings {
-				if f.Status != ops.DoctorRepaired {
-					e.out.warn(fmt.Sprintf("after the command: %s %s v%d: %s (%s)", f.Code, f.Item, f.Version, f.Message, f.Status))
-				}
+	drep, derr := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
+		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), JournalLockTimeout: e.lockTO,
+		Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
+	})
+	e.out.endProgress()
+	renderDoctorRemedies(drep)
+	switch {
+	case derr != nil:
+		e.out.warn(fmt.Sprintf("the doctor after the command failed: %v; run 'swampj doctor'", derr))
+	case drep.Remaining > 0:
+		for _, f := range drep.Findings {
+			if f.Status != ops.DoctorRepaired {
+				e.out.warn(fmt.Sprintf("after the command: %s %s v%d: %s (%s)", f.Code, f.Item, f.Version, f.Message, f.Status))
 			}
-			if !c.Bool("repair") {
-				e.out.warn("run 'swampj doctor --repair --confirm' (or 'swampj run --repair') to repair")
-			}
-		case drep.Mode == "repair" && len(drep.Moves) > 0:
-			e.out.warn(fmt.Sprintf("repaired what the command left damaged: %d move(s) to %s", len(drep.Moves), drep.Quarantine))
 		}
+		if !c.Bool("repair") {
+			e.out.warn("run 'swampj doctor --repair --confirm' (or 'swampj run --repair') to repair")
+		}
+	case drep.Mode == "repair" && len(drep.Moves) > 0:
+		e.out.warn(fmt.Sprintf("repaired what the command left damaged: %d move(s) to %s", len(drep.Moves), drep.Quarantine))
 	}
-	return nil
 }

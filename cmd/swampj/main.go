@@ -9,10 +9,15 @@ package main
 import (
 	"context"
 	"os"
+
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // main is run on the process; run catches SIGINT and SIGTERM once a
 // command is about to run (app.go).
 func main() {
+	// A process started by `swampj run` to install the write barrier and
+	// exec the command becomes that command here (ops/wrapped).
+	wrapped.MaybeExec()
 	os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
 }

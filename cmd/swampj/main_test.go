@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // binary is the real swampj, built once for the end-to-end tests as
@@ -26,6 +28,9 @@ var binary string
 const buildTags = "urfave_cli_no_docs,netgo"
 
 func TestMain(m *testing.M) {
+	// In-process runs of `swampj run` start their command through this
+	// test binary (the write barrier's trampoline).
+	wrapped.MaybeExec()
 	dir, err := os.MkdirTemp("", "swampj-bin-")
 	if err != nil {
 		panic(err)
