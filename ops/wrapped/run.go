@@ -449,4 +449,3 @@ func readLog(fsys fsx.FS, path string) ([]string, error) {
 	}
 	return out, nil
 }
-
