@@ -9,6 +9,7 @@ package main
 // and a doctor of exactly what it changed, from the run's change log.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -147,6 +148,11 @@ func runRun(c *cli.Context) error {
 	}
 
 	// 3. The final barrier, then the doctor of what the command changed.
+	// A signal passed to the command (a service stopped with SIGTERM) has
+	// cancelled this process's context too: what follows is bounded, and
+	// leaving it undone would leave the run to be settled by the next
+	// start, so it runs to its end.
+	c.Context = context.WithoutCancel(c.Context)
 	changed, ferr := w.Finish(c.Context)
 	outcome := fmt.Sprintf("the command exited with status %d", code)
 	switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // The remedy matrix (#25): for every code the doctor reports, damage made
@@ -184,6 +185,18 @@ func remedyMatrix() []matrixRow {
 				must(t, os.MkdirAll(filepath.Dir(rec), 0o755))
 				must(t, os.WriteFile(rec, nil, 0o644))
 				old(t, rec)
+				return dir
+			}},
+		{code: "wrapped_run_unsettled", how: "swampj run's wrapper killed while its command wrote a version", remedy: "recover",
+			setup: func(t *testing.T) string {
+				dir := matrixWrites(t, 1)
+				if err := wrapped.Supported(); err != nil {
+					t.Skipf("the write barrier cannot run here: %v", err)
+				}
+				res := swampj(t, dir, "run", "--", "sh", "-c", tearAndDie(matrixItem(dir)))
+				if res.code != -1 && res.code != 137 {
+					t.Fatalf("the wrapper was not killed: exit %d\n%s", res.code, res.stderr)
+				}
 				return dir
 			}},
 		{code: "open_intent", how: "a write killed after its first publish rename", remedy: "recover_or_rollback",

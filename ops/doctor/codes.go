@@ -61,6 +61,11 @@ const (
 	// process that is gone (or cannot be read): timeout messages would
 	// name a holder that does not exist.
 	CodeJournalHolderStale Code = "journal_holder_stale"
+	// CodeWrappedRunUnsettled: a command wrapped by `swampj run` ended
+	// without its final barrier and doctor (power cut, SIGKILL): what it
+	// changed is unchecked until the next swampj run, recover, write or
+	// migration settles it.
+	CodeWrappedRunUnsettled Code = "wrapped_run_unsettled"
 	// CodeRecordUnreadable: a run record swamp reads back (method output,
 	// workflow run, run index, audit log) is empty or does not parse.
 	CodeRecordUnreadable Code = "record_unreadable"
@@ -99,6 +104,7 @@ var codeTable = []CodeInfo{
 	{CodeRecordUnreadable, "records", "records.go", report.RemedyRepair},
 	{CodeOpenIntent, "journal", "survey.go", report.RemedyRecoverOrRollback},
 	{CodeJournalHolderStale, "journal", "locks.go", report.RemedyRepair},
+	{CodeWrappedRunUnsettled, "journal", "wrappedruns.go", report.RemedyRecover},
 	{CodeSwampCheck, "", "swamp.go", report.RemedyFixAccess},
 	{CodeHiddenLocalDir, "local_dirs", "hiddenlocal.go", report.RemedyRepair},
 }
@@ -146,6 +152,7 @@ var phases = []phase{
 	{name: "catalog copies", run: (*survey).checkCatalogCopies, whole: true},                     // catalog.go
 	{name: "swamp's checks", run: (*survey).checkSwamp, progress: "swamp's checks", whole: true}, // swamp.go
 	{name: "always-local directories", run: (*survey).checkHiddenLocal, whole: true},             // hiddenlocal.go
+	{name: "wrapped runs", run: (*survey).checkWrappedRuns, whole: true},                         // wrappedruns.go
 }
 
 // Check is one check's outcome.
