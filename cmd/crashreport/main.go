@@ -33,12 +33,15 @@ import (
 
 // Protocols and layers, in the report's order.
 var (
-	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery", "concurrent-writes"}
+	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery", "concurrent-writes", "wrapped-run"}
 	layers    = []string{"cut", "powercut", "recovery-crash", "kill", "errors", "image"}
 	// onlyLayers: a protocol checked in fewer layers than every one.
 	// Writers of different models at once (issue #23): pairs of cut
 	// points beside a live writer, and real processes killed beside others.
-	onlyLayers = map[string][]string{"concurrent-writes": {"cut", "kill"}}
+	// A command wrapped by swampj run (swamp serve): the settling of a dead
+	// run cut at every operation, the wrapper and the settling command
+	// killed at their named points, power cuts of a wrapped serve.
+	onlyLayers = map[string][]string{"concurrent-writes": {"cut", "kill"}, "wrapped-run": {"cut", "kill", "image"}}
 )
 
 // Cell is one protocol × layer. Every case checked either recovered (no
@@ -127,6 +130,7 @@ var suites = []struct {
 	{[]string{"./ops"}, "CrashAtEveryCutPoint|PowerCutAtEveryCutPoint|CrashDuringRecovery|RecoveryCrashConverges|FaultMatrix|ALICE"},
 	{[]string{"./ops/internal/engine"}, "CutPoint|PowerCut|CrashDuringRecovery|ALICE"},
 	{[]string{"./fsx/..."}, "PowerCut|ALICE"},
+	{[]string{"./ops/wrapped"}, "CutPoint"},
 	{[]string{"./cmd/swampj"}, "KillPoint|KillDuring|KillRandom|CrashImage"},
 }
 
@@ -144,6 +148,9 @@ func required(images bool) map[string][]string {
 		for _, l := range ls {
 			if l == "image" && !images {
 				continue
+			}
+			if p == "wrapped-run" && l == "image" && os.Getenv("SWAMP_BIN") == "" {
+				continue // power cuts of the real swamp serve need the real swamp
 			}
 			r[p] = append(r[p], l)
 		}

@@ -141,10 +141,10 @@ func TestCrashImageWrappedServe(t *testing.T) {
 	acked, stoppedAt := 0, []string{}
 	for i := 0; i < cuts; i++ {
 		count.Check()
-		// serve takes a few seconds to start; then a run every 2 s. Cuts
-		// from 10 s to 30 s: 2 to 10 completed runs, the last ones younger
-		// than the 30 s the kernel keeps dirty pages.
-		delay := 10*time.Second + time.Duration(i)*20*time.Second/time.Duration(cuts)
+		// A run every 2 s once serve is up. Cuts from 4 s to 24 s after
+		// that: the runs completed by then are all younger than the 30 s
+		// the kernel keeps dirty pages before writing them back.
+		delay := 4*time.Second + time.Duration(i)*20*time.Second/time.Duration(cuts)
 		ids, img := cutServe(t, c, base, i, delay, bin)
 		acked += len(ids)
 		stoppedAt = append(stoppedAt, fmt.Sprintf("%s:%d", delay.Round(time.Second), len(ids)))
@@ -192,6 +192,15 @@ func cutServe(t *testing.T, c *crashImg, base string, n int, delay time.Duration
 			_ = cmd.Wait()
 		}
 	}()
+	// The delay counts from serve's start-up complete (seconds of deno
+	// start-up on a loaded machine are not part of the moment chosen).
+	ready := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(out.String(), "Startup complete") {
+		if time.Now().After(ready) {
+			t.Fatalf("swamp serve did not start in 3 minutes:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	time.Sleep(delay)
 	_ = syscall.Kill(-pgid, syscall.SIGSTOP)
 	deadline := time.Now().Add(10 * time.Second)
