@@ -92,6 +92,8 @@ var rows = []row{
 	{what: "recover, nothing to do (vs swampj --version)", bench: "BenchmarkRecoverCleanVsVersion", figure: "recover-µs", baseline: "version-µs", ratio: "ratio", target: 1.2},
 	{what: "swampj --version (vs bare durable-write process)", bench: "BenchmarkStartupVsBareWrite", figure: "version-µs", baseline: "bare-process-µs", ratio: "version/bare", target: 0.8},
 	{what: "swampj run -- true (vs bare true)", bench: "BenchmarkRunWrapper", figure: "run-µs", baseline: "true-µs", ratio: "ratio", target: 0},
+	{what: "swampj run -- true, 20,000 items (vs 100 items)", bench: "BenchmarkRunWrapperRepoSize", figure: "big-ms", baseline: "small-ms", ratio: "big/small", target: 1.2},
+	{what: "swamp model method run under swampj run (vs plain; SWAMP_BIN)", bench: "BenchmarkRunWrappedMethodRun", figure: "wrapped-ms", baseline: "plain-ms", ratio: "wrapped/plain", target: 1.10},
 	{what: "swampj run -- swampj data write (vs bare write)", bench: "BenchmarkRunWrapperWrite", figure: "run-ms", baseline: "bare-ms", ratio: "run/bare", target: 0},
 }
 
@@ -106,7 +108,7 @@ var runs = []struct {
 	// 5 rounds of 60 writes and 60 baseline writes each; one pass of 60 counted.
 	{"./ops", "^Benchmark(WriteConcurrent6|WriteConcurrentFsyncs)$", "1x", false},
 	{"./ops", "^BenchmarkDoctorRaw256KiB$", "5x", false}, // 500 MiB: 5 alternating rounds, a few seconds each
-	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2|StartupVsBareWrite)$", "1x", false},
+	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|RunWrapperRepoSize|RunWrappedMethodRun|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2|StartupVsBareWrite)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},
 }
 

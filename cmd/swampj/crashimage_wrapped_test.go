@@ -275,7 +275,7 @@ func checkServeImage(t *testing.T, sr, bin, label string, ids []string, baseline
 		fail("a new wrapped method run after the reboot exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	if res := swampj(t, sr, "doctor"); res.code != 0 {
-		fail("doctor after the reboot exit %d\n%s%s", res.code, res.stdout, res.stderr)
+		fail("doctor after the reboot exit %d\n%s%s\n(the first wrapped command said:\n%s)", res.code, res.stdout, res.stderr, get.stderr)
 	}
 	now := treeSums(t, filepath.Join(sr, ".swamp", "data"))
 	for rel, sum := range baseline {
