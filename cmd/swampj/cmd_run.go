@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -72,18 +73,23 @@ func runRun(c *cli.Context) error {
 	if len(args) == 0 {
 		return usageErr(errors.New("usage: swampj run [--repair] -- COMMAND [ARGS...]"))
 	}
+	dir, err := e.repoDir()
+	if err != nil {
+		return err
+	}
 	// A command that cannot be found or run is the shell's 127 or 126,
-	// before anything is recovered or recorded.
-	if _, err := exec.LookPath(args[0]); err != nil {
+	// before anything is recovered or recorded. It runs in the repo
+	// directory, so a relative path is looked up there.
+	look := args[0]
+	if strings.Contains(look, "/") && !filepath.IsAbs(look) {
+		look = filepath.Join(dir, look)
+	}
+	if _, err := exec.LookPath(look); err != nil {
 		code := 126
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			code = 127
 		}
 		return withCode("command_not_started", code, fmt.Errorf("%w; nothing was run or changed", err))
-	}
-	dir, err := e.repoDir()
-	if err != nil {
-		return err
 	}
 
 	// 1. Recovery, bounded; the command does not run on a repo mid-change.
@@ -138,6 +144,9 @@ func runRun(c *cli.Context) error {
 	if errors.As(err, &unsup) {
 		return withCode(unsup.Code(), exitFailure, fmt.Errorf("%w; %q was not run and nothing was changed. "+
 			"Run it with 'swampj run --unguarded -- ...' to go on without the barrier (protected only when it exits)", err, args[0]))
+	}
+	if errors.Is(err, ops.ErrBusy) {
+		return fmt.Errorf("recording the run before starting %q: %w; it was not run", args[0], err)
 	}
 	if err != nil {
 		return withCode("command_not_started", exitFailure, fmt.Errorf("starting %q: %w", args[0], err))

@@ -259,6 +259,11 @@ func checkServeImage(t *testing.T, sr, bin, label string, ids []string, baseline
 		}
 	}
 	get := swampj(t, sr, "run", "--", bin, "data", "get", "m1", "result", "--json")
+	for _, l := range strings.Split(get.stderr, "\n") {
+		if strings.Contains(l, "wrapped run") {
+			t.Logf("%s: %s", label, l)
+		}
+	}
 	if get.code != 0 || !strings.Contains(get.stdout, `"content"`) && !strings.Contains(get.stdout, "tick") && !strings.Contains(get.stdout, "base") {
 		fail("the next wrapped 'swamp data get' exit %d\n%s%s", get.code, get.stdout, get.stderr)
 	}

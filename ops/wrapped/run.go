@@ -233,6 +233,11 @@ func (w *Run) periodic() {
 	}
 }
 
+// createLog creates the change log and takes its flock. Like the
+// journal's lock files it is opened with package os, not through fsx: the
+// flock needs the descriptor, and the log is written only by the barrier,
+// which syncs it with syncfs (the crash suite cuts the settling, which
+// reads it through fsx).
 func (w *Run) createLog() error {
 	f, err := os.OpenFile(w.logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {

@@ -37,6 +37,11 @@ type Settled struct {
 	// Remaining are findings the repair could not fix (the run is closed
 	// all the same: `swampj doctor` shows them).
 	Remaining int `json:"remaining"`
+	// InFlight are versions the doctor left alone because a live process
+	// holds their model's lock: the run stays open (Deferred) and the next
+	// command settles it again, once that lock is free or dead.
+	InFlight []doctor.InFlight `json:"inFlight,omitempty"`
+	Deferred bool              `json:"deferred,omitempty"`
 }
 
 // Sentence says in one line what was settled.
@@ -49,7 +54,11 @@ func (s Settled) Sentence() string {
 	if s.Run != nil && len(s.Run.Command) > 0 {
 		cmd = fmt.Sprintf(" of %q (pid %d, started %s)", s.Run.Command, s.Run.PID, s.Run.Started.Format(time.RFC3339))
 	}
-	out := fmt.Sprintf("settled a wrapped run%s that ended without its final barrier: doctored %s", cmd, what)
+	verb := "settled"
+	if s.Deferred {
+		verb = "checked"
+	}
+	out := fmt.Sprintf("%s a wrapped run%s that ended without its final barrier: doctored %s", verb, cmd, what)
 	switch {
 	case len(s.Moves) > 0:
 		out += fmt.Sprintf(", repaired %d finding(s) (%d file(s) moved to quarantine)", len(s.Findings)-s.Remaining, len(s.Moves))
@@ -58,6 +67,9 @@ func (s Settled) Sentence() string {
 	}
 	if s.Remaining > 0 {
 		out += fmt.Sprintf("; %d finding(s) remain: run 'swampj doctor'", s.Remaining)
+	}
+	if s.Deferred {
+		out += fmt.Sprintf("; %d version(s) are being written under a live lock, so the run stays open and the next command settles it again", len(s.InFlight))
 	}
 	return out
 }
@@ -143,7 +155,14 @@ func settleOne(ctx context.Context, fsys fsx.FS, r *repo.Repo, log string, opts 
 		if err != nil {
 			return s, fmt.Errorf("doctoring what wrapped run %d changed: %w", rec.ID, err)
 		}
-		s.Findings, s.Moves, s.Remaining = rep.Findings, rep.Moves, rep.Remaining
+		s.Findings, s.Moves, s.Remaining, s.InFlight = rep.Findings, rep.Moves, rep.Remaining, rep.InFlight
+	}
+	if len(s.InFlight) > 0 {
+		// A version the dead command may have left half-written is under a
+		// lock some process still holds: it cannot be judged yet, and
+		// closing the run would leave it unjudged for good.
+		s.Deferred = true
+		return s, nil
 	}
 	outcome := "settled after its wrapper died: " + s.Sentence()
 	if err := withJournal(fsys, r.Dir, wopts, func(j *journal.Journal) error { return j.CloseRun(rec.ID, outcome) }); err != nil {
