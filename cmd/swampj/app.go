@@ -123,7 +123,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	diskFS = fsys
 	defer fsx.KillPending()
-	app := newApp(stdin, stdout, stderr)
+	out := &outputWriter{w: stdout}
+	app := newApp(stdin, out, stderr)
 	// SIGINT and SIGTERM cancel the command's context, from the moment a
 	// command is about to run (the root's Before: flags parsed; --version
 	// and --help never get there). Catching signals starts the runtime's
@@ -142,6 +143,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageErr(fmt.Errorf("no command %q (run 'swampj --help')", name))
+	}
+	if out.err != nil && (err == nil || errors.Is(err, out.err)) {
+		err = out.failure()
 	}
 	if err == nil {
 		return 0
