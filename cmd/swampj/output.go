@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 )
 
 // outputWriter is stdout as every command writes it: it keeps the first
@@ -34,6 +37,16 @@ func (o *outputWriter) Write(b []byte) (int, error) {
 func (o *outputWriter) failure() error {
 	return withCode("output_failed", exitFailure, fmt.Errorf(
 		"could not write the result to stdout (%v): the command itself ran to its end, any change it made is done; only its output is lost", o.err))
+}
+
+// printable is s for a line of text output: as it is, or, when it holds a
+// control character (a data name may hold a newline, as in swamp), quoted
+// in Go's %q style, so one name stays on its line and in its column.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // printer is the one way commands talk to the user: results on stdout (text,
