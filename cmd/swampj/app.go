@@ -144,8 +144,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageErr(fmt.Errorf("no command %q (run 'swampj --help')", name))
 	}
-	if out.err != nil && (err == nil || errors.Is(err, out.err)) {
+	switch {
+	case out.err != nil && (err == nil || errors.Is(err, out.err)):
 		err = out.failure()
+	case out.err != nil:
+		// The command's own failure keeps its exit code; that its report
+		// was lost too is said beside it.
+		err = fmt.Errorf("%w (its result could not be written to stdout either: %v)", err, out.err)
 	}
 	if err == nil {
 		return 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,18 @@ func TestOutputThatCannotBeWrittenFails(t *testing.T) {
 		if strings.Contains(strings.Join(args, " "), "--json") && !strings.Contains(se.String(), `"code":"output_failed"`) {
 			t.Errorf("%v > /dev/full: the JSON error lacks code output_failed: %s", args, se.String())
 		}
+	}
+	// A command that fails on its own keeps its exit code, and says its
+	// report was lost too: the doctor with a finding exits 1.
+	if err := os.WriteFile(filepath.Join(dir, ".swamp", "data", "command", "shell", dataModel, "result", "latest"), []byte("9"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "doctor")
+	cmd.Dir = dir
+	var se strings.Builder
+	cmd.Stdout, cmd.Stderr = full, &se
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(se.String(), "could not be written to stdout") {
+		t.Errorf("doctor with a finding > /dev/full: %v, want exit 1 saying the result was lost too\nstderr: %s", err, se.String())
 	}
 }
