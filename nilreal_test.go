@@ -186,6 +186,7 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, _, err := repo.ReadManifest(nil, fx.r.Base, "infra")
 			return err
 		},
+		"ops/repo.At":             func(t *testing.T, fx *nilFixture) error { _, err := repo.At(nil, fx.dir); return err },
 		"ops/repo.ListNamespaces": func(t *testing.T, fx *nilFixture) error { _, err := repo.ListNamespaces(nil, fx.r.Base); return err },
 
 		// ops/store
@@ -368,6 +369,12 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops.ChangedItems": func(t *testing.T, fx *nilFixture) error {
 			_, err := ops.ChangedItems(fx.ctx, nil, fx.r, time.Time{})
+			return err
+		},
+		"ops.PreviewUnsetNamespace": func(t *testing.T, fx *nilFixture) error {
+			r := *fx.r
+			r.Namespace = "infra"
+			_, err := ops.PreviewUnsetNamespace(nil, &r)
 			return err
 		},
 		"ops.ListNamespaceManifests": func(t *testing.T, fx *nilFixture) error { _, err := ops.ListNamespaceManifests(nil, fx.r); return err },

@@ -20,7 +20,8 @@
 //
 // Load the repo with repo.Load (or find it first with repo.Find), then:
 // WriteVersions (one or many versions in one intent), OpenData, DataVersions
-// and ListData (reading), SetNamespace, UnsetNamespace and Migrate (preview
+// and ListData (reading), SetNamespace, UnsetNamespace (PreviewUnsetNamespace
+// says what it would change) and Migrate (preview
 // without Confirm, run with it; re-running after any failure finishes the
 // job), Doctor (check, preview, repair), VerifyCatalog and RebuildCatalog,
 // Recover and PreviewRecovery (what recover.Run calls). example_test.go has

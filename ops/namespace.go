@@ -221,6 +221,35 @@ func UnsetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Namespa
 	return &UnsetResult{PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered}, run.finish()
 }
 
+// UnsetPreview is what UnsetNamespace would change, read from the disk as
+// it is now, without the journal lock and without writing anything.
+type UnsetPreview struct {
+	Namespace  string `json:"namespace"`  // the namespace .swamp.yaml names now
+	ConfigPath string `json:"configPath"` // the file the namespace is removed from
+	// DataPath is where the namespace's data is; unsetting alone leaves it
+	// (and the manifest) there.
+	DataPath string `json:"dataPath"`
+	Preview  bool   `json:"preview"` // always true: nothing was changed
+}
+
+// PreviewUnsetNamespace says what UnsetNamespace would do to r, refusing
+// what it would refuse (an environment override, no namespace, several
+// namespaces under the base). An interrupted change in the journal is not
+// looked at: UnsetNamespace finishes it first.
+func PreviewUnsetNamespace(fsys fsx.FS, r *repo.Repo) (*UnsetPreview, error) {
+	fsys = fsx.OrReal(fsys)
+	if r.EnvOverride {
+		return nil, &EnvOverrideError{}
+	}
+	if r.Namespace == "" {
+		return nil, &NoNamespaceError{Msg: "No namespace is currently configured. Nothing to unset."}
+	}
+	if err := refuseSeveralNamespaces(fsys, r); err != nil {
+		return nil, err
+	}
+	return &UnsetPreview{Namespace: r.Namespace, ConfigPath: r.ConfigPath, DataPath: r.DatastorePath(), Preview: true}, nil
+}
+
 // NoNamespaceError: the command needs a configured namespace.
 type NoNamespaceError struct {
 	Msg string

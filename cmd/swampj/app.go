@@ -30,7 +30,7 @@ var commands []*cli.Command
 func register(c *cli.Command) { commands = append(commands, c) }
 
 var globalFlags = []cli.Flag{
-	&cli.StringFlag{Name: "repo-dir", Aliases: []string{"repo"}, Usage: "the swamp repo `DIR` (default: $SWAMP_REPO_DIR, else the nearest directory above the working directory holding .swamp.yaml)"},
+	&cli.StringFlag{Name: "repo-dir", Aliases: []string{"repo"}, Usage: "the swamp repo's root `DIR`, the directory holding .swamp.yaml; its parents are not searched (default: $SWAMP_REPO_DIR, else the nearest directory at or above the working directory holding .swamp.yaml)"},
 	&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON document on stdout (errors as JSON on stderr)"},
 	&cli.DurationFlag{Name: "lock-timeout", Value: journal.DefaultLockTimeout, Usage: "how long to wait for another swampj process holding the repo"},
 	&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and no warnings on stderr"},
@@ -130,7 +130,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	diskFS = fsys
 	defer fsx.KillPending()
-	app := newApp(stdin, stdout, stderr)
+	out := &outputWriter{w: stdout}
+	app := newApp(stdin, out, stderr)
 	// SIGINT and SIGTERM cancel the command's context, from the moment a
 	// command is about to run (the root's Before: flags parsed; --version
 	// and --help never get there). Catching signals starts the runtime's
@@ -149,6 +150,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageErr(fmt.Errorf("no command %q (run 'swampj --help')", name))
+	}
+	switch {
+	case out.err != nil && (err == nil || errors.Is(err, out.err)):
+		err = out.failure()
+	case out.err != nil:
+		// The command's own failure keeps its exit code; that its report
+		// was lost too is said beside it.
+		err = fmt.Errorf("%w (its result could not be written to stdout either: %v)", err, out.err)
 	}
 	if err == nil {
 		return 0
@@ -223,21 +232,39 @@ func newEnv(c *cli.Context) *env {
 	return e
 }
 
-// repoDir resolves --repo or the nearest ancestor holding .swamp.yaml.
+// repoDir resolves the repo as swamp does: --repo-dir (or --repo), else
+// SWAMP_REPO_DIR, names the repo's root itself, never a directory inside
+// it (a mistyped path is refused, not resolved to the repo around it);
+// only without either is the nearest directory at or above the working
+// directory holding .swamp.yaml searched for.
 func (e *env) repoDir() (string, error) {
-	start := e.c.String("repo-dir")
-	if start == "" {
-		start = os.Getenv("SWAMP_REPO_DIR") // swamp: --repo-dir, then SWAMP_REPO_DIR, then the working directory
+	named, from := e.c.String("repo-dir"), "--repo-dir"
+	if !e.c.IsSet("repo-dir") {
+		named, from = os.Getenv("SWAMP_REPO_DIR"), "SWAMP_REPO_DIR"
 	}
-	if start == "" {
-		wd, err := os.Getwd()
+	if e.c.IsSet("repo-dir") || named != "" {
+		dir, err := repo.At(e.fs, named)
 		if err != nil {
-			return "", err
+			return "", &namedRepoError{from: from, err: err}
 		}
-		start = wd
+		return dir, nil
 	}
-	return repo.Find(e.fs, start)
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return repo.Find(e.fs, wd)
 }
+
+// namedRepoError is a repo named by --repo-dir or SWAMP_REPO_DIR that is
+// not one; cliHint says what the name must be.
+type namedRepoError struct {
+	from string // "--repo-dir" or "SWAMP_REPO_DIR"
+	err  error
+}
+
+func (e *namedRepoError) Error() string { return e.err.Error() }
+func (e *namedRepoError) Unwrap() error { return e.err }
 
 // loadRepo resolves and parses the repo's configuration, then checks the
 // datastore's format marker (§13.1) before the command locks, opens or

@@ -149,6 +149,11 @@ func itemArgs(c *cli.Context, maxRest int, usage string) (model, name string, re
 	if isAddr && name != "" {
 		return "", "", nil, bad(fmt.Sprintf("--name %q with an address %q: give one or the other", name, model))
 	}
+	if isAddr && len(args) > 0 && !(maxRest > 0 && len(args) == 1 && args[0] == "-") {
+		// MODEL DATA_NAME with a "/" in the model: the model is the
+		// argument in error, not the data name after it.
+		return "", "", nil, bad(addressNotModel(model, args[0]))
+	}
 	if !isAddr && name == "" {
 		if len(args) == 0 {
 			return "", "", nil, bad(fmt.Sprintf("a data name is required after the model %q", model))
@@ -159,6 +164,20 @@ func itemArgs(c *cli.Context, maxRest int, usage string) (model, name string, re
 		return "", "", nil, bad(fmt.Sprintf("unexpected argument(s) %q", strings.Join(args, " ")))
 	}
 	return model, name, args, nil
+}
+
+// addressNotModel says why a first argument with a "/" followed by another
+// argument is wrong: a model name has no "/", so the argument was read as
+// a TYPE/MODEL_ID/DATA_NAME address, which is either not one or names the
+// data already.
+func addressNotModel(model, next string) string {
+	var addrErr *repo.AddressError
+	if _, err := repo.ParseAddress(model); errors.As(err, &addrErr) {
+		return fmt.Sprintf("the model argument %q is not a model name (a model name has no \"/\") "+
+			"and not a TYPE/MODEL_ID/DATA_NAME address either (%s)", model, addrErr.Msg)
+	}
+	return fmt.Sprintf("the model argument %q is a TYPE/MODEL_ID/DATA_NAME address, which names the data already: "+
+		"%q is one argument too many (a model name has no \"/\")", model, next)
 }
 
 // resolveItem resolves the words itemArgs returned.
@@ -259,7 +278,7 @@ func runDataWrite(c *cli.Context) error {
 		Address: v.Address.String(), Version: v.Version, Path: v.Dir, IntentID: v.IntentID,
 		PreviousLatest: nullable(v.PreviousLatest), Metadata: v.Metadata.JSON(), CatalogStale: v.CatalogStale,
 	}, func(w io.Writer) {
-		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", v.Address, v.Version, *v.Metadata.Size, v.Metadata.Checksum)
+		fmt.Fprintf(w, "Wrote %s version %d (%d bytes, sha256 %s)\n", printable(v.Address.String()), v.Version, *v.Metadata.Size, v.Metadata.Checksum)
 	})
 }
 
@@ -481,7 +500,7 @@ func runDataVersions(c *cli.Context) error {
 		Unreadable: item.Unreadable, Problems: item.Problems,
 	}
 	return e.out.result(doc, func(w io.Writer) {
-		fmt.Fprintf(w, "%s%s (latest: %s)\n", item.Address, modelNameText(item.ModelName), latestText(item))
+		fmt.Fprintf(w, "%s%s (latest: %s)\n", printable(item.Address), modelNameText(printable(item.ModelName)), latestText(item))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "VERSION\tSTATE\tSIZE\tCREATED\t")
 		for _, v := range vs {
@@ -577,7 +596,7 @@ func runDataList(c *cli.Context) error {
 			if mn == "" {
 				mn = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", mn, it.Address, latestText(&it), it.Versions, state)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", printable(mn), printable(it.Address), latestText(&it), it.Versions, state)
 		}
 		tw.Flush()
 	})

@@ -32,7 +32,11 @@ func init() {
 		Name:      "demo",
 		Usage:     "a two-minute tour: crash a real migration, recover it, repair a #3955 zero-byte version",
 		ArgsUsage: "[DIR]",
-		Description: "Builds a repo in DIR (default: a new temporary directory, kept afterwards) — the bundled example, or,\n" +
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary repo afterwards (a DIR given is always kept)"},
+		},
+		Description: "Builds a repo in DIR (default: a new temporary directory, removed afterwards unless --keep is given\n" +
+			"or a step fails) — the bundled example, or,\n" +
 			"when SWAMP_BIN names a swamp binary, a repo made by the real swamp — then runs swampj on it step by step:\n" +
 			"two journaled writes; a namespace migration killed with SIGKILL right after its first move; what\n" +
 			"'journal list' and 'doctor' see; 'recover'; the zero-byte latest version an unclean shutdown of swamp\n" +
@@ -54,6 +58,8 @@ type demoReport struct {
 	Dir   string     `json:"dir"`
 	Steps []demoStep `json:"steps"`
 	OK    bool       `json:"ok"`
+	// Kept: the repo is still in Dir (a DIR given, --keep, or a failed step).
+	Kept bool `json:"kept"`
 }
 
 type demo struct {
@@ -136,7 +142,8 @@ func runDemo(c *cli.Context) error {
 		return err
 	}
 	dir := c.Args().First()
-	if dir == "" {
+	temporary := dir == ""
+	if temporary {
 		if dir, err = os.MkdirTemp("", "swampj-demo-"); err != nil {
 			return err
 		}
@@ -158,15 +165,36 @@ func runDemo(c *cli.Context) error {
 	for _, s := range d.rep.Steps {
 		d.rep.OK = d.rep.OK && s.OK
 	}
+	// The temporary repo is the demo's own: removed unless asked for, or
+	// kept for a look when a step failed.
+	d.rep.Kept = !temporary || c.Bool("keep") || !d.rep.OK
+	removeErr := error(nil)
+	if !d.rep.Kept {
+		if removeErr = os.RemoveAll(dir); removeErr != nil {
+			d.rep.Kept = true
+		}
+	}
 	if err := e.out.result(d.rep, func(w io.Writer) {
-		if d.rep.OK {
-			fmt.Fprintf(w, "\nDone: every step did what it said. The repo is kept in %s.\n", dir)
+		if !d.rep.OK {
+			return
+		}
+		fmt.Fprint(w, "\nDone: every step did what it said. ")
+		switch {
+		case !d.rep.Kept:
+			fmt.Fprintf(w, "The demo repo %s is removed ('swampj demo --keep' keeps it).\n", dir)
+		case temporary:
+			fmt.Fprintf(w, "The repo is kept in %s (remove it with: rm -rf %s).\n", dir, dir)
+		default:
+			fmt.Fprintf(w, "The repo is kept in %s.\n", dir)
 		}
 	}); err != nil {
 		return err
 	}
 	if !d.rep.OK {
-		return withCode("demo_failed", exitFailure, fmt.Errorf("the demo found a step that did not do what it says (repo kept in %s)", dir))
+		return withCode("demo_failed", exitFailure, fmt.Errorf("the demo found a step that did not do what it says (repo kept in %s; remove it with: rm -rf %s)", dir, dir))
+	}
+	if removeErr != nil {
+		e.out.warn(fmt.Sprintf("the demo repo %s could not be removed: %v (remove it with: rm -rf %s)", dir, removeErr, dir))
 	}
 	return nil
 }
@@ -198,7 +226,7 @@ func (d *demo) tourWrites(swampBin string) string {
 	}
 
 	for i, payload := range []string{`{"written":"by swampj","n":1}`, `{"written":"by swampj","n":2}`} {
-		d.step(fmt.Sprintf("Writing version %d of %s with swampj: staged, fsynced, published by one rename, latest moved last", i+1, item),
+		d.step(fmt.Sprintf("Writing a new version of %s with swampj (write %d of 2): staged, fsynced, published by one rename, latest moved last", item, i+1),
 			"echo '"+payload+"' | swampj data write "+item, func() (string, error) {
 				r := d.swampj(nil, payload, "data", "write", item)
 				if err := want(r, 0, "data write"); err != nil {
@@ -247,10 +275,11 @@ func (d *demo) tourMigration() {
 
 	d.step("The doctor sees the repo mid-change and says what to run", "swampj doctor", func() (string, error) {
 		r := d.swampj(nil, "", "doctor")
-		if r.code != 1 || !strings.Contains(r.stdout, "open_intent") {
-			return "", fmt.Errorf("doctor: exit %d, want 1 with open_intent\n%s%s", r.code, r.stdout, r.stderr)
+		run := firstLineWith(r.stdout, "'swampj recover'")
+		if r.code != 1 || !strings.Contains(r.stdout, "open_intent") || run == "" {
+			return "", fmt.Errorf("doctor: exit %d, want 1 with open_intent and 'swampj recover' to run\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		return firstLineWith(r.stdout, "open_intent"), nil
+		return firstLineWith(r.stdout, "open_intent") + "\n" + run, nil
 	})
 
 	d.step("Recovery finishes the migration from the journal, deciding each step by looking at the disk", "swampj recover", func() (string, error) {

@@ -106,7 +106,7 @@ func runJournalList(c *cli.Context) error {
 			return
 		}
 		for _, l := range lines {
-			fmt.Fprintf(w, "%6d  %-12s %-14s %s  %s (%d steps)\n", l.ID, l.Status, l.Kind, l.CreatedAt, l.Summary, l.Steps)
+			fmt.Fprintf(w, "%6d  %-12s %-14s %s  %s (%d steps)\n", l.ID, l.Status, l.Kind, l.CreatedAt, printable(l.Summary), l.Steps)
 			if l.InProgress {
 				fmt.Fprintf(w, "        in progress: pid %d is writing it now\n", l.PID)
 			}
@@ -162,7 +162,7 @@ func runJournalShow(c *cli.Context) error {
 	}
 	return e.out.result(in, func(w io.Writer) {
 		fmt.Fprintf(w, "Intent %d: %s (%s)\n  status:  %s %s\n  created: %s by pid %d on %s\n",
-			in.ID, in.Summary, in.Kind, in.Status, in.Direction, in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), in.PID, in.Host)
+			in.ID, printable(in.Summary), in.Kind, in.Status, in.Direction, in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), in.PID, in.Host)
 		if len(in.Command) > 0 {
 			fmt.Fprintf(w, "  command: %v\n", in.Command)
 		}

@@ -35,7 +35,7 @@ func init() {
 			},
 			{
 				Name:  "unset",
-				Usage: "remove the namespace from .swamp.yaml (with --migrate, move the data back first)",
+				Usage: "remove the namespace from .swamp.yaml (with --migrate, move the data back first); previews without --confirm",
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "migrate", Usage: "move the namespace's data back to the un-namespaced layout and remove its manifest, in one intent"},
 					confirmFlag(),
@@ -110,9 +110,21 @@ func runNamespaceUnset(c *cli.Context) error {
 		return runMigration(c, ops.MigrateOptions{Unset: true, Confirm: c.Bool("confirm")})
 	}
 	e := newEnv(c)
-	r, err := e.loadRepo(true)
+	confirm := c.Bool("confirm")
+	r, err := e.loadRepo(confirm)
 	if err != nil {
 		return err
+	}
+	if !confirm {
+		p, err := ops.PreviewUnsetNamespace(e.fs, r)
+		if err != nil {
+			return err
+		}
+		return e.out.result(p, func(w io.Writer) {
+			fmt.Fprintf(w, "Unset preview: would remove namespace %q from %s. Its data in %s and its manifest stay where they are "+
+				"('swampj datastore namespace unset --migrate' previews moving the data back).\n", p.Namespace, p.ConfigPath, p.DataPath)
+			fmt.Fprintln(w, "Add --confirm to execute: swampj datastore namespace unset --confirm")
+		})
 	}
 	res, err := ops.UnsetNamespace(c.Context, e.fs, r, namespaceOptions(e))
 	if err != nil {

@@ -200,6 +200,7 @@ func cliHint(err error, code, msg string) string {
 		migFailed    *ops.MigrateFailedError
 	)
 	var lost *repo.ConfigLostError
+	var named *namedRepoError
 	switch {
 	case errors.As(err, &lost) && lost.Cause == nil && !lost.Recovered:
 		return add("; run 'swampj recover' in " + lost.Dir + ", then the command again")
@@ -211,6 +212,8 @@ func cliHint(err error, code, msg string) string {
 		return add("; run 'swampj doctor --repair --confirm' again when the lock is free (a longer --lock-timeout waits out a dead holder's lock)")
 	case remoteRollbackFailed(err):
 		return add("; run 'swampj recover'")
+	case errors.As(err, &named) && errors.Is(err, repo.ErrNotARepo):
+		return add("; " + named.from + " names the repo's root, the directory holding .swamp.yaml (its parents are not searched)")
 	case errors.Is(err, repo.ErrNotARepo):
 		return add("; run inside a swamp repo or pass --repo DIR")
 	case errors.Is(err, journal.ErrLockTimeout):

@@ -43,7 +43,8 @@ var formatCommands = []struct {
 	{[]string{"datastore", "namespace", "migrate", "--confirm"}, true},
 	{[]string{"datastore", "namespace", "migrate", "--reverse", "--confirm"}, true},
 	{[]string{"datastore", "namespace", "set", "other-ns"}, true},
-	{[]string{"datastore", "namespace", "unset"}, true},
+	{[]string{"datastore", "namespace", "unset"}, false},
+	{[]string{"datastore", "namespace", "unset", "--confirm"}, true},
 	{[]string{"datastore", "namespace", "unset", "--migrate", "--confirm"}, true},
 }
 

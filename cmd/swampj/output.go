@@ -5,8 +5,49 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 )
+
+// outputWriter is stdout as every command writes it: it keeps the first
+// write error, so that a result that could not be written (a full disk, a
+// closed file) fails the command whichever command printed it and however
+// (text, a table, JSON, a copied data stream). After it, nothing more is
+// written: a half-written result is not followed by more of it.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(b []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(b)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// failure is the command's error when its output was lost: the command
+// itself ran to its end.
+func (o *outputWriter) failure() error {
+	return withCode("output_failed", exitFailure, fmt.Errorf(
+		"could not write the result to stdout (%v): the command itself ran to its end, any change it made is done; only its output is lost", o.err))
+}
+
+// printable is s for a line of text output: as it is, or, when it holds a
+// control character (a data name may hold a newline, as in swamp), quoted
+// in Go's %q style, so one name stays on its line and in its column.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
 
 // printer is the one way commands talk to the user: results on stdout (text,
 // or one JSON document under --json), warnings and progress on stderr.

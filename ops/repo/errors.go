@@ -126,6 +126,23 @@ func (e *ManifestError) Error() string {
 }
 func (e *ManifestError) Unwrap() []error { return []error{ErrManifest, e.Err} }
 
+// NotARepoError: a directory named as a repo's root is not one. It
+// matches ErrNotARepo.
+type NotARepoError struct {
+	Dir    string // the path named, made absolute
+	Reason string // "does not exist", "is not a directory", "holds no .swamp.yaml"
+}
+
+func (e *NotARepoError) Error() string {
+	return fmt.Sprintf("not a swamp repo: %s %s", e.Dir, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNotARepo) hold.
+func (e *NotARepoError) Is(target error) bool { return target == ErrNotARepo }
+
+// Code is the stable error code.
+func (e *NotARepoError) Code() string { return "not_a_repo" }
+
 // ConfigLostError: dir holds swampj's journal but no .swamp.yaml. It is a
 // swamp repo whose configuration file is gone (ALICE's rename that left
 // neither name, when .swamp.yaml was being replaced, leaves exactly this);

@@ -181,6 +181,45 @@ func Find(fsys fsx.FS, start string) (string, error) {
 	}
 }
 
+// At returns dir, made absolute, when dir itself is a repo root: the
+// directory holding .swamp.yaml. Unlike Find it never climbs: a directory
+// that was named on purpose (swamp's --repo-dir and SWAMP_REPO_DIR) is the
+// repo or it is an error, so a mistyped subdirectory is refused rather than
+// quietly resolved to the repo around it, as swamp refuses it.
+//
+// A missing directory, a path that is not a directory and a directory
+// without .swamp.yaml are each a *NotARepoError (matching ErrNotARepo)
+// that says which; a directory holding swampj's journal but no .swamp.yaml is a
+// *ConfigLostError, as for Find.
+func At(fsys fsx.FS, dir string) (string, error) {
+	fsys = fsx.OrReal(fsys)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	fi, err := fsys.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &NotARepoError{Dir: abs, Reason: "does not exist"}
+	case err != nil:
+		return "", fmt.Errorf("looking at %s: %w", abs, err)
+	case !fi.IsDir():
+		return "", &NotARepoError{Dir: abs, Reason: "is not a directory"}
+	}
+	cfg, err := fsys.Stat(filepath.Join(abs, ConfigFileName))
+	switch {
+	case err == nil && !cfg.IsDir():
+		return abs, nil
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		if jfi, jerr := fsys.Lstat(JournalPathOf(abs)); jerr == nil && !jfi.IsDir() {
+			return "", &ConfigLostError{Dir: abs, Journal: JournalPathOf(abs)}
+		}
+		return "", &NotARepoError{Dir: abs, Reason: "holds no " + ConfigFileName}
+	default:
+		return "", fmt.Errorf("looking for %s in %s: %w", ConfigFileName, abs, err)
+	}
+}
+
 // LocalPath is {Dir}/.swamp/segs… — the local tier, never namespaced (§1.4).
 func (r *Repo) LocalPath(segs ...string) string {
 	return filepath.Join(append([]string{r.LocalDir}, segs...)...)
