@@ -113,6 +113,18 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if rc != nil {
+		// A remote-backed repo: the cache doctor before the command has
+		// just checked every cached file a dead run could have left torn.
+		settled, err := wrapped.SettleChecked(c.Context, dir, r.JournalPath, "settled after its wrapper died: the datastore cache was checked before the next wrapped command",
+			wrapped.SettleOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs})
+		for _, s := range settled {
+			e.out.warn(fmt.Sprintf("settled a wrapped run of %q (pid %d) that ended without its final barrier: the cache doctor checked what it could have left, before the command", s.Run.Command, s.Run.PID))
+		}
+		if err != nil {
+			return fmt.Errorf("settling a dead wrapped run before %q: %w; it was not run", args[0], err)
+		}
+	}
 
 	// 2. The command under the barrier, recorded, with signals passed
 	// through.

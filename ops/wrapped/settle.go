@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
@@ -172,4 +173,47 @@ func settleOne(ctx context.Context, fsys fsx.FS, r *repo.Repo, log string, opts 
 		return s, err
 	}
 	return s, fsys.SyncDir(r.LocalDir)
+}
+
+// SettleChecked closes every dead run of the repo at repoDir whose changes
+// the caller has just checked by other means (a remote datastore's cache
+// doctor, which checks every cached file the next push could upload): the
+// records close with outcome and their logs go. Live runs are left alone.
+func SettleChecked(ctx context.Context, repoDir, journalPath string, outcome string, opts SettleOptions) ([]Settled, error) {
+	fsys := fsx.OrReal(opts.FS)
+	logs, err := journal.RunLogs(fsys, journalPath)
+	if err != nil {
+		return nil, err
+	}
+	wopts := Options{Command: opts.Command, JournalLockTimeout: opts.JournalLockTimeout, Logger: opts.Logger, FS: fsys}
+	var out []Settled
+	for _, l := range logs {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if journal.RunLive(l) {
+			continue
+		}
+		var rec *journal.Run
+		if err := withJournal(fsys, repoDir, wopts, func(j *journal.Journal) error {
+			var err error
+			if rec, err = j.RunByLog(l); err != nil || rec == nil {
+				return err
+			}
+			return j.CloseRun(rec.ID, outcome)
+		}); err != nil {
+			return out, err
+		}
+		if rec != nil {
+			paths, _ := readLog(fsys, l)
+			out = append(out, Settled{Run: rec, Changed: len(paths)})
+		}
+		if err := fsys.Remove(l); err != nil {
+			return out, err
+		}
+		if err := fsys.SyncDir(filepath.Dir(l)); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
