@@ -88,7 +88,7 @@ var hostFacing = strings.Fields(`
 	OpenData DataContent DataVersions DataVersion DataItem DataGroup ListData GroupByModel ModelData
 	ChangedItems ResolveItem ResolveModel Model ModelNotFoundError AmbiguousModelError Workflow
 	DataNotFoundError UnreadableDataError UnreadableVersion UnmigratedError
-	SetNamespace UnsetNamespace NamespaceOptions SetResult UnsetResult ListNamespaceManifests NamespaceListing
+	SetNamespace UnsetNamespace PreviewUnsetNamespace UnsetPreview NamespaceOptions SetResult UnsetResult ListNamespaceManifests NamespaceListing
 	NamespaceEntry ForeignNamespace AlreadySetError NamespaceTakenError ReservedNamespaceError NoNamespaceError
 	MultipleNamespacesError ForeignNamespacesError NamespaceChangedError EnvOverrideError BaseMissingError
 	Migrate MigrateOptions MigrateResult MigratePreview MigrateCompleted MigrateWarning MigrateFailedError
