@@ -65,6 +65,9 @@ type Report struct {
 	// one's change log named was doctored and repaired (package
 	// ops/wrapped).
 	WrappedRuns []wrapped.Settled `json:"wrappedRuns,omitempty"`
+	// WrappedRunsPending (a dry run): wrapped runs whose wrapper died,
+	// which the real run would settle.
+	WrappedRunsPending int `json:"wrappedRunsPending,omitempty"`
 }
 
 // JournalPath is where a repo's journal lives: repo-local, outside every
@@ -118,6 +121,9 @@ func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, e
 
 func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
 	rep, err := recoverIntents(ctx, fsys, repoDir, opts)
+	if err == nil && opts.DryRun {
+		rep.WrappedRunsPending = wrapped.CountPending(fsys, rep.Journal)
+	}
 	if err != nil || opts.DryRun || opts.Rollback {
 		return rep, err
 	}

@@ -60,7 +60,10 @@ func runRecover(c *cli.Context) error {
 		for _, p := range rep.RemovedStages {
 			fmt.Fprintf(w, "Removed %s: staged by a write that died before its intent was journaled (never published)\n", p)
 		}
-		if len(rep.Intents) == 0 && len(rep.WrappedRuns) == 0 {
+		if rep.WrappedRunsPending > 0 {
+			fmt.Fprintf(w, "Would settle %d wrapped run(s) that ended without their final barrier (doctor and repair what each changed)\n", rep.WrappedRunsPending)
+		}
+		if len(rep.Intents) == 0 && len(rep.WrappedRuns) == 0 && rep.WrappedRunsPending == 0 {
 			fmt.Fprintln(w, "Nothing to recover: no interrupted operation in the journal.")
 			return
 		}

@@ -91,6 +91,22 @@ func Pending(fsys fsx.FS, journalPath string) bool {
 	return false
 }
 
+// CountPending is how many wrapped runs whose wrapper died wait to be
+// settled (Pending, counted: what a preview reports).
+func CountPending(fsys fsx.FS, journalPath string) int {
+	logs, err := journal.RunLogs(fsys, journalPath)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, l := range logs {
+		if !journal.RunLive(l) {
+			n++
+		}
+	}
+	return n
+}
+
 // Settle finishes every wrapped run whose wrapper died (no final barrier,
 // no doctor): it doctors and repairs exactly what that run's change log
 // says the command was about to change — quarantine, never delete — and
