@@ -105,6 +105,22 @@ var mutants = []mutant{
 		new: "",
 		pkg: "./ops", run: "TestConcurrentWritersCrashAtEveryCutPoint|TestWritersOfOtherModelsRunBeside",
 	},
+	{
+		// Settling a dead wrapped run closes its record without doctoring
+		// what its change log names: the torn version stays.
+		name: "dead-wrapped-run-closed-without-its-doctor", file: "ops/wrapped/settle.go",
+		old: "\tif len(paths) > 0 || !rec.Guarded {\n",
+		new: "\tif false {\n",
+		pkg: "./ops/wrapped", run: "TestSettle",
+	},
+	{
+		// A wrapped run is judged dead by its record alone, so a live
+		// serve's run is settled (and closed) under it.
+		name: "live-wrapped-run-settled", file: "ops/wrapped/settle.go",
+		old: "\t\tif journal.RunLive(l) {\n\t\t\tcontinue\n\t\t}\n\t\ts, err := settleOne(",
+		new: "\t\ts, err := settleOne(",
+		pkg: "./ops/wrapped", run: "TestSettle",
+	},
 }
 
 const publishLoop = `	for _, p := range ps {
