@@ -113,26 +113,7 @@ func TestCrashImageWrappedServe(t *testing.T) {
 	if err := wrapped.Supported(); err != nil {
 		t.Skipf("the write barrier cannot run here: %v", err)
 	}
-	c := newCrashImg(t)
-	repo := filepath.Join(c.mp(), "swamprepo")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	swamp := func(dir string, args ...string) result {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		return runResult(t, cmd)
-	}
-	for _, args := range [][]string{{"init"}, {"model", "create", "command/shell", "m1"},
-		{"model", "method", "run", "m1", "execute", "--input", "run=echo base"}} {
-		mustOK(t, swamp(repo, args...), "swamp "+strings.Join(args, " "))
-	}
-	if err := os.WriteFile(filepath.Join(repo, "workflows", "workflow-wf1.yaml"), []byte(serveWorkflow), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	syscall.Sync()
-	baseline := treeSums(t, filepath.Join(repo, ".swamp", "data"))
-	base := c.finishBase()
+	c, base, baseline := wrappedImageBase(t, bin)
 
 	count := fsxtest.Count(t, "wrapped-run", "image")
 	// Six cuts, each about 40 s with the reboot's swamp commands: the
@@ -145,13 +126,18 @@ func TestCrashImageWrappedServe(t *testing.T) {
 		// that: the runs completed by then are all younger than the 30 s
 		// the kernel keeps dirty pages before writing them back.
 		delay := 4*time.Second + time.Duration(i)*20*time.Second/time.Duration(cuts)
-		ids, img := cutServe(t, c, base, i, delay, bin)
+		out, img := cutWrapped(t, c, base, i, delay, "Startup complete", "SWAMP_ALLOW_NET=127.0.0.1",
+			"run", "--", bin, "serve", "--port", fmt.Sprint(9470+i))
+		var ids []string
+		for _, m := range completedRun.FindAllStringSubmatch(out, -1) {
+			ids = append(ids, m[1])
+		}
 		acked += len(ids)
 		stoppedAt = append(stoppedAt, fmt.Sprintf("%s:%d", delay.Round(time.Second), len(ids)))
 		r, mp := c.open(img, i)
 		sr := filepath.Join(r, "..", "swamprepo")
 		label := fmt.Sprintf("cut %d (%s, %d completed run(s))", i, delay, len(ids))
-		ok := checkServeImage(t, sr, bin, label, ids, baseline)
+		ok := checkServeImage(t, sr, bin, label, ids, len(ids), baseline)
 		c.close(img, mp)
 		if ok {
 			count.Recovered()
@@ -160,13 +146,14 @@ func TestCrashImageWrappedServe(t *testing.T) {
 	t.Logf("%d power cuts of a wrapped swamp serve (stop time:completed runs %v): %d completed workflow runs, every one on its image", cuts, stoppedAt, acked)
 }
 
-// cutServe starts `swampj run -- swamp serve` on a copy of base, stops its
-// whole process group after delay, copies the image (the power cut) and
-// returns the runs serve had reported completed by then.
-func cutServe(t *testing.T, c *crashImg, base string, n int, delay time.Duration, bin string) ([]string, string) {
+// cutWrapped starts swampj with args in the repo of a copy of base, waits
+// for ready in its output (none: at once), stops its whole process group
+// after delay, copies the image (the power cut) and returns what the
+// command had printed by then.
+func cutWrapped(t *testing.T, c *crashImg, base string, n int, delay time.Duration, ready, env string, args ...string) (string, string) {
 	t.Helper()
-	live := filepath.Join(c.dir, fmt.Sprintf("serve-live%d.img", n))
-	img := filepath.Join(c.dir, fmt.Sprintf("serve-cut%d.img", n))
+	live := filepath.Join(c.dir, fmt.Sprintf("wrapped-live%d.img", n))
+	img := filepath.Join(c.dir, fmt.Sprintf("wrapped-cut%d.img", n))
 	if _, err := c.sh("cp", "--sparse=always", base, live); err != nil {
 		t.Fatal(err)
 	}
@@ -175,9 +162,9 @@ func cutServe(t *testing.T, c *crashImg, base string, n int, delay time.Duration
 	if err := c.mount(live, mp); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "run", "--", bin, "serve", "--port", fmt.Sprint(9470+n))
+	cmd := exec.Command(binary, args...)
 	cmd.Dir = filepath.Join(mp, "swamprepo")
-	cmd.Env = append(os.Environ(), "SWAMP_ALLOW_NET=127.0.0.1")
+	cmd.Env = append(os.Environ(), env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -192,28 +179,25 @@ func cutServe(t *testing.T, c *crashImg, base string, n int, delay time.Duration
 			_ = cmd.Wait()
 		}
 	}()
-	// The delay counts from serve's start-up complete (seconds of deno
-	// start-up on a loaded machine are not part of the moment chosen).
-	ready := time.Now().Add(3 * time.Minute)
-	for !strings.Contains(out.String(), "Startup complete") {
-		if time.Now().After(ready) {
-			t.Fatalf("swamp serve did not start in 3 minutes:\n%s", out.String())
+	// The delay counts from ready (seconds of deno start-up on a loaded
+	// machine are not part of the moment chosen).
+	deadline := time.Now().Add(3 * time.Minute)
+	for ready != "" && !strings.Contains(out.String(), ready) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v did not print %q in 3 minutes:\n%s", args, ready, out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(delay)
 	_ = syscall.Kill(-pgid, syscall.SIGSTOP)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for !groupStopped(pgid) {
 		if time.Now().After(deadline) {
-			t.Fatalf("serve's process group %d did not stop", pgid)
+			t.Fatalf("process group %d did not stop", pgid)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	var ids []string
-	for _, m := range completedRun.FindAllStringSubmatch(out.String(), -1) {
-		ids = append(ids, m[1])
-	}
+	printed := out.String()
 	if _, err := c.sh("cp", "--sparse=always", live, img); err != nil { // the power cut
 		t.Fatal(err)
 	}
@@ -222,15 +206,12 @@ func cutServe(t *testing.T, c *crashImg, base string, n int, delay time.Duration
 	_ = cmd.Wait()
 	stopped = true
 	c.umount(mp)
-	if len(ids) == 0 {
-		t.Logf("cut %d: serve had completed no run after %s:\n%s", n, delay, out.String())
-	}
-	return ids, img
+	return printed, img
 }
 
 // checkServeImage is the reboot: the next ordinary wrapped commands, then
 // what must be on the image.
-func checkServeImage(t *testing.T, sr, bin, label string, ids []string, baseline map[string]string) bool {
+func checkServeImage(t *testing.T, sr, bin, label string, ids []string, runs int, baseline map[string]string) bool {
 	t.Helper()
 	failed := false
 	fail := func(format string, args ...any) {
@@ -273,8 +254,8 @@ func checkServeImage(t *testing.T, sr, bin, label string, ids []string, baseline
 	vres := swamp(t, sr, bin, "data", "versions", "m1", "result", "--json")
 	if err := json.Unmarshal([]byte(vres.stdout), &versions); err != nil {
 		fail("swamp data versions: %v\n%s%s", err, vres.stdout, vres.stderr)
-	} else if versions.Total < 1+len(ids) {
-		fail("m1's result has %d version(s) after %d completed run(s) and the baseline's one", versions.Total, len(ids))
+	} else if versions.Total < 1+runs {
+		fail("m1's result has %d version(s) after %d completed run(s) and the baseline's one", versions.Total, runs)
 	}
 	if res := swampj(t, sr, "run", "--", bin, "model", "method", "run", "m1", "execute", "--input", "run=echo after"); res.code != 0 {
 		fail("a new wrapped method run after the reboot exit %d\n%s%s", res.code, res.stdout, res.stderr)
@@ -299,4 +280,60 @@ func swamp(t *testing.T, dir, bin string, args ...string) result {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	return runResult(t, cmd)
+}
+
+// wrappedImageBase makes the base image: a swamp repo with m1, one synced
+// method run (the baseline) and the workflow serve runs every 2 s.
+func wrappedImageBase(t *testing.T, bin string) (*crashImg, string, map[string]string) {
+	t.Helper()
+	c := newCrashImg(t)
+	repo := filepath.Join(c.mp(), "swamprepo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init"}, {"model", "create", "command/shell", "m1"},
+		{"model", "method", "run", "m1", "execute", "--input", "run=echo base"}} {
+		mustOK(t, swamp(t, repo, bin, args...), "swamp "+strings.Join(args, " "))
+	}
+	if err := os.WriteFile(filepath.Join(repo, "workflows", "workflow-wf1.yaml"), []byte(serveWorkflow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Sync()
+	baseline := treeSums(t, filepath.Join(repo, ".swamp", "data"))
+	return c, c.finishBase(), baseline
+}
+
+var loopRunExited = regexp.MustCompile(`(?m)^method run (\d+) exited 0$`)
+
+// The same power cuts with `swampj run` wrapping a shell loop of `swamp
+// model method run`: every run that exited 0 before the cut is on the
+// image (its version there), and the next wrapped commands serve.
+func TestCrashImageWrappedMethodRunLoop(t *testing.T) {
+	bin := os.Getenv("SWAMP_BIN")
+	if bin == "" {
+		t.Skip("SWAMP_BIN is not set: the power cuts of wrapped swamp method runs need the real swamp")
+	}
+	if err := wrapped.Supported(); err != nil {
+		t.Skipf("the write barrier cannot run here: %v", err)
+	}
+	c, base, baseline := wrappedImageBase(t, bin)
+	count := fsxtest.Count(t, "wrapped-run", "image")
+	loop := `i=0; while :; do i=$((i+1)); "$SWAMP" model method run m1 execute --input run="echo loop$i" >/dev/null 2>&1 && echo "method run $i exited 0"; done`
+	const cuts = 3
+	acked := 0
+	for i := 0; i < cuts; i++ {
+		count.Check()
+		delay := 8*time.Second + time.Duration(i)*12*time.Second
+		out, img := cutWrapped(t, c, base, 10+i, delay, "", "SWAMP="+bin, "run", "--", "sh", "-c", loop)
+		n := len(loopRunExited.FindAllString(out, -1))
+		acked += n
+		r, mp := c.open(img, i)
+		sr := filepath.Join(r, "..", "swamprepo")
+		label := fmt.Sprintf("loop cut %d (%s, %d method run(s) exited 0)", i, delay, n)
+		if checkServeImage(t, sr, bin, label, nil, n, baseline) {
+			count.Recovered()
+		}
+		c.close(img, mp)
+	}
+	t.Logf("%d power cuts of a wrapped loop of swamp method runs: %d runs exited 0, every one on its image", cuts, acked)
 }

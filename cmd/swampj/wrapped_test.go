@@ -152,3 +152,36 @@ func TestWrappedRunCostDoesNotGrowWithTheRepo(t *testing.T) {
 		t.Fatalf("wrapping 'true' read the disk %d times on 2,000 items and %d times on 10: it grows with the repo", big, small)
 	}
 }
+
+// A model and an item created while the command runs, in directories that
+// did not exist when it started, are covered: the wrapper killed after
+// the command wrote a zero-byte first version there, the next `swampj
+// recover` settles exactly that new item.
+func TestDirectoryCreatedDuringTheRunIsCovered(t *testing.T) {
+	if err := wrapped.Supported(); err != nil {
+		t.Skipf("the write barrier cannot run here: %v", err)
+	}
+	dir := exampleRepo(t)
+	item := filepath.Join(dir, ".swamp", "data", "command", "shell", "born-during-the-run", "result")
+	script := `set -e
+I='` + item + `'
+mkdir -p "$I/1"
+: > "$I/1/.raw.tmp"; mv "$I/1/.raw.tmp" "$I/1/raw"
+: > "$I/1/.meta.tmp"; mv "$I/1/.meta.tmp" "$I/1/metadata.yaml"
+printf 1 > "$I/.latest.tmp"; mv "$I/.latest.tmp" "$I/latest"
+kill -9 $PPID
+sleep 1`
+	if r := swampj(t, dir, "run", "--", "sh", "-c", script); r.code != -1 && r.code != 137 {
+		t.Fatalf("the wrapper was not killed: exit %d\n%s", r.code, r.stderr)
+	}
+	r := swampj(t, dir, "recover")
+	if r.code != 0 || !strings.Contains(r.stderr, "settled a wrapped run") || !strings.Contains(r.stderr, "quarantine") {
+		t.Fatalf("recover did not settle the new item: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(item, "1")); !os.IsNotExist(err) {
+		t.Fatalf("the zero-byte version in the new directory is still there (%v)", err)
+	}
+	if d := swampj(t, dir, "doctor"); d.code != 0 {
+		t.Fatalf("doctor after settling: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+}
