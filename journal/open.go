@@ -215,7 +215,7 @@ func OpenReadOnly(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 func writeHolder(fsys fsx.FS, path string, data []byte) error {
 	tmp := path + ".tmp"
 	_ = fsys.Remove(tmp)
-	f, err := fsys.Create(tmp, 0o644)
+	f, err := fsys.Create(tmp, fsx.FileMode)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 			db, err = nil, &CorruptError{Path: path, Reason: fmt.Sprint(r)}
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly, OpenFile: boltOpenFile(timeout, !readOnly)})
+	db, err = bolt.Open(path, fsx.FileMode, &bolt.Options{Timeout: timeout, ReadOnly: readOnly, OpenFile: boltOpenFile(timeout, !readOnly)})
 	if err != nil {
 		var pe *fs.PathError
 		switch {
@@ -287,7 +287,7 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 // half-initialised file of etcd #16596.
 func create(fsys fsx.FS, path string, opts Options) error {
 	dir := filepath.Dir(path)
-	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+	if err := fsx.MkdirAllDurable(fsys, dir, fsx.DirMode); err != nil {
 		return fmt.Errorf("journal: creating %s: %w", dir, err)
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", creatingPrefix(path), os.Getpid(), strings.TrimSuffix(filepath.Base(fsx.TempName(path)), ".tmp")[1:]))
@@ -296,7 +296,7 @@ func create(fsys fsx.FS, path string, opts Options) error {
 	}
 	creating.Store(tmp, true)
 	defer creating.Delete(tmp)
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	db, err := bolt.Open(tmp, fsx.FileMode, &bolt.Options{Timeout: opts.LockTimeout})
 	if err != nil {
 		return fmt.Errorf("journal: creating %s: %w", tmp, err)
 	}

@@ -258,7 +258,7 @@ func acquire(ctx context.Context, fsys fsx.FS, path string, opts Options, lent f
 // decides whether to go on (TestWritesRaceMigrations hit this under load).
 func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
 	for {
-		err := fsx.MkdirAllDurable(fsys, dir, 0o755)
+		err := fsx.MkdirAllDurable(fsys, dir, fsx.DirMode)
 		if err == nil {
 			return nil
 		}
@@ -281,7 +281,7 @@ func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
 // temp file's fsync is what matters — it keeps a lock that does survive
 // from being a zero-byte file that swamp would wait on forever.
 func createExclusive(fsys fsx.FS, path string, data []byte) error {
-	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), 0o644, nil)
+	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), fsx.FileMode, nil)
 	if err != nil {
 		return err
 	}
@@ -485,7 +485,7 @@ func (l *Lock) refresh() (lost error, transient error) {
 	next := l.info
 	l.mu.Unlock()
 	next.AcquiredAt = stamp(l.opts.Now())
-	if err := fsx.WriteFileAtomic(l.fsys, l.path, next.Encode(), 0o644); err != nil {
+	if err := fsx.WriteFileAtomic(l.fsys, l.path, next.Encode(), fsx.FileMode); err != nil {
 		return nil, err
 	}
 	l.mu.Lock()
