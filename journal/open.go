@@ -47,13 +47,13 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := CleanCreationLeftovers(fsys, path); err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "clean up an interrupted creation of the journal", Err: err}
+				return nil, newMediaError(path, "clean up an interrupted creation of the journal", err)
 			}
 			return nil, fmt.Errorf("journal: %w", err)
 		}
 		if err := create(fsys, path, opts); err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "create the journal", Err: err}
+				return nil, newMediaError(path, "create the journal", err)
 			}
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		aside, err := moveAside(fsys, path, opts.Now())
 		if err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "move the empty journal (an interrupted creation) aside", Err: err}
+				return nil, newMediaError(path, "move the empty journal (an interrupted creation) aside", err)
 			}
 			return nil, err
 		}
@@ -85,7 +85,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 				return nil, lockTimeout(fsys, path, opts.LockTimeout)
 			}
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "take the repo lock", Err: err}
+				return nil, newMediaError(path, "take the repo lock", err)
 			}
 			return nil, fmt.Errorf("journal: taking the repo lock %s: %w", RepoLockPath(path), err)
 		}
@@ -100,7 +100,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
 		}
 		if IsMediaErr(err) {
-			return nil, &MediaError{Path: path, Op: "open the journal for writing", Err: err}
+			return nil, newMediaError(path, "open the journal for writing", err)
 		}
 		var ce *CorruptError
 		if errors.As(err, &ce) {
@@ -141,7 +141,7 @@ func (j *Journal) recordHolder() error {
 	if _, err := j.fsys.Lstat(HolderPath(j.path)); err == nil {
 		if err := j.setMetaIn(j.db, keyUncleanEnd, []byte("1")); err != nil {
 			if IsMediaErr(err) {
-				return &MediaError{Path: j.path, Op: "record that the previous holder crashed", Err: err}
+				return newMediaError(j.path, "record that the previous holder crashed", err)
 			}
 			return err
 		}
@@ -199,7 +199,7 @@ func OpenReadOnly(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		case errors.Is(err, bolterrors.ErrTimeout):
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
 		case IsMediaErr(err):
-			return nil, &MediaError{Path: path, Op: "open the journal for reading", Err: err}
+			return nil, newMediaError(path, opReading, err)
 		case errors.As(err, &ce):
 			ce.ReadOnly = true
 			return nil, ce

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -246,12 +247,13 @@ func TestRealSwampSecondMemberUsesWhatSwampjCreated(t *testing.T) {
 	}
 	// m2 has no data yet: the owner's swampj creates its model directory.
 	mustOK(t, swampjAs(t, dir, nil, "data", "write", "m2", "notes", "--file", payload), "owner's data write")
+	// The second member's swamp writes m2's first method run into it.
+	swampAs(member, "model", "method", "run", "m2", "execute", "--input", "run=echo two")
+
 	if err := os.WriteFile(payload, []byte("result from a second member\n"), 0o664); err != nil {
 		t.Fatal(err)
 	}
 	mustOK(t, swampjAs(t, dir, member, "data", "write", "m1", "result", "--file", payload), "second member's data write")
-
-	swampAs(member, "model", "method", "run", "m2", "execute", "--input", "run=echo two")
 	for _, c := range []struct{ model, name, want string }{
 		{"m1", "result", "result from a second member\n"},
 		{"m2", "notes", "notes from the owner\n"},
@@ -259,6 +261,80 @@ func TestRealSwampSecondMemberUsesWhatSwampjCreated(t *testing.T) {
 		r := swampAs(member, "data", "get", c.model, c.name, "--json")
 		if !strings.Contains(r.stdout, strings.TrimSuffix(c.want, "\n")) {
 			t.Errorf("swamp data get %s %s as the second member: want %q\n%s", c.model, c.name, c.want, tail(r.stdout, 1500))
+		}
+	}
+}
+
+// sharedWithOwnerWrite is groupShared after the owner's swampj wrote a
+// version and rebuilt the catalog: healthy, with a journal and a catalog.
+func sharedWithOwnerWrite(t *testing.T) (dir, payload string) {
+	t.Helper()
+	dir = groupShared(t)
+	payload = filepath.Join(t.TempDir(), "payload")
+	if err := os.WriteFile(payload, []byte("from the owner\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	openToOthers(t, payload)
+	mustOK(t, swampjAs(t, dir, nil, "data", "write", roAddr, "--file", payload), "owner's data write")
+	mustOK(t, swampjAs(t, dir, nil, "catalog", "rebuild", "--confirm"), "owner's catalog rebuild")
+	mustOK(t, swampjAs(t, dir, nil, "doctor"), "owner's doctor")
+	return dir, payload
+}
+
+// jsonError is the --json error document (the last line of stderr).
+func jsonError(t *testing.T, r result) (code, msg string) {
+	t.Helper()
+	var e struct{ Error, Code string }
+	if err := json.Unmarshal([]byte(lastLine(r.stderr)), &e); err != nil || e.Error == "" {
+		t.Fatalf("stderr does not end in one JSON error: %q", r.stderr)
+	}
+	return e.Code, e.Error
+}
+
+// A repo an older swampj wrote under umask 002 (journal 0600, its lock and
+// gate 0644): a second member of the group is refused, and the message
+// names the file, its mode and owner, and the user; when the journal cannot
+// even be read, it does not recommend the inspections, which read it too.
+func TestGroupMemberRefusedByOldModesIsToldWhatAndWho(t *testing.T) {
+	member := secondUser(t, true)
+	dir, payload := sharedWithOwnerWrite(t)
+	j := filepath.Join(dir, ".swamp", "_journal.db")
+	for p, m := range map[string]fs.FileMode{j: 0o600, j + ".lock": 0o644, j + ".gate": 0o644} {
+		if err := os.Chmod(p, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := "nobody (uid 65534, gid 65534, groups root)"
+	r := swampjAs(t, dir, member, "data", "write", roAddr, "--file", payload, "--json")
+	code, msg := jsonError(t, r)
+	if r.code != 1 || code != "permission_denied" {
+		t.Errorf("data write: exit %d, code %q\n%s", r.code, code, r.stderr)
+	}
+	for _, want := range []string{"Nothing was changed", j + ".gate is -rw-r--r-- owned by root:root", user} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("data write: the message does not say %q:\n%s", want, msg)
+		}
+	}
+	for _, args := range [][]string{{"journal", "list"}, {"doctor"}, {"recover"}, {"run", "--", "true"}} {
+		var r result
+		code, msg := "permission_denied", ""
+		if args[0] == "run" { // its flags end at "--": no --json
+			r = swampjAs(t, dir, member, args...)
+			msg = r.stderr
+		} else {
+			r = swampjAs(t, dir, member, append(args, "--json")...)
+			code, msg = jsonError(t, r)
+		}
+		if r.code != 1 || code != "permission_denied" {
+			t.Errorf("%s: exit %d, code %q\n%s", strings.Join(args, " "), r.code, code, r.stderr)
+		}
+		for _, want := range []string{j + " is -rw------- owned by root:root", user} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: the message does not say %q:\n%s", strings.Join(args, " "), want, msg)
+			}
+		}
+		if strings.Contains(msg, "swampj journal list") || strings.Contains(msg, "only needs to read") || strings.Contains(msg, "only need to read") {
+			t.Errorf("%s: the message recommends inspections that fail the same way:\n%s", strings.Join(args, " "), msg)
 		}
 	}
 }
