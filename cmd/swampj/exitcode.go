@@ -287,7 +287,9 @@ func journalOrDataHint(err error, add func(string) string) string {
 		case media.Reading():
 			return "" // they would fail the same way
 		}
-		return add("; " + roCommands + " only need to read it")
+		// The message already says inspection only needs to read: name
+		// the commands.
+		return add(" (" + roCommands + ")")
 	case errors.As(err, &jcorrupt):
 		if jcorrupt.ReadOnly {
 			return add(". Run 'swampj recover' where the repo can be written")
