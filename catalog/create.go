@@ -127,7 +127,7 @@ func (c *Catalog) createFresh(ctx context.Context, fill func(b *Catalog) error) 
 	// Created through fsx, so the crash suite cuts here and a power cut
 	// before the directory's fsync takes the name away, and closed before
 	// SQLite opens it.
-	f, err := c.fsys.Create(tmp, 0o644)
+	f, err := c.fsys.Create(tmp, fsx.FileMode)
 	if err != nil {
 		return &DBError{Op: "create", Path: tmp, Err: err}
 	}

@@ -168,7 +168,7 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 
 	// Parent directory (swamp creates it on open, §3.1).
 	if !report {
-		if err := fsx.MkdirAllDurable(c.fsys, filepath.Dir(c.path), 0o755); err != nil {
+		if err := fsx.MkdirAllDurable(c.fsys, filepath.Dir(c.path), fsx.DirMode); err != nil {
 			return &DBError{Op: "create directory for", Path: c.path, Err: err}
 		}
 	}

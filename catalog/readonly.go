@@ -15,11 +15,16 @@ import (
 // -shm files exist it opens them read-only by itself (measured with
 // modernc.org/sqlite v1.62.0 on a read-only bind mount, hot WAL included).
 // When they do not exist and cannot be created (EROFS, or a directory this
-// process may not write), the open fails with SQLITE_CANTOPEN. Then:
+// process may not write), the open fails with SQLITE_CANTOPEN or
+// SQLITE_READONLY_DIRECTORY. Then:
 //
 //   - no -wal, or an empty one: every committed row is in the database
 //     file, which nobody can change here, so it is opened with immutable=1
-//     (SQLite then takes no locks and needs no -shm);
+//     (SQLite then takes no locks and needs no -shm). Where only this
+//     user may not write (a repo another user owns), the owner can: a
+//     checkpoint of theirs during the read could show torn pages. That
+//     costs at most a wrong report (the inspection changes nothing), and
+//     running it again answers;
 //   - a non-empty -wal without a usable -shm: its changes cannot be read
 //     (immutable=1 would silently ignore them), so the open fails with
 //     WALUnreadableError — not damage, nothing moved.
@@ -51,7 +56,10 @@ func (e *WALUnreadableError) Error() string {
 // a non-empty WAL cannot be read, or err itself when the failure is not the
 // read-only-media case.
 func (c *Catalog) readOnlyFallback(err error) (retryImmutable bool, _ error) {
-	if c.immutable || sqliteCode(err) != sqlite3.SQLITE_CANTOPEN {
+	// EROFS makes SQLite fail with SQLITE_CANTOPEN; a directory this user
+	// may not write, with SQLITE_READONLY (SQLITE_READONLY_DIRECTORY: it
+	// cannot create the -wal or -shm).
+	if code := sqliteCode(err); c.immutable || (code != sqlite3.SQLITE_CANTOPEN && code != sqlite3.SQLITE_READONLY) {
 		return false, err
 	}
 	werr := dirWritable(filepath.Dir(c.path))

@@ -5,6 +5,17 @@ import (
 	"io/fs"
 )
 
+// FileMode and DirMode are the modes swampj creates every file and
+// directory with: all that the process's umask allows, as swamp's own writes
+// (Deno's defaults, 0o666 and 0o777) do. Under umask 002 a repo shared by a
+// group then stays writable by the group after swampj wrote in it; a fixed
+// narrower mode (0o644, or bbolt's usual 0o600) would lock the other members
+// out of files they could write before.
+const (
+	FileMode fs.FileMode = 0o666
+	DirMode  fs.FileMode = 0o777
+)
+
 // File is an open file handed out by an FS.
 type File interface {
 	io.Reader

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj"
+	"github.com/swampj/swampj/fsx"
 )
 
 // ErrLockTimeout is matched (errors.Is) by a LockTimeoutError.
@@ -99,11 +100,32 @@ type MediaError struct {
 	Path string
 	Op   string // what could not be done, e.g. "open the journal for writing"
 	Err  error
+	// Access is what refused a permission (the file, its mode and owner,
+	// the user), nil on read-only media or when it cannot be told.
+	Access *fsx.Access
+}
+
+// opReading is the Op of a journal that could not even be read: then
+// inspection cannot work either.
+const opReading = "open the journal for reading"
+
+// newMediaError builds a MediaError and, for a refused permission, looks
+// up (stat) what refused it while the cause is fresh.
+func newMediaError(path, op string, err error) *MediaError {
+	e := &MediaError{Path: path, Op: op, Err: err}
+	if !e.ReadOnly() {
+		e.Access = fsx.DescribeAccess(err)
+	}
+	return e
 }
 
 // ReadOnly reports whether the media is read-only (EROFS) rather than the
 // process lacking permission.
 func (e *MediaError) ReadOnly() bool { return errors.Is(e.Err, syscall.EROFS) }
+
+// Reading reports whether the journal could not even be opened for
+// reading, so that no inspection can read it either.
+func (e *MediaError) Reading() bool { return e.Op == opReading }
 
 func (e *MediaError) Code() string {
 	if e.ReadOnly() {
@@ -119,10 +141,21 @@ func (e *MediaError) Error() string {
 			"inspection (a dry-run recovery, listing the journal, the doctor, verifying the catalog) works on read-only media",
 			e.Path, e.Op)
 	}
-	return fmt.Sprintf("journal %s: could not %s: permission denied (%v). Nothing was changed and the journal is not damaged. "+
-		"Run it as a user who may write the repo's .swamp directory; "+
+	why := fmt.Sprintf("%v", e.Err)
+	if e.Access != nil {
+		why = e.Access.String()
+	}
+	if e.Reading() {
+		return fmt.Sprintf("journal %s: could not %s: permission denied (%s). Nothing was changed and the journal is not damaged. "+
+			"Every command reads the journal first, inspection included: run it as a user who may read the repo's .swamp directory "+
+			"and the journal, or give this user read permission (the group's, when the repo is shared by a group)",
+			e.Path, e.Op, why)
+	}
+	return fmt.Sprintf("journal %s: could not %s: permission denied (%s). Nothing was changed and the journal is not damaged. "+
+		"Run it as a user who may write the repo's .swamp directory and the journal's files, or give this user write permission "+
+		"(the group's, when the repo is shared by a group); "+
 		"inspection (a dry-run recovery, listing the journal, the doctor, verifying the catalog) only needs to read it",
-		e.Path, e.Op, e.Err)
+		e.Path, e.Op, why)
 }
 
 func (e *MediaError) Unwrap() error { return e.Err }

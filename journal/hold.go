@@ -198,7 +198,7 @@ func lockRepo(journalPath string, shared bool, timeout time.Duration) (*repoLock
 // lockFile opens (creating) path and takes its flock, waiting at most
 // timeout.
 func lockFile(path string, exclusive bool, timeout time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fsx.FileMode)
 	if err != nil {
 		return nil, err
 	}

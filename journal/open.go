@@ -47,13 +47,13 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := CleanCreationLeftovers(fsys, path); err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "clean up an interrupted creation of the journal", Err: err}
+				return nil, newMediaError(path, "clean up an interrupted creation of the journal", err)
 			}
 			return nil, fmt.Errorf("journal: %w", err)
 		}
 		if err := create(fsys, path, opts); err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "create the journal", Err: err}
+				return nil, newMediaError(path, "create the journal", err)
 			}
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		aside, err := moveAside(fsys, path, opts.Now())
 		if err != nil {
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "move the empty journal (an interrupted creation) aside", Err: err}
+				return nil, newMediaError(path, "move the empty journal (an interrupted creation) aside", err)
 			}
 			return nil, err
 		}
@@ -85,7 +85,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 				return nil, lockTimeout(fsys, path, opts.LockTimeout)
 			}
 			if IsMediaErr(err) {
-				return nil, &MediaError{Path: path, Op: "take the repo lock", Err: err}
+				return nil, newMediaError(path, "take the repo lock", err)
 			}
 			return nil, fmt.Errorf("journal: taking the repo lock %s: %w", RepoLockPath(path), err)
 		}
@@ -100,7 +100,7 @@ func Open(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
 		}
 		if IsMediaErr(err) {
-			return nil, &MediaError{Path: path, Op: "open the journal for writing", Err: err}
+			return nil, newMediaError(path, "open the journal for writing", err)
 		}
 		var ce *CorruptError
 		if errors.As(err, &ce) {
@@ -141,7 +141,7 @@ func (j *Journal) recordHolder() error {
 	if _, err := j.fsys.Lstat(HolderPath(j.path)); err == nil {
 		if err := j.setMetaIn(j.db, keyUncleanEnd, []byte("1")); err != nil {
 			if IsMediaErr(err) {
-				return &MediaError{Path: j.path, Op: "record that the previous holder crashed", Err: err}
+				return newMediaError(j.path, "record that the previous holder crashed", err)
 			}
 			return err
 		}
@@ -199,7 +199,7 @@ func OpenReadOnly(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 		case errors.Is(err, bolterrors.ErrTimeout):
 			return nil, lockTimeout(fsys, path, opts.LockTimeout)
 		case IsMediaErr(err):
-			return nil, &MediaError{Path: path, Op: "open the journal for reading", Err: err}
+			return nil, newMediaError(path, opReading, err)
 		case errors.As(err, &ce):
 			ce.ReadOnly = true
 			return nil, ce
@@ -215,7 +215,7 @@ func OpenReadOnly(fsys fsx.FS, path string, opts Options) (*Journal, error) {
 func writeHolder(fsys fsx.FS, path string, data []byte) error {
 	tmp := path + ".tmp"
 	_ = fsys.Remove(tmp)
-	f, err := fsys.Create(tmp, 0o644)
+	f, err := fsys.Create(tmp, fsx.FileMode)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 			db, err = nil, &CorruptError{Path: path, Reason: fmt.Sprint(r)}
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: readOnly, OpenFile: boltOpenFile(timeout, !readOnly)})
+	db, err = bolt.Open(path, fsx.FileMode, &bolt.Options{Timeout: timeout, ReadOnly: readOnly, OpenFile: boltOpenFile(timeout, !readOnly)})
 	if err != nil {
 		var pe *fs.PathError
 		switch {
@@ -287,7 +287,7 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 // half-initialised file of etcd #16596.
 func create(fsys fsx.FS, path string, opts Options) error {
 	dir := filepath.Dir(path)
-	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+	if err := fsx.MkdirAllDurable(fsys, dir, fsx.DirMode); err != nil {
 		return fmt.Errorf("journal: creating %s: %w", dir, err)
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-%s", creatingPrefix(path), os.Getpid(), strings.TrimSuffix(filepath.Base(fsx.TempName(path)), ".tmp")[1:]))
@@ -296,7 +296,7 @@ func create(fsys fsx.FS, path string, opts Options) error {
 	}
 	creating.Store(tmp, true)
 	defer creating.Delete(tmp)
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	db, err := bolt.Open(tmp, fsx.FileMode, &bolt.Options{Timeout: opts.LockTimeout})
 	if err != nil {
 		return fmt.Errorf("journal: creating %s: %w", tmp, err)
 	}

@@ -343,7 +343,7 @@ func convertLegacyLatest(fsys fsx.FS, dir string) error {
 		return &InvalidWriteError{Err: fmt.Errorf("%s is a symlink to %q, which names no version; fix or remove it by hand first",
 			filepath.Join(dir, "latest"), p.LinkTarget)}
 	}
-	return fsx.WriteFileAtomic(fsys, filepath.Join(dir, "latest"), []byte(strconv.FormatInt(p.Version, 10)), 0o644)
+	return fsx.WriteFileAtomic(fsys, filepath.Join(dir, "latest"), []byte(strconv.FormatInt(p.Version, 10)), fsx.FileMode)
 }
 
 // liveStage is the stage step's apply in the running command: the payload
@@ -354,7 +354,7 @@ func convertLegacyLatest(fsys fsx.FS, dir string) error {
 // together — with those of the other staged versions and of the `latest`
 // temp files — before the publish rename.
 func (p *pendingVersion) liveStage(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	if err := env.FS.Mkdir(s.Path, 0o755); err != nil {
+	if err := env.FS.Mkdir(s.Path, fsx.DirMode); err != nil {
 		return err
 	}
 	// The staging entry in the item directory becomes durable (as N) with
@@ -371,7 +371,7 @@ func (p *pendingVersion) liveStage(ctx context.Context, env *engine.Env, s *jour
 	if p.known {
 		src = io.LimitReader(src, p.size+1) // a file that grew is caught, not streamed forever
 	}
-	raw, n, err := fsx.WriteNewUnsynced(env.FS, filepath.Join(s.Path, store.RawFileName), src, 0o644, h)
+	raw, n, err := fsx.WriteNewUnsynced(env.FS, filepath.Join(s.Path, store.RawFileName), src, fsx.FileMode, h)
 	if err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -393,7 +393,7 @@ func (p *pendingVersion) liveStage(ctx context.Context, env *engine.Env, s *jour
 			return err
 		}
 	}
-	md, _, err := fsx.WriteNewUnsynced(env.FS, filepath.Join(s.Path, store.MetadataFileName), bytes.NewReader(mdData), 0o644, nil)
+	md, _, err := fsx.WriteNewUnsynced(env.FS, filepath.Join(s.Path, store.MetadataFileName), bytes.NewReader(mdData), fsx.FileMode, nil)
 	if err != nil {
 		return err
 	}

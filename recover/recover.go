@@ -325,8 +325,14 @@ func readOnlyRecover(fsys fsx.FS, jopts journal.Options, media *journal.MediaErr
 	j, err := journal.OpenReadOnly(fsys, rep.Journal, jopts)
 	if err != nil {
 		var ce *journal.CorruptError
-		if errors.As(err, &ce) {
+		var unreadable *journal.MediaError
+		switch {
+		case errors.As(err, &ce):
 			return fmt.Errorf("%w; it cannot be moved aside here: %w", err, media)
+		case errors.As(err, &unreadable) && unreadable.Reading():
+			// This user may not even read it: that says all (and no
+			// inspection can help).
+			return unreadable
 		}
 		return fmt.Errorf("%w (and reading it read-only failed: %v)", media, err)
 	}

@@ -227,8 +227,13 @@ func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
 				mark = "✗"
 			}
 			fmt.Fprintf(w, "    %s %s: %s", mark, c.Check, c.Message)
-			if rep.ReadOnly && !c.Passed && c.Check == ops.SwampCheckHealth {
-				fmt.Fprint(w, " (read-only media: a note, not a finding)")
+			if !c.Passed && c.Check == ops.SwampCheckHealth {
+				switch {
+				case rep.ReadOnly:
+					fmt.Fprint(w, " (read-only media: a note, not a finding)")
+				case rep.NotWritable:
+					fmt.Fprint(w, " (not writable by this user: a note, not a finding)")
+				}
 			}
 			fmt.Fprintln(w)
 			if c.SwampDiffers != "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"syscall"
 
@@ -137,6 +138,9 @@ func classify(err error) (exit int, code string) {
 	if c, ok := err.(interface{ Code() string }); ok {
 		return exitFailure, c.Code()
 	}
+	if errors.Is(err, fs.ErrPermission) {
+		return exitFailure, codePermission
+	}
 	return exitFailure, codeFailed
 }
 
@@ -156,6 +160,10 @@ const (
 // codeReadOnly is the error code of a write refused by read-only media.
 const codeReadOnly = "read_only_media"
 
+// codePermission is the error code of an operation this user may not do
+// (EACCES, EPERM); journal.MediaError and lock.AccessError carry it too.
+const codePermission = "permission_denied"
+
 // report prints err on stderr and returns its exit code.
 func report(stderr io.Writer, asJSON bool, err error) int {
 	exit, code := classify(err)
@@ -164,6 +172,12 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 		// A write refused below the journal (a lock file, a data file).
 		msg += " (the file system is read-only (EROFS): this command changes the repo and must run where it can be written; " +
 			"'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify' work on read-only media)"
+	}
+	if code == codePermission {
+		// Who refused whom, unless the error said it already.
+		if a := fsx.DescribeAccess(err); a != nil && !strings.Contains(msg, a.Path+" is ") {
+			msg += " (" + a.String() + ")"
+		}
 	}
 	msg += cliHint(err, code, msg)
 	if asJSON {
@@ -270,10 +284,15 @@ func journalOrDataHint(err error, add func(string) string) string {
 	case errors.As(err, &pending):
 		return add(". Run 'swampj recover' there; 'swampj recover --dry-run' shows what it would do")
 	case errors.As(err, &media):
-		if media.ReadOnly() {
+		switch {
+		case media.ReadOnly():
 			return add("; " + roCommands + " work on read-only media")
+		case media.Reading():
+			return "" // they would fail the same way
 		}
-		return add("; " + roCommands + " only need to read it")
+		// The message already says inspection only needs to read: name
+		// the commands.
+		return add(" (" + roCommands + ")")
 	case errors.As(err, &jcorrupt):
 		if jcorrupt.ReadOnly {
 			return add(". Run 'swampj recover' where the repo can be written")

@@ -87,10 +87,10 @@ func WriterID(fsys fsx.FS, r *repo.Repo) (string, error) {
 		if !errors.Is(err, fs.ErrNotExist) || attempt > 0 {
 			return "", fmt.Errorf("reading swampj's writer id %s: %w", p, err)
 		}
-		if err := fsx.MkdirAllDurable(fsys, r.LocalDir, 0o755); err != nil {
+		if err := fsx.MkdirAllDurable(fsys, r.LocalDir, fsx.DirMode); err != nil {
 			return "", err
 		}
-		_, tmp, err := fsx.WriteTemp(fsys, p, strings.NewReader(jsfmt.RandomUUID()), 0o644, nil)
+		_, tmp, err := fsx.WriteTemp(fsys, p, strings.NewReader(jsfmt.RandomUUID()), fsx.FileMode, nil)
 		if err != nil {
 			return "", fmt.Errorf("creating swampj's writer id %s: %w", p, err)
 		}
@@ -127,11 +127,11 @@ func Record(fsys fsx.FS, r *repo.Repo) (string, error) {
 		return "", err
 	}
 	dir := Dir(r)
-	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+	if err := fsx.MkdirAllDurable(fsys, dir, fsx.DirMode); err != nil {
 		return "", fmt.Errorf("creating the writer token directory %s: %w", dir, err)
 	}
 	p := filepath.Join(dir, id)
-	if err := fsx.WriteFileAtomic(fsys, p, []byte(jsfmt.RandomUUID()), 0o644); err != nil {
+	if err := fsx.WriteFileAtomic(fsys, p, []byte(jsfmt.RandomUUID()), fsx.FileMode); err != nil {
 		return "", fmt.Errorf("rewriting swampj's writer token %s: %w", p, err)
 	}
 	return p, nil

@@ -449,6 +449,7 @@ func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]str
 	case errors.As(err, &wal):
 		// Read-only media: the catalog is derived state and never blocks
 		// the check of the data.
+		s.catalogUnread = true
 		*warnings = append(*warnings, "catalog rows not checked: "+wal.Error())
 		return nil, nil
 	case errors.As(err, &corrupt):
@@ -456,6 +457,7 @@ func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]str
 		// file that is not a database): a confirmed repair moves it aside
 		// and rebuilds it (repairDamagedCatalog).
 		s.catalogDamaged = true
+		s.catalogUnread = true
 		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath, Message: corrupt.Error(),
 			Fix:    "the repair moves it aside with its sidecars (renamed beside it, never deleted) and rebuilds the catalog from the data; rebuilding the catalog does the same",
 			Remedy: report.RemedyRebuildCatalog}, false)
@@ -466,14 +468,34 @@ func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]str
 		// The catalog is derived state: one that cannot be opened (not a
 		// file, not readable by this user, busy) is a finding, never a
 		// reason not to check the data.
+		s.catalogUnread = true
 		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath,
 			Message: fmt.Sprintf("the catalog cannot be opened, so its rows were not checked: %v", err),
 			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside); a rebuild then makes it agree with the disk",
 			Remedy:  report.RemedyFixAccess, Then: report.RemedyRebuildCatalog}, false)
 		return nil, nil
 	}
+	if c.ReadOnlyMedia() && fsx.Writable(s.r.Base) {
+		// This user may write the datastore but not the catalog (another
+		// user's file in another user's directory): the catalog cannot
+		// follow this user's changes, which only a person can end. On
+		// read-only media, or where this user may write nothing, it is
+		// read as it is.
+		c.Close()
+		s.catalogUnread = true
+		why := "this user may not write it or its directory"
+		if a := fsx.AccessOf(filepath.Dir(s.r.CatalogPath)); a != nil {
+			why = a.String()
+		}
+		general.add(Finding{Code: CodeCatalogUnusable, Path: s.r.CatalogPath,
+			Message: fmt.Sprintf("the catalog cannot follow this user's changes: %s", why),
+			Fix:     "make " + s.r.CatalogPath + " a catalog file this user can read and write (or move it aside); a rebuild then makes it agree with the disk",
+			Remedy:  report.RemedyFixAccess, Then: report.RemedyRebuildCatalog}, false)
+		return nil, nil
+	}
 	if f := c.Foreign(); f != nil {
 		c.Close()
+		s.catalogUnread = true
 		*warnings = append(*warnings, "catalog rows not checked: "+f.Error())
 		return nil, nil
 	}

@@ -221,6 +221,10 @@ type Report struct {
 	// in full; swamp cannot write here, which is a note (its health check
 	// fails), not a finding.
 	ReadOnly bool `json:"readOnly"`
+	// NotWritable: this user may read the datastore but not write it (a
+	// permission, not the media). The data checks ran in full; that swamp
+	// run as this user cannot write here is a note, not a finding.
+	NotWritable bool `json:"notWritable"`
 	// SwampChecks are swamp's own doctor datastores checks, computed right
 	// (check, passed, message as swamp prints them; swampDiffers where
 	// swamp's answer would differ).

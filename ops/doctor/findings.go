@@ -19,7 +19,7 @@ func (s *survey) newReport(mode string) *Report {
 	rep := &Report{
 		Repo: s.r.Dir, DataRoot: s.r.DataRoot, Namespace: s.r.Namespace, Catalog: s.r.CatalogPath, Mode: mode,
 		Items: s.items, Versions: s.versions, ChecksumsVerified: s.o.VerifyChecksum, StepLatestColumn: s.stepCol,
-		Findings: []Finding{}, Moves: []Move{}, ReadOnly: s.readOnly,
+		Findings: []Finding{}, Moves: []Move{}, ReadOnly: s.readOnly, NotWritable: s.notWritable,
 		Locks: s.lockCount, Records: s.records, InFlight: append([]InFlight{}, s.inFlight...),
 		SwampChecks: append([]SwampCheck{}, s.swamp...),
 	}

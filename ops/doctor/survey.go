@@ -138,10 +138,16 @@ type survey struct {
 	notes      []Notice          // added to swampDoctorNotes
 	// readOnly: the datastore is on read-only media (swamp's health check
 	// fails for that alone: a note, not a finding).
-	readOnly    bool
-	populated   bool
-	catalogRows int
-	swamp       []SwampCheck
+	readOnly bool
+	// notWritable: this user may not write the datastore (permission);
+	// like readOnly, a note, not a finding.
+	notWritable bool
+	// catalogUnread: a catalog exists but could not be read here, so
+	// swamp's completeness check was not computed.
+	catalogUnread bool
+	populated     bool
+	catalogRows   int
+	swamp         []SwampCheck
 }
 
 // walkState is what the walk and the scan (phase scanItems) found, for

@@ -74,6 +74,19 @@ func (s *survey) checkSwamp(context.Context) error {
 			s.readOnly = true
 			s.notes = append(s.notes, note(fmt.Sprintf("read-only media: swamp cannot write here (its health check fails: %s). "+
 				"The data checks ran in full and are reported here; mount it read-write to use it with swamp", c.Message), report.RemedyMountReadWrite))
+		case c.Check == SwampCheckHealth && s.baseIsDir():
+			// A directory this user may read but not write (a repo
+			// another user owns): swamp run as this user cannot write
+			// here, and says so. The data is checked in full all the
+			// same; a change is for a user who may write.
+			s.notWritable = true
+			who := "this user"
+			if a := fsx.AccessOf(s.r.Base); a != nil {
+				who = a.User + " (" + a.Path + " is " + a.Mode.String() + " owned by " + a.Owner + ")"
+			}
+			s.notes = append(s.notes, note(fmt.Sprintf("not writable by this user: %s may read the datastore but not write it, so swamp run as this user "+
+				"cannot write here either (its health check fails: %s). The data checks ran in full and are reported here; "+
+				"changes need a user who may write the repo, or write permission for this one", who, c.Message), report.RemedyFixAccess))
 		default:
 			f := Finding{Code: CodeSwampCheck, Path: s.r.Base, swampCheck: c.Check,
 				Message: fmt.Sprintf("swamp's %s check: %s", c.Check, c.Message)}
@@ -92,6 +105,13 @@ func swampCheckFix(c SwampCheck) (string, report.Remedy) {
 	// health: the datastore directory is missing, not a directory, or not
 	// writable for this user.
 	return "make the datastore directory " + "a directory this user can write (create it, move what is in its place away, or fix its permissions)", report.RemedyFixAccess
+}
+
+// baseIsDir reports whether the datastore directory exists as a
+// directory (its health check then fails only for want of write access).
+func (s *survey) baseIsDir() bool {
+	fi, err := s.fsys.Stat(s.r.Base)
+	return err == nil && fi.IsDir()
 }
 
 // swampChecks computes the four checks. diskByType counts the items the
@@ -191,6 +211,11 @@ func (s *survey) swampCompleteness(diskByType, catalogLatest map[string]int) Swa
 		}
 	}
 	switch {
+	case s.catalogUnread:
+		// A catalog is there but could not be read here (its finding or
+		// warning says why): what it covers is not known.
+		c.Passed = true
+		c.Message = fmt.Sprintf("Catalog index not checked: the catalog could not be read here (%d record(s) on disk)", disk)
 	case !s.catalogUsable || (!s.populated && s.catalogRows == 0):
 		// No catalog, or one swamp invalidated: swamp's next query builds
 		// it from disk, so nothing is missing from a query's point of view.

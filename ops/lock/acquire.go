@@ -105,6 +105,30 @@ func (e *TimeoutError) Unwrap() error { return ErrTimeout }
 // Is matches swampj.ErrBusy: someone else holds the lock, retry later.
 func (e *TimeoutError) Is(target error) bool { return target == swampj.ErrBusy }
 
+// AccessError is returned when a lock file, or the directory it goes in,
+// cannot be created because this user may not write there (EACCES, EPERM).
+// A lock is taken before the change it guards begins, so that change did
+// not begin: nothing was changed.
+type AccessError struct {
+	Path string // the lock file
+	// Access is what refused (the file or directory, its mode and owner,
+	// the user), nil when it cannot be told.
+	Access *fsx.Access
+	Err    error
+}
+
+func (e *AccessError) Code() string  { return "permission_denied" }
+func (e *AccessError) Unwrap() error { return e.Err }
+func (e *AccessError) Error() string {
+	why := e.Err.Error()
+	if e.Access != nil {
+		why = e.Access.String()
+	}
+	return fmt.Sprintf("could not create swamp's lock %s: permission denied (%s). Nothing was changed: the lock comes before "+
+		"the change it guards. A change needs a user who may write the repo's data directory (or write permission for this user, "+
+		"the group's when the repo is shared by a group); reading and inspecting need only read permission", e.Path, why)
+}
+
 // ErrNotHolder is matched by a refused release: the lock file is gone or
 // carries another acquisition's nonce.
 var ErrNotHolder = errors.New("lock is not held by this acquisition")
@@ -182,6 +206,9 @@ func acquire(ctx context.Context, fsys fsx.FS, path string, opts Options, lent f
 	start := time.Now()
 	deadline := start.Add(opts.Timeout)
 	if err := mkdirLockDir(fsys, dir, deadline); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, &AccessError{Path: path, Access: fsx.DescribeAccess(err), Err: err}
+		}
 		return nil, err
 	}
 	backoff := opts.InitialBackoff
@@ -212,6 +239,9 @@ func acquire(ctx context.Context, fsys fsx.FS, path string, opts Options, lent f
 				return nil, err
 			}
 			continue
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, &AccessError{Path: path, Access: fsx.DescribeAccess(err), Err: err}
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("creating lock %s: %w", path, err)
@@ -258,7 +288,7 @@ func acquire(ctx context.Context, fsys fsx.FS, path string, opts Options, lent f
 // decides whether to go on (TestWritesRaceMigrations hit this under load).
 func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
 	for {
-		err := fsx.MkdirAllDurable(fsys, dir, 0o755)
+		err := fsx.MkdirAllDurable(fsys, dir, fsx.DirMode)
 		if err == nil {
 			return nil
 		}
@@ -281,7 +311,7 @@ func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
 // temp file's fsync is what matters — it keeps a lock that does survive
 // from being a zero-byte file that swamp would wait on forever.
 func createExclusive(fsys fsx.FS, path string, data []byte) error {
-	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), 0o644, nil)
+	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), fsx.FileMode, nil)
 	if err != nil {
 		return err
 	}
@@ -485,7 +515,7 @@ func (l *Lock) refresh() (lost error, transient error) {
 	next := l.info
 	l.mu.Unlock()
 	next.AcquiredAt = stamp(l.opts.Now())
-	if err := fsx.WriteFileAtomic(l.fsys, l.path, next.Encode(), 0o644); err != nil {
+	if err := fsx.WriteFileAtomic(l.fsys, l.path, next.Encode(), fsx.FileMode); err != nil {
 		return nil, err
 	}
 	l.mu.Lock()

@@ -264,7 +264,7 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 // runRepair journals in and runs it in the journal session; a failure is
 // rolled back here and now (*RepairError).
 func runRepair(ctx context.Context, fsys fsx.FS, c *Cache, o DoctorOptions, in *journal.Intent) (err error) {
-	if err := fsx.MkdirAllDurable(fsys, filepath.Dir(c.JournalPath), 0o755); err != nil {
+	if err := fsx.MkdirAllDurable(fsys, filepath.Dir(c.JournalPath), fsx.DirMode); err != nil {
 		return err
 	}
 	sess, err := session.Open(fsys, c.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command})

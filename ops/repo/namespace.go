@@ -98,11 +98,11 @@ func WriteManifest(fsys fsx.FS, base, ns, repoID string, now time.Time) error {
 		return err
 	}
 	dir := filepath.Join(base, ns)
-	if err := fsx.MkdirAllDurable(fsys, dir, 0o755); err != nil {
+	if err := fsx.MkdirAllDurable(fsys, dir, fsx.DirMode); err != nil {
 		return fmt.Errorf("creating namespace directory %s: %w", dir, err)
 	}
 	p := ManifestPath(base, ns)
-	if err := fsx.WriteFileAtomic(fsys, p, WriteManifestBytes(ns, repoID, now), 0o644); err != nil {
+	if err := fsx.WriteFileAtomic(fsys, p, WriteManifestBytes(ns, repoID, now), fsx.FileMode); err != nil {
 		return fmt.Errorf("writing namespace manifest %s: %w", p, err)
 	}
 	return nil

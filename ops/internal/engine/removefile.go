@@ -63,7 +63,7 @@ func applyRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) err
 }
 
 func undoRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.OldData, 0o644); err != nil {
+	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.OldData, fsx.FileMode); err != nil {
 		return err
 	}
 	d.Synced(filepath.Dir(s.Path))

@@ -118,7 +118,7 @@ func observeMkdir(_ context.Context, env *Env, s *journal.Step) (Observation, st
 }
 
 func applyMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	if err := env.FS.Mkdir(s.Path, 0o755); err != nil {
+	if err := env.FS.Mkdir(s.Path, fsx.DirMode); err != nil {
 		return err
 	}
 	d.Add(filepath.Dir(s.Path))
@@ -357,7 +357,7 @@ func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 		d.deferredWrites = true
 		return nil
 	}
-	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.Data, 0o644); err != nil {
+	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.Data, fsx.FileMode); err != nil {
 		return err
 	}
 	d.Synced(filepath.Dir(s.Path))
@@ -383,7 +383,7 @@ func prepareTemps(env *Env, steps []journal.Step, d *Dirty) {
 		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		f, _, err := fsx.WriteNewUnsynced(env.FS, s.Temp, bytes.NewReader(s.Data), 0o644, nil)
+		f, _, err := fsx.WriteNewUnsynced(env.FS, s.Temp, bytes.NewReader(s.Data), fsx.FileMode, nil)
 		if err != nil {
 			_ = env.FS.Remove(s.Temp)
 			continue
@@ -409,7 +409,7 @@ func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 		return CleanTemp(env, s, d)
 	}
 	if s.OldExists {
-		if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.OldData, 0o644); err != nil {
+		if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.OldData, fsx.FileMode); err != nil {
 			return err
 		}
 		d.Synced(filepath.Dir(s.Path))
@@ -481,7 +481,7 @@ func undoDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	if err := env.FS.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if _, err := fsx.WriteNew(env.FS, tmp, src, 0o644, nil); err != nil {
+	if _, err := fsx.WriteNew(env.FS, tmp, src, fsx.FileMode, nil); err != nil {
 		_ = env.FS.Remove(tmp)
 		return err
 	}
