@@ -24,8 +24,17 @@ func TestRunWrapper(t *testing.T) {
 		if r := swampj(t, dir, "run", "--", "sh", "-c", "kill -TERM $$"); r.code != 128+15 {
 			t.Fatalf("killed by SIGTERM: %+v", r)
 		}
-		if r := swampj(t, dir, "run", "--", "no-such-command-here"); r.code != 1 {
-			t.Fatalf("a command that cannot start: %+v", r)
+		// As a shell: 127 for a command not found, 126 for one that cannot
+		// run.
+		if r := swampj(t, dir, "run", "--", "no-such-command-here"); r.code != 127 {
+			t.Fatalf("a command that cannot be found: %+v", r)
+		}
+		notExec := filepath.Join(dir, "not-executable")
+		if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := swampj(t, dir, "run", "--", notExec); r.code != 126 {
+			t.Fatalf("a command that cannot run: %+v", r)
 		}
 		if r := swampj(t, dir, "run"); r.code != 2 {
 			t.Fatalf("no command: %+v", r)

@@ -96,55 +96,103 @@ type seccompNotifResp struct {
 // an fd argument (fsync).
 type pathArg struct{ dirfd, path, fd int }
 
-// stopped are the calls the filter stops, by architecture, with where
-// their paths are. arm64 has only the *at forms.
-var stopped = map[string]struct {
-	arch  uint32
-	calls map[uint32][]pathArg
-}{
-	"amd64": {auditArchX8664, map[uint32][]pathArg{
-		82:  {{-1, 0, -1}, {-1, 1, -1}}, // rename
-		264: {{0, 1, -1}, {2, 3, -1}},   // renameat
-		316: {{0, 1, -1}, {2, 3, -1}},   // renameat2
-		87:  {{-1, 0, -1}},              // unlink
-		263: {{0, 1, -1}},               // unlinkat
-		84:  {{-1, 0, -1}},              // rmdir
-		74:  {{-1, -1, 0}},              // fsync
-		75:  {{-1, -1, 0}},              // fdatasync
-	}},
-	"arm64": {auditArchAArch64, map[uint32][]pathArg{
-		38:  {{0, 1, -1}, {2, 3, -1}}, // renameat
-		276: {{0, 1, -1}, {2, 3, -1}}, // renameat2
-		35:  {{0, 1, -1}},             // unlinkat
-		82:  {{-1, -1, 0}},            // fsync
-		83:  {{-1, -1, 0}},            // fdatasync
-	}},
+// call is a stopped system call: where its paths are, and whether it is a
+// barrier (sync before it goes on) or only a change to log (a file created
+// or truncated in place: what the doctor must look at afterwards, durable
+// with the next barrier like the file itself).
+type call struct {
+	args    []pathArg
+	barrier bool
 }
 
-// filter is the BPF program: for this architecture's stopped calls,
-// USER_NOTIF; everything else (another architecture's calls, x32) ALLOW.
+// openFlags: an open that creates or truncates is a change to log.
+const openFlags = unix.O_CREAT | unix.O_TRUNC
+
+// stoppedCalls are the calls the filter stops, by architecture. open and
+// openat stop only with openFlags set (the filter reads their flags
+// argument); arm64 has only the *at forms.
+type callTable struct {
+	arch         uint32
+	calls        map[uint32]call
+	openat, open uint32 // 0: none (arm64 has no open)
+	openatFlags  uint32 // offset of openat's flags argument in seccomp_data
+	openFlagsOff uint32
+}
+
+var stopped = map[string]callTable{
+	"amd64": {arch: auditArchX8664, calls: map[uint32]call{
+		82:  {[]pathArg{{-1, 0, -1}, {-1, 1, -1}}, true}, // rename
+		264: {[]pathArg{{0, 1, -1}, {2, 3, -1}}, true},   // renameat
+		316: {[]pathArg{{0, 1, -1}, {2, 3, -1}}, true},   // renameat2
+		87:  {[]pathArg{{-1, 0, -1}}, true},              // unlink
+		263: {[]pathArg{{0, 1, -1}}, true},               // unlinkat
+		84:  {[]pathArg{{-1, 0, -1}}, true},              // rmdir
+		74:  {[]pathArg{{-1, -1, 0}}, true},              // fsync
+		75:  {[]pathArg{{-1, -1, 0}}, true},              // fdatasync
+		85:  {[]pathArg{{-1, 0, -1}}, false},             // creat
+		437: {[]pathArg{{0, 1, -1}}, false},              // openat2 (its flags are behind a pointer)
+		257: {[]pathArg{{0, 1, -1}}, false},              // openat, with openFlags
+		2:   {[]pathArg{{-1, 0, -1}}, false},             // open, with openFlags
+	}, openat: 257, open: 2, openatFlags: 16 + 8*2, openFlagsOff: 16 + 8*1},
+	"arm64": {arch: auditArchAArch64, calls: map[uint32]call{
+		38:  {[]pathArg{{0, 1, -1}, {2, 3, -1}}, true}, // renameat
+		276: {[]pathArg{{0, 1, -1}, {2, 3, -1}}, true}, // renameat2
+		35:  {[]pathArg{{0, 1, -1}}, true},             // unlinkat
+		82:  {[]pathArg{{-1, -1, 0}}, true},            // fsync
+		83:  {[]pathArg{{-1, -1, 0}}, true},            // fdatasync
+		437: {[]pathArg{{0, 1, -1}}, false},            // openat2
+		56:  {[]pathArg{{0, 1, -1}}, false},            // openat, with openFlags
+	}, openat: 56, openatFlags: 16 + 8*2},
+}
+
+// filter is the BPF program: this architecture's stopped calls notify
+// (open and openat only with openFlags); everything else (another
+// architecture's calls, x32) is allowed.
+//
+//	0    ld arch;  jeq ARCH ? 2 : ALLOW
+//	2    ld nr;    jge x32 ? ALLOW : 4
+//	4..  jeq NR_i ? NOTIFY            (the calls stopped whatever their flags)
+//	     jeq openat ? OPENAT;  jeq open ? OPEN;  ALLOW
+//	     OPENAT: ld flags; jset openFlags ? NOTIFY : ALLOW
+//	     OPEN:   ld flags; jset openFlags ? NOTIFY : next;  ALLOW
+//	     NOTIFY
 func filter() []unix.SockFilter {
 	tab := stopped[runtime.GOARCH]
-	nrs := make([]uint32, 0, len(tab.calls))
+	var always []uint32
 	for nr := range tab.calls {
-		nrs = append(nrs, nr)
+		if nr != tab.openat && (tab.open == 0 || nr != tab.open) {
+			always = append(always, nr)
+		}
 	}
-	n := uint8(len(nrs))
+	n := uint32(len(always))
+	allow, openat, open, notify := 6+n, 7+n, 9+n, 12+n
+	jump := func(from, to uint32) uint8 { return uint8(to - from - 1) }
+	openNr := tab.open
+	if openNr == 0 {
+		openNr = 0xffffffff // no such call here
+	}
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: seccompDataArchOffset},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: n + 2, K: tab.arch},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: jump(1, allow), K: tab.arch},
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: seccompDataNrOffset},
-		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, Jt: n, Jf: 0, K: x32SyscallBit},
+		{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, Jt: jump(3, allow), Jf: 0, K: x32SyscallBit},
 	}
-	for i, nr := range nrs {
-		// Jump to the USER_NOTIF return, past the remaining compares and
-		// the ALLOW.
-		prog = append(prog, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: n - uint8(i), Jf: 0, K: nr})
+	for i, nr := range always {
+		at := 4 + uint32(i)
+		prog = append(prog, unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: jump(at, notify), K: nr})
 	}
-	return append(prog,
+	prog = append(prog,
+		unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: jump(4+n, openat), K: tab.openat},
+		unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: jump(5+n, open), K: openNr},
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: seccompRetAllow},
+		unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: tab.openatFlags},
+		unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, Jt: jump(8+n, notify), Jf: jump(8+n, 11+n), K: openFlags}, // BPF jumps only forward: the ALLOW after OPEN
+		unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: tab.openFlagsOff},
+		unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, Jt: jump(10+n, notify), Jf: 0, K: openFlags},
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: seccompRetAllow},
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: seccompRetUserNotif},
 	)
+	return prog
 }
 
 // supported says why the barrier cannot run here (nil: it can).
@@ -242,8 +290,8 @@ type supervisor struct {
 	sock     *os.File // the wrapper's end of the socket
 	listener int
 	roots    []string
-	onPaths  func(paths []string) error // log what will change, then sync
-	periodic func()                     // the periodic sync
+	onPaths  func(paths []string, barrier bool) error // log what will change, then (a barrier) sync
+	periodic func()                                   // the periodic sync
 	interval time.Duration
 	stop     chan struct{}
 	done     chan error
@@ -252,7 +300,7 @@ type supervisor struct {
 
 // prepare makes cmd start through the trampoline. The returned supervisor
 // runs once start is called after cmd.Start.
-func prepare(cmd *exec.Cmd, roots []string, interval time.Duration, onPaths func([]string) error, periodic func()) (*supervisor, error) {
+func prepare(cmd *exec.Cmd, roots []string, interval time.Duration, onPaths func([]string, bool) error, periodic func()) (*supervisor, error) {
 	if err := supported(); err != nil {
 		return nil, err
 	}
@@ -359,9 +407,11 @@ func (s *supervisor) loop() error {
 			return fmt.Errorf("receiving a stopped call: %w", errno)
 		}
 		var herr error
-		if paths := s.covered(&req); len(paths) > 0 {
-			herr = s.onPaths(paths)
-			lastSync = time.Now()
+		if paths, barrier := s.covered(&req); len(paths) > 0 {
+			herr = s.onPaths(paths, barrier)
+			if barrier {
+				lastSync = time.Now()
+			}
 		}
 		resp := seccompNotifResp{ID: req.ID, Flags: notifFlagContinue}
 		if herr != nil {
@@ -376,17 +426,18 @@ func (s *supervisor) loop() error {
 	}
 }
 
-// covered returns the paths of a stopped call that lie under a root.
-func (s *supervisor) covered(req *seccompNotif) []string {
-	args := stopped[runtime.GOARCH].calls[uint32(req.Data.Nr)]
+// covered returns the paths of a stopped call that lie under a root, and
+// whether the call is a barrier.
+func (s *supervisor) covered(req *seccompNotif) ([]string, bool) {
+	c := stopped[runtime.GOARCH].calls[uint32(req.Data.Nr)]
 	var out []string
-	for _, a := range args {
+	for _, a := range c.args {
 		p := s.resolve(int(req.PID), req.Data.Args, a)
 		if p != "" && underAny(p, s.roots) {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, c.barrier
 }
 
 func (s *supervisor) resolve(pid int, args [6]uint64, a pathArg) string {

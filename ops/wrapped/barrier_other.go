@@ -18,7 +18,7 @@ func supported() error {
 
 type supervisor struct{}
 
-func prepare(*exec.Cmd, []string, time.Duration, func([]string) error, func()) (*supervisor, error) {
+func prepare(*exec.Cmd, []string, time.Duration, func([]string, bool) error, func()) (*supervisor, error) {
 	return nil, supported()
 }
 func (*supervisor) start(*exec.Cmd) error { return supported() }

@@ -199,9 +199,9 @@ func (w *Run) Syncs() int {
 }
 
 // barrier is the supervisor's answer to a stopped call under a root: the
-// paths go into the change log, then every covered file system (the log's
-// too) is synced, and only then does the call go on.
-func (w *Run) barrier(paths []string) error {
+// paths go into the change log; for a barrier call every covered file
+// system (the log's too) is then synced; only then does the call go on.
+func (w *Run) barrier(paths []string, sync bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var fresh []string
@@ -216,6 +216,11 @@ func (w *Run) barrier(paths []string) error {
 			w.syncErr = err
 			return err
 		}
+	}
+	if !sync {
+		// A file created or truncated in place: logged, and durable with
+		// the next barrier like the file itself.
+		return nil
 	}
 	w.syncs++
 	if err := syncFSes(w.syncFDs); err != nil {
@@ -239,6 +244,11 @@ func (w *Run) periodic() {
 // which syncs it with syncfs (the crash suite cuts the settling, which
 // reads it through fsx).
 func (w *Run) createLog() error {
+	// A repo swamp has not written to yet has no .swamp: journal.Open
+	// would make it too.
+	if err := os.MkdirAll(filepath.Dir(w.logPath), 0o777); err != nil {
+		return fmt.Errorf("creating %s for the run's change log: %w", filepath.Dir(w.logPath), err)
+	}
 	f, err := os.OpenFile(w.logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return fmt.Errorf("creating the run's change log: %w", err)
