@@ -267,6 +267,7 @@ func (c *gcsClient) acquire(ctx context.Context, key string, timeout time.Durati
 			return nil, err
 		}
 		var expires time.Time
+		var staleErr error // why a stale lock could not be broken
 		if holder != nil {
 			m, err := c.meta(ctx, key)
 			if err == nil && m != nil && !m.Updated.IsZero() {
@@ -275,11 +276,13 @@ func (c *gcsClient) acquire(ctx context.Context, key string, timeout time.Durati
 			if !expires.IsZero() && time.Now().After(expires) && m.Generation != "" {
 				// Stale: deleted only if it is still the generation judged
 				// stale; a heartbeat that landed meanwhile keeps it.
-				_, _ = c.deleteIf(ctx, key, m.Generation)
-				if err := sleep(ctx, 200*time.Millisecond+time.Duration(time.Now().UnixNano()%300)*time.Millisecond); err != nil {
-					return nil, err
+				// Retried until the deadline, never past it.
+				if _, staleErr = c.deleteIf(ctx, key, m.Generation); !time.Now().After(deadline) {
+					if err := sleep(ctx, 200*time.Millisecond+time.Duration(time.Now().UnixNano()%300)*time.Millisecond); err != nil {
+						return nil, err
+					}
+					continue
 				}
-				continue
 			}
 		}
 		if time.Now().After(deadline) {
@@ -288,7 +291,13 @@ func (c *gcsClient) acquire(ctx context.Context, key string, timeout time.Durati
 				who = fmt.Sprintf("%s (pid %d, since %s)", holder.Holder, holder.PID, holder.AcquiredAt)
 			}
 			msg := fmt.Sprintf("%s held %s for the whole %s", who, key, timeout)
-			if !expires.IsZero() {
+			switch {
+			case staleErr != nil:
+				msg += fmt.Sprintf(" (it is stale, but deleting it failed: %v)", staleErr)
+			case !expires.IsZero() && time.Now().After(expires):
+				msg += fmt.Sprintf(" (it has been stale since %s UTC, but its generation changed whenever swampj deleted it: "+
+					"another process keeps taking it)", expires.UTC().Format("15:04:05"))
+			case !expires.IsZero():
 				msg += fmt.Sprintf(" (unless its holder renews it, it goes stale at %s UTC, %s after its last heartbeat: "+
 					"a holder that was killed leaves it until then)",
 					expires.UTC().Format("15:04:05"), time.Duration(holder.TTLMs)*time.Millisecond)
