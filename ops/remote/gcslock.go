@@ -20,7 +20,8 @@ package remote
 // Credentials: with the datastore config's apiEndpoint, or
 // STORAGE_EMULATOR_HOST, none are sent (an emulator; the extension does the
 // same with apiEndpoint). Otherwise Application Default Credentials
-// (GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the metadata server).
+// (gcsauth.go: GOOGLE_APPLICATION_CREDENTIALS, gcloud's ADC file, the
+// metadata server).
 //
 // The client is built only when a repair takes the lock. Google's storage
 // SDK is not linked: its packages' init work (grpc, protobuf, otel) would
@@ -40,13 +41,13 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/oauth2/google"
+	"golang.org/x/oauth2"
 )
 
 // GCSLocker takes the lock in the bucket over the GCS JSON API.
 type GCSLocker struct {
-	// Env looks up STORAGE_EMULATOR_HOST (nil: the process environment).
-	// ADC reads the process environment itself.
+	// Env looks up STORAGE_EMULATOR_HOST and the credentials' variables
+	// (nil: the process environment).
 	Env func(string) string
 	// Client, when set, is used as is (no credentials are added).
 	Client *http.Client
@@ -64,7 +65,7 @@ func (g GCSLocker) Lock(ctx context.Context, c *Cache, timeout time.Duration) (f
 	if c.GCS == nil {
 		return nil, fmt.Errorf("%s: not a GCS datastore (%s)", c.Source, c.Type)
 	}
-	cl, err := newGCSClient(ctx, *c.GCS, g.Env, g.Client)
+	cl, err := newGCSClient(*c.GCS, g.Env, g.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +80,7 @@ type gcsClient struct {
 
 const gcsDefaultAPI = "https://storage.googleapis.com"
 
-func newGCSClient(ctx context.Context, cfg GCSConfig, env func(string) string, hc *http.Client) (*gcsClient, error) {
+func newGCSClient(cfg GCSConfig, env func(string) string, hc *http.Client) (*gcsClient, error) {
 	if env == nil {
 		env = os.Getenv
 	}
@@ -107,11 +108,11 @@ func newGCSClient(ctx context.Context, cfg GCSConfig, env func(string) string, h
 		if emulator {
 			c.http = &http.Client{Timeout: 30 * time.Second}
 		} else {
-			ac, err := google.DefaultClient(ctx, "https://www.googleapis.com/auth/devstorage.read_write")
+			ts, err := gcsTokenSource(env)
 			if err != nil {
-				return nil, fmt.Errorf("no GCS credentials (Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS "+
-					"or run 'gcloud auth application-default login'): %w", err)
+				return nil, fmt.Errorf("no GCS credentials (%s): %w", credentialsHint, err)
 			}
+			ac := oauth2.NewClient(context.Background(), ts)
 			ac.Timeout = 30 * time.Second
 			c.http = ac
 		}
