@@ -161,9 +161,9 @@ func runRemoteAfter(c *cli.Context, e *env, rc *remote.Cache, start time.Time) {
 
 func printRemoteReport(w io.Writer, rep *remote.Report) {
 	c := rep.Cache
-	fmt.Fprintf(w, "Doctor: %s (datastore %s, bucket %s", c.Repo, c.Type, c.S3.Bucket)
-	if c.S3.Prefix != "" {
-		fmt.Fprintf(w, ", prefix %s", c.S3.Prefix)
+	fmt.Fprintf(w, "Doctor: %s (datastore %s, bucket %s", c.Repo, c.Type, c.Bucket())
+	if c.Prefix() != "" {
+		fmt.Fprintf(w, ", prefix %s", c.Prefix())
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "  cache:     %s (%d file(s); the index lists %d)\n", c.Dir, rep.Files, rep.IndexEntries)

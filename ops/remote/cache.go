@@ -1,15 +1,17 @@
 // Package remote is swampj's side of an extension datastore (the S3
-// extension, @swamp/s3-datastore): the local cache swamp keeps for it at
+// extension, @swamp/s3-datastore, and the GCS one, @swamp/gcs-datastore,
+// whose cache has the same layout): the local cache swamp keeps for it at
 // $SWAMP_HOME/repos/{repoId}/ (or $HOME/.swamp/repos/{repoId}/), the
 // cache's bookkeeping (.datastore-index.json, .datastore-sync-state.json),
 // the doctor of the cache and its journaled repair, taken under the
-// bucket's own lock (s3lock.go).
+// bucket's own lock (s3lock.go, gcslock.go).
 //
 // Reading order: cache.go (where the cache is and what swamp would read
 // there), index.go (the index and the sync-state sidecar, and what the
 // extension's next pull and push do with a file), doctor.go (findings),
 // repair.go (the plan and its execution), s3lock.go (the bucket's lock
-// protocol, spoken from Go).
+// protocol, spoken from Go); for GCS, gcscache.go (what differs from S3),
+// gcslock.go (its lock by generation) and gcsauth.go (its credentials).
 //
 // The extension's protocol, as read from s3_cache_sync.ts at
 // swamp-club/swamp-extensions c25ec917 and checked against it running:
@@ -84,6 +86,8 @@ type Cache struct {
 	// extension's localRelPath).
 	Namespace string   `json:"namespace,omitempty"`
 	S3        S3Config `json:"s3"`
+	// GCS is set for the GCS extension (GCSType) and nil otherwise.
+	GCS *GCSConfig `json:"gcs,omitempty"`
 	// LocalDir is {repo}/.swamp: the catalog, the bundles and swampj's
 	// journal; never synced.
 	LocalDir string `json:"localDir"`
@@ -123,22 +127,22 @@ func (c *Cache) LockKey() string {
 // ErrNotRemote: the repo's datastore is a filesystem one (no cache).
 var ErrNotRemote = errors.New("the datastore is not a remote (extension) datastore")
 
-// ErrUnknownType: an extension datastore swampj has not been tested on
-// (GCS and others): it is reported, never repaired.
+// ErrUnknownType: an extension datastore swampj has not been tested on:
+// it is reported, never repaired.
 var ErrUnknownType = errors.New("extension datastore type not supported")
 
 // UnknownTypeError names the type.
 type UnknownTypeError struct{ Source, Type string }
 
 func (e *UnknownTypeError) Error() string {
-	return fmt.Sprintf("%s: datastore type %q: swampj knows the cache of %s only (tested against the real extension); "+
-		"it leaves this datastore to swamp", e.Source, e.Type, S3Type)
+	return fmt.Sprintf("%s: datastore type %q: swampj knows the cache of %s only (tested against the real extensions); "+
+		"it leaves this datastore to swamp", e.Source, e.Type, S3Type+" and "+GCSType)
 }
 func (e *UnknownTypeError) Unwrap() error { return ErrUnknownType }
 func (e *UnknownTypeError) Code() string  { return "unsupported_datastore" }
 
 // Discover finds the repo at or above dir and, when its datastore is the S3
-// extension, its cache, resolved as swamp resolves it
+// or the GCS extension, its cache, resolved as swamp resolves it
 // (resolve_datastore.ts): SWAMP_DATASTORE first, then the .swamp.yaml
 // block. A filesystem datastore is ErrNotRemote.
 func Discover(dir string, o Options) (*Cache, error) {
@@ -172,6 +176,13 @@ func Discover(dir string, o Options) (*Cache, error) {
 			if typ == S3Type && json.Unmarshal([]byte(val), &c.S3) != nil {
 				return nil, &repo.ConfigError{Path: repo.EnvDatastore, Msg: "the JSON after the type does not parse"}
 			}
+			if typ == GCSType {
+				g, err := gcsFromEnv(val)
+				if err != nil {
+					return nil, &repo.ConfigError{Path: repo.EnvDatastore, Msg: "the JSON after the type does not parse"}
+				}
+				c.GCS = g
+			}
 		}
 	} else {
 		c.Source = cfgPath
@@ -186,11 +197,15 @@ func Discover(dir string, o Options) (*Cache, error) {
 		default:
 			c.Type = typ
 			cfg, _ := ds.Get("config")
-			c.S3 = s3From(cfg)
+			if typ == GCSType {
+				c.GCS = gcsFrom(cfg)
+			} else {
+				c.S3 = s3From(cfg)
+			}
 		}
 		c.Namespace = str(ds, "namespace")
 	}
-	if c.Type != S3Type {
+	if c.Type != S3Type && c.Type != GCSType {
 		return nil, &UnknownTypeError{Source: c.Source, Type: c.Type}
 	}
 	if c.RepoID == "" {

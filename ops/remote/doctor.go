@@ -117,7 +117,7 @@ type DoctorOptions struct {
 	Command      []string
 	Logger       *slog.Logger
 	// Lock takes the datastore's lock for the repair (nil: the bucket's
-	// own lock over S3, BucketLocker).
+	// own lock, BucketLocker over S3, GCSLocker over GCS).
 	Lock Locker
 	Now  func() time.Time
 }

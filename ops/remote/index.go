@@ -38,17 +38,19 @@ type Index struct {
 
 // SyncState is the fast-path sidecar (DatastoreSyncStateV2; a v1 sidecar
 // fills the first four fields). Raw keeps every field as read, so a
-// rewrite changes only what it means to.
+// rewrite changes only what it means to. The S3 extension records the
+// remote index's ETag, the GCS one its generation: one of the two is set.
 type SyncState struct {
-	Version              int      `json:"version"`
-	RemoteIndexETag      string   `json:"remoteIndexETag"`
-	LastVerifiedAt       string   `json:"lastVerifiedAt"`
-	LocalDirty           bool     `json:"localDirty"`
-	DirtyPaths           []string `json:"dirtyPaths"`
-	BulkInvalidated      bool     `json:"bulkInvalidated"`
-	LazyPullActive       bool     `json:"lazyPullActive"`
-	DirtyPathsOverflowed bool     `json:"dirtyPathsOverflowed"`
-	CommitSeq            *int64   `json:"commitSeq,omitempty"`
+	Version               int      `json:"version"`
+	RemoteIndexETag       string   `json:"remoteIndexETag"`
+	RemoteIndexGeneration string   `json:"remoteIndexGeneration"`
+	LastVerifiedAt        string   `json:"lastVerifiedAt"`
+	LocalDirty            bool     `json:"localDirty"`
+	DirtyPaths            []string `json:"dirtyPaths"`
+	BulkInvalidated       bool     `json:"bulkInvalidated"`
+	LazyPullActive        bool     `json:"lazyPullActive"`
+	DirtyPathsOverflowed  bool     `json:"dirtyPathsOverflowed"`
+	CommitSeq             *int64   `json:"commitSeq,omitempty"`
 
 	Raw  map[string]json.RawMessage `json:"-"`
 	Data []byte                     `json:"-"`
@@ -97,9 +99,9 @@ func ReadSyncState(fsys fsx.FS, c *Cache) (*SyncState, error) {
 }
 
 // FastPathArmed reports whether the extension's next pull may skip the walk
-// entirely (tryFastPullChanged): a recorded remote ETag (or commitSeq) and
-// an index not touched since it was verified. While it is armed a damaged
-// or missing cache file is not fetched again.
+// entirely (tryFastPullChanged): a recorded remote ETag or generation (or
+// commitSeq) and an index not touched since it was verified. While it is
+// armed a damaged or missing cache file is not fetched again.
 func FastPathArmed(s *SyncState, ix *Index) bool {
 	if s == nil {
 		return false
@@ -107,22 +109,34 @@ func FastPathArmed(s *SyncState, ix *Index) bool {
 	if s.CommitSeq != nil {
 		return true
 	}
-	if s.RemoteIndexETag == "" || ix == nil {
+	// The GCS extension reads generation "0" as none (gcs_cache_sync.ts).
+	recorded := s.RemoteIndexETag != "" || (s.RemoteIndexGeneration != "" && s.RemoteIndexGeneration != "0")
+	if !recorded || ix == nil {
 		return false
 	}
 	v, err := time.Parse(time.RFC3339Nano, s.LastVerifiedAt)
 	return err == nil && ix.ModTime.Before(v)
 }
 
-// Disarmed is the sidecar with its fast path turned off: no remote ETag,
-// no commitSeq, everything else as it was, so the next pull walks the index
-// and fetches every file the cache lacks.
+// Disarmed is the sidecar with its fast path turned off: no remote ETag or
+// generation, no commitSeq, everything else as it was, so the next pull
+// walks the index and fetches every file the cache lacks. The field the
+// extension wrote is the one emptied (both extensions refuse a sidecar
+// without theirs, and would drop its dirty paths with it); a sidecar with
+// neither gets the S3 one.
 func (s *SyncState) Disarmed() ([]byte, error) {
 	m := map[string]json.RawMessage{}
 	for k, v := range s.Raw {
 		m[k] = v
 	}
-	m["remoteIndexETag"] = json.RawMessage(`""`)
+	_, etag := m["remoteIndexETag"]
+	_, gen := m["remoteIndexGeneration"]
+	if etag || !gen {
+		m["remoteIndexETag"] = json.RawMessage(`""`)
+	}
+	if gen {
+		m["remoteIndexGeneration"] = json.RawMessage(`""`)
+	}
 	delete(m, "commitSeq")
 	return json.MarshalIndent(m, "", "  ")
 }

@@ -126,7 +126,7 @@ func (e *RepairError) Unwrap() error { return e.Err }
 func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions, rep *Report) (err error) {
 	locker := o.Lock
 	if locker == nil {
-		locker = BucketLocker{Env: o.Env}
+		locker = lockerFor(c, o.Env)
 	}
 	timeout := o.LockTimeout
 	if timeout <= 0 {
