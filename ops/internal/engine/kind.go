@@ -81,7 +81,7 @@ type Protocols struct {
 	LockIntent func(ctx context.Context, env *Env, in *journal.Intent, try bool) (context.Context, func(), error)
 }
 
-// protocols is the installed table (nil until ops/internal/steps is
+// protocols is the installed table (nil until ops/internal/protocol is
 // initialized).
 var protocols *Protocols
 
@@ -99,7 +99,7 @@ func Install(p *Protocols) {
 // does not know.
 func KindOf(s *journal.Step) (Kind, error) {
 	if protocols == nil {
-		return Kind{}, fmt.Errorf("step kind %q: no step kinds are installed (import ops/internal/steps)", s.Kind)
+		return Kind{}, fmt.Errorf("step kind %q: no step kinds are installed (import ops/internal/protocol)", s.Kind)
 	}
 	k, ok := protocols.Kinds[s.Kind]
 	if !ok {
