@@ -54,7 +54,7 @@ type Env struct {
 	// FS is the disk (nil: the real one).
 	FS fsx.FS
 	// Catalog opens the repo's catalog on first use, for the kinds that
-	// change it (a steps.CatalogOpener; nil: catalog steps fail). The
+	// change it (a protocol.CatalogOpener; nil: catalog steps fail). The
 	// executor only carries it; CloseCatalog closes it.
 	Catalog io.Closer
 	// Progress, if set, is called after each step (from the executor's

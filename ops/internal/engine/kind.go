@@ -13,7 +13,7 @@ import (
 const KindBarrier = "barrier"
 
 // Kind is the behaviour of a step kind. The kinds themselves live in
-// ops/internal/steps, which hands its closed table to the executor
+// ops/internal/protocol, which hands its closed table to the executor
 // (Install); the executor calls them only through these fields.
 type Kind struct {
 	Observe func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error)
@@ -64,7 +64,7 @@ type Prepared interface {
 
 // Protocols is what the executor runs without knowing it: every step
 // kind a journal may hold, by the name it stores, and what the swamp
-// protocol says around them. ops/internal/steps builds the one value of
+// protocol says around them. ops/internal/protocol builds the one value of
 // it and installs it when it is initialized.
 type Protocols struct {
 	// Kinds is the closed table of step kinds. A journal step whose kind
@@ -86,7 +86,7 @@ type Protocols struct {
 var protocols *Protocols
 
 // Install hands the executor the protocols' kinds. It is called once, by
-// ops/internal/steps at init; a second call panics, because two tables
+// ops/internal/protocol at init; a second call panics, because two tables
 // would make what a journal may hold depend on import order.
 func Install(p *Protocols) {
 	if protocols != nil {
