@@ -241,8 +241,9 @@ func observeWrite(_ context.Context, env *engine.Env, s *journal.Step) (engine.O
 		return engine.Done, "", nil
 	case !exists && !s.OldExists, exists && s.OldExists && bytes.Equal(cur, s.OldData):
 		if tempLeft {
-			// Written ahead by this run (prepareTemps), or left by an
-			// earlier one: applying writes it again either way.
+			// Written ahead by this run (the executor's prepareTemps),
+			// or left by an earlier one: applying writes it again
+			// either way.
 			return engine.WrittenAhead, "temp file " + s.Temp + " holds the new content, ready to be renamed in", nil
 		}
 		return engine.NotDone, "", nil
