@@ -45,9 +45,11 @@
 //
 // # Reading order
 //
-// ops/internal/engine first: kinds.go (every step kind recovery can replay,
-// one table), exec.go and steps.go (the executor and the file-system
-// kinds), recovery.go (recovery's loop). Then ops/internal/session (the
+// ops/internal/engine first: kind.go (what a step kind is to the
+// executor), exec.go (the executor), recovery.go (recovery's loop). Then
+// ops/internal/protocol: kinds.go (every step kind recovery can replay, one
+// table), fs.go (the file-system kinds), then a file per protocol's kinds.
+// Then ops/internal/session (the
 // journal session every mutating entry point runs in) and ops/report (the
 // vocabulary every operation reports in). Then here, one protocol per
 // group of files: write.go (WriteVersions, its options and errors),

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 )
 
 // TestWriteLogsItsSteps: a real write with a JSON handler at level Debug
@@ -61,7 +61,7 @@ func TestWriteLogsItsSteps(t *testing.T) {
 			t.Errorf("the latest pointer's step: %v", s)
 		}
 	}
-	for _, k := range []string{"stage", "rename", "write", engine.KindCatalogPublish} {
+	for _, k := range []string{"stage", "rename", "write", protocol.KindCatalogPublish} {
 		if !kinds[k] {
 			t.Errorf("no record of a %s step; kinds logged: %v", k, kinds)
 		}

@@ -49,6 +49,7 @@ import (
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/fsx"
@@ -344,7 +345,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	}
 	cat := opts.Catalog.Opener()
 	if cat == nil {
-		cat = engine.RepoCatalog(fsys, r.Dir)
+		cat = protocol.RepoCatalog(fsys, r.Dir)
 	}
 	run := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, HeldLocks: held, Log: opts.Logger}, repo: r}
 	defer func() {
@@ -391,11 +392,11 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 		}
 	}
 
-	rows := runStampRows(ctx, run.env.Catalog)
+	rows := runStampRows(ctx, protocol.OpenerOf(run.env))
 	// The set-based restamp's statements run while the plan walks the tree
 	// (on the real disk); its step only commits them (restampAhead).
 	from, to := migrationStamps(r, opts)
-	ahead := engine.StartRestampAhead(ctx, run.env, r.Dir, from, to)
+	ahead := protocol.StartRestampAhead(ctx, run.env, r.Dir, from, to)
 	defer ahead.Abandon()
 	plan, err := planWhileNoWriter(ctx, r, opts, swampTimeout, lends, rows, ahead.Abandon)
 	if err != nil {
@@ -448,7 +449,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	if err != nil {
 		r = run.repo // the configuration the run ends with, if it reads back
 	}
-	built, err := catalogsync.BuildIfNotBuilt(ctx, run.fsys, r, run.env.Catalog)
+	built, err := catalogsync.BuildIfNotBuilt(ctx, run.fsys, r, protocol.OpenerOf(run.env))
 	if fsx.IsCrash(err) {
 		return run.note(err)
 	}

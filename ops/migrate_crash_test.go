@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
@@ -281,7 +281,7 @@ func migCheckRestampOp(t *testing.T, dir, op string) {
 	var found []string
 	for _, in := range all {
 		for _, s := range in.Steps {
-			if s.Kind != engine.KindCatalog {
+			if s.Kind != protocol.KindCatalog {
 				continue
 			}
 			var ch struct {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -112,7 +113,7 @@ func previewStampRows(ctx context.Context, fsys fsx.FS, path string) stampRows {
 				return nil
 			}
 			defer c.Close()
-			keys, _ := engine.ItemKeys(ctx, c, ns)
+			keys, _ := protocol.ItemKeys(ctx, c, ns)
 			return keys
 		},
 	}
@@ -121,7 +122,7 @@ func previewStampRows(ctx context.Context, fsys fsx.FS, path string) stampRows {
 // runStampRows reads through the run's own catalog handle, so a confirmed
 // run opens the catalog once. A missing catalog is not created: without
 // rows there is no restamp step to open it for.
-func runStampRows(ctx context.Context, cat engine.CatalogOpener) stampRows {
+func runStampRows(ctx context.Context, cat protocol.CatalogOpener) stampRows {
 	return stampRows{
 		count: func(ns string) int64 {
 			c, ok, err := cat.Existing(ctx)
@@ -136,7 +137,7 @@ func runStampRows(ctx context.Context, cat engine.CatalogOpener) stampRows {
 			if err != nil || !ok {
 				return nil
 			}
-			keys, _ := engine.ItemKeys(ctx, c, ns)
+			keys, _ := protocol.ItemKeys(ctx, c, ns)
 			return keys
 		},
 	}
@@ -177,19 +178,19 @@ func predictDirFsyncs(steps []journal.Step) int {
 	}
 	for _, s := range steps {
 		switch s.Kind {
-		case engine.KindMkdir, engine.KindMoveMkdir:
+		case protocol.KindMkdir, protocol.KindMoveMkdir:
 			mark(filepath.Dir(s.Path))
 			delete(removed, s.Path)
-		case engine.KindRename, engine.KindMove:
+		case protocol.KindRename, protocol.KindMove:
 			mark(filepath.Dir(s.Path), filepath.Dir(s.To))
 			removed[s.Path] = true
 			delete(removed, s.To)
-		case engine.KindRmdir, engine.KindMoveRmdir:
+		case protocol.KindRmdir, protocol.KindMoveRmdir:
 			mark(filepath.Dir(s.Path))
 			removed[s.Path] = true
-		case engine.KindDropDup, engine.KindRemoveFile:
+		case protocol.KindDropDup, protocol.KindRemoveFile:
 			mark(filepath.Dir(s.Path))
-		case engine.KindWrite:
+		case protocol.KindWrite:
 			d := filepath.Dir(s.Path)
 			if dirty[d] {
 				delete(dirty, d)

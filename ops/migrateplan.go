@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -201,7 +202,7 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows 
 		p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make every rename durable: one fsync per parent directory"})
 	}
 	for _, e := range p.emptied {
-		p.add(e.subdir, journal.Step{Kind: engine.KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
+		p.add(e.subdir, journal.Step{Kind: protocol.KindMoveRmdir, Path: e.path, Note: e.subdir + " (emptied)"})
 	}
 	if err := p.planQuarantine(); err != nil {
 		return nil, err
@@ -226,7 +227,7 @@ func migrateStepProgress(p Progress, steps []journal.Step) func(done, total int)
 	}
 	p.Emit("moving", 0, int64(len(steps)), "steps")
 	return func(done, total int) {
-		if done < len(steps) && steps[done].Kind == engine.KindCatalog {
+		if done < len(steps) && steps[done].Kind == protocol.KindCatalog {
 			p.Emit("restamping catalog", 0, 0, "")
 			return
 		}
@@ -277,7 +278,7 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 	if p.nsMkdir != "" && subdir != "" {
 		mkdir := p.nsMkdir
 		p.nsMkdir = ""
-		p.add(subdir, journal.Step{Kind: engine.KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
+		p.add(subdir, journal.Step{Kind: protocol.KindMoveMkdir, Path: mkdir, Note: "namespace directory"})
 	}
 	// A move into a directory this plan created waits until that
 	// directory's own entry is durable: otherwise a power cut may keep the
@@ -285,11 +286,11 @@ func (p *migrationPlanner) add(subdir string, s journal.Step) {
 	// (ALICE's omission of one un-fsynced operation; found by
 	// TestMigrateALICECrashStates).
 	switch s.Kind {
-	case engine.KindMkdir, engine.KindMoveMkdir:
+	case protocol.KindMkdir, protocol.KindMoveMkdir:
 		p.newDirs = append(p.newDirs, s.Path)
 	case engine.KindBarrier:
 		p.newDirs = nil
-	case engine.KindMove, engine.KindRename:
+	case protocol.KindMove, protocol.KindRename:
 		for _, d := range p.newDirs {
 			if to := filepath.Dir(s.To); to == d || strings.HasPrefix(to, d+string(filepath.Separator)) {
 				p.newDirs = nil
@@ -383,14 +384,14 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 		// A destination that is a file is not merged into: the rename is
 		// planned and fails at run time, leaving the intent open for a
 		// re-run once the obstacle is gone.
-		p.add(subdir, journal.Step{Kind: engine.KindMove, Path: src, To: dst, Note: subdir})
+		p.add(subdir, journal.Step{Kind: protocol.KindMove, Path: src, To: dst, Note: subdir})
 		p.counted = append(p.counted, countedTree{move, src})
 		p.gone[subdir] = true
 	case len(movable) > 0:
-		p.add(subdir, journal.Step{Kind: engine.KindMoveMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
+		p.add(subdir, journal.Step{Kind: protocol.KindMoveMkdir, Path: dst, Note: subdir + " (the catalog stays in " + src + ")"})
 		for _, e := range movable {
 			from := filepath.Join(src, e.Name())
-			p.add(subdir, journal.Step{Kind: engine.KindMove, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
+			p.add(subdir, journal.Step{Kind: protocol.KindMove, Path: from, To: filepath.Join(dst, e.Name()), Note: subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 		}
 	}
@@ -425,7 +426,7 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 		}
 		toInfo, err := p.fsys.Lstat(to)
 		if errors.Is(err, fs.ErrNotExist) {
-			p.add(p.subdir, journal.Step{Kind: engine.KindMove, Path: from, To: to, Note: p.subdir})
+			p.add(p.subdir, journal.Step{Kind: protocol.KindMove, Path: from, To: to, Note: p.subdir})
 			p.counted = append(p.counted, countedTree{move, from})
 			continue
 		}
@@ -450,7 +451,7 @@ func (p *migrationPlanner) merge(move int, src, dst, rel string, depth int) erro
 				p.collisions = append(p.collisions, p.subdir+"/"+relPath)
 				continue
 			}
-			p.add(p.subdir, journal.Step{Kind: engine.KindDropDup, Path: from, To: to, Note: p.subdir,
+			p.add(p.subdir, journal.Step{Kind: protocol.KindDropDup, Path: from, To: to, Note: p.subdir,
 				Files: []journal.FileExpect{{Name: name, Size: fromInfo.Size(), SHA256: sum}}})
 			p.plan.moves[move].FileCount++
 			p.plan.moves[move].TotalBytes += fromInfo.Size()
@@ -489,7 +490,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		if old, ok, err := readIfExists(p.fsys, manifest); err != nil {
 			return err
 		} else if ok {
-			tail = append(tail, engine.RemoveFileStep(manifest, old, "namespace manifest"))
+			tail = append(tail, protocol.RemoveFileStep(manifest, old, "namespace manifest"))
 			removesManifest = true
 		}
 	}
@@ -503,11 +504,11 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 		// stamp before the run.
 		if n := p.rows.count(from); n > 0 {
 			if p.rows.count(to) == 0 {
-				tail = append(tail, engine.MoveStampStep(from, to, n))
+				tail = append(tail, protocol.MoveStampStep(from, to, n))
 				p.plan.restamps = true
 			} else if keys := p.rows.keys(from); len(keys) > 0 {
-				tail = append(tail, engine.CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
-					engine.CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
+				tail = append(tail, protocol.CatalogStep(fmt.Sprintf("restamp %d items %q -> %q", len(keys), from, to),
+					protocol.CatalogChange{Op: "restamp", From: from, To: to, Keys: keys}))
 				p.plan.restamps = true
 			}
 		}
@@ -518,7 +519,7 @@ func (p *migrationPlanner) planTail(nsDir string, opts MigrateOptions) error {
 			return err
 		}
 		if empty {
-			tail = append(tail, journal.Step{Kind: engine.KindMoveRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
+			tail = append(tail, journal.Step{Kind: protocol.KindMoveRmdir, Path: nsDir, Note: "namespace directory (emptied)"})
 		}
 	}
 	for _, s := range tail {
@@ -593,15 +594,15 @@ func (p *migrationPlanner) planQuarantine() error {
 		return nil
 	}
 	q := p.quarantineDir()
-	dirs, err := engine.MissingDirs(p.fsys, q, nil)
+	dirs, err := protocol.MissingDirs(p.fsys, q, nil)
 	if err != nil {
 		return err
 	}
 	for _, d := range dirs {
-		p.add("data", journal.Step{Kind: engine.KindMoveMkdir, Path: d, Note: "quarantine for swamp's catalog copies"})
+		p.add("data", journal.Step{Kind: protocol.KindMoveMkdir, Path: d, Note: "quarantine for swamp's catalog copies"})
 	}
 	for _, c := range p.copies {
-		p.add("data", journal.Step{Kind: engine.KindMove, Path: c, To: filepath.Join(q, filepath.Base(c)), Note: "catalog copy to quarantine"})
+		p.add("data", journal.Step{Kind: protocol.KindMove, Path: c, To: filepath.Join(q, filepath.Base(c)), Note: "catalog copy to quarantine"})
 	}
 	p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine moves durable"})
 	return nil
@@ -635,21 +636,21 @@ func (p *migrationPlanner) planHiddenLocal() error {
 	for _, h := range dirs {
 		moves, rmdirs := h.Return(q)
 		for _, m := range moves {
-			missing, err := engine.MissingDirs(p.fsys, filepath.Dir(m.To), planned)
+			missing, err := protocol.MissingDirs(p.fsys, filepath.Dir(m.To), planned)
 			if err != nil {
 				return err
 			}
 			for _, d := range missing {
-				p.add(h.Subdir, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "directory an always-local file returns into"})
+				p.add(h.Subdir, journal.Step{Kind: protocol.KindMkdir, Path: d, Note: "directory an always-local file returns into"})
 			}
-			p.add(h.Subdir, journal.Step{Kind: engine.KindRename, Path: m.From, To: m.To, Note: "always-local file back where swamp reads it"})
+			p.add(h.Subdir, journal.Step{Kind: protocol.KindRename, Path: m.From, To: m.To, Note: "always-local file back where swamp reads it"})
 			n++
 		}
 		if len(moves) > 0 {
 			p.add("", journal.Step{Kind: engine.KindBarrier, Note: "make the always-local moves durable"})
 		}
 		for _, d := range rmdirs {
-			p.add(h.Subdir, journal.Step{Kind: engine.KindRmdir, Path: d, Note: "always-local directory (emptied)"})
+			p.add(h.Subdir, journal.Step{Kind: protocol.KindRmdir, Path: d, Note: "always-local directory (emptied)"})
 		}
 	}
 	if n > 0 {

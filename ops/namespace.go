@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -151,7 +151,7 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 		return nil, err
 	}
 	if !exists {
-		steps = append(steps, journal.Step{Kind: engine.KindMkdir, Path: nsDir, Note: "namespace directory"})
+		steps = append(steps, journal.Step{Kind: protocol.KindMkdir, Path: nsDir, Note: "namespace directory"})
 	}
 	yamlStep, err := configEditStep(fsys, r, slug)
 	if err != nil {
@@ -167,7 +167,7 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 	if err != nil {
 		return nil, err
 	}
-	steps = append(steps, journal.Step{Kind: engine.KindWrite, Path: manifest, Data: repo.WriteManifestBytes(slug, repoID, now()),
+	steps = append(steps, journal.Step{Kind: protocol.KindWrite, Path: manifest, Data: repo.WriteManifestBytes(slug, repoID, now()),
 		OldData: old, OldExists: oldExists, Note: "namespace manifest"})
 
 	in := &journal.Intent{Kind: "namespace-set", Summary: fmt.Sprintf("set namespace %q", slug), Repo: r.Dir, Steps: steps}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/fsx"
@@ -58,7 +59,7 @@ func configEditStep(fsys fsx.FS, r *repo.Repo, ns string) (journal.Step, error) 
 	if ns == "" {
 		note = "remove datastore.namespace"
 	}
-	return journal.Step{Kind: engine.KindWrite, Path: r.ConfigPath, Data: edited, OldData: src, OldExists: true, Note: note}, nil
+	return journal.Step{Kind: protocol.KindWrite, Path: r.ConfigPath, Data: edited, OldData: src, OldExists: true, Note: note}, nil
 }
 
 // checkNamespaceCommandAllowed refuses what no namespace command can work
@@ -93,7 +94,7 @@ type nsMutation struct {
 }
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
-	cat engine.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
+	cat protocol.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
 	// The format marker before the journal is opened (§13.1).
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout t
 		return nil, err
 	}
 	if cat == nil {
-		cat = engine.RepoCatalog(fsys, r.Dir)
+		cat = protocol.RepoCatalog(fsys, r.Dir)
 	}
 	m := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, Log: log}, repo: r}
 	if err := m.finishOpen(ctx, getenv); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 )
 
@@ -38,7 +39,7 @@ type RecoverOptions struct {
 // and opens the journal first.
 func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
 	fsys = fsx.OrReal(fsys)
-	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
+	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
 		Progress: opts.Progress.Steps("recovering"), IntentProgress: recoveryProgress(opts.Progress), Log: opts.Logger}
 	defer env.CloseCatalog()
 	return session.RecoverOpen(ctx, env, j, opts.Rollback)
@@ -59,7 +60,7 @@ func recoveryProgress(p Progress) func(*journal.Intent, journal.Direction) func(
 			if dir == journal.Backward {
 				next = total - 1 - done // undone from the last one down
 			}
-			if next >= 0 && next < len(steps) && steps[next].Kind == engine.KindCatalog {
+			if next >= 0 && next < len(steps) && steps[next].Kind == protocol.KindCatalog {
 				p.Emit("restamping catalog", 0, 0, "")
 				return
 			}
@@ -73,7 +74,7 @@ func recoveryProgress(p Progress) func(*journal.Intent, journal.Direction) func(
 // do. It works on read-only media.
 func PreviewRecovery(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
 	fsys = fsx.OrReal(fsys)
-	env := &engine.Env{FS: fsys, Catalog: engine.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
+	env := &engine.Env{FS: fsys, Catalog: protocol.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
 	defer env.CloseCatalog()
 	return session.PreviewOpen(ctx, env, j, opts.Rollback)
 }

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -582,7 +582,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := j.Begin(&journal.Intent{Kind: "test", Summary: "interrupted write", Steps: []journal.Step{
-		{Kind: engine.KindStage, Path: owned, To: filepath.Join(item, "4")}}}); err != nil {
+		{Kind: protocol.KindStage, Path: owned, To: filepath.Join(item, "4")}}}); err != nil {
 		t.Fatal(err)
 	}
 	j.Abandon()

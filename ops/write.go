@@ -94,6 +94,7 @@ import (
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
 
@@ -387,7 +388,7 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	env := &engine.Env{FS: fsys, Catalog: o.Catalog.Opener(), Log: o.Logger}
 	ownCatalog := env.Catalog == nil
 	if ownCatalog {
-		env.Catalog = engine.RepoCatalog(fsys, r.Dir)
+		env.Catalog = protocol.RepoCatalog(fsys, r.Dir)
 		defer env.CloseCatalog()
 	}
 	// Data not migrated yet is refused before a lock file or an intent

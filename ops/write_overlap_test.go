@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/catalog"
@@ -207,9 +208,9 @@ func recoverOverForeignVersion(t *testing.T, mode string) {
 	if err := os.WriteFile(filepath.Join(itemDir, "latest"), []byte("2"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir)}
+	env := &engine.Env{FS: fsx.Real(), Catalog: protocol.RepoCatalog(fsx.Real(), r.Dir)}
 	defer env.CloseCatalog()
-	cat, err := env.Catalog.Get(context.Background())
+	cat, err := protocol.OpenerOf(env).Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestRecoverWaitsForSwampsModelLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	env := &engine.Env{FS: fsx.Real(), Catalog: protocol.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
 	if _, err := session.RecoverOpen(context.Background(), env, j, false); !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout while swamp holds the model, got %v", err)
@@ -373,7 +374,7 @@ func TestRecoverUsesALentLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	env := &engine.Env{FS: fsx.Real(), Catalog: engine.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
+	env := &engine.Env{FS: fsx.Real(), Catalog: protocol.RepoCatalog(fsx.Real(), r.Dir), SwampLockTimeout: 200 * time.Millisecond}
 	defer env.CloseCatalog()
 	outs, err := session.RecoverOpen(context.Background(), env, j, false)
 	if err != nil || len(outs) != 1 || outs[0].Status != journal.StatusDone {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/catalog"
@@ -671,7 +672,7 @@ func TestStageObservationSelfVerifying(t *testing.T) {
 	bad, _ := meta.Encode(&wrongSum)
 
 	stage := filepath.Join(dir, ".swampj-stage-1-x")
-	step := &journal.Step{Kind: engine.KindStage, Path: stage, To: filepath.Join(dir, "1"),
+	step := &journal.Step{Kind: protocol.KindStage, Path: stage, To: filepath.Join(dir, "1"),
 		Files: []journal.FileExpect{{Name: "raw", Size: -1}, {Name: "metadata.yaml", Size: -1}}}
 	cases := []struct {
 		name  string
@@ -701,7 +702,7 @@ func TestStageObservationSelfVerifying(t *testing.T) {
 	}
 	// The exact mode is unchanged: a size-only expectation still matches on
 	// size, a full one on the hash.
-	exact := &journal.Step{Kind: engine.KindStage, Path: stage, To: filepath.Join(dir, "1"),
+	exact := &journal.Step{Kind: protocol.KindStage, Path: stage, To: filepath.Join(dir, "1"),
 		Files: []journal.FileExpect{{Name: "raw", Size: size, SHA256: strings.Repeat("0", 64)}}}
 	if obs, _, _ := observeByKind(context.Background(), env, exact); obs != engine.Partial {
 		t.Errorf("exact mode with a wrong hash observed %v", obs)

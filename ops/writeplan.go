@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 
 	"github.com/swampj/swampj/catalog"
@@ -108,7 +109,7 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		for _, d := range it.mkdirs {
 			if !made[d] {
 				made[d] = true
-				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create directory"})
+				in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindMkdir, Path: d, Note: "create directory"})
 			}
 		}
 	}
@@ -120,9 +121,9 @@ func planWrite(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVers
 		return nil, nil, nil, err
 	}
 	appendPublishSteps(in, ps, order, o.token)
-	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
-		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = engine.KindCatalogPublish, r.CatalogPath, r.DataRoot
+	cs := protocol.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
+		protocol.CatalogChange{Op: "upsert-versions", Rows: rows})
+	cs.Kind, cs.Path, cs.To = protocol.KindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 	return in, live, items, nil
 }
@@ -184,7 +185,7 @@ func appendStageSteps(in *journal.Intent, r *repo.Repo, ps []*pendingVersion) (e
 	var rows []catalog.Row
 	for _, p := range ps {
 		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
-		step := journal.Step{Kind: engine.KindStage, Path: p.stagePath, To: to,
+		step := journal.Step{Kind: protocol.KindStage, Path: p.stagePath, To: to,
 			Note: fmt.Sprintf("stage %s version %d", p.w.Address, p.md.Version)}
 		if p.known {
 			p.md.Size, p.md.Checksum = &p.size, p.sum
@@ -208,7 +209,7 @@ func appendStageSteps(in *journal.Intent, r *repo.Repo, ps []*pendingVersion) (e
 			return nil, nil, &InvalidWriteError{Index: p.index, Address: p.w.Address.String(), Err: err}
 		}
 		if !p.known {
-			row.Size = -1 // completed from the published metadata (engine.KindCatalogPublish)
+			row.Size = -1 // completed from the published metadata (protocol.KindCatalogPublish)
 		}
 		rows = append(rows, row)
 	}
@@ -224,20 +225,20 @@ func appendStageSteps(in *journal.Intent, r *repo.Repo, ps []*pendingVersion) (e
 func appendPublishSteps(in *journal.Intent, ps []*pendingVersion, order []*writeItem, token string) {
 	published := map[string][]journal.FileExpect{}
 	for _, st := range in.Steps {
-		if st.Kind == engine.KindStage {
+		if st.Kind == protocol.KindStage {
 			published[st.To] = st.Files
 		}
 	}
 	for _, p := range ps {
 		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
-		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRename, Path: p.stagePath, To: to,
+		in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRename, Path: p.stagePath, To: to,
 			Files: published[to], Note: "publish the version"})
 	}
 	for _, it := range order {
 		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
 		// The temp name carries the owner (it may be written before the
 		// intent is durable: engine.Recording).
-		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
+		in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindWrite, Path: filepath.Join(it.dir, "latest"),
 			Temp: filepath.Join(it.dir, session.LatestTempName(token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
@@ -254,8 +255,8 @@ func appendPublishSteps(in *journal.Intent, ps []*pendingVersion, order []*write
 func inspectWriteItem(fsys fsx.FS, a repo.Address, dir string, readOnly bool) (*writeItem, error) {
 	refuse := func(err error) (*writeItem, error) { return nil, &InvalidWriteError{Err: err} }
 	it := &writeItem{addr: a, dir: dir}
-	missing, err := engine.MissingDirs(fsys, dir, nil)
-	var notDir *engine.NotDirError
+	missing, err := protocol.MissingDirs(fsys, dir, nil)
+	var notDir *protocol.NotDirError
 	if errors.As(err, &notDir) {
 		return refuse(err)
 	}

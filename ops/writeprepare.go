@@ -157,7 +157,7 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 // any data. The writer's first wait on G only saves a wasted acquisition.
 // What backing off can leave — the empty parent directories L was created
 // in, under a path the migration is about to fill — is not data, and the
-// migration's steps absorb it (migratesteps.go).
+// migration's steps absorb it (ops/internal/protocol/migratesteps.go).
 func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
 	// Every global lock of the datastore (namespaced: both swamp versions',
 	// §13.2) is waited for and re-read; a per-model lock an ancestor swamp

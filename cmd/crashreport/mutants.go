@@ -56,9 +56,9 @@ var mutants = []mutant{
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "migration-rename-parents-never-fsynced", file: "ops/internal/engine/steps.go",
-		old: "func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {\n\tif err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {\n\t\treturn err\n\t}\n\td.Add(filepath.Dir(s.Path), filepath.Dir(s.To))\n",
-		new: "func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {\n\tif err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {\n\t\treturn err\n\t}\n",
+		name: "migration-rename-parents-never-fsynced", file: "ops/internal/protocol/fs.go",
+		old: "func applyRename(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {\n\tif err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {\n\t\treturn err\n\t}\n\td.Add(filepath.Dir(s.Path), filepath.Dir(s.To))\n",
+		new: "func applyRename(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {\n\tif err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {\n\t\treturn err\n\t}\n",
 		pkg: "./ops", run: "TestMigratePowerCutAtEveryCutPoint",
 	},
 	{
@@ -86,15 +86,15 @@ var mutants = []mutant{
 		// taking it as done: every such state is refused, none recovered.
 		// A refusal counts only where the protocol cannot decide, so the
 		// ALICE layer fails it (issue #22).
-		name: "recovery-refuses-every-half-done-rename", file: "ops/internal/engine/steps.go",
-		old: "\tcase !from && to:\n\t\treturn Done, \"\", nil\n",
-		new: "\tcase !from && to:\n\t\treturn Conflict, fmt.Sprintf(\"both %s and %s exist\", s.Path, s.To), nil\n",
+		name: "recovery-refuses-every-half-done-rename", file: "ops/internal/protocol/fs.go",
+		old: "\tcase !from && to:\n\t\treturn engine.Done, \"\", nil\n",
+		new: "\tcase !from && to:\n\t\treturn engine.Conflict, fmt.Sprintf(\"both %s and %s exist\", s.Path, s.To), nil\n",
 		pkg: "./ops", run: "ALICE",
 	},
 	{
-		name: "recovery-guesses-when-a-rename-left-neither-name", file: "ops/internal/engine/steps.go",
-		old: "return Missing, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
-		new: "return Done, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
+		name: "recovery-guesses-when-a-rename-left-neither-name", file: "ops/internal/protocol/fs.go",
+		old: "return engine.Missing, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
+		new: "return engine.Done, fmt.Sprintf(\"neither %s nor %s exists\", s.Path, s.To), nil",
 		pkg: "./ops", run: "ALICE",
 	},
 	{
@@ -125,7 +125,7 @@ var mutants = []mutant{
 
 const publishLoop = `	for _, p := range ps {
 		to := filepath.Join(p.itemDir, strconv.FormatInt(p.md.Version, 10))
-		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRename, Path: p.stagePath, To: to,
+		in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRename, Path: p.stagePath, To: to,
 			Files: published[to], Note: "publish the version"})
 	}
 `
@@ -134,7 +134,7 @@ const latestLoop = `	for _, it := range order {
 		to := filepath.Join(it.dir, strconv.FormatInt(it.last, 10))
 		// The temp name carries the owner (it may be written before the
 		// intent is durable: engine.Recording).
-		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindWrite, Path: filepath.Join(it.dir, "latest"),
+		in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindWrite, Path: filepath.Join(it.dir, "latest"),
 			Temp: filepath.Join(it.dir, session.LatestTempName(token)),
 			Data: []byte(strconv.FormatInt(it.last, 10)), OldData: it.oldData, OldExists: it.oldExists,
 			To: to, Files: published[to],
@@ -146,9 +146,9 @@ const latestLoop = `	for _, it := range order {
 // loops above); the catalog step follows it.
 const publishSteps = "\tappendPublishSteps(in, ps, order, o.token)\n"
 
-const catalogStep = `	cs := engine.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
-		engine.CatalogChange{Op: "upsert-versions", Rows: rows})
-	cs.Kind, cs.Path, cs.To = engine.KindCatalogPublish, r.CatalogPath, r.DataRoot
+const catalogStep = `	cs := protocol.CatalogStep(fmt.Sprintf("upsert %d version(s), latest moves to the new ones", len(rows)),
+		protocol.CatalogChange{Op: "upsert-versions", Rows: rows})
+	cs.Kind, cs.Path, cs.To = protocol.KindCatalogPublish, r.CatalogPath, r.DataRoot
 	in.Steps = append(in.Steps, cs)
 `
 

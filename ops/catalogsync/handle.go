@@ -2,7 +2,7 @@ package catalogsync
 
 import (
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 )
 
 // Handle is a repo's catalog that a long-lived host keeps open
@@ -10,12 +10,12 @@ import (
 // NamespaceOptions.Catalog), as it keeps the journal open: the catalog is
 // opened on first use and stays open until Close. Without one, each call
 // opens the repo's catalog itself and closes it before returning.
-type Handle struct{ opener engine.CatalogOpener }
+type Handle struct{ opener protocol.CatalogOpener }
 
 // OpenHandle returns a handle on {repoDir}/.swamp/data/_catalog.db; nothing
 // is opened until a call needs it. A nil fsys is the real disk.
 func OpenHandle(fsys fsx.FS, repoDir string) *Handle {
-	return &Handle{opener: engine.RepoCatalog(fsys, repoDir)}
+	return &Handle{opener: protocol.RepoCatalog(fsys, repoDir)}
 }
 
 // Close closes the catalog if a call opened it.
@@ -28,7 +28,7 @@ func (h *Handle) Close() error {
 
 // Opener is the handle's opener, nil for a nil handle (the caller then opens
 // the repo's own).
-func (h *Handle) Opener() engine.CatalogOpener {
+func (h *Handle) Opener() protocol.CatalogOpener {
 	if h == nil {
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
 
@@ -238,10 +238,10 @@ func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
 // a populated one, or none at all is left alone. The caller holds the
 // journal lock, and no data is mid-change. It reports whether it built. A
 // nil fsys is the real disk; a nil cat opens the repo's own catalog.
-func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat engine.CatalogOpener) (bool, error) {
+func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat protocol.CatalogOpener) (bool, error) {
 	fsys = fsx.OrReal(fsys)
 	if cat == nil {
-		cat = engine.RepoCatalog(fsys, r.Dir)
+		cat = protocol.RepoCatalog(fsys, r.Dir)
 		defer cat.Close()
 	}
 	if unmigratedData(fsys, r) != "" {

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
@@ -174,7 +174,7 @@ type rowGroup struct {
 // undo can put removed rows back as they were. Rows the repair adds
 // (RowFromMeta) are full already.
 func (s *survey) fullCatalogRows(ctx context.Context) error {
-	var changed []*engine.RepairCatalogItem
+	var changed []*protocol.RepairCatalogItem
 	for _, u := range s.units {
 		if u.catalog != nil {
 			changed = append(changed, u.catalog)
@@ -313,7 +313,7 @@ func (s *survey) analyzeCatalog(u *unit, di *surveyItem, target *store.Version) 
 	if len(after) > 0 {
 		kept = slices.Clone(after)
 	}
-	u.catalog = &engine.RepairCatalogItem{Key: di.key, Before: di.rows, After: kept, Pos: di.rowPos, Added: added}
+	u.catalog = &protocol.RepairCatalogItem{Key: di.key, Before: di.rows, After: kept, Pos: di.rowPos, Added: added}
 
 	for _, row := range removed {
 		why := "that version has no directory on disk"

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/journal"
@@ -174,12 +174,12 @@ func (s *survey) analyzeLatest(u *unit, di *surveyItem, target *store.Version) {
 			}
 		}
 		data := []byte(strconv.FormatInt(target.Number, 10))
-		u.latest = &journal.Step{Kind: engine.KindWrite, Path: path, Data: data, OldData: old, OldExists: exists,
+		u.latest = &journal.Step{Kind: protocol.KindWrite, Path: path, Data: data, OldData: old, OldExists: exists,
 			Note: fmt.Sprintf("point latest of %s at version %d, its last readable version", di.item.Key(), target.Number)}
 		fix = fmt.Sprintf("rewrite latest to %d", target.Number)
 		if exists {
 			keep := s.qpath(path)
-			u.keepLatest = &journal.Step{Kind: engine.KindWrite, Path: keep, Data: old,
+			u.keepLatest = &journal.Step{Kind: protocol.KindWrite, Path: keep, Data: old,
 				Note: fmt.Sprintf("keep the old latest of %s (%q) in quarantine", di.item.Key(), shortText(old))}
 			fix += fmt.Sprintf(" (its old content %q is kept at %s)", shortText(old), keep)
 		}

@@ -26,7 +26,7 @@ package doctor
 // locked and repaired in the same run. That intent holds only the journal
 // lock (never waiting on a model lock while holding it, the order every
 // swampj writer keeps), and each move re-reads the file first and refuses
-// if it changed or is no longer dead (engine.KindQuarantineLock).
+// if it changed or is no longer dead (protocol.KindQuarantineLock).
 
 import (
 	"context"
@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
@@ -245,14 +246,14 @@ func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixe
 	var steps []journal.Step
 	for _, u := range s.units {
 		for _, m := range u.lockMoves {
-			missing, err := engine.MissingDirs(fsys, filepath.Dir(m.To), planned)
+			missing, err := protocol.MissingDirs(fsys, filepath.Dir(m.To), planned)
 			if err != nil {
 				return nil, nil, 0, "", sess.Note(err)
 			}
 			for _, d := range missing {
-				in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: d, Note: "create a quarantine directory"})
+				in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindMkdir, Path: d, Note: "create a quarantine directory"})
 			}
-			steps = append(steps, journal.Step{Kind: engine.KindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
+			steps = append(steps, journal.Step{Kind: protocol.KindQuarantineLock, Path: m.From, To: m.To, OldData: m.data,
 				Note: "move a dead lock file into quarantine"})
 			moves = append(moves, m.Move)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -132,7 +133,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 		}
 	}
 	for _, d := range dests {
-		missing, err := engine.MissingDirs(s.fsys, filepath.Dir(d), planned)
+		missing, err := protocol.MissingDirs(s.fsys, filepath.Dir(d), planned)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +142,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 			if !strings.HasPrefix(m, s.qstamp) {
 				note = "create a directory an always-local directory returns into"
 			}
-			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindMkdir, Path: m, Note: note})
+			in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindMkdir, Path: m, Note: note})
 		}
 	}
 	if len(in.Steps) > 0 {
@@ -151,7 +152,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 	moves, latests, items := 0, 0, 0
 	for _, u := range units {
 		for _, m := range u.moves {
-			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRename, Path: m.From, To: m.To, Note: "move into quarantine"})
+			in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRename, Path: m.From, To: m.To, Note: "move into quarantine"})
 			moves++
 		}
 	}
@@ -166,7 +167,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 	rmdirs := 0
 	for _, u := range units {
 		for _, d := range u.rmdirs {
-			in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRmdir, Path: d, Note: "remove a directory the moves emptied"})
+			in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRmdir, Path: d, Note: "remove a directory the moves emptied"})
 			rmdirs++
 		}
 	}
@@ -179,7 +180,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 			latests++
 		}
 	}
-	ch := engine.RepairCatalogChange{Namespace: s.r.Namespace}
+	ch := protocol.RepairCatalogChange{Namespace: s.r.Namespace}
 	for _, u := range units {
 		if u.catalog != nil {
 			ch.Items = append(ch.Items, *u.catalog)
@@ -190,7 +191,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 		var pos []int // of each ch.Order entry
 		for i, it := range ch.Items {
 			for j, row := range it.Before {
-				ch.Order = append(ch.Order, engine.RepairRowRef{Item: i, Version: row.Version})
+				ch.Order = append(ch.Order, protocol.RepairRowRef{Item: i, Version: row.Version})
 				pos = append(pos, it.Pos[j])
 			}
 		}
@@ -199,7 +200,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 		if err != nil {
 			return nil, err
 		}
-		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
+		in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
 			Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", items)})
 	}
 	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
@@ -209,7 +210,7 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 
 // byPos sorts row refs by their catalog positions.
 type byPos struct {
-	refs []engine.RepairRowRef
+	refs []protocol.RepairRowRef
 	pos  []int
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
 
@@ -89,7 +90,7 @@ func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error
 	if err != nil {
 		return err
 	}
-	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
+	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	outs, rerr := sess.FinishOpen(ctx, env)
 	env.CloseCatalog()
 	for _, out := range outs {
@@ -276,7 +277,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	}
 
 	// 4. Journal and run; a failure is rolled back here and now.
-	env := &engine.Env{FS: fsys, Catalog: engine.RepoCatalog(fsys, r.Dir), Log: o.Logger}
+	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	defer env.CloseCatalog()
 	if err := runRepairIntent(ctx, sess, env, in, "the repair"); err != nil {
 		return nil, err

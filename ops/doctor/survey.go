@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
@@ -45,12 +46,12 @@ type unit struct {
 	findings  []unitFix
 
 	moves      []Move
-	rmdirs     []string                  // directories the moves empty, removed after them (hiddenlocal.go)
-	lockMoves  []lockMove                // dead lock files, moved by the lock intent
-	holderFix  bool                      // a stale journal holder record: replaced by opening the journal
-	keepLatest *journal.Step             // a copy of the old `latest`, into quarantine
-	latest     *journal.Step             // `latest` rewritten
-	catalog    *engine.RepairCatalogItem // rows Before → After
+	rmdirs     []string                    // directories the moves empty, removed after them (hiddenlocal.go)
+	lockMoves  []lockMove                  // dead lock files, moved by the lock intent
+	holderFix  bool                        // a stale journal holder record: replaced by opening the journal
+	keepLatest *journal.Step               // a copy of the old `latest`, into quarantine
+	latest     *journal.Step               // `latest` rewritten
+	catalog    *protocol.RepairCatalogItem // rows Before → After
 }
 
 // unitFix is a finding and whether the unit's repair fixes it.
@@ -239,7 +240,7 @@ func (s *survey) checkOpenIntents(ctx context.Context) error {
 		f := Finding{Code: CodeOpenIntent, Path: s.r.JournalPath,
 			Message: fmt.Sprintf("intent %d (%s: %s) is unfinished; the data it touches is mid-change", in.ID, in.Kind, in.Summary),
 			Fix:     "none: finish the interrupted operation (or roll it back), then run the doctor again", Remedy: report.RemedyRecoverOrRollback, Then: report.RemedyCheckAgain}
-		env := &engine.Env{FS: s.fsys, Catalog: engine.ReportCatalog(s.fsys, s.r.Dir)}
+		env := &engine.Env{FS: s.fsys, Catalog: protocol.ReportCatalog(s.fsys, s.r.Dir)}
 		if i, v, stuck := engine.Stuck(ctx, env, in); stuck {
 			f.Message += fmt.Sprintf("; recovery stops at step %d (%s): the disk matches neither the state before nor after it: %s", i+1, v.Description, v.Detail)
 			f.Fix = "none: recovery will not guess; inspect the paths named (a recovery dry run shows every step), put back what is missing, then finish the operation (or roll it back) and run the doctor again"

@@ -34,6 +34,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 )
 
@@ -193,13 +194,13 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 	planned := map[string]bool{}
 	var mk []journal.Step
 	need := func(dir string) error {
-		missing, err := engine.MissingDirs(fsys, dir, planned)
+		missing, err := protocol.MissingDirs(fsys, dir, planned)
 		if err != nil {
 			return err
 		}
 		for _, m := range missing {
 			planned[m] = true
-			mk = append(mk, journal.Step{Kind: engine.KindMkdir, Path: m, Note: "create a quarantine directory"})
+			mk = append(mk, journal.Step{Kind: protocol.KindMkdir, Path: m, Note: "create a quarantine directory"})
 		}
 		return nil
 	}
@@ -210,7 +211,7 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 		if err := need(filepath.Dir(to)); err != nil {
 			return nil, err
 		}
-		body = append(body, journal.Step{Kind: engine.KindRename, Path: m.abs, To: to, Note: "move a torn cache file into quarantine"})
+		body = append(body, journal.Step{Kind: protocol.KindRename, Path: m.abs, To: to, Note: "move a torn cache file into quarantine"})
 		rep.Moves = append(rep.Moves, Move{From: m.abs, To: to})
 	}
 	for _, k := range p.keep {
@@ -222,7 +223,7 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 		if err := need(filepath.Dir(to)); err != nil {
 			return nil, err
 		}
-		body = append(body, journal.Step{Kind: engine.KindWrite, Path: to, Data: data, Note: "keep a copy of a torn cache file in quarantine"})
+		body = append(body, journal.Step{Kind: protocol.KindWrite, Path: to, Data: data, Note: "keep a copy of a torn cache file in quarantine"})
 	}
 	rep.Rewrites = nil
 	for _, l := range p.latest {
@@ -231,8 +232,8 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 			return nil, err
 		}
 		body = append(body,
-			journal.Step{Kind: engine.KindWrite, Path: keep, Data: l.old, Note: "keep the stale latest in quarantine"},
-			journal.Step{Kind: engine.KindWrite, Path: l.file.abs, Data: []byte(strconv.Itoa(l.want)), OldData: l.old, OldExists: true,
+			journal.Step{Kind: protocol.KindWrite, Path: keep, Data: l.old, Note: "keep the stale latest in quarantine"},
+			journal.Step{Kind: protocol.KindWrite, Path: l.file.abs, Data: []byte(strconv.Itoa(l.want)), OldData: l.old, OldExists: true,
 				Note: fmt.Sprintf("point latest at version %d", l.want)})
 		rep.Rewrites = append(rep.Rewrites, fmt.Sprintf("%s: %q -> %q", l.rel, string(l.old), strconv.Itoa(l.want)))
 	}
@@ -241,7 +242,7 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 		if err != nil {
 			return nil, err
 		}
-		body = append(body, journal.Step{Kind: engine.KindWrite, Path: c.SyncStatePath(), Data: data, OldData: st.Data, OldExists: true,
+		body = append(body, journal.Step{Kind: protocol.KindWrite, Path: c.SyncStatePath(), Data: data, OldData: st.Data, OldExists: true,
 			Note: "turn the sync state's fast path off, so the next pull fetches what was quarantined"})
 	}
 	if len(body) == 0 {

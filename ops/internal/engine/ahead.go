@@ -62,11 +62,33 @@ func (aw *aheadWork) commitOr(apply func(context.Context, *Env, *journal.Step, *
 	}
 }
 
-// removePreparedTemps removes the temp files of the intent's write steps
-// (written ahead by prepareTemps) where they exist.
+// prepareTemps writes ahead the temp files of the steps among steps that
+// are still to be applied and can be (Kind.WriteAhead), without an fsync,
+// so that SyncContent flushes them together with the staged content
+// instead of one by one later (a versioned write's `latest` pointer). A
+// temp file is invisible to every reader and journaled by name, so
+// writing it early changes nothing a crash could expose: recovery removes
+// it like any leftover temp. It stops when a flush of earlier content
+// failed (the executor's SyncContent reports it).
+func prepareTemps(env *Env, steps []journal.Step, d *Dirty) {
+	for i := range steps {
+		s := &steps[i]
+		k, err := KindOf(s)
+		if err != nil || k.WriteAhead == nil || s.Temp == "" || d.prepared[s.Temp] {
+			continue
+		}
+		if err := k.WriteAhead(env, s, d); err != nil {
+			return
+		}
+	}
+}
+
+// removePreparedTemps removes the temp files of the intent's steps that go
+// through one (Kind.Temp; written ahead by prepareTemps) where they exist.
 func removePreparedTemps(env *Env, in *journal.Intent) error {
 	for i := range in.Steps {
-		if s := &in.Steps[i]; s.Kind == KindWrite && s.Temp != "" {
+		s := &in.Steps[i]
+		if k, err := KindOf(s); err == nil && k.Temp && s.Temp != "" {
 			if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}

@@ -126,6 +126,35 @@ func (d *Dirty) discard() {
 	d.unsyncedFiles, d.unsyncedDirs, d.prepared = nil, nil, nil
 }
 
+// MarkWrittenAhead records that the temp file of an upcoming step was
+// written ahead and handed to DeferFile (Kind.WriteAhead): once
+// SyncContent returned it is durable, and the step only renames it in.
+func (d *Dirty) MarkWrittenAhead(temp string) {
+	if d.prepared == nil {
+		d.prepared = map[string]bool{}
+	}
+	d.prepared[temp] = true
+}
+
+// TakeWrittenAhead reports whether temp was written ahead
+// (MarkWrittenAhead), and forgets it: the step applying it takes it.
+func (d *Dirty) TakeWrittenAhead(temp string) bool {
+	if !d.prepared[temp] {
+		return false
+	}
+	delete(d.prepared, temp)
+	return true
+}
+
+// AddBatched marks directories dirty whose fsync a step applying a temp
+// written ahead leaves to the executor: it flushes them before the next
+// step that is not one of those, so the `latest` replaces of a batch
+// share one flush.
+func (d *Dirty) AddBatched(dirs ...string) {
+	d.Add(dirs...)
+	d.deferredWrites = true
+}
+
 // Add marks directories dirty.
 func (d *Dirty) Add(dirs ...string) {
 	if d.set == nil {

@@ -3,17 +3,24 @@
 // backward to undo it, for every protocol and for recovery alike. It is
 // internal to ops: host programs use ops and recover, which call it.
 //
-// A step kind (steps.go, catalogstep.go, migratesteps.go, and the
-// protocols' own kinds registered from ops) observes whether its step is
-// done, applies it and undoes it; the loop asks the disk before every
-// step, so a crash anywhere, a partial failure or a re-run converge. The
-// Dirty set groups fsyncs: one per directory touched, at barriers and at
-// the end.
+// The engine knows no protocol. A step kind (Kind) observes whether its
+// step is done, applies it and undoes it; the kinds themselves — the
+// file-system primitives, a write's staging and `latest` pointers, a
+// migration's moves, the catalog steps, a repair's quarantine — live in
+// ops/internal/protocol, which builds the one closed table of them and
+// hands it over when it is initialized (Install, Protocols), together with
+// where a repo's catalog lives and the swamp locks recovery takes. The
+// engine itself defines only the barrier kind. The loop asks the disk
+// before every step, so a crash anywhere, a partial failure or a re-run
+// converge. The Dirty set groups fsyncs: one per directory touched, at
+// barriers and at the end. The engine imports no domain package (no lock,
+// repo, store, meta, catalog): wall_test.go keeps it so.
 //
-// Reading order: exec.go (Execute, Record, Drive, the Dirty set), steps.go
-// (the basic kinds: mkdir, rmdir, rename, write, drop-duplicate, stage,
-// barrier), recovery.go (RecoverOpen under the swamp locks an intent names,
-// ObserveSteps for a dry run), catalogstep.go (catalog steps and the
-// catalog opener), migratesteps.go (the migration's debris-tolerant
-// kinds), trace.go (the debug records Env.Log receives).
+// Reading order: kind.go (Kind, the Protocols table, KindOf, Describe,
+// the barrier), exec.go (Execute, Record, Drive, forward and backward),
+// dirty.go (the Dirty set), ahead.go (work done ahead: temps written and
+// catalog transactions prepared while fsyncs run), recording.go (the
+// journal commit in flight beside the staging), recovery.go (RecoverOpen,
+// ObserveSteps for a dry run, Stuck), trace.go (the debug records Env.Log
+// receives).
 package engine

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops/repo"
 )
 
 // Observation is what the disk says about one step.
@@ -53,8 +53,10 @@ func (o Observation) String() string {
 type Env struct {
 	// FS is the disk (nil: the real one).
 	FS fsx.FS
-	// Catalog opens the repo's catalog on first use (nil: catalog steps fail).
-	Catalog CatalogOpener
+	// Catalog opens the repo's catalog on first use, for the kinds that
+	// change it (a protocol.CatalogOpener; nil: catalog steps fail). The
+	// executor only carries it; CloseCatalog closes it.
+	Catalog io.Closer
 	// Progress, if set, is called after each step (from the executor's
 	// goroutine). It must not block.
 	Progress func(done, total int)
@@ -273,7 +275,7 @@ func drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	if err == nil && res.CatalogStale != "" {
 		// Before the intent is marked finished: a crash in between leaves
 		// it open, and recovery tries the catalog again.
-		err = j.MarkCatalogStale(in.ID, repo.CatalogPathOf(in.Repo), res.CatalogStale)
+		err = j.MarkCatalogStale(in.ID, protocols.CatalogPath(in.Repo), res.CatalogStale)
 	}
 	res.DirSyncs = d.syncs
 	if err != nil {
@@ -309,13 +311,14 @@ func decideBackward(ctx context.Context, env *Env, j *journal.Journal, in *journ
 	}
 	for i := range in.Steps {
 		s := &in.Steps[i]
-		if s.Kind != KindStage {
+		k, err := KindOf(s)
+		if err != nil || !k.Stages {
 			continue
 		}
 		if staged, err := fsx.Exists(env.FS, s.Path); err != nil {
 			return err
 		} else if staged {
-			if err := undoStage(ctx, env, s, d); err != nil {
+			if err := k.Undo(ctx, env, s, d); err != nil {
 				return err
 			}
 		}
@@ -363,7 +366,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 			}
 			continue
 		}
-		if d.deferredWrites && !(s.Kind == KindWrite && s.Temp != "" && d.prepared[s.Temp]) {
+		if d.deferredWrites && !(k.WriteAhead != nil && s.Temp != "" && d.prepared[s.Temp]) {
 			// The `latest` replaces before this step left their directory
 			// fsyncs to one flush, together, before any other step.
 			if err := d.Flush(); err != nil {
@@ -475,16 +478,18 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 }
 
 // supersededStep finds a step of in that a later writer built on (only a
-// write step can be: a `latest` pointer moved past the intent's version).
-// A rollback checks first, because by the time its backward walk reached
-// that step it would have undone the steps after it (the catalog rows).
+// Supersedable kind's can be: a `latest` pointer moved past the intent's
+// version). A rollback checks first, because by the time its backward
+// walk reached that step it would have undone the steps after it (the
+// catalog rows).
 func supersededStep(ctx context.Context, env *Env, in *journal.Intent) (int, string, bool) {
 	for i := range in.Steps {
 		s := &in.Steps[i]
-		if s.Kind != KindWrite {
+		k, err := KindOf(s)
+		if err != nil || !k.Supersedable {
 			continue
 		}
-		if obs, detail, err := observeWrite(ctx, env, s); err == nil && obs == Superseded {
+		if obs, detail, err := k.Observe(ctx, env, s); err == nil && obs == Superseded {
 			return i, detail, true
 		}
 	}

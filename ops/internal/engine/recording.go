@@ -13,11 +13,12 @@ import (
 	"github.com/swampj/swampj/journal"
 )
 
-// nameTemps chooses the temp names of the intent's write steps that have
-// none yet.
+// nameTemps chooses the temp names of the intent's steps that go through
+// a temp file (Kind.Temp) and have none yet.
 func nameTemps(in *journal.Intent) {
 	for i := range in.Steps {
-		if s := &in.Steps[i]; s.Kind == KindWrite && s.Temp == "" {
+		s := &in.Steps[i]
+		if k, err := KindOf(s); err == nil && k.Temp && s.Temp == "" {
 			s.Temp = fsx.TempName(s.Path)
 		}
 	}
@@ -142,8 +143,9 @@ func DriveRecording(ctx context.Context, env *Env, j *journal.Journal, rec *Reco
 	}
 	d := &Dirty{fs: env.FS}
 	for i := range rec.in.Steps {
-		if s := &rec.in.Steps[i]; s.Kind == KindStage {
-			if uerr := undoStage(ctx, env, s, d); uerr != nil {
+		s := &rec.in.Steps[i]
+		if k, kerr := KindOf(s); kerr == nil && k.Stages {
+			if uerr := k.Undo(ctx, env, s, d); uerr != nil {
 				return nil, fmt.Errorf("%w (and removing the staged files failed: %v; recover removes them)", err, uerr)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -24,14 +25,14 @@ import (
 func renamePlan(root string) *journal.Intent {
 	src, dst := filepath.Join(root, "src"), filepath.Join(root, "dst")
 	return &journal.Intent{Kind: "test", Summary: "move src to dst", Steps: []journal.Step{
-		{Kind: engine.KindMkdir, Path: dst},
-		{Kind: engine.KindMkdir, Path: filepath.Join(dst, "nested")},
-		{Kind: engine.KindRename, Path: filepath.Join(src, "a"), To: filepath.Join(dst, "a")},
-		{Kind: engine.KindRename, Path: filepath.Join(src, "b"), To: filepath.Join(dst, "b")},
-		{Kind: engine.KindRename, Path: filepath.Join(src, "nested", "c.txt"), To: filepath.Join(dst, "nested", "c.txt")},
+		{Kind: protocol.KindMkdir, Path: dst},
+		{Kind: protocol.KindMkdir, Path: filepath.Join(dst, "nested")},
+		{Kind: protocol.KindRename, Path: filepath.Join(src, "a"), To: filepath.Join(dst, "a")},
+		{Kind: protocol.KindRename, Path: filepath.Join(src, "b"), To: filepath.Join(dst, "b")},
+		{Kind: protocol.KindRename, Path: filepath.Join(src, "nested", "c.txt"), To: filepath.Join(dst, "nested", "c.txt")},
 		{Kind: engine.KindBarrier},
-		{Kind: engine.KindWrite, Path: filepath.Join(root, "marker"), Data: []byte("after"), OldData: []byte("before"), OldExists: true},
-		{Kind: engine.KindRmdir, Path: filepath.Join(src, "nested")},
+		{Kind: protocol.KindWrite, Path: filepath.Join(root, "marker"), Data: []byte("after"), OldData: []byte("before"), OldExists: true},
+		{Kind: protocol.KindRmdir, Path: filepath.Join(src, "nested")},
 	}}
 }
 

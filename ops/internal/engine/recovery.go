@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops/lock"
 )
 
 // Recovered is what recovery did with one open intent: Result is nil when
@@ -86,7 +83,7 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 			env.Progress(0, len(in.Steps))
 		}
 		res, err := driveLocked(ctx, env, j, in, dir, try)
-		if errors.Is(err, errLockBusy) {
+		if errors.Is(err, ErrLockBusy) {
 			return outs, &NeedsExclusiveError{Intent: in, Why: err.Error()}
 		}
 		outs = append(outs, Recovered{Intent: in, Result: res, Err: err})
@@ -97,70 +94,25 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 	return outs, nil
 }
 
-// driveLocked drives one intent under the swamp locks it names: a write
-// or a repair is finished or undone only while swamp cannot be writing the
-// same model (its lock, left by a process that died, is stale and taken
-// over). Locks the caller holds, or that an ancestor swamp process holds
-// (lock.AcquireOrBorrow), are not taken again.
+// driveLocked drives one intent under the swamp locks it names
+// (Protocols.LockIntent): a write or a repair is finished or undone only
+// while swamp cannot be writing the same model, and a migration only
+// while no swamp writer is active.
 //
 // With try, a lock held by someone else is not waited for: it returns an
-// error matching errLockBusy at once (a shared holder keeps the journal's
+// error matching ErrLockBusy at once (a shared holder keeps the journal's
 // turn while it recovers, and the lock's holder may be waiting for it).
 func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent, dir journal.Direction, try bool) (*Result, error) {
-	timeout := env.SwampLockTimeout
-	if timeout <= 0 {
-		timeout = lock.TimeoutFromEnv(nil)
+	ctx, release, err := protocols.LockIntent(ctx, env, in, try)
+	if err != nil {
+		return nil, err
 	}
-	if try {
-		timeout = time.Millisecond
-	}
-	var held []*lock.Lock
-	defer func() { lock.ReleaseAll(held, nil) }()
-	// A lock an ancestor swamp process holds (either version's variables,
-	// §13.5) is borrowed, never taken over or waited on; the locks are
-	// taken in the order the intent lists them (a migration's two global
-	// locks in GlobalPaths' order).
-	anc := lock.AncestryFromEnv(nil)
-	for _, p := range in.Locks {
-		if env.HeldLocks[p] {
-			continue
-		}
-		l, err := lock.AcquireOrBorrow(ctx, env.FS, p, anc, lock.Options{Timeout: timeout})
-		if try && errors.Is(err, lock.ErrTimeout) {
-			return nil, fmt.Errorf("%w: %v", errLockBusy, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("intent %d (%s) is finished only under swamp's lock %s: %w", in.ID, in.Summary, p, err)
-		}
-		l.StartHeartbeat(ctx)
-		held = append(held, l)
-	}
-	// A structural intent (a migration, under swamp's global locks) moves
-	// data: like the migration itself, finish or undo it only once no
-	// writer holds a live per-model lock. Taking the global locks first and
-	// scanning after is what keeps writers out (see lockWriteModels). The
-	// scan is per datastore: 06b6147's {base}/.locks/{ns}.lock names it;
-	// newer swamp's {base}/{ns}/.datastore.lock beside it would read as a
-	// solo lock of {base}/{ns} (ParseGlobalPath), which is the same tree,
-	// so the drain runs once per tree.
-	drained := map[string]bool{}
-	for _, p := range in.Locks {
-		base, ns, ok := lock.ParseGlobalPath(p)
-		if !ok || drained[filepath.Join(base, ns)] {
-			continue
-		}
-		drained[filepath.Join(base, ns)] = true
-		if err := waitNoOtherModelLocks(ctx, env, base, ns, anc.Lends, timeout); err != nil {
-			return nil, fmt.Errorf("intent %d (%s) moves data, so it is finished only while no swamp writer is active: %w", in.ID, in.Summary, err)
-		}
-	}
-	ctx, stopWatch := lock.WatchLost(ctx, held)
-	defer stopWatch()
+	defer release()
 	return Drive(ctx, env, j, in, dir, nil)
 }
 
-// errLockBusy: driveLocked with try found a lock held.
-var errLockBusy = errors.New("another of its swamp locks is held")
+// ErrLockBusy: Protocols.LockIntent with try found a lock held.
+var ErrLockBusy = errors.New("another of its swamp locks is held")
 
 func holdsAny(held map[string]bool, paths []string) bool {
 	for _, p := range paths {
@@ -169,38 +121,6 @@ func holdsAny(held map[string]bool, paths []string) bool {
 		}
 	}
 	return false
-}
-
-// waitNoOtherModelLocks waits (bounded) until no live per-model lock is
-// held but those the caller holds itself (env.HeldLocks: a write that
-// finishes interrupted intents before its own) or the lender lent.
-func waitNoOtherModelLocks(ctx context.Context, env *Env, base, ns string, lends func(lock.Info) bool, timeout time.Duration) error {
-	start := time.Now()
-	for {
-		live, err := lock.LiveModelLocksSkipping(env.FS, base, ns, time.Now(), lends)
-		if err != nil {
-			return err
-		}
-		var other []lock.Held
-		for _, h := range live {
-			if !env.HeldLocks[h.Path] {
-				other = append(other, h)
-			}
-		}
-		if len(other) == 0 {
-			return nil
-		}
-		if time.Since(start) >= timeout {
-			return &lock.TimeoutError{Path: other[0].Path, Holder: &other[0].Info, Waited: time.Since(start)}
-		}
-		t := time.NewTimer(min(200*time.Millisecond, timeout-time.Since(start)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 }
 
 // StepObservation is what the disk says about one step now.

@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 // The catalog-publish step kind: the catalog half of a versioned write
 // (ops/write.go).
@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogrow"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/store"
 )
@@ -28,11 +29,11 @@ import (
 // To is the data root the rows' versions live under.
 const KindCatalogPublish = "catalog-publish"
 
-func observePublish(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observePublish(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	return observeCatalog(ctx, env, asCatalogStep(s, nil))
 }
 
-func undoPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoPublish(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	return undoCatalog(ctx, env, asCatalogStep(s, nil), d)
 }
 
@@ -46,7 +47,7 @@ func asCatalogStep(s *journal.Step, change []byte) *journal.Step {
 	return &inner
 }
 
-func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyPublish(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	ch, err := DecodeChange(s)
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func applyPublish(ctx context.Context, env *Env, s *journal.Step, d *Dirty) erro
 // preparePublish runs the catalog transaction of a publish up to its
 // COMMIT, when every row is known from the journal (a stream's row waits
 // for the published metadata, so it is not prepared).
-func preparePublish(ctx context.Context, env *Env, s *journal.Step) (Prepared, bool, error) {
+func preparePublish(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Prepared, bool, error) {
 	ch, err := DecodeChange(s)
 	if err != nil || ch.Op != "upsert-versions" {
 		return nil, false, err

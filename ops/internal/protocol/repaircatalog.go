@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 // The repair-catalog step kind: the catalog half of a doctor repair
 // (ops/doctor). It records every affected row before and after, so it can
@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 )
 
 // KindRepairCatalog is the catalog step of a doctor repair: the rows of
@@ -68,7 +69,7 @@ func decodeDoctorChange(s *journal.Step) (*RepairCatalogChange, error) {
 
 // repairCatalogOpen opens the catalog for the step; nil when there is none
 // (a rollback or a recovery never creates one).
-func repairCatalogOpen(ctx context.Context, env *Env, s *journal.Step) (*catalog.Catalog, error) {
+func repairCatalogOpen(ctx context.Context, env *engine.Env, s *journal.Step) (*catalog.Catalog, error) {
 	if ok, err := fsx.Exists(env.FS, s.Path); err != nil || !ok {
 		return nil, err
 	}
@@ -79,24 +80,24 @@ func repairCatalogOpen(ctx context.Context, env *Env, s *journal.Step) (*catalog
 // plan knows) are After, not done when they are all Before, partial in
 // between. A row of a version the plan does not know is a conflict: the
 // item was written since the plan was made.
-func observeRepairCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	ch, err := decodeDoctorChange(s)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	c, err := repairCatalogOpen(ctx, env, s)
 	var foreign *catalog.ForeignSchemaError
 	switch {
 	case errors.As(err, &foreign):
-		return NotDone, "the catalog has a schema swampj does not write", nil
+		return engine.NotDone, "the catalog has a schema swampj does not write", nil
 	case err != nil:
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	case c == nil:
-		return NotDone, "no catalog", nil
+		return engine.NotDone, "no catalog", nil
 	}
 	cur, order, err := readItems(ctx, c, ch)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	step := c.HasStepLatest()
 	// The before-state includes the rows' write order: an undo that
@@ -107,7 +108,7 @@ func observeRepairCatalog(ctx context.Context, env *Env, s *journal.Step) (Obser
 		it := &ch.Items[i]
 		for v := range cur[it.Key] {
 			if !it.Known(v) {
-				return Conflict, fmt.Sprintf("the catalog has a row for %s/%s/%s version %d that the repair did not plan for (written since?)",
+				return engine.Conflict, fmt.Sprintf("the catalog has a row for %s/%s/%s version %d that the repair did not plan for (written since?)",
 					it.Key.TypeNormalized, it.Key.ModelID, it.Key.DataName, v), nil
 			}
 		}
@@ -116,14 +117,14 @@ func observeRepairCatalog(ctx context.Context, env *Env, s *journal.Step) (Obser
 	}
 	switch {
 	case atAfter:
-		return Done, "", nil
+		return engine.Done, "", nil
 	case atBefore:
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	}
-	return Partial, "some items' rows are changed, others not", nil
+	return engine.Partial, "some items' rows are changed, others not", nil
 }
 
-func applyRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+func applyRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
 	ch, err := decodeDoctorChange(s)
 	if err != nil {
 		return err
@@ -135,7 +136,7 @@ func applyRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty
 	return repairCatalogForward(ctx, c, ch)
 }
 
-func undoRepairCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+func undoRepairCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
 	ch, err := decodeDoctorChange(s)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -108,11 +109,12 @@ func (r *repoCatalog) Close() error {
 	return err
 }
 
-// CloseCatalog closes the catalog if a step opened it.
-func (env *Env) CloseCatalog() {
-	if env.Catalog != nil {
-		_ = env.Catalog.Close()
-	}
+// OpenerOf is the catalog opener env carries for the catalog steps (nil:
+// none, and catalog steps fail). The executor carries it as a plain
+// io.Closer, because it knows nothing of the catalog.
+func OpenerOf(env *engine.Env) CatalogOpener {
+	o, _ := env.Catalog.(CatalogOpener)
+	return o
 }
 
 // CatalogChange is the payload of a catalog step.
@@ -166,21 +168,23 @@ func DecodeChange(s *journal.Step) (*CatalogChange, error) {
 }
 
 // CatalogOf opens the catalog a catalog step writes to.
-func CatalogOf(ctx context.Context, env *Env) (*catalog.Catalog, error) {
-	if env.Catalog == nil {
+func CatalogOf(ctx context.Context, env *engine.Env) (*catalog.Catalog, error) {
+	o := OpenerOf(env)
+	if o == nil {
 		return nil, fmt.Errorf("no catalog available for a catalog step")
 	}
-	return env.Catalog.Get(ctx)
+	return o.Get(ctx)
 }
 
 // existingCatalog is the catalog to observe or undo against: nil when there
 // is no catalog file, or when its schema is one swampj never writes to
 // (then none of a step's rows can be in it).
-func existingCatalog(ctx context.Context, env *Env) (*catalog.Catalog, string, error) {
-	if env.Catalog == nil {
+func existingCatalog(ctx context.Context, env *engine.Env) (*catalog.Catalog, string, error) {
+	o := OpenerOf(env)
+	if o == nil {
 		return nil, "", fmt.Errorf("no catalog available for a catalog step")
 	}
-	c, ok, err := env.Catalog.Existing(ctx)
+	c, ok, err := o.Existing(ctx)
 	var foreign *catalog.ForeignSchemaError
 	switch {
 	case errors.As(err, &foreign):
@@ -193,17 +197,17 @@ func existingCatalog(ctx context.Context, env *Env) (*catalog.Catalog, string, e
 	return c, "", nil
 }
 
-func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeCatalog(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	ch, err := DecodeChange(s)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	c, why, err := existingCatalog(ctx, env)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	if c == nil {
-		return NotDone, why, nil
+		return engine.NotDone, why, nil
 	}
 	switch ch.Op {
 	case "upsert-versions":
@@ -211,7 +215,7 @@ func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation
 		for _, r := range ch.Rows {
 			ok, err := hasOwnRow(ctx, c, r)
 			if err != nil {
-				return Conflict, "", err
+				return engine.Conflict, "", err
 			}
 			if ok {
 				present++
@@ -219,44 +223,44 @@ func observeCatalog(ctx context.Context, env *Env, s *journal.Step) (Observation
 		}
 		switch present {
 		case 0:
-			return NotDone, "", nil
+			return engine.NotDone, "", nil
 		case len(ch.Rows):
-			return Done, "", nil
+			return engine.Done, "", nil
 		default:
-			return Partial, fmt.Sprintf("%d of %d rows present", present, len(ch.Rows)), nil
+			return engine.Partial, fmt.Sprintf("%d of %d rows present", present, len(ch.Rows)), nil
 		}
 	case "restamp":
 		left, err := stampedKeys(ctx, c, ch.From, ch.Keys)
 		if err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		}
 		if len(left) == 0 {
-			return Done, "", nil
+			return engine.Done, "", nil
 		}
-		return NotDone, fmt.Sprintf("%d items still stamped %q", len(left), ch.From), nil
+		return engine.NotDone, fmt.Sprintf("%d items still stamped %q", len(left), ch.From), nil
 	case "move-stamp":
 		nFrom, err := c.CountStamped(ctx, ch.From)
 		if err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		}
 		nTo, err := c.CountStamped(ctx, ch.To)
 		if err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		}
 		switch {
 		case nFrom > 0:
-			return NotDone, fmt.Sprintf("%d rows still stamped %q", nFrom, ch.From), nil
+			return engine.NotDone, fmt.Sprintf("%d rows still stamped %q", nFrom, ch.From), nil
 		case nTo > 0:
-			return Done, "", nil
+			return engine.Done, "", nil
 		}
 		// No row under either stamp: nothing to move either way (a
 		// forward apply moves nothing, a rollback skips it).
-		return NotDone, fmt.Sprintf("no rows stamped %q or %q", ch.From, ch.To), nil
+		return engine.NotDone, fmt.Sprintf("no rows stamped %q or %q", ch.From, ch.To), nil
 	}
-	return Conflict, "", fmt.Errorf("unknown catalog op %q", ch.Op)
+	return engine.Conflict, "", fmt.Errorf("unknown catalog op %q", ch.Op)
 }
 
-func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+func applyCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
 	ch, err := DecodeChange(s)
 	if err != nil {
 		return err
@@ -276,7 +280,7 @@ func applyCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) erro
 	return fmt.Errorf("unknown catalog op %q", ch.Op)
 }
 
-func undoCatalog(ctx context.Context, env *Env, s *journal.Step, _ *Dirty) error {
+func undoCatalog(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
 	ch, err := DecodeChange(s)
 	if err != nil {
 		return err
@@ -394,16 +398,17 @@ type RestampAhead struct {
 // changes no file even if the run is then refused: a catalog closed
 // cleanly (no -wal, -shm or -journal beside it) already in WAL mode.
 // Otherwise the step applies itself, after the renames.
-func StartRestampAhead(ctx context.Context, env *Env, repoDir, from, to string) *RestampAhead {
+func StartRestampAhead(ctx context.Context, env *engine.Env, repoDir, from, to string) *RestampAhead {
 	ra := &RestampAhead{from: from, to: to, done: make(chan struct{})}
-	if env.Catalog == nil || !fsx.Concurrent(env.FS) || from == to || !cleanWALCatalog(env.FS, repo.CatalogPathOf(repoDir)) {
+	o := OpenerOf(env)
+	if o == nil || !fsx.Concurrent(env.FS) || from == to || !cleanWALCatalog(env.FS, repo.CatalogPathOf(repoDir)) {
 		close(ra.done)
 		ra.err = errors.New("not prepared")
 		return ra
 	}
 	go func() {
 		defer close(ra.done)
-		c, ok, err := env.Catalog.Existing(ctx)
+		c, ok, err := o.Existing(ctx)
 		if err == nil && !ok {
 			err = errors.New("no catalog")
 		}
@@ -429,7 +434,7 @@ func (ra *RestampAhead) Abandon() {
 // LiveApply returns the apply of the plan's move-stamp step: commit what
 // was prepared if it is that step's work, else roll it back and apply the
 // step as journaled. Without such a step, what was prepared is abandoned.
-func (ra *RestampAhead) LiveApply(steps []journal.Step) LiveApply {
+func (ra *RestampAhead) LiveApply(steps []journal.Step) engine.LiveApply {
 	for i := range steps {
 		if steps[i].Kind != KindCatalog {
 			continue
@@ -438,7 +443,7 @@ func (ra *RestampAhead) LiveApply(steps []journal.Step) LiveApply {
 		if err != nil || ch.Op != "move-stamp" || ch.From != ra.from || ch.To != ra.to {
 			continue
 		}
-		return LiveApply{i: func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+		return engine.LiveApply{i: func(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 			committed := false
 			var err error
 			ra.once.Do(func() {

@@ -1,4 +1,4 @@
-package engine_test
+package protocol_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
 )
@@ -33,10 +34,10 @@ func TestMoveWaitsForABackingOffWriter(t *testing.T) {
 	backingOffWriter(t, filepath.Join(dst, "m1", ".lock"))
 	j := openJournal(t, root)
 	plan := &journal.Intent{Kind: "test", Summary: "move a model", Steps: []journal.Step{
-		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns")},
-		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns", "data")},
-		{Kind: engine.KindMkdir, Path: filepath.Join(root, "ns", "data", "command")},
-		{Kind: engine.KindMove, Path: src, To: dst},
+		{Kind: protocol.KindMkdir, Path: filepath.Join(root, "ns")},
+		{Kind: protocol.KindMkdir, Path: filepath.Join(root, "ns", "data")},
+		{Kind: protocol.KindMkdir, Path: filepath.Join(root, "ns", "data", "command")},
+		{Kind: protocol.KindMove, Path: src, To: dst},
 	}}
 	if _, err := engine.Execute(context.Background(), &engine.Env{FS: fsys}, j, plan, nil); err != nil {
 		t.Fatalf("the move took a backing-off writer's live lock for data: %v", err)
@@ -56,7 +57,7 @@ func TestMoveRmdirWaitsForABackingOffWriter(t *testing.T) {
 	backingOffWriter(t, filepath.Join(emptied, "m1", ".lock"))
 	j := openJournal(t, root)
 	plan := &journal.Intent{Kind: "test", Summary: "remove an emptied model tree", Steps: []journal.Step{
-		{Kind: engine.KindMoveRmdir, Path: emptied},
+		{Kind: protocol.KindMoveRmdir, Path: emptied},
 	}}
 	if _, err := engine.Execute(context.Background(), &engine.Env{FS: fsys}, j, plan, nil); err != nil {
 		t.Fatalf("move-rmdir took a backing-off writer's live lock for data: %v", err)

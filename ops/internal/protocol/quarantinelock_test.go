@@ -1,4 +1,4 @@
-package engine_test
+package protocol_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
 )
@@ -39,7 +40,7 @@ func TestQuarantineLockRefusesAnEmptyLockWithinTheTTL(t *testing.T) {
 	defer j.Close()
 	to := filepath.Join(root, ".swamp", "q.lock")
 	in := &journal.Intent{Kind: "repair", Summary: "quarantine a lock", Repo: root,
-		Steps: []journal.Step{{Kind: engine.KindQuarantineLock, Path: p, To: to, OldData: []byte{}}}}
+		Steps: []journal.Step{{Kind: protocol.KindQuarantineLock, Path: p, To: to, OldData: []byte{}}}}
 	_, err = engine.Execute(context.Background(), &engine.Env{FS: fsx.Real()}, j, in, nil)
 	var ce *lock.ChangedError
 	if !errors.As(err, &ce) {

@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 // The step kinds of a namespace migration. They are the plain mkdir,
 // rename and rmdir, except that debris a swamp writer leaves in a path the
@@ -28,6 +28,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/lock"
 )
 
@@ -40,9 +41,9 @@ const (
 // modelLockName is the file name of swamp's per-model locks (§8).
 const modelLockName = ".lock"
 
-func observeMove(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeMove(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	o, detail, err := observeRename(ctx, env, s)
-	if err != nil || o != Conflict {
+	if err != nil || o != engine.Conflict {
 		return o, detail, err
 	}
 	// Both exist: one side may be only a writer's debris, or a writer's
@@ -52,26 +53,26 @@ func observeMove(ctx context.Context, env *Env, s *journal.Step) (Observation, s
 		waitForBackingOffWriter(env.FS, s.Path)
 	}
 	if deb, err := onlyDebris(env.FS, s.To); err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	} else if deb {
-		return NotDone, s.To + " holds only empty directories or dead lock files", nil
+		return engine.NotDone, s.To + " holds only empty directories or dead lock files", nil
 	}
 	if deb, err := onlyDebris(env.FS, s.Path); err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	} else if deb {
-		return Done, s.Path + " holds only empty directories or dead lock files", nil
+		return engine.Done, s.Path + " holds only empty directories or dead lock files", nil
 	}
-	return Conflict, detail + ", and both hold data", nil
+	return engine.Conflict, detail + ", and both hold data", nil
 }
 
-func applyMove(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyMove(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := removeDebris(env.FS, s.To, d); err != nil {
 		return err
 	}
 	return applyRename(ctx, env, s, d)
 }
 
-func undoMove(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoMove(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := removeDebris(env.FS, s.Path, d); err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func undoMove(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
 
 // removeDirWithDebris removes the directory s.Path if it holds nothing but
 // debris; anything else in it is left, and reported.
-func removeDirWithDebris(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func removeDirWithDebris(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if fsx.Concurrent(env.FS) {
 		waitForBackingOffWriter(env.FS, s.Path)
 	}
@@ -173,7 +174,7 @@ func onlyLocks(fsys fsx.FS, path string, live bool) (bool, error) {
 // then directories bottom-up. A missing path is fine. Removing a directory
 // fails if something appeared in it meanwhile, so nothing but debris is
 // ever removed; a path that is not debris is an error naming it.
-func removeDebris(fsys fsx.FS, path string, d *Dirty) error {
+func removeDebris(fsys fsx.FS, path string, d *engine.Dirty) error {
 	err := removeDebrisOnce(fsys, path, d)
 	if err == nil || !fsx.Concurrent(fsys) {
 		return err
@@ -191,7 +192,7 @@ func removeDebris(fsys fsx.FS, path string, d *Dirty) error {
 	return err
 }
 
-func removeDebrisOnce(fsys fsx.FS, path string, d *Dirty) error {
+func removeDebrisOnce(fsys fsx.FS, path string, d *engine.Dirty) error {
 	deb, err := onlyDebris(fsys, path)
 	if err != nil {
 		return err

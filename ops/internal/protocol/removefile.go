@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 // The remove-file step kind: a namespace manifest removed by a migration
 // (ops/migrate.go, ops/namespace.go), put back byte for byte on undo.
@@ -13,6 +13,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 )
 
 // KindRemoveFile removes the small file Path whose whole content is OldData
@@ -27,7 +28,7 @@ func RemoveFileStep(path string, old []byte, note string) journal.Step {
 	return journal.Step{Kind: KindRemoveFile, Path: path, OldData: old, OldExists: true, Temp: fsx.TempName(path), Note: note}
 }
 
-func observeRemoveFile(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeRemoveFile(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	tempLeft := false
 	if s.Temp != "" {
 		if ok, _ := fsx.Exists(env.FS, s.Temp); ok {
@@ -40,29 +41,29 @@ func observeRemoveFile(_ context.Context, env *Env, s *journal.Step) (Observatio
 		if tempLeft {
 			// An undo that crashed before its rename: forward removes the
 			// temp, backward writes the file again.
-			return Partial, "temp file " + s.Temp + " left behind", nil
+			return engine.Partial, "temp file " + s.Temp + " left behind", nil
 		}
-		return Done, "", nil
+		return engine.Done, "", nil
 	case err != nil:
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	case bytes.Equal(cur, s.OldData):
 		if tempLeft {
-			return Partial, "temp file " + s.Temp + " left behind", nil
+			return engine.Partial, "temp file " + s.Temp + " left behind", nil
 		}
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	default:
-		return Conflict, fmt.Sprintf("%s holds %d bytes that are not the content the plan removes", s.Path, len(cur)), nil
+		return engine.Conflict, fmt.Sprintf("%s holds %d bytes that are not the content the plan removes", s.Path, len(cur)), nil
 	}
 }
 
-func applyRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyRemoveFile(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.Remove(s.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return CleanTemp(env, s, d)
 }
 
-func undoRemoveFile(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoRemoveFile(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.OldData, fsx.FileMode); err != nil {
 		return err
 	}

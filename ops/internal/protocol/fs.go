@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/store"
 )
 
-// Step kinds. Each is a value in the journal; its behaviour lives here.
+// The file-system primitives every protocol plans with: mkdir, rmdir,
+// rename, write, drop-duplicate and stage.
 const (
 	KindMkdir   = "mkdir"          // create directory Path (its parent exists)
 	KindRmdir   = "rmdir"          // remove empty directory Path
@@ -25,99 +27,54 @@ const (
 	KindWrite   = "write"          // replace file Path with Data (OldData/OldExists before)
 	KindDropDup = "drop-duplicate" // remove Path, a byte-identical twin of To
 	KindStage   = "stage"          // staging dir Path holds Files; published as To
-	KindBarrier = "barrier"        // fsync every directory dirtied so far
 	KindCatalog = "catalog"        // a catalog change (catalogstep.go)
 )
 
-// Kind is the behaviour of a step kind.
-type Kind struct {
-	Observe func(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error)
-	Apply   func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
-	Undo    func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
-	// Stages: Apply only writes content nothing points at yet (a hidden
-	// staging directory), so it may leave its fsyncs to the Dirty set;
-	// the executor flushes them before the next step of another kind.
-	Stages bool
-	// Prepare, if set, does the step's work short of making it visible (a
-	// catalog transaction up to its COMMIT), so the executor can run it
-	// while earlier steps wait on fsyncs; the step then only commits.
-	// ok=false: this step cannot be prepared; Apply does it all.
-	Prepare func(ctx context.Context, env *Env, s *journal.Step) (p Prepared, ok bool, err error)
-	// Derived: the step changes only derived state (the catalog). When it
-	// cannot be observed, applied or undone for any reason but a crash,
-	// the executor records the catalog as stale in the journal and goes
-	// on, in either direction: a catalog problem never blocks data or
-	// recovery, and the next catalog rebuild makes it agree again.
-	Derived bool
+// describeMove renders a rename (or a migration's move) for humans.
+func describeMove(s *journal.Step) string {
+	return fmt.Sprintf("%s %s -> %s", s.Kind, s.Path, s.To)
 }
 
-// Prepared is a step's work done ahead and not yet visible.
-type Prepared interface {
-	Commit() error
-	Rollback()
+func describeStage(s *journal.Step) string {
+	return fmt.Sprintf("stage %s (published as %s)", s.Path, s.To)
 }
 
-// KindOf is the behaviour of s's kind, or an error for a kind this build
-// does not know.
-func KindOf(s *journal.Step) (Kind, error) {
-	k, ok := kinds[s.Kind]
-	if !ok {
-		return Kind{}, fmt.Errorf("unknown step kind %q (journal written by a newer swampj?)", s.Kind)
-	}
-	return k, nil
+func describeDropDup(s *journal.Step) string {
+	return fmt.Sprintf("drop %s (identical to %s)", s.Path, s.To)
 }
 
-// Describe renders a step for humans.
-func Describe(s *journal.Step) string {
-	switch s.Kind {
-	case KindRename, KindMove:
-		return fmt.Sprintf("%s %s -> %s", s.Kind, s.Path, s.To)
-	case KindStage:
-		return fmt.Sprintf("stage %s (published as %s)", s.Path, s.To)
-	case KindDropDup:
-		return fmt.Sprintf("drop %s (identical to %s)", s.Path, s.To)
-	case KindBarrier:
-		return "fsync dirtied directories"
-	case KindCatalog:
-		return "catalog: " + s.Note
-	default:
-		if s.Path != "" {
-			return s.Kind + " " + s.Path
-		}
-		return s.Kind
-	}
-}
+func describeCatalog(s *journal.Step) string { return "catalog: " + s.Note }
 
 // observeRmdir is a directory removal: observeMkdir with done and not
 // done swapped (a removed directory is the mkdir's before-state).
-func observeRmdir(ctx context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeRmdir(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	o, detail, err := observeMkdir(ctx, env, s)
 	switch o {
-	case Done:
-		return NotDone, detail, err
-	case NotDone:
-		return Done, detail, err
+	case engine.Done:
+		return engine.NotDone, detail, err
+	case engine.NotDone:
+		return engine.Done, detail, err
 	}
 	return o, detail, err
 }
 
 // ---- mkdir / rmdir
 
-func observeMkdir(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeMkdir(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	fi, err := env.FS.Lstat(s.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return NotDone, s.Path + " does not exist", nil
+		return engine.NotDone, s.Path + " does not exist", nil
 	case err != nil:
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	case fi.IsDir():
-		return Done, s.Path + " is a directory", nil
+		return engine.Done, s.Path + " is a directory", nil
 	default:
-		return Conflict, s.Path + " exists and is not a directory", nil
+		return engine.Conflict, s.Path + " exists and is not a directory", nil
 	}
 }
 
-func applyMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyMkdir(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.Mkdir(s.Path, fsx.DirMode); err != nil {
 		return err
 	}
@@ -128,7 +85,7 @@ func applyMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 // undoMkdir removes the directory only if it is empty: anything inside it
 // was not put there by this intent's later steps (those are undone first),
 // so it is somebody's data.
-func undoMkdir(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoMkdir(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	ents, err := env.FS.ReadDir(s.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -193,42 +150,42 @@ func (e *NotDirError) Error() string {
 
 // ---- rename
 
-func observeRename(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeRename(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	from, err := fsx.Exists(env.FS, s.Path)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	to, err := fsx.Exists(env.FS, s.To)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	if to && len(s.Files) > 0 {
 		// A rename that publishes a version: the target is ours only if
 		// it holds the version's files (see planWrite).
 		ours, err := dirHolds(env.FS, s.To, s.Files)
 		if err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		}
 		if !ours {
 			if from {
-				return Conflict, fmt.Sprintf("both %s and %s exist", s.Path, s.To), nil
+				return engine.Conflict, fmt.Sprintf("both %s and %s exist", s.Path, s.To), nil
 			}
-			return Missing, fmt.Sprintf("%s is missing and %s holds another version", s.Path, s.To), nil
+			return engine.Missing, fmt.Sprintf("%s is missing and %s holds another version", s.Path, s.To), nil
 		}
 	}
 	switch {
 	case from && !to:
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	case !from && to:
-		return Done, "", nil
+		return engine.Done, "", nil
 	case from && to:
-		return Conflict, fmt.Sprintf("both %s and %s exist", s.Path, s.To), nil
+		return engine.Conflict, fmt.Sprintf("both %s and %s exist", s.Path, s.To), nil
 	default:
-		return Missing, fmt.Sprintf("neither %s nor %s exists", s.Path, s.To), nil
+		return engine.Missing, fmt.Sprintf("neither %s nor %s exists", s.Path, s.To), nil
 	}
 }
 
-func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyRename(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.RenameNoReplace(s.Path, s.To); err != nil {
 		return err
 	}
@@ -236,7 +193,7 @@ func applyRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	return nil
 }
 
-func undoRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoRename(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.RenameNoReplace(s.To, s.Path); err != nil {
 		return err
 	}
@@ -246,11 +203,11 @@ func undoRename(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 
 // ---- write (small files: latest pointers, .swamp.yaml, manifests)
 
-func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeWrite(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	cur, err := env.FS.ReadFile(s.Path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	tempLeft := false
 	if s.Temp != "" {
@@ -263,47 +220,48 @@ func observeWrite(_ context.Context, env *Env, s *journal.Step) (Observation, st
 		// what the intent published (see planWrite).
 		ours, err := dirHolds(env.FS, s.To, s.Files)
 		if err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		}
 		// Only a version that exists can be somebody else's. A pointer
 		// naming nothing (the publish rename lost both names, ALICE's
 		// non-atomic rename) is this step's, and undoing it is what
 		// points latest back at a readable version.
 		if there, err := fsx.Exists(env.FS, s.To); err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		} else if !ours && there {
-			return Missing, fmt.Sprintf("%s names %s, which holds another version", s.Path, s.To), nil
+			return engine.Missing, fmt.Sprintf("%s names %s, which holds another version", s.Path, s.To), nil
 		}
 	}
 	switch {
 	case exists && bytes.Equal(cur, s.Data) && tempLeft:
 		// Done, but a crash during an earlier undo left its temp file:
 		// applying again rewrites the same bytes and removes it.
-		return Partial, "temp file " + s.Temp + " left behind", nil
+		return engine.Partial, "temp file " + s.Temp + " left behind", nil
 	case exists && bytes.Equal(cur, s.Data):
-		return Done, "", nil
+		return engine.Done, "", nil
 	case !exists && !s.OldExists, exists && s.OldExists && bytes.Equal(cur, s.OldData):
 		if tempLeft {
-			// Written ahead by this run (prepareTemps), or left by an
-			// earlier one: applying writes it again either way.
-			return WrittenAhead, "temp file " + s.Temp + " holds the new content, ready to be renamed in", nil
+			// Written ahead by this run (the executor's prepareTemps),
+			// or left by an earlier one: applying writes it again
+			// either way.
+			return engine.WrittenAhead, "temp file " + s.Temp + " holds the new content, ready to be renamed in", nil
 		}
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	case !exists && !tempLeft:
 		// The replace's rename lost both names (ALICE's non-atomic rename:
 		// .swamp.yaml, a latest pointer). Nothing is there to overwrite and
 		// the journal holds both contents, so either direction puts back
 		// exactly the bytes it wants: forward the new, backward the old.
-		return Partial, fmt.Sprintf("%s is missing; the journal holds its old and its new content", s.Path), nil
+		return engine.Partial, fmt.Sprintf("%s is missing; the journal holds its old and its new content", s.Path), nil
 	case !exists:
-		return Conflict, fmt.Sprintf("%s is missing but should hold the old or the new content", s.Path), nil
+		return engine.Conflict, fmt.Sprintf("%s is missing but should hold the old or the new content", s.Path), nil
 	default:
 		if later, ok, err := supersededBy(env.FS, s, cur); err != nil {
-			return Conflict, "", err
+			return engine.Conflict, "", err
 		} else if ok {
-			return Superseded, fmt.Sprintf("%s names version %s, a later write on top of this intent's version %s", s.Path, later, s.Data), nil
+			return engine.Superseded, fmt.Sprintf("%s names version %s, a later write on top of this intent's version %s", s.Path, later, s.Data), nil
 		}
-		return Conflict, fmt.Sprintf("%s holds %d bytes that are neither the old nor the new content", s.Path, len(cur)), nil
+		return engine.Conflict, fmt.Sprintf("%s holds %d bytes that are neither the old nor the new content", s.Path, len(cur)), nil
 	}
 }
 
@@ -343,18 +301,16 @@ func WriteTemp(s *journal.Step) string {
 	return fsx.TempName(s.Path)
 }
 
-func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
-	if s.Temp != "" && d.prepared[s.Temp] {
+func applyWrite(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
+	if s.Temp != "" && d.TakeWrittenAhead(s.Temp) {
 		// Its temp file was written and fsynced with the staged content.
-		delete(d.prepared, s.Temp)
 		// Its directory fsync (which also carries the publish rename) is
 		// the executor's, before the next step of another kind: the
 		// `latest` replaces of a batch then share one flush.
 		if err := env.FS.Rename(s.Temp, s.Path); err != nil {
 			return err
 		}
-		d.Add(filepath.Dir(s.Path))
-		d.deferredWrites = true
+		d.AddBatched(filepath.Dir(s.Path))
 		return nil
 	}
 	if err := fsx.WriteFileAtomicVia(env.FS, s.Path, WriteTemp(s), s.Data, fsx.FileMode); err != nil {
@@ -364,41 +320,31 @@ func applyWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 	return nil
 }
 
-// prepareTemps writes the temp files of the write steps among steps that
-// are still to be applied, without an fsync, so that SyncContent flushes
-// them together with the staged content instead of one by one later (a
-// versioned write's `latest` pointer). A temp file is invisible to every
-// reader and journaled by name, so writing it early changes nothing a
-// crash could expose: recovery removes it like any leftover temp. Any
-// trouble here is left for the step itself to meet and report.
-func prepareTemps(env *Env, steps []journal.Step, d *Dirty) {
-	for i := range steps {
-		s := &steps[i]
-		if s.Kind != KindWrite || s.Temp == "" || d.prepared[s.Temp] {
-			continue
-		}
-		if obs, _, err := observeWrite(context.Background(), env, s); err != nil || (obs != NotDone && obs != Partial && obs != WrittenAhead) {
-			continue
-		}
-		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		f, _, err := fsx.WriteNewUnsynced(env.FS, s.Temp, bytes.NewReader(s.Data), fsx.FileMode, nil)
-		if err != nil {
-			_ = env.FS.Remove(s.Temp)
-			continue
-		}
-		if err := d.DeferFile(f); err != nil {
-			return // a flush of earlier content failed: the executor's SyncContent reports it
-		}
-		if d.prepared == nil {
-			d.prepared = map[string]bool{}
-		}
-		d.prepared[s.Temp] = true
+// writeAhead writes the temp file of a write step that is still to be
+// applied, without an fsync, and hands it to the Dirty set (the
+// executor's prepareTemps calls it through Kind.WriteAhead). It returns
+// an error only when a flush of earlier content failed; any other trouble
+// is left for the step itself to meet and report.
+func writeAhead(env *engine.Env, s *journal.Step, d *engine.Dirty) error {
+	if obs, _, err := observeWrite(context.Background(), env, s); err != nil || (obs != engine.NotDone && obs != engine.Partial && obs != engine.WrittenAhead) {
+		return nil
 	}
+	if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	f, _, err := fsx.WriteNewUnsynced(env.FS, s.Temp, bytes.NewReader(s.Data), fsx.FileMode, nil)
+	if err != nil {
+		_ = env.FS.Remove(s.Temp)
+		return nil
+	}
+	if err := d.DeferFile(f); err != nil {
+		return err
+	}
+	d.MarkWrittenAhead(s.Temp)
+	return nil
 }
 
-func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoWrite(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	cur, err := env.FS.ReadFile(s.Path)
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
@@ -422,7 +368,7 @@ func undoWrite(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
 }
 
 // CleanTemp removes the step's temp file if a crash left it behind.
-func CleanTemp(env *Env, s *journal.Step, d *Dirty) error {
+func CleanTemp(env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if s.Temp != "" {
 		if err := env.FS.Remove(s.Temp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -434,33 +380,33 @@ func CleanTemp(env *Env, s *journal.Step, d *Dirty) error {
 
 // ---- drop-duplicate (a byte-identical file that already exists at To)
 
-func observeDropDup(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeDropDup(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	want := s.Files[0]
 	twin, err := fileMatches(env.FS, s.To, want)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	here, err := fsx.Exists(env.FS, s.Path)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	if !twin {
-		return Conflict, fmt.Sprintf("%s no longer holds the identical copy", s.To), nil
+		return engine.Conflict, fmt.Sprintf("%s no longer holds the identical copy", s.To), nil
 	}
 	if !here {
-		return Done, "", nil
+		return engine.Done, "", nil
 	}
 	same, err := fileMatches(env.FS, s.Path, want)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	if !same {
-		return Conflict, fmt.Sprintf("%s changed since the plan was made", s.Path), nil
+		return engine.Conflict, fmt.Sprintf("%s changed since the plan was made", s.Path), nil
 	}
-	return NotDone, "", nil
+	return engine.NotDone, "", nil
 }
 
-func applyDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyDropDup(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := env.FS.Remove(s.Path); err != nil {
 		return err
 	}
@@ -468,7 +414,7 @@ func applyDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error 
 	return nil
 }
 
-func undoDropDup(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoDropDup(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	src, err := env.FS.Open(s.To)
 	if err != nil {
 		return err
@@ -505,38 +451,38 @@ func restoreTemp(path string) string {
 // directory holds every expected file complete (for a self-verifying stage:
 // a version consistent with its own metadata, see dirHolds); partial when a
 // staging directory exists but is incomplete; not done when neither exists.
-func observeStage(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeStage(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	if ok, err := dirHolds(env.FS, s.To, s.Files); err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	} else if ok {
-		return Done, "", nil
+		return engine.Done, "", nil
 	}
 	staged, err := fsx.Exists(env.FS, s.Path)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	if !staged {
 		if ok, _ := fsx.Exists(env.FS, s.To); ok {
 			// Someone else's version of that number (swamp, after a
 			// crash freed its lock): nothing of ours to undo, and
 			// nothing we can publish.
-			return Missing, fmt.Sprintf("%s holds another version, not the staged files", s.To), nil
+			return engine.Missing, fmt.Sprintf("%s holds another version, not the staged files", s.To), nil
 		}
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	}
 	ok, err := dirHolds(env.FS, s.Path, s.Files)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	if ok {
-		return Done, "", nil
+		return engine.Done, "", nil
 	}
-	return Partial, fmt.Sprintf("%s is incomplete", s.Path), nil
+	return engine.Partial, fmt.Sprintf("%s is incomplete", s.Path), nil
 }
 
 // undoStage removes the staging directory. It holds only bytes of a write
 // that was never acknowledged, so removing it loses nothing a user has.
-func undoStage(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoStage(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if err := fsx.RemoveAll(env.FS, s.Path); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package engine
+package protocol
 
 // The quarantine-lock step kind: a dead swamp lock moved aside by a doctor
 // repair (ops/doctor/locks.go), only while it is still dead.
@@ -10,6 +10,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/lock"
 )
 
@@ -19,29 +20,29 @@ import (
 // swamp's window for an empty lock).
 const KindQuarantineLock = "quarantine-lock"
 
-func observeQuarantineLock(_ context.Context, env *Env, s *journal.Step) (Observation, string, error) {
+func observeQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {
 	from, err := fsx.Exists(env.FS, s.Path)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	to, err := fsx.Exists(env.FS, s.To)
 	if err != nil {
-		return Conflict, "", err
+		return engine.Conflict, "", err
 	}
 	switch {
 	case to:
 		// Moved. A file at Path too is a lock someone took since: theirs.
-		return Done, "", nil
+		return engine.Done, "", nil
 	case from:
-		return NotDone, "", nil
+		return engine.NotDone, "", nil
 	default:
 		// Gone without our move: released or taken over and released by
 		// its owner; there is nothing left to move or to put back.
-		return Done, "", nil
+		return engine.Done, "", nil
 	}
 }
 
-func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func applyQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	// Newer swamp's rule (§13.3): an empty or unreadable lock younger than
 	// the TTL is a writer at work, not dead.
 	ok, detail, err := lock.StillDeadWithin(env.FS, s.Path, s.OldData, time.Now(), lock.InFlightWindow)
@@ -58,7 +59,7 @@ func applyQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty)
 	return nil
 }
 
-func undoQuarantineLock(_ context.Context, env *Env, s *journal.Step, d *Dirty) error {
+func undoQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
 	if ok, err := fsx.Exists(env.FS, s.To); err != nil || !ok {
 		return err
 	}
