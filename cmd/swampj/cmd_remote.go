@@ -94,6 +94,10 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 		return nil, nil
 	}
 	o := remoteDoctorOptions(c, e)
+	// Every file the command's push could upload is compared byte for
+	// byte, large ones too: a push hashes what it walks and uploads
+	// whatever differs from the index.
+	o.VerifyChecksums = true
 	check, err := remote.Doctor(c.Context, rc, o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.Dir, err))

@@ -404,3 +404,79 @@ func TestS3SwampWaitsForSwampjLock(t *testing.T) {
 	}
 	t.Logf("swamp finished %s after the release", time.Since(released).Round(time.Millisecond))
 }
+
+// lazyTeam: A and B (synced once) on models m1 and m2; then A writes m1
+// and B writes m2. B's cache has not fetched A's new version of m1 (a
+// write command pulls the model it runs), and so its sync state keeps its
+// dirty paths: the everyday state of a team's checkout.
+func lazyTeam(t *testing.T) (a, b *checkout) {
+	t.Helper()
+	a = newS3Origin(t, 1)
+	a.swampOK("model", "create", "command/shell", "m2")
+	a.swampOK("model", "method", "run", "m2", "execute", "--input", "run=echo w1")
+	b = a.clone(t, filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "homeB"))
+	b.swampOK("datastore", "sync")
+	a.swampOK("model", "method", "run", "m1", "execute", "--input", "run=echo v2")
+	b.swampOK("model", "method", "run", "m2", "execute", "--input", "run=echo w2")
+	return a, b
+}
+
+// sameSizeGarbage: in a team, B's sidecar keeps its dirty paths (the
+// extension clears them only when the cache holds every index entry, and
+// A wrote a version of m1 that B has not pulled), and B's cache copy of
+// m2's version 1 raw is overwritten with garbage of the same size, under
+// one of those dirty paths. It returns the raw's cache-relative path and
+// the bucket's good bytes.
+func sameSizeGarbage(t *testing.T) (b *checkout, rel string, good []byte) {
+	t.Helper()
+	_, b = lazyTeam(t)
+	item := b.itemRel("m2", "result")
+	st, err := os.ReadFile(filepath.Join(b.cacheDir(), ".datastore-sync-state.json"))
+	if err != nil || !strings.Contains(string(st), item) {
+		t.Fatalf("B's sync state does not list %s as dirty (has the extension changed?): %v\n%s", item, err, st)
+	}
+	rel = item + "/1/raw"
+	good = b.srv.object(rel)
+	if len(good) == 0 {
+		t.Fatalf("the bucket has no %s", rel)
+	}
+	if err := os.WriteFile(filepath.Join(b.cacheDir(), filepath.FromSlash(rel)), bytes.Repeat([]byte("#"), len(good)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, rel, good
+}
+
+// A same-size garbage raw under a dirty path: the doctor finds it (with
+// and without --verify-checksums), and `swampj run` keeps it out of the
+// bucket, so the command's push does not replace the good object.
+func TestS3SameSizeDamageUnderDirtyPath(t *testing.T) {
+	b, rel, good := sameSizeGarbage(t)
+	for _, args := range [][]string{{"doctor", "--json"}, {"doctor", "--json", "--verify-checksums"}} {
+		r := b.swampj(args...)
+		var rep struct {
+			Findings []struct{ Code, Path, Next string }
+		}
+		_ = json.Unmarshal([]byte(r.stdout), &rep)
+		found := false
+		for _, f := range rep.Findings {
+			found = found || (f.Path == rel && f.Code == remote.StaleFile && f.Next == remote.NextPush)
+		}
+		if r.code != 1 || !found {
+			t.Errorf("swampj %v: exit %d, want 1 and a %s finding (next: push) for %s\n%s%s", args, r.code, remote.StaleFile, rel, r.stdout, r.stderr)
+		}
+	}
+	r := b.swampj("run", "--", b.s.swamp, "model", "method", "run", "m2", "execute", "--input", "run=echo w3")
+	if r.code != 0 {
+		t.Fatalf("swampj run: exit %d\n%s", r.code, tail(r.stderr, 3000))
+	}
+	if got := b.srv.object(rel); !bytes.Equal(got, good) {
+		t.Fatalf("the bucket's %s was replaced: %q, was %q", rel, got, good)
+	}
+	if v, out, ok := b.dataGet("m2", "result", "--version", "1"); !ok || v != 1 || out != "w1" {
+		t.Errorf("B: data get m2 --version 1: %d %q ok=%v", v, out, ok)
+	}
+	q, _ := filepath.Glob(filepath.Join(b.cacheDir()+".swampj-quarantine", "*", filepath.FromSlash(rel)))
+	if len(q) != 1 {
+		t.Errorf("quarantine holds %v, want the garbage raw", q)
+	}
+}
