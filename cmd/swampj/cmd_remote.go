@@ -72,10 +72,20 @@ func doctorRemote(c *cli.Context, e *env) (handled bool, err error) {
 	}[rep.Mode]))
 }
 
+// remoteErr gives a remote repair's error its code: a busy lock is a
+// lock timeout (exit 75); a bucket that does not exist, an endpoint that
+// does not answer and missing or refused credentials have their own.
 func remoteErr(err error) error {
 	var le *remote.LockError
 	if errors.As(err, &le) && le.Code() == "lock_timeout" {
 		return withCode("lock_timeout", exitLockTimeout, err)
+	}
+	var ae *remote.AccessError
+	if errors.As(err, &ae) {
+		return withCode(ae.Code(), exitFailure, err)
+	}
+	if errors.As(err, &le) {
+		return withCode(le.Code(), exitFailure, err)
 	}
 	return err
 }

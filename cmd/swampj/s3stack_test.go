@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/swampj/swampj/ops/remote"
 )
 
@@ -377,10 +379,8 @@ func TestS3SwampWaitsForSwampjLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := func(k string) string {
-		return map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}[k]
-	}
-	release, err := remote.BucketLocker{Env: env}.Lock(context.Background(), c, 10*time.Second)
+	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	release, err := lk.Lock(context.Background(), c, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,5 +478,101 @@ func TestS3SameSizeDamageUnderDirtyPath(t *testing.T) {
 	q, _ := filepath.Glob(filepath.Join(b.cacheDir()+".swampj-quarantine", "*", filepath.FromSlash(rel)))
 	if len(q) != 1 {
 		t.Errorf("quarantine holds %v, want the garbage raw", q)
+	}
+}
+
+// runEnv runs name in the checkout with exactly env.
+func (co *checkout) runEnv(env []string, name string, args ...string) result {
+	co.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = co.dir, env
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		co.t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return result{code: code, stdout: ansiRE.ReplaceAllString(so.String(), ""), stderr: ansiRE.ReplaceAllString(se.String(), "")}
+}
+
+// envWithoutAWS is the checkout's environment with no AWS_* variable.
+func (co *checkout) envWithoutAWS() []string {
+	var out []string
+	for _, kv := range co.env() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Credentials from ~/.aws/credentials alone (HOME a temp dir, no AWS_*
+// variable): the repair takes the bucket lock with them, as the AWS SDK's
+// default chain finds them, and swamp then reads the repaired version.
+func TestS3RepairWithSharedCredentialsFile(t *testing.T) {
+	_, b := newS3Team(t, 2)
+	rel, raw, _ := tornV2(t, b)
+	if err := os.MkdirAll(filepath.Join(b.home, ".aws"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	creds := "[default]\naws_access_key_id = test\naws_secret_access_key = test\n"
+	if err := os.WriteFile(filepath.Join(b.home, ".aws", "credentials"), []byte(creds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := b.envWithoutAWS()
+	r := b.runEnv(env, binary, "doctor", "--repair", "--confirm")
+	if r.code != 0 || !strings.Contains(r.stdout, "under the bucket lock") {
+		t.Fatalf("swampj doctor --repair --confirm with ~/.aws/credentials only: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := b.runEnv(env, b.s.swamp, "datastore", "sync", "--pull"); r.code != 0 {
+		t.Fatalf("swamp datastore sync --pull: exit %d\n%s", r.code, tail(r.stderr, 2000))
+	}
+	if v, out, ok := b.dataGet("m1", "result", "--version", "2"); !ok || v != 2 || out != "v2" {
+		t.Errorf("data get --version 2 after the repair: %d %q ok=%v", v, out, ok)
+	}
+	if got := b.srv.object(rel + "/raw"); !bytes.Equal(got, raw) {
+		t.Errorf("the bucket's version 2 raw changed: %d bytes, was %d", len(got), len(raw))
+	}
+}
+
+// A bucket that does not exist and an endpoint nobody listens on are each
+// their own error, with their own code, and neither is called a lock.
+func TestS3BucketAccessErrors(t *testing.T) {
+	_, b := newS3Team(t, 2)
+	tornV2(t, b)
+	cfg := filepath.Join(b.dir, ".swamp.yaml")
+	orig, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(b.srv.port)
+	for _, tc := range []struct{ name, from, to, code string }{
+		{"no such bucket", `bucket: "` + s3Bucket + `"`, `bucket: "no-such-bucket"`, remote.AccessNoBucket},
+		{"nobody listening", "127.0.0.1:" + port, "127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t)), remote.AccessUnreachable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			changed := bytes.Replace(orig, []byte(tc.from), []byte(tc.to), 1)
+			if bytes.Equal(changed, orig) {
+				t.Fatalf(".swamp.yaml has no %q", tc.from)
+			}
+			if err := os.WriteFile(cfg, changed, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(cfg, orig, 0o644)
+			r := b.swampj("--json", "doctor", "--repair", "--confirm")
+			var e struct{ Error, Code string }
+			if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || r.code != 1 || e.Code != tc.code {
+				t.Fatalf("exit %d, want 1 with code %s: %v\n%s", r.code, tc.code, err, r.stderr)
+			}
+			if strings.Contains(strings.ToLower(e.Error), "lock") || strings.Contains(e.Error, "<?xml") {
+				t.Errorf("the error speaks of a lock or carries the response body: %s", e.Error)
+			}
+			t.Logf("%s: %s", tc.code, e.Error)
+		})
 	}
 }

@@ -126,7 +126,7 @@ func (e *RepairError) Unwrap() error { return e.Err }
 func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions, rep *Report) (err error) {
 	locker := o.Lock
 	if locker == nil {
-		locker = BucketLocker{Env: o.Env}
+		locker = BucketLocker{}
 	}
 	timeout := o.LockTimeout
 	if timeout <= 0 {
@@ -134,6 +134,10 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	}
 	release, err := locker.Lock(ctx, c, timeout)
 	if err != nil {
+		var ae *AccessError
+		if errors.As(err, &ae) {
+			return ae // the bucket itself could not be used: not a lock matter
+		}
 		return &LockError{Key: c.LockKey(), Err: err}
 	}
 	rep.Lock = c.LockKey()

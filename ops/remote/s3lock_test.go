@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/swampj/swampj/ops/remote"
 )
 
@@ -64,10 +66,7 @@ func TestBucketLockProtocol(t *testing.T) {
 	ctx := context.Background()
 	c := &remote.Cache{S3: remote.S3Config{Bucket: "swamp-test", Prefix: "team", Region: "us-east-1",
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ForcePathStyle: true}}
-	creds := func(k string) string {
-		return map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}[k]
-	}
-	lk := remote.BucketLocker{Env: creds}
+	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
 	obj := filepath.Join(dir, "buckets", "swamp-test", "team", ".datastore.lock")
 
 	release, err := lk.Lock(ctx, c, time.Second)
@@ -120,8 +119,17 @@ func TestBucketLockProtocol(t *testing.T) {
 	if b, _ := os.ReadFile(obj); !strings.Contains(string(b), `"next"`) {
 		t.Fatalf("the successor's lock is gone: %s", b)
 	}
-	// No credentials: refused before any request.
-	if _, err := (remote.BucketLocker{Env: func(string) string { return "" }}).Lock(ctx, c, time.Second); !errors.Is(err, remote.ErrNoCredentials) {
+	// No credentials anywhere the SDK looks: refused before any request.
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // no instance role to ask here
+	var ae *remote.AccessError
+	if _, err := (remote.BucketLocker{}).Lock(ctx, c, time.Second); !errors.Is(err, remote.ErrNoCredentials) ||
+		!errors.As(err, &ae) || ae.Code() != remote.AccessNoCredentials {
 		t.Fatalf("no credentials: %v", err)
 	}
 }
