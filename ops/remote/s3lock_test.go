@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,5 +132,29 @@ func TestBucketLockProtocol(t *testing.T) {
 	if _, err := (remote.BucketLocker{}).Lock(ctx, c, time.Second); !errors.Is(err, remote.ErrNoCredentials) ||
 		!errors.As(err, &ae) || ae.Code() != remote.AccessNoCredentials {
 		t.Fatalf("no credentials: %v", err)
+	}
+}
+
+// Credentials the endpoint refuses are their own error, not a lock
+// someone holds. gofakes3 checks no signature, so an HTTP server that
+// answers every request as S3 does for an unknown access key stands in.
+func TestBucketLockCredentialsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does not exist in our records.</Message>` +
+			`<AWSAccessKeyId>nobody</AWSAccessKeyId><RequestId>1</RequestId><HostId>1</HostId></Error>`))
+	}))
+	defer srv.Close()
+	c := &remote.Cache{S3: remote.S3Config{Bucket: "swamp-test", Prefix: "team", Region: "us-east-1", Endpoint: srv.URL, ForcePathStyle: true}}
+	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("nobody", "wrong", "")}
+	_, err := lk.Lock(context.Background(), c, 5*time.Second)
+	var ae *remote.AccessError
+	if !errors.As(err, &ae) || ae.Code() != remote.AccessCredentials || errors.Is(err, remote.ErrLockBusy) {
+		t.Fatalf("refused credentials: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(strings.ToLower(msg), "lock") || strings.Contains(msg, "<?xml") || !strings.Contains(msg, "InvalidAccessKeyId") {
+		t.Errorf("message: %s", msg)
 	}
 }
