@@ -65,6 +65,10 @@ func doctorRemote(c *cli.Context, e *env) (handled bool, err error) {
 	if rep.Clean() {
 		return true, nil
 	}
+	if rep.Remaining == countReportOnly(rep) {
+		return true, withCode(codeDoctorManual, exitManual, fmt.Errorf("%d problem(s) %s in the datastore cache that swampj does not repair; see each finding's fix",
+			rep.Remaining, map[bool]string{true: "remain", false: "found"}[rep.Mode == "repair"]))
+	}
 	return true, withCode("doctor_findings", exitFailure, fmt.Errorf("%d problem(s) %s", rep.Remaining, map[string]string{
 		"check":   "found in the datastore cache; preview the repair with 'swampj doctor --repair'",
 		"preview": "found in the datastore cache; apply the repair with 'swampj doctor --repair --confirm'",
@@ -186,7 +190,21 @@ func printRemoteReport(w io.Writer, rep *remote.Report) {
 		fast = "armed (the next pull fetches nothing unless the bucket's index changed)"
 	}
 	fmt.Fprintf(w, "  fast path: %s\n", fast)
+	if len(rep.Notes) > 0 {
+		fmt.Fprintf(w, "%d note(s): file(s) other checkouts wrote that this cache has not fetched yet; the next pull fetches them\n", len(rep.Notes))
+		for i, n := range rep.Notes {
+			if i == 5 {
+				fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(rep.Notes)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", n.Path)
+		}
+	}
 	if len(rep.Findings) == 0 {
+		if rep.Mode == "repair" {
+			fmt.Fprintln(w, "No problems found in the cache: nothing to repair, nothing was changed.")
+			return
+		}
 		fmt.Fprintln(w, "No problems found in the cache.")
 		return
 	}
@@ -213,7 +231,7 @@ func printRemoteReport(w io.Writer, rep *remote.Report) {
 			fmt.Fprintf(w, "Repaired as intent %d under the bucket lock %s: %d file(s) moved into %s, %d latest pointer(s) rewritten.\n",
 				rep.IntentID, rep.Lock, len(rep.Moves), rep.Quarantine, len(rep.Rewrites))
 		} else {
-			fmt.Fprintln(w, "Nothing was repaired.")
+			fmt.Fprintln(w, "Nothing was repaired: no finding is one swampj repairs; nothing was changed.")
 		}
 		if rep.Remaining > 0 {
 			fmt.Fprintf(w, "%d problem(s) remain (reported only; see above).\n", rep.Remaining)

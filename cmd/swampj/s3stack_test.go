@@ -421,6 +421,47 @@ func lazyTeam(t *testing.T) (a, b *checkout) {
 	return a, b
 }
 
+// A healthy checkout of a team: files another checkout wrote that this
+// cache has not fetched are notes, the doctor exits 0, and a repair with
+// nothing to repair exits 0 and says so. B's `latest` of m1 still names
+// version 1 while the index names A's version 2, which B has not fetched:
+// the repair leaves it (reads keep working) until the pull brings
+// version 2, and then points it there.
+func TestS3DoctorUnpulledFilesAreNotes(t *testing.T) {
+	_, b := lazyTeam(t)
+	r := b.swampj("doctor", "--json")
+	var rep struct {
+		Findings []struct{ Code, Path string }
+		Notes    []struct{ Code, Path string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	item := b.itemRel("m1", "result")
+	noted := false
+	for _, n := range rep.Notes {
+		noted = noted || (n.Code == remote.MissingFile && strings.HasPrefix(n.Path, item+"/2/"))
+	}
+	if r.code != 0 || len(rep.Findings) != 0 || !noted {
+		t.Fatalf("swampj doctor: exit %d, want 0, no findings and a note for A's %s/2: findings %+v, notes %+v\n%s",
+			r.code, item, rep.Findings, rep.Notes, r.stderr)
+	}
+	r = b.swampj("doctor", "--repair", "--confirm")
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to repair") || strings.Contains(r.stdout+r.stderr, "Apply the repair") {
+		t.Fatalf("swampj doctor --repair --confirm: exit %d, want 0 and 'nothing to repair'\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if v, out, ok := b.dataGet("m1", "result"); !ok || v != 1 || out != "v1" {
+		t.Fatalf("B: data get m1 after the repair: version %d %q ok=%v, want the (stale) version 1 still readable", v, out, ok)
+	}
+	b.swampOK("datastore", "sync", "--pull")
+	if r := b.swampj("doctor", "--repair", "--confirm"); r.code != 0 {
+		t.Fatalf("swampj doctor --repair --confirm after the pull: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if v, out, ok := b.dataGet("m1", "result"); !ok || v != 2 || out != "v2" {
+		t.Errorf("B: data get m1 after the pull and the repair: version %d %q ok=%v, want 2", v, out, ok)
+	}
+}
+
 // sameSizeGarbage: in a team, B's sidecar keeps its dirty paths (the
 // extension clears them only when the cache holds every index entry, and
 // A wrote a version of m1 that B has not pulled), and B's cache copy of

@@ -56,6 +56,7 @@ const (
 	StatusWouldFix   = "would repair"
 	StatusRepaired   = "repaired"
 	StatusReportOnly = "report only"
+	StatusNote       = "note"
 )
 
 // Finding is one problem in the cache.
@@ -89,13 +90,17 @@ type Report struct {
 	IndexEntries int       `json:"indexEntries"`
 	FastPath     bool      `json:"fastPathArmed"`
 	Findings     []Finding `json:"findings"`
-	Remaining    int       `json:"remaining"`
-	Quarantine   string    `json:"quarantine,omitempty"`
-	Moves        []Move    `json:"moves,omitempty"`
-	Rewrites     []string  `json:"rewrites,omitempty"`
-	IntentID     uint64    `json:"intentId,omitempty"`
-	Lock         string    `json:"lock,omitempty"` // the bucket lock the repair held
-	Warnings     []string  `json:"warnings,omitempty"`
+	// Notes are states normal in a lazily pulled cache (files other
+	// checkouts wrote that this cache has not fetched yet and that the
+	// next pull fetches): reported, never counted as problems.
+	Notes      []Finding `json:"notes,omitempty"`
+	Remaining  int       `json:"remaining"`
+	Quarantine string    `json:"quarantine,omitempty"`
+	Moves      []Move    `json:"moves,omitempty"`
+	Rewrites   []string  `json:"rewrites,omitempty"`
+	IntentID   uint64    `json:"intentId,omitempty"`
+	Lock       string    `json:"lock,omitempty"` // the bucket lock the repair held
+	Warnings   []string  `json:"warnings,omitempty"`
 
 	plan *plan
 }
@@ -181,8 +186,11 @@ func Doctor(ctx context.Context, c *Cache, o DoctorOptions) (*Report, error) {
 	}
 	rep.Remaining = len(rep.Findings)
 	rep.plan = &d.plan
-	if o.Repair && o.Confirm && d.plan.nonEmpty() {
+	if o.Repair && o.Confirm {
 		rep.Mode = "repair"
+		if !d.plan.nonEmpty() {
+			return rep, nil // nothing the repair could change
+		}
 		return rep, repair(ctx, fsys, c, &d.plan, o, rep)
 	}
 	if o.Repair {
@@ -350,8 +358,14 @@ func (d *diagnosis) missing(rel string) {
 		f.Repairable = true
 		d.plan.disarm = true
 	} else {
+		// Normal in a team: another checkout wrote it, and this cache
+		// pulls what a command needs when it runs.
+		f.Message = "the index lists it (another checkout wrote it) and this cache has not fetched it yet"
 		f.Next, f.NextSays = NextRepull, "the next pull fetches it (its fast path is off)"
 		f.Fix = "none needed: the next pull fetches it"
+		f.Status = StatusNote
+		d.rep.Notes = append(d.rep.Notes, f)
+		return
 	}
 	d.add(f)
 }
@@ -447,6 +461,7 @@ func (d *diagnosis) moveOut(f *cacheFile, fd *Finding) {
 // version's own metadata.yaml, then `latest`.
 func (d *diagnosis) judgeItem(it *item) error {
 	comes := map[int]bool{} // versions readable now, or whose good copy the next pull brings
+	whole := map[int]bool{} // versions this cache holds whole now: `latest` may name them
 	for n, files := range it.versions {
 		vrel := fmt.Sprintf("%s/%d", it.dir, n)
 		_, mIndexed := d.indexed(vrel + "/metadata.yaml")
@@ -459,6 +474,7 @@ func (d *diagnosis) judgeItem(it *item) error {
 		dirty := d.st.Dirty(vrel+"/metadata.yaml") || d.st.Dirty(vrel+"/raw")
 		if dirty && why == "" {
 			comes[n] = true
+			whole[n] = files["metadata.yaml"] != nil && files["raw"] != nil
 			continue
 		}
 		// Then against the index (size, and SHA-256 where it has one),
@@ -478,6 +494,7 @@ func (d *diagnosis) judgeItem(it *item) error {
 		}
 		if why == "" {
 			comes[n] = true
+			whole[n] = files["metadata.yaml"] != nil && files["raw"] != nil
 			continue
 		}
 		if mIndexed && dirty {
@@ -531,7 +548,7 @@ func (d *diagnosis) judgeItem(it *item) error {
 			}
 		}
 	}
-	return d.judgeLatest(it, comes)
+	return d.judgeLatest(it, comes, whole)
 }
 
 // versionUnreadable is why swamp cannot read a version ("" when it can):
@@ -576,7 +593,7 @@ func (d *diagnosis) versionUnreadable(files map[string]*cacheFile) string {
 // judgeLatest: the pointer should name the version the index's `latest`
 // names (when this cache has not changed it itself), and never a version
 // that neither the cache nor the bucket holds.
-func (d *diagnosis) judgeLatest(it *item, comes map[int]bool) error {
+func (d *diagnosis) judgeLatest(it *item, comes, whole map[int]bool) error {
 	lf := it.latest
 	if lf == nil {
 		return nil
@@ -622,10 +639,37 @@ func (d *diagnosis) judgeLatest(it *item, comes map[int]bool) error {
 	if want == named {
 		return nil
 	}
-	// A latest judged torn or stale by judgeFile is rewritten instead of
-	// quarantined: reads need a pointer now, not after the next pull.
+	// A latest judged torn or stale by judgeFile is rewritten (or left)
+	// instead of quarantined: reads need a pointer now, not after the
+	// next pull.
 	d.plan.unquarantine(rel)
 	d.dropFinding(rel)
+	if !whole[want] {
+		// Pointing `latest` at a version this cache does not hold would
+		// turn a stale read into "Data not found": it is left as it is
+		// until the pull has brought the version.
+		f := Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want,
+			Message: fmt.Sprintf("`latest` says %q: %s; version %d is not in this cache yet, so `latest` is left as it is",
+				string(bytes.TrimSpace(cur)), why, want),
+			Next: NextRepull,
+			NextSays: fmt.Sprintf("'swamp data get' returns version %q; the next pull fetches version %d but, comparing sizes only, may leave this pointer",
+				string(bytes.TrimSpace(cur)), want),
+			Fix: fmt.Sprintf("after the pull that fetches version %d ('swamp datastore sync --pull', or the item's next write), "+
+				"run 'swampj doctor --repair --confirm' to point `latest` at it", want)}
+		if d.rep.FastPath {
+			// The fast path would keep the version from ever arriving.
+			f.Next, f.NextSays = NextServe, fmt.Sprintf("'swamp data get' returns version %q, and the next pull takes the fast path and does not fetch version %d",
+				string(bytes.TrimSpace(cur)), want)
+			f.Fix = fmt.Sprintf("turn the sidecar's fast path off so the next pull fetches version %d; then rerun the repair to point `latest` at it", want)
+			f.Repairable = true
+			d.plan.disarm = true
+			d.add(f)
+			return nil
+		}
+		f.Status = StatusNote
+		d.rep.Notes = append(d.rep.Notes, f)
+		return nil
+	}
 	d.add(Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want, Repairable: true,
 		Message:  fmt.Sprintf("`latest` says %q: %s", string(bytes.TrimSpace(cur)), why),
 		Next:     NextServe,
