@@ -114,7 +114,9 @@ func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, 
 	}
 	ac, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return nil, &AccessError{Kind: AccessCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint,
+		// A profile AWS_PROFILE names that the config files lack, or
+		// files that do not parse: no usable credentials.
+		return nil, &AccessError{Kind: AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint,
 			Err: fmt.Errorf("loading the AWS configuration: %w", err)}
 	}
 	if ac.Region == "" {
@@ -399,7 +401,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (c *s3Client) hold(key, nonce, etag string) func() error {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var mu sync.Mutex // etag: the heartbeat's last write
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -411,12 +412,10 @@ func (c *s3Client) hold(key, nonce, etag string) func() error {
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				mu.Lock()
 				next, err := c.put(ctx, key, lockBody(nonce), "", etag)
 				if err == nil {
 					etag = next
 				}
-				mu.Unlock()
 				cancel()
 				if err != nil && preconditionFailed(err) {
 					return // taken over: the release finds out and says so
