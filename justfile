@@ -4,7 +4,7 @@
 # urfave/cli Markdown renderer (swampj's man page is its own), a static binary
 # (no cgo resolver). A plain `go build` works the same, only starts slower.
 build:
-    go build -tags urfave_cli_no_docs,netgo -o bin/swampj ./cmd/swampj
+    go build -tags urfave_cli_no_docs,netgo,osusergo -o bin/swampj ./cmd/swampj
 
 # Run the whole test suite (the README's test command).
 test:

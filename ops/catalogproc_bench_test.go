@@ -53,7 +53,7 @@ func swampjBinary(b *testing.B) string {
 			return
 		}
 		benchBin = filepath.Join(dir, "swampj")
-		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs,netgo", "-o", benchBin, "./cmd/swampj") // the production build (justfile)
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs,netgo,osusergo", "-o", benchBin, "./cmd/swampj") // the production build (justfile)
 		cmd.Dir = ".."
 		if out, err := cmd.CombinedOutput(); err != nil {
 			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -65,6 +65,10 @@ func doctorRemote(c *cli.Context, e *env) (handled bool, err error) {
 	if rep.Clean() {
 		return true, nil
 	}
+	if rep.Remaining == countReportOnly(rep) {
+		return true, withCode(codeDoctorManual, exitManual, fmt.Errorf("%d problem(s) %s in the datastore cache that swampj does not repair; see each finding's fix",
+			rep.Remaining, map[bool]string{true: "remain", false: "found"}[rep.Mode == "repair"]))
+	}
 	return true, withCode("doctor_findings", exitFailure, fmt.Errorf("%d problem(s) %s", rep.Remaining, map[string]string{
 		"check":   "found in the datastore cache; preview the repair with 'swampj doctor --repair'",
 		"preview": "found in the datastore cache; apply the repair with 'swampj doctor --repair --confirm'",
@@ -72,10 +76,20 @@ func doctorRemote(c *cli.Context, e *env) (handled bool, err error) {
 	}[rep.Mode]))
 }
 
+// remoteErr gives a remote repair's error its code: a busy lock is a
+// lock timeout (exit 75); a bucket that does not exist, an endpoint that
+// does not answer and missing or refused credentials have their own.
 func remoteErr(err error) error {
 	var le *remote.LockError
 	if errors.As(err, &le) && le.Code() == "lock_timeout" {
 		return withCode("lock_timeout", exitLockTimeout, err)
+	}
+	var ae *remote.AccessError
+	if errors.As(err, &ae) {
+		return withCode(ae.Code(), exitFailure, err)
+	}
+	if errors.As(err, &le) {
+		return withCode(le.Code(), exitFailure, err)
 	}
 	return err
 }
@@ -94,6 +108,10 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 		return nil, nil
 	}
 	o := remoteDoctorOptions(c, e)
+	// Every file the command's push could upload is compared byte for
+	// byte, large ones too: a push hashes what it walks and uploads
+	// whatever differs from the index.
+	o.VerifyChecksums = true
 	check, err := remote.Doctor(c.Context, rc, o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.Dir, err))
@@ -172,7 +190,21 @@ func printRemoteReport(w io.Writer, rep *remote.Report) {
 		fast = "armed (the next pull fetches nothing unless the bucket's index changed)"
 	}
 	fmt.Fprintf(w, "  fast path: %s\n", fast)
+	if len(rep.Notes) > 0 {
+		fmt.Fprintf(w, "%d note(s): file(s) other checkouts wrote that this cache has not fetched yet; the next pull fetches them\n", len(rep.Notes))
+		for i, n := range rep.Notes {
+			if i == 5 {
+				fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(rep.Notes)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", n.Path)
+		}
+	}
 	if len(rep.Findings) == 0 {
+		if rep.Mode == "repair" {
+			fmt.Fprintln(w, "No problems found in the cache: nothing to repair, nothing was changed.")
+			return
+		}
 		fmt.Fprintln(w, "No problems found in the cache.")
 		return
 	}
@@ -199,7 +231,7 @@ func printRemoteReport(w io.Writer, rep *remote.Report) {
 			fmt.Fprintf(w, "Repaired as intent %d under the bucket lock %s: %d file(s) moved into %s, %d latest pointer(s) rewritten.\n",
 				rep.IntentID, rep.Lock, len(rep.Moves), rep.Quarantine, len(rep.Rewrites))
 		} else {
-			fmt.Fprintln(w, "Nothing was repaired.")
+			fmt.Fprintln(w, "Nothing was repaired: no finding is one swampj repairs; nothing was changed.")
 		}
 		if rep.Remaining > 0 {
 			fmt.Fprintf(w, "%d problem(s) remain (reported only; see above).\n", rep.Remaining)

@@ -22,10 +22,11 @@ var binary string
 // justfile's build recipe), both for start-up (#23): urfave_cli_no_docs
 // leaves urfave/cli's Markdown man page generator, and the blackfriday
 // package init it drags into every process, out of the binary (man.go);
-// netgo makes the binary static (net's pure-Go resolver, Go's default on
-// Linux anyway), so no process loads libc through ld.so or starts its
-// threads through cgo.
-const buildTags = "urfave_cli_no_docs,netgo"
+// netgo and osusergo make the binary static (net's pure-Go resolver, Go's
+// default on Linux anyway; os/user's pure-Go lookup, which the AWS SDK's
+// shared-config defaults import), so no process loads libc through ld.so
+// or starts its threads through cgo.
+const buildTags = "urfave_cli_no_docs,netgo,osusergo"
 
 func TestMain(m *testing.M) {
 	// In-process runs of `swampj run` start their command through this

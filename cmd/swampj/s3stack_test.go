@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
 	"github.com/swampj/swampj/ops/remote"
 )
 
@@ -377,10 +379,8 @@ func TestS3SwampWaitsForSwampjLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := func(k string) string {
-		return map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}[k]
-	}
-	release, err := remote.BucketLocker{Env: env}.Lock(context.Background(), c, 10*time.Second)
+	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	release, err := lk.Lock(context.Background(), c, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,4 +403,217 @@ func TestS3SwampWaitsForSwampjLock(t *testing.T) {
 		t.Errorf("swamp never pushed version 2")
 	}
 	t.Logf("swamp finished %s after the release", time.Since(released).Round(time.Millisecond))
+}
+
+// lazyTeam: A and B (synced once) on models m1 and m2; then A writes m1
+// and B writes m2. B's cache has not fetched A's new version of m1 (a
+// write command pulls the model it runs), and so its sync state keeps its
+// dirty paths: the everyday state of a team's checkout.
+func lazyTeam(t *testing.T) (a, b *checkout) {
+	t.Helper()
+	a = newS3Origin(t, 1)
+	a.swampOK("model", "create", "command/shell", "m2")
+	a.swampOK("model", "method", "run", "m2", "execute", "--input", "run=echo w1")
+	b = a.clone(t, filepath.Join(t.TempDir(), "b"), filepath.Join(t.TempDir(), "homeB"))
+	b.swampOK("datastore", "sync")
+	a.swampOK("model", "method", "run", "m1", "execute", "--input", "run=echo v2")
+	b.swampOK("model", "method", "run", "m2", "execute", "--input", "run=echo w2")
+	return a, b
+}
+
+// A healthy checkout of a team: files another checkout wrote that this
+// cache has not fetched are notes, the doctor exits 0, and a repair with
+// nothing to repair exits 0 and says so. B's `latest` of m1 still names
+// version 1 while the index names A's version 2, which B has not fetched:
+// the repair leaves it (reads keep working) until the pull brings
+// version 2, and then points it there.
+func TestS3DoctorUnpulledFilesAreNotes(t *testing.T) {
+	_, b := lazyTeam(t)
+	r := b.swampj("doctor", "--json")
+	var rep struct {
+		Findings []struct{ Code, Path string }
+		Notes    []struct{ Code, Path string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	item := b.itemRel("m1", "result")
+	noted := false
+	for _, n := range rep.Notes {
+		noted = noted || (n.Code == remote.MissingFile && strings.HasPrefix(n.Path, item+"/2/"))
+	}
+	if r.code != 0 || len(rep.Findings) != 0 || !noted {
+		t.Fatalf("swampj doctor: exit %d, want 0, no findings and a note for A's %s/2: findings %+v, notes %+v\n%s",
+			r.code, item, rep.Findings, rep.Notes, r.stderr)
+	}
+	r = b.swampj("doctor", "--repair", "--confirm")
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to repair") || strings.Contains(r.stdout+r.stderr, "Apply the repair") {
+		t.Fatalf("swampj doctor --repair --confirm: exit %d, want 0 and 'nothing to repair'\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if v, out, ok := b.dataGet("m1", "result"); !ok || v != 1 || out != "v1" {
+		t.Fatalf("B: data get m1 after the repair: version %d %q ok=%v, want the (stale) version 1 still readable", v, out, ok)
+	}
+	b.swampOK("datastore", "sync", "--pull")
+	if r := b.swampj("doctor", "--repair", "--confirm"); r.code != 0 {
+		t.Fatalf("swampj doctor --repair --confirm after the pull: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if v, out, ok := b.dataGet("m1", "result"); !ok || v != 2 || out != "v2" {
+		t.Errorf("B: data get m1 after the pull and the repair: version %d %q ok=%v, want 2", v, out, ok)
+	}
+}
+
+// sameSizeGarbage: in a team, B's sidecar keeps its dirty paths (the
+// extension clears them only when the cache holds every index entry, and
+// A wrote a version of m1 that B has not pulled), and B's cache copy of
+// m2's version 1 raw is overwritten with garbage of the same size, under
+// one of those dirty paths. It returns the raw's cache-relative path and
+// the bucket's good bytes.
+func sameSizeGarbage(t *testing.T) (b *checkout, rel string, good []byte) {
+	t.Helper()
+	_, b = lazyTeam(t)
+	item := b.itemRel("m2", "result")
+	st, err := os.ReadFile(filepath.Join(b.cacheDir(), ".datastore-sync-state.json"))
+	if err != nil || !strings.Contains(string(st), item) {
+		t.Fatalf("B's sync state does not list %s as dirty (has the extension changed?): %v\n%s", item, err, st)
+	}
+	rel = item + "/1/raw"
+	good = b.srv.object(rel)
+	if len(good) == 0 {
+		t.Fatalf("the bucket has no %s", rel)
+	}
+	if err := os.WriteFile(filepath.Join(b.cacheDir(), filepath.FromSlash(rel)), bytes.Repeat([]byte("#"), len(good)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b, rel, good
+}
+
+// A same-size garbage raw under a dirty path: the doctor finds it (with
+// and without --verify-checksums), and `swampj run` keeps it out of the
+// bucket, so the command's push does not replace the good object.
+func TestS3SameSizeDamageUnderDirtyPath(t *testing.T) {
+	b, rel, good := sameSizeGarbage(t)
+	for _, args := range [][]string{{"doctor", "--json"}, {"doctor", "--json", "--verify-checksums"}} {
+		r := b.swampj(args...)
+		var rep struct {
+			Findings []struct{ Code, Path, Next string }
+		}
+		_ = json.Unmarshal([]byte(r.stdout), &rep)
+		found := false
+		for _, f := range rep.Findings {
+			found = found || (f.Path == rel && f.Code == remote.StaleFile && f.Next == remote.NextPush)
+		}
+		if r.code != 1 || !found {
+			t.Errorf("swampj %v: exit %d, want 1 and a %s finding (next: push) for %s\n%s%s", args, r.code, remote.StaleFile, rel, r.stdout, r.stderr)
+		}
+	}
+	r := b.swampj("run", "--", b.s.swamp, "model", "method", "run", "m2", "execute", "--input", "run=echo w3")
+	if r.code != 0 {
+		t.Fatalf("swampj run: exit %d\n%s", r.code, tail(r.stderr, 3000))
+	}
+	if got := b.srv.object(rel); !bytes.Equal(got, good) {
+		t.Fatalf("the bucket's %s was replaced: %q, was %q", rel, got, good)
+	}
+	if v, out, ok := b.dataGet("m2", "result", "--version", "1"); !ok || v != 1 || out != "w1" {
+		t.Errorf("B: data get m2 --version 1: %d %q ok=%v", v, out, ok)
+	}
+	q, _ := filepath.Glob(filepath.Join(b.cacheDir()+".swampj-quarantine", "*", filepath.FromSlash(rel)))
+	if len(q) != 1 {
+		t.Errorf("quarantine holds %v, want the garbage raw", q)
+	}
+}
+
+// runEnv runs name in the checkout with exactly env.
+func (co *checkout) runEnv(env []string, name string, args ...string) result {
+	co.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = co.dir, env
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		co.t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return result{code: code, stdout: ansiRE.ReplaceAllString(so.String(), ""), stderr: ansiRE.ReplaceAllString(se.String(), "")}
+}
+
+// envWithoutAWS is the checkout's environment with no AWS_* variable.
+func (co *checkout) envWithoutAWS() []string {
+	var out []string
+	for _, kv := range co.env() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Credentials from ~/.aws/credentials alone (HOME a temp dir, no AWS_*
+// variable): the repair takes the bucket lock with them, as the AWS SDK's
+// default chain finds them, and swamp then reads the repaired version.
+func TestS3RepairWithSharedCredentialsFile(t *testing.T) {
+	_, b := newS3Team(t, 2)
+	rel, raw, _ := tornV2(t, b)
+	if err := os.MkdirAll(filepath.Join(b.home, ".aws"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	creds := "[default]\naws_access_key_id = test\naws_secret_access_key = test\n"
+	if err := os.WriteFile(filepath.Join(b.home, ".aws", "credentials"), []byte(creds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := b.envWithoutAWS()
+	r := b.runEnv(env, binary, "doctor", "--repair", "--confirm")
+	if r.code != 0 || !strings.Contains(r.stdout, "under the bucket lock") {
+		t.Fatalf("swampj doctor --repair --confirm with ~/.aws/credentials only: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := b.runEnv(env, b.s.swamp, "datastore", "sync", "--pull"); r.code != 0 {
+		t.Fatalf("swamp datastore sync --pull: exit %d\n%s", r.code, tail(r.stderr, 2000))
+	}
+	if v, out, ok := b.dataGet("m1", "result", "--version", "2"); !ok || v != 2 || out != "v2" {
+		t.Errorf("data get --version 2 after the repair: %d %q ok=%v", v, out, ok)
+	}
+	if got := b.srv.object(rel + "/raw"); !bytes.Equal(got, raw) {
+		t.Errorf("the bucket's version 2 raw changed: %d bytes, was %d", len(got), len(raw))
+	}
+}
+
+// A bucket that does not exist and an endpoint nobody listens on are each
+// their own error, with their own code, and neither is called a lock.
+func TestS3BucketAccessErrors(t *testing.T) {
+	_, b := newS3Team(t, 2)
+	tornV2(t, b)
+	cfg := filepath.Join(b.dir, ".swamp.yaml")
+	orig, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(b.srv.port)
+	for _, tc := range []struct{ name, from, to, code string }{
+		{"no such bucket", `bucket: "` + s3Bucket + `"`, `bucket: "no-such-bucket"`, remote.AccessNoBucket},
+		{"nobody listening", "127.0.0.1:" + port, "127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t)), remote.AccessUnreachable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			changed := bytes.Replace(orig, []byte(tc.from), []byte(tc.to), 1)
+			if bytes.Equal(changed, orig) {
+				t.Fatalf(".swamp.yaml has no %q", tc.from)
+			}
+			if err := os.WriteFile(cfg, changed, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(cfg, orig, 0o644)
+			r := b.swampj("--json", "doctor", "--repair", "--confirm")
+			var e struct{ Error, Code string }
+			if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || r.code != 1 || e.Code != tc.code {
+				t.Fatalf("exit %d, want 1 with code %s: %v\n%s", r.code, tc.code, err, r.stderr)
+			}
+			if strings.Contains(strings.ToLower(e.Error), "lock") || strings.Contains(e.Error, "<?xml") {
+				t.Errorf("the error speaks of a lock or carries the response body: %s", e.Error)
+			}
+			t.Logf("%s: %s", tc.code, e.Error)
+		})
+	}
 }

@@ -51,7 +51,8 @@ type Options struct {
 	// FS is the disk (nil: the real one).
 	FS fsx.FS
 	// Env looks environment variables up (nil: the process environment):
-	// SWAMP_DATASTORE, SWAMP_HOME, HOME, AWS_*.
+	// SWAMP_DATASTORE, SWAMP_HOME, HOME. (The bucket lock's AWS SDK
+	// reads its own configuration: BucketLocker.)
 	Env func(string) string
 }
 

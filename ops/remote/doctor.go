@@ -56,6 +56,7 @@ const (
 	StatusWouldFix   = "would repair"
 	StatusRepaired   = "repaired"
 	StatusReportOnly = "report only"
+	StatusNote       = "note"
 )
 
 // Finding is one problem in the cache.
@@ -89,13 +90,17 @@ type Report struct {
 	IndexEntries int       `json:"indexEntries"`
 	FastPath     bool      `json:"fastPathArmed"`
 	Findings     []Finding `json:"findings"`
-	Remaining    int       `json:"remaining"`
-	Quarantine   string    `json:"quarantine,omitempty"`
-	Moves        []Move    `json:"moves,omitempty"`
-	Rewrites     []string  `json:"rewrites,omitempty"`
-	IntentID     uint64    `json:"intentId,omitempty"`
-	Lock         string    `json:"lock,omitempty"` // the bucket lock the repair held
-	Warnings     []string  `json:"warnings,omitempty"`
+	// Notes are states normal in a lazily pulled cache (files other
+	// checkouts wrote that this cache has not fetched yet and that the
+	// next pull fetches): reported, never counted as problems.
+	Notes      []Finding `json:"notes,omitempty"`
+	Remaining  int       `json:"remaining"`
+	Quarantine string    `json:"quarantine,omitempty"`
+	Moves      []Move    `json:"moves,omitempty"`
+	Rewrites   []string  `json:"rewrites,omitempty"`
+	IntentID   uint64    `json:"intentId,omitempty"`
+	Lock       string    `json:"lock,omitempty"` // the bucket lock the repair held
+	Warnings   []string  `json:"warnings,omitempty"`
 
 	plan *plan
 }
@@ -181,8 +186,11 @@ func Doctor(ctx context.Context, c *Cache, o DoctorOptions) (*Report, error) {
 	}
 	rep.Remaining = len(rep.Findings)
 	rep.plan = &d.plan
-	if o.Repair && o.Confirm && d.plan.nonEmpty() {
+	if o.Repair && o.Confirm {
 		rep.Mode = "repair"
+		if !d.plan.nonEmpty() {
+			return rep, nil // nothing the repair could change
+		}
 		return rep, repair(ctx, fsys, c, &d.plan, o, rep)
 	}
 	if o.Repair {
@@ -350,8 +358,14 @@ func (d *diagnosis) missing(rel string) {
 		f.Repairable = true
 		d.plan.disarm = true
 	} else {
+		// Normal in a team: another checkout wrote it, and this cache
+		// pulls what a command needs when it runs.
+		f.Message = "the index lists it (another checkout wrote it) and this cache has not fetched it yet"
 		f.Next, f.NextSays = NextRepull, "the next pull fetches it (its fast path is off)"
 		f.Fix = "none needed: the next pull fetches it"
+		f.Status = StatusNote
+		d.rep.Notes = append(d.rep.Notes, f)
+		return
 	}
 	d.add(f)
 }
@@ -366,13 +380,18 @@ func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		d.plan.quarantine(f)
 		return
 	}
-	if d.st.Dirty(f.rel) {
+	dirty := d.st.Dirty(f.rel)
+	if dirty && !isVersionFile(f.rel) {
 		return // a local change the next push uploads on purpose
 	}
+	// A version file under a dirty path comes here only when its own
+	// metadata refused it (judgeItem): a version's files never change
+	// once the bucket holds them, so one that differs from the index is
+	// damage, and the push would upload it over the bucket's copy.
 	e, ok := d.indexed(f.rel)
 	if !ok {
-		if d.ix == nil {
-			return // nothing pulled yet: no index to judge against
+		if d.ix == nil || dirty {
+			return // nothing pulled yet, or a new local file: judged by its metadata
 		}
 		d.add(Finding{Code: UnknownFile, Path: f.rel, Message: "the index does not know this file and the sync state does not list it as a local change",
 			Next: NextPush, NextSays: "the next push that walks the cache uploads it as a new object",
@@ -397,6 +416,10 @@ func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		fd := Finding{Code: StaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
 			Fix: "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy", Repairable: true}
 		fd.Next, fd.NextSays = NextServe, "reads get these bytes; a pull compares sizes only and never fetches it again"
+		if dirty {
+			fd.Next, fd.NextSays = NextPush, "reads get these bytes, and the next push walks this path (the sync state marks it changed) "+
+				"and uploads them over the bucket's copy: their SHA-256 is not the index's"
+		}
 		d.moveOut(f, &fd)
 		d.add(fd)
 		if onTorn != nil {
@@ -438,42 +461,59 @@ func (d *diagnosis) moveOut(f *cacheFile, fd *Finding) {
 // version's own metadata.yaml, then `latest`.
 func (d *diagnosis) judgeItem(it *item) error {
 	comes := map[int]bool{} // versions readable now, or whose good copy the next pull brings
+	whole := map[int]bool{} // versions this cache holds whole now: `latest` may name them
 	for n, files := range it.versions {
 		vrel := fmt.Sprintf("%s/%d", it.dir, n)
+		_, mIndexed := d.indexed(vrel + "/metadata.yaml")
+		// Against the version's own metadata first (its size and the
+		// SHA-256 of raw it records): a version under a dirty path that
+		// its metadata vouches for is this checkout's own change (a new
+		// version, or an append that rewrote raw and its metadata), which
+		// the push uploads on purpose.
+		why := d.versionUnreadable(files)
+		dirty := d.st.Dirty(vrel+"/metadata.yaml") || d.st.Dirty(vrel+"/raw")
+		if dirty && why == "" {
+			comes[n] = true
+			whole[n] = files["metadata.yaml"] != nil && files["raw"] != nil
+			continue
+		}
+		// Then against the index (size, and SHA-256 where it has one),
+		// dirty or not: a dirty path is walked by the next push, so a
+		// damaged file under it is uploaded over the bucket's copy.
 		torn := false
 		for _, name := range []string{"metadata.yaml", "raw"} {
 			if f := files[name]; f != nil {
 				d.judgeFile(f, func() { torn = true })
 			}
 		}
-		_, mIndexed := d.indexed(vrel + "/metadata.yaml")
 		if torn {
 			if mIndexed {
 				comes[n] = true
 			}
 			continue
 		}
-		// Against the version's own metadata: a torn local-only version
-		// (never pushed, or written since) would be pushed as it is.
-		why := d.versionUnreadable(files)
 		if why == "" {
 			comes[n] = true
+			whole[n] = files["metadata.yaml"] != nil && files["raw"] != nil
 			continue
 		}
-		dirty := d.st.Dirty(vrel+"/metadata.yaml") || d.st.Dirty(vrel+"/raw")
 		if mIndexed && dirty {
-			// The bucket holds this version (versions are never rewritten);
-			// files that differ from the index are torn copies of it.
+			// The files have the index's size (and bytes, where it has a
+			// SHA-256), yet the metadata refuses them: the index cannot
+			// tell which bytes are right, the metadata says these are not.
+			// Quarantined, the pull fetches the bucket's copy.
 			for _, name := range []string{"metadata.yaml", "raw"} {
 				f := files[name]
-				e, ok := d.indexed(vrel + "/" + name)
-				if f == nil || !ok || e.Size == f.size {
+				if f == nil {
 					continue
 				}
+				if e, ok := d.indexed(f.rel); ok && e.SHA256 != "" {
+					continue // the bytes the bucket holds
+				}
 				fd := Finding{Code: TornFile, Path: f.rel, Item: it.dir, Version: n, Repairable: true,
-					Message:  fmt.Sprintf("%d bytes in the cache, %d in the index (what the bucket holds): %s", f.size, e.Size, why),
+					Message:  fmt.Sprintf("%d bytes, the index's size, but its version's metadata refuses it: %s", f.size, why),
 					Next:     NextPush,
-					NextSays: "reads fail on it, and the next push (the sync state marks the cache changed) uploads it over the bucket's good copy",
+					NextSays: "reads fail on it, and the next push (it is under a path the sync state marks changed) uploads it over the bucket's copy",
 					Fix:      "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
 				d.moveOut(f, &fd)
 				d.add(fd)
@@ -508,7 +548,7 @@ func (d *diagnosis) judgeItem(it *item) error {
 			}
 		}
 	}
-	return d.judgeLatest(it, comes)
+	return d.judgeLatest(it, comes, whole)
 }
 
 // versionUnreadable is why swamp cannot read a version ("" when it can):
@@ -553,7 +593,7 @@ func (d *diagnosis) versionUnreadable(files map[string]*cacheFile) string {
 // judgeLatest: the pointer should name the version the index's `latest`
 // names (when this cache has not changed it itself), and never a version
 // that neither the cache nor the bucket holds.
-func (d *diagnosis) judgeLatest(it *item, comes map[int]bool) error {
+func (d *diagnosis) judgeLatest(it *item, comes, whole map[int]bool) error {
 	lf := it.latest
 	if lf == nil {
 		return nil
@@ -599,10 +639,37 @@ func (d *diagnosis) judgeLatest(it *item, comes map[int]bool) error {
 	if want == named {
 		return nil
 	}
-	// A latest judged torn or stale by judgeFile is rewritten instead of
-	// quarantined: reads need a pointer now, not after the next pull.
+	// A latest judged torn or stale by judgeFile is rewritten (or left)
+	// instead of quarantined: reads need a pointer now, not after the
+	// next pull.
 	d.plan.unquarantine(rel)
 	d.dropFinding(rel)
+	if !whole[want] {
+		// Pointing `latest` at a version this cache does not hold would
+		// turn a stale read into "Data not found": it is left as it is
+		// until the pull has brought the version.
+		f := Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want,
+			Message: fmt.Sprintf("`latest` says %q: %s; version %d is not in this cache yet, so `latest` is left as it is",
+				string(bytes.TrimSpace(cur)), why, want),
+			Next: NextRepull,
+			NextSays: fmt.Sprintf("'swamp data get' returns version %q; the next pull fetches version %d but, comparing sizes only, may leave this pointer",
+				string(bytes.TrimSpace(cur)), want),
+			Fix: fmt.Sprintf("after the pull that fetches version %d ('swamp datastore sync --pull', or the item's next write), "+
+				"run 'swampj doctor --repair --confirm' to point `latest` at it", want)}
+		if d.rep.FastPath {
+			// The fast path would keep the version from ever arriving.
+			f.Next, f.NextSays = NextServe, fmt.Sprintf("'swamp data get' returns version %q, and the next pull takes the fast path and does not fetch version %d",
+				string(bytes.TrimSpace(cur)), want)
+			f.Fix = fmt.Sprintf("turn the sidecar's fast path off so the next pull fetches version %d; then rerun the repair to point `latest` at it", want)
+			f.Repairable = true
+			d.plan.disarm = true
+			d.add(f)
+			return nil
+		}
+		f.Status = StatusNote
+		d.rep.Notes = append(d.rep.Notes, f)
+		return nil
+	}
 	d.add(Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want, Repairable: true,
 		Message:  fmt.Sprintf("`latest` says %q: %s", string(bytes.TrimSpace(cur)), why),
 		Next:     NextServe,
@@ -625,6 +692,18 @@ func (d *diagnosis) dropFinding(rel string) {
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// isVersionFile: rel is a version's raw or metadata.yaml
+// (data/{type}/{id}/{name}/{n}/raw), files no writer changes once the
+// bucket holds them but an append.
+func isVersionFile(rel string) bool {
+	dir, base := path.Split(rel)
+	if base != "raw" && base != "metadata.yaml" || !strings.HasPrefix(rel, "data/") {
+		return false
+	}
+	n, err := strconv.Atoi(path.Base(strings.TrimSuffix(dir, "/")))
+	return err == nil && n > 0
 }
 
 // isTemp: atomic_write.ts names its temps .{uuid}.tmp beside the target.

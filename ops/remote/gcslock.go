@@ -58,7 +58,7 @@ func lockerFor(c *Cache, env func(string) string) Locker {
 	if c.GCS != nil {
 		return GCSLocker{Env: env}
 	}
-	return BucketLocker{Env: env}
+	return BucketLocker{} // the AWS SDK's default credential chain
 }
 
 func (g GCSLocker) Lock(ctx context.Context, c *Cache, timeout time.Duration) (func() error, error) {
@@ -373,4 +373,12 @@ func (c *gcsClient) hold(key, gen, nonce string) func() error {
 		})
 		return rerr
 	}
+}
+
+// snippet is the start of a response body, for an error message.
+func snippet(b []byte) string {
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -135,6 +135,10 @@ func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions
 	}
 	release, err := locker.Lock(ctx, c, timeout)
 	if err != nil {
+		var ae *AccessError
+		if errors.As(err, &ae) {
+			return ae // the bucket itself could not be used: not a lock matter
+		}
 		return &LockError{Key: c.LockKey(), Err: err}
 	}
 	rep.Lock = c.LockKey()

@@ -1,45 +1,54 @@
 package remote
 
-// The bucket's lock protocol (s3_lock.ts), spoken from Go, so that a cache
-// repair runs while no swamp process can push:
+// The bucket's lock protocol (s3_lock.ts), spoken from Go through the AWS
+// SDK, so that a cache repair runs while no swamp process can push:
 //
-//   - acquire: PUT {prefix}/{lock key} with If-None-Match: * and a JSON body
-//     {holder, hostname, pid, acquiredAt, ttlMs, nonce}; 200 is ours, 412
-//     is someone else's. A lock whose object is older than its ttlMs (HEAD
-//     Last-Modified) is stale: deleted, then the create is retried, as
-//     swamp does. Otherwise wait 1 s and retry, up to the timeout.
-//   - hold: every ttl/3, read the lock and, if the nonce is still ours,
-//     PUT it again (the heartbeat); swamp's stale check reads the object's
-//     age.
-//   - release: read the lock and delete it only if the nonce is ours. The
-//     read-then-delete window is the extension's own (its code notes it);
-//     S3 has no conditional delete that every backend honours.
+//   - acquire: PutObject {prefix}/{lock key} with If-None-Match: * and a
+//     JSON body {holder, hostname, pid, acquiredAt, ttlMs, nonce}; success
+//     is ours, 412 is someone else's. A lock whose object is older than its
+//     ttlMs (HeadObject LastModified) is stale: deleted (If-Match its
+//     ETag, so a fresh lock made meanwhile survives), then the create is
+//     retried, as swamp does. Otherwise wait 1 s and retry, up to the
+//     timeout.
+//   - hold: every ttl/3, PutObject again with If-Match: the ETag of our
+//     last write (the heartbeat); a 412 means it was taken over, and the
+//     heartbeat stops. swamp's stale check reads the object's age.
+//   - release: read the lock and delete it only if the nonce is ours,
+//     If-Match its ETag where the backend honours conditional deletes.
 //
-// Requests are signed with AWS Signature Version 4 from AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); swampj reads no other
-// credential source, and refuses the repair when they are unset.
+// Credentials, region and profile come from wherever the AWS SDK's
+// default chain finds them (AWS_* variables, ~/.aws/credentials and
+// config with AWS_PROFILE, SSO, web identity, the instance role); the
+// SDK is loaded only when a repair of a remote repo needs the lock, so
+// local repos and --version never pay its start-up.
 
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 )
 
 // Locker takes the datastore's lock for a repair; release gives it back.
+// BucketLocker is the S3 extension's; another datastore type brings its
+// own (its lock object, its client), and the repair holds whichever the
+// cache's type names for its whole run.
 type Locker interface {
 	Lock(ctx context.Context, c *Cache, timeout time.Duration) (release func() error, err error)
 }
@@ -47,8 +56,9 @@ type Locker interface {
 // ErrLockBusy: another process held the lock for the whole timeout.
 var ErrLockBusy = errors.New("the datastore lock stayed held")
 
-// ErrNoCredentials: no AWS credentials in the environment.
-var ErrNoCredentials = errors.New("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (swampj reads no other source)")
+// ErrNoCredentials: the SDK's default chain found no credentials.
+var ErrNoCredentials = errors.New("no S3 credentials found (looked in the AWS_* variables, ~/.aws/credentials and ~/.aws/config " +
+	"with AWS_PROFILE, SSO, web identity and the instance role)")
 
 // LockTTL is the TTL swampj writes into its lock (the extension's default).
 const LockTTL = 30 * time.Second
@@ -65,12 +75,17 @@ type LockInfo struct {
 
 // BucketLocker takes the lock in the bucket over S3.
 type BucketLocker struct {
-	Env    func(string) string
-	Client *http.Client
+	// Credentials, when set, replace the SDK's default chain (tests).
+	Credentials aws.CredentialsProvider
+	// HTTPClient, when set, sends the requests.
+	HTTPClient *http.Client
 }
 
+// Lock takes the datastore's global lock in the bucket. A bucket that
+// does not exist, an endpoint that does not answer and credentials that
+// are missing or refused are *AccessError, told apart from a busy lock.
 func (b BucketLocker) Lock(ctx context.Context, c *Cache, timeout time.Duration) (func() error, error) {
-	cl, err := newS3Client(c.S3, b.Env, b.Client)
+	cl, err := newS3Client(ctx, c.S3, b)
 	if err != nil {
 		return nil, err
 	}
@@ -78,184 +93,229 @@ func (b BucketLocker) Lock(ctx context.Context, c *Cache, timeout time.Duration)
 }
 
 type s3Client struct {
-	cfg                   S3Config
-	region                string
-	access, secret, token string
-	http                  *http.Client
+	cfg    S3Config
+	region string
+	api    *s3.Client
 }
 
-func newS3Client(cfg S3Config, env func(string) string, hc *http.Client) (*s3Client, error) {
-	if env == nil {
-		env = os.Getenv
-	}
-	c := &s3Client{cfg: cfg, access: env("AWS_ACCESS_KEY_ID"), secret: env("AWS_SECRET_ACCESS_KEY"), token: env("AWS_SESSION_TOKEN"), http: hc}
-	if c.access == "" || c.secret == "" {
-		return nil, ErrNoCredentials
-	}
-	c.region = cfg.Region
-	for _, k := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
-		if c.region == "" {
-			c.region = env(k)
-		}
-	}
-	if c.region == "" {
-		c.region = "us-east-1"
-	}
-	if c.http == nil {
-		c.http = &http.Client{Timeout: 30 * time.Second}
-	}
+func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("the datastore config names no bucket")
 	}
-	return c, nil
+	var opts []func(*config.LoadOptions) error
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if b.Credentials != nil {
+		opts = append(opts, config.WithCredentialsProvider(b.Credentials))
+	}
+	if b.HTTPClient != nil {
+		opts = append(opts, config.WithHTTPClient(b.HTTPClient))
+	}
+	ac, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		// A profile AWS_PROFILE names that the config files lack, or
+		// files that do not parse: no usable credentials.
+		return nil, &AccessError{Kind: AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint,
+			Err: fmt.Errorf("loading the AWS configuration: %w", err)}
+	}
+	if ac.Region == "" {
+		ac.Region = "us-east-1"
+	}
+	if _, err := ac.Credentials.Retrieve(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &AccessError{Kind: AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint, Err: fmt.Errorf("%w: %v", ErrNoCredentials, err)}
+	}
+	api := s3.NewFromConfig(ac, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.ForcePathStyle
+		// Checksums only where S3 requires them: the extension's own
+		// client sends none, and S3-compatible servers differ in the
+		// trailers they accept.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	return &s3Client{cfg: cfg, region: ac.Region, api: api}, nil
 }
 
-// objectURL is the URL of key under the configured prefix.
-func (c *s3Client) objectURL(key string) (*url.URL, error) {
+// key is the object key of rel under the configured prefix.
+func (c *s3Client) key(rel string) string {
 	if c.cfg.Prefix != "" {
-		key = strings.TrimSuffix(c.cfg.Prefix, "/") + "/" + key
+		return strings.TrimSuffix(c.cfg.Prefix, "/") + "/" + rel
 	}
-	ep := c.cfg.Endpoint
-	pathStyle := c.cfg.ForcePathStyle
-	if ep == "" {
-		ep = "https://s3." + c.region + ".amazonaws.com"
-		if !pathStyle {
-			ep = "https://" + c.cfg.Bucket + ".s3." + c.region + ".amazonaws.com"
+	return rel
+}
+
+// endpoint names where requests go, for messages.
+func (c *s3Client) endpoint() string {
+	if c.cfg.Endpoint != "" {
+		return c.cfg.Endpoint
+	}
+	return "S3 in " + c.region
+}
+
+// Kinds of AccessError.
+const (
+	AccessNoBucket      = "remote_bucket_not_found"
+	AccessUnreachable   = "remote_unreachable"
+	AccessCredentials   = "remote_credentials_refused"
+	AccessNoCredentials = "remote_no_credentials"
+)
+
+// AccessError: the bucket could not be used at all, whatever its lock
+// says: it does not exist, its endpoint does not answer, or no
+// credentials were found or they were refused. Nothing was changed.
+type AccessError struct {
+	Kind     string // one of the Access* codes
+	Bucket   string
+	Endpoint string
+	Err      error
+}
+
+func (e *AccessError) Error() string {
+	where := e.Endpoint
+	if where == "" {
+		where = "AWS S3"
+	}
+	switch e.Kind {
+	case AccessNoBucket:
+		return fmt.Sprintf("the bucket %q does not exist at %s: check the datastore's bucket and endpoint in .swamp.yaml "+
+			"(or SWAMP_DATASTORE); nothing was changed", e.Bucket, where)
+	case AccessUnreachable:
+		return fmt.Sprintf("cannot reach %s (%v): check that the server is running and the datastore's endpoint; nothing was changed", where, e.Err)
+	case AccessNoCredentials:
+		return fmt.Sprintf("%v; configure credentials as for the AWS CLI (for example AWS_PROFILE or ~/.aws/credentials); nothing was changed", e.Err)
+	default:
+		return fmt.Sprintf("%s refused the credentials for bucket %q (%v): check AWS_PROFILE, ~/.aws/credentials or the "+
+			"AWS_* variables; nothing was changed", where, e.Bucket, e.Err)
+	}
+}
+func (e *AccessError) Unwrap() error { return e.Err }
+
+// Code is the error code of the CLI.
+func (e *AccessError) Code() string { return e.Kind }
+
+// classify turns an SDK error into an *AccessError where the bucket could
+// not be used at all, and otherwise names the operation, without the
+// response body.
+func (c *s3Client) classify(op, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "NoSuchBucket":
+			return &AccessError{Kind: AccessNoBucket, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint, Err: err}
+		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken",
+			"TokenRefreshRequired", "AuthorizationHeaderMalformed", "Forbidden":
+			return &AccessError{Kind: AccessCredentials, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint,
+				Err: fmt.Errorf("%s: %s", ae.ErrorCode(), ae.ErrorMessage())}
 		}
-	} else if !pathStyle {
-		u, err := url.Parse(ep)
-		if err != nil {
-			return nil, err
+		return fmt.Errorf("%s %s: %s: %s", op, key, ae.ErrorCode(), ae.ErrorMessage())
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusForbidden {
+		return &AccessError{Kind: AccessCredentials, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint, Err: errors.New("HTTP 403")}
+	}
+	var ne net.Error
+	var oe *net.OpError
+	var de *net.DNSError
+	if errors.As(err, &oe) || errors.As(err, &de) || (errors.As(err, &ne) && ne.Timeout()) {
+		return &AccessError{Kind: AccessUnreachable, Bucket: c.cfg.Bucket, Endpoint: c.endpoint(), Err: rootCause(err)}
+	}
+	return fmt.Errorf("%s %s: %w", op, key, err)
+}
+
+// rootCause is the innermost network error, for a one-line message.
+func rootCause(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		return oe
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return de
+	}
+	return err
+}
+
+func httpStatus(err error) int {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// readLock is the lock's body and ETag; (nil, "", nil) when there is none.
+func (c *s3Client) readLock(ctx context.Context, key string) (*LockInfo, string, error) {
+	out, err := c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(c.cfg.Bucket), Key: aws.String(c.key(key))})
+	if err != nil {
+		var ae smithy.APIError
+		if (errors.As(err, &ae) && ae.ErrorCode() == "NoSuchKey") || httpStatus(err) == http.StatusNotFound && !isNoBucket(err) {
+			return nil, "", nil
 		}
-		u.Host = c.cfg.Bucket + "." + u.Host
-		ep = u.String()
+		return nil, "", c.classify("GET", key, err)
 	}
-	u, err := url.Parse(strings.TrimSuffix(ep, "/"))
+	defer out.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("datastore endpoint %q: %w", ep, err)
+		return nil, "", err
 	}
-	p := "/" + key
-	if pathStyle {
-		p = "/" + c.cfg.Bucket + p
-	}
-	u.Path = p
-	u.RawPath = uriEncodePath(p)
-	return u, nil
-}
-
-func uriEncodePath(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		ch := p[i]
-		if ch == '/' || ch == '-' || ch == '_' || ch == '.' || ch == '~' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') {
-			b.WriteByte(ch)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", ch)
-		}
-	}
-	return b.String()
-}
-
-type s3Response struct {
-	status       int
-	body         []byte
-	lastModified time.Time
-}
-
-// do sends one signed request (SigV4, payload hashed).
-func (c *s3Client) do(ctx context.Context, method, key string, body []byte, hdr map[string]string) (*s3Response, error) {
-	u, err := c.objectURL(key)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.ContentLength = int64(len(body))
-	now := time.Now().UTC()
-	amzDate := now.Format("20060102T150405Z")
-	day := now.Format("20060102")
-	payload := sha256.Sum256(body)
-	h := map[string]string{
-		"host":                 u.Host,
-		"x-amz-date":           amzDate,
-		"x-amz-content-sha256": hex.EncodeToString(payload[:]),
-	}
-	if c.token != "" {
-		h["x-amz-security-token"] = c.token
-	}
-	for k, v := range hdr {
-		h[strings.ToLower(k)] = v
-	}
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var canonHdr strings.Builder
-	for _, k := range names {
-		canonHdr.WriteString(k + ":" + strings.TrimSpace(h[k]) + "\n")
-		if k != "host" {
-			req.Header.Set(k, h[k])
-		}
-	}
-	signed := strings.Join(names, ";")
-	canon := strings.Join([]string{method, u.EscapedPath(), "", canonHdr.String(), signed, h["x-amz-content-sha256"]}, "\n")
-	scope := day + "/" + c.region + "/s3/aws4_request"
-	cs := sha256.Sum256([]byte(canon))
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(cs[:])
-	k := hmacSHA([]byte("AWS4"+c.secret), day)
-	k = hmacSHA(k, c.region)
-	k = hmacSHA(k, "s3")
-	k = hmacSHA(k, "aws4_request")
-	sig := hex.EncodeToString(hmacSHA(k, toSign))
-	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+c.access+"/"+scope+", SignedHeaders="+signed+", Signature="+sig)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	r := &s3Response{status: resp.StatusCode, body: b}
-	if lm := resp.Header.Get("Last-Modified"); lm != "" {
-		r.lastModified, _ = http.ParseTime(lm)
-	}
-	return r, nil
-}
-
-func hmacSHA(key []byte, s string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(s))
-	return m.Sum(nil)
-}
-
-func (c *s3Client) readLock(ctx context.Context, key string) (*LockInfo, error) {
-	r, err := c.do(ctx, http.MethodGet, key, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	if r.status == http.StatusNotFound {
-		return nil, nil
-	}
-	if r.status != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d: %s", key, r.status, snippet(r.body))
-	}
+	etag := aws.ToString(out.ETag)
 	var li LockInfo
-	if json.Unmarshal(r.body, &li) != nil {
-		return nil, nil // the extension's readLock reads garbage as no lock
+	if json.Unmarshal(b, &li) != nil {
+		return nil, etag, nil // the extension's readLock reads garbage as no lock
 	}
-	return &li, nil
+	return &li, etag, nil
 }
 
-func snippet(b []byte) string {
-	if len(b) > 200 {
-		b = b[:200]
+func isNoBucket(err error) bool {
+	var ae smithy.APIError
+	return errors.As(err, &ae) && ae.ErrorCode() == "NoSuchBucket"
+}
+
+func (c *s3Client) put(ctx context.Context, key string, body []byte, ifNoneMatch, ifMatch string) (etag string, err error) {
+	in := &s3.PutObjectInput{Bucket: aws.String(c.cfg.Bucket), Key: aws.String(c.key(key)), Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String("application/json")}
+	if ifNoneMatch != "" {
+		in.IfNoneMatch = aws.String(ifNoneMatch)
 	}
-	return strings.TrimSpace(string(b))
+	if ifMatch != "" {
+		in.IfMatch = aws.String(ifMatch)
+	}
+	out, err := c.api.PutObject(ctx, in)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.ETag), nil
+}
+
+// preconditionFailed: a conditional write lost (412), or a concurrent
+// conditional write was in flight (409).
+func preconditionFailed(err error) bool {
+	s := httpStatus(err)
+	return s == http.StatusPreconditionFailed || s == http.StatusConflict
+}
+
+func (c *s3Client) del(ctx context.Context, key, ifMatch string) error {
+	in := &s3.DeleteObjectInput{Bucket: aws.String(c.cfg.Bucket), Key: aws.String(c.key(key))}
+	if ifMatch != "" {
+		in.IfMatch = aws.String(ifMatch)
+	}
+	_, err := c.api.DeleteObject(ctx, in)
+	var ae smithy.APIError
+	if err != nil && ifMatch != "" && errors.As(err, &ae) && ae.ErrorCode() == "NotImplemented" {
+		// A backend without conditional deletes: the extension's own
+		// read-then-delete.
+		_, err = c.api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(c.cfg.Bucket), Key: aws.String(c.key(key))})
+	}
+	return err
 }
 
 func newNonce() string {
@@ -285,30 +345,26 @@ func (c *s3Client) acquire(ctx context.Context, key string, timeout time.Duratio
 	deadline := time.Now().Add(timeout)
 	var holder *LockInfo
 	for {
-		r, err := c.do(ctx, http.MethodPut, key, lockBody(nonce), map[string]string{"If-None-Match": "*"})
-		if err != nil {
-			return nil, err
+		etag, err := c.put(ctx, key, lockBody(nonce), "*", "")
+		if err == nil {
+			return c.hold(key, nonce, etag), nil
 		}
-		switch r.status {
-		case http.StatusOK, http.StatusCreated, http.StatusNoContent:
-			return c.hold(key, nonce), nil
-		case http.StatusPreconditionFailed, http.StatusConflict:
-		default:
-			return nil, fmt.Errorf("PUT %s: HTTP %d: %s", key, r.status, snippet(r.body))
+		if !preconditionFailed(err) {
+			return nil, c.classify("PUT", key, err)
 		}
-		holder, err = c.readLock(ctx, key)
+		holder, _, err = c.readLock(ctx, key)
 		if err != nil {
 			return nil, err
 		}
 		var expires time.Time
 		if holder != nil {
-			h, err := c.do(ctx, http.MethodHead, key, nil, nil)
-			if err == nil && h.status == http.StatusOK && !h.lastModified.IsZero() {
-				expires = h.lastModified.Add(time.Duration(holder.TTLMs) * time.Millisecond)
+			h, err := c.api.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(c.cfg.Bucket), Key: aws.String(c.key(key))})
+			if err == nil && h.LastModified != nil {
+				expires = h.LastModified.Add(time.Duration(holder.TTLMs) * time.Millisecond)
 			}
 			if !expires.IsZero() && time.Now().After(expires) {
-				_, _ = c.do(ctx, http.MethodDelete, key, nil, nil) // stale: taken over, as swamp does
-				sleep(ctx, 200*time.Millisecond+time.Duration(time.Now().UnixNano()%300)*time.Millisecond)
+				_ = c.del(ctx, key, aws.ToString(h.ETag)) // stale: taken over, as swamp does
+				_ = sleep(ctx, 200*time.Millisecond+time.Duration(time.Now().UnixNano()%300)*time.Millisecond)
 				continue
 			}
 		}
@@ -342,7 +398,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (c *s3Client) hold(key, nonce string) func() error {
+func (c *s3Client) hold(key, nonce, etag string) func() error {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -356,10 +412,14 @@ func (c *s3Client) hold(key, nonce string) func() error {
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				if cur, err := c.readLock(ctx, key); err == nil && cur != nil && cur.Nonce == nonce {
-					_, _ = c.do(ctx, http.MethodPut, key, lockBody(nonce), nil)
+				next, err := c.put(ctx, key, lockBody(nonce), "", etag)
+				if err == nil {
+					etag = next
 				}
 				cancel()
+				if err != nil && preconditionFailed(err) {
+					return // taken over: the release finds out and says so
+				}
 			}
 		}
 	}()
@@ -371,7 +431,7 @@ func (c *s3Client) hold(key, nonce string) func() error {
 			wg.Wait()
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			cur, err := c.readLock(ctx, key)
+			cur, curTag, err := c.readLock(ctx, key)
 			if err != nil {
 				rerr = err
 				return
@@ -380,11 +440,9 @@ func (c *s3Client) hold(key, nonce string) func() error {
 				rerr = fmt.Errorf("the lock %s was taken over while held; not deleting it", key)
 				return
 			}
-			r, err := c.do(ctx, http.MethodDelete, key, nil, nil)
-			if err == nil && r.status/100 != 2 {
-				err = fmt.Errorf("DELETE %s: HTTP %d", key, r.status)
+			if err := c.del(ctx, key, curTag); err != nil {
+				rerr = c.classify("DELETE", key, err)
 			}
-			rerr = err
 		})
 		return rerr
 	}

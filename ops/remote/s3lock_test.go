@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/swampj/swampj/ops/remote"
 )
@@ -64,10 +67,7 @@ func TestBucketLockProtocol(t *testing.T) {
 	ctx := context.Background()
 	c := &remote.Cache{S3: remote.S3Config{Bucket: "swamp-test", Prefix: "team", Region: "us-east-1",
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ForcePathStyle: true}}
-	creds := func(k string) string {
-		return map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}[k]
-	}
-	lk := remote.BucketLocker{Env: creds}
+	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
 	obj := filepath.Join(dir, "buckets", "swamp-test", "team", ".datastore.lock")
 
 	release, err := lk.Lock(ctx, c, time.Second)
@@ -120,8 +120,41 @@ func TestBucketLockProtocol(t *testing.T) {
 	if b, _ := os.ReadFile(obj); !strings.Contains(string(b), `"next"`) {
 		t.Fatalf("the successor's lock is gone: %s", b)
 	}
-	// No credentials: refused before any request.
-	if _, err := (remote.BucketLocker{Env: func(string) string { return "" }}).Lock(ctx, c, time.Second); !errors.Is(err, remote.ErrNoCredentials) {
+	// No credentials anywhere the SDK looks: refused before any request.
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true") // no instance role to ask here
+	var ae *remote.AccessError
+	if _, err := (remote.BucketLocker{}).Lock(ctx, c, time.Second); !errors.Is(err, remote.ErrNoCredentials) ||
+		!errors.As(err, &ae) || ae.Code() != remote.AccessNoCredentials {
 		t.Fatalf("no credentials: %v", err)
+	}
+}
+
+// Credentials the endpoint refuses are their own error, not a lock
+// someone holds. gofakes3 checks no signature, so an HTTP server that
+// answers every request as S3 does for an unknown access key stands in.
+func TestBucketLockCredentialsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>InvalidAccessKeyId</Code><Message>The AWS Access Key Id you provided does not exist in our records.</Message>` +
+			`<AWSAccessKeyId>nobody</AWSAccessKeyId><RequestId>1</RequestId><HostId>1</HostId></Error>`))
+	}))
+	defer srv.Close()
+	c := &remote.Cache{S3: remote.S3Config{Bucket: "swamp-test", Prefix: "team", Region: "us-east-1", Endpoint: srv.URL, ForcePathStyle: true}}
+	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("nobody", "wrong", "")}
+	_, err := lk.Lock(context.Background(), c, 5*time.Second)
+	var ae *remote.AccessError
+	if !errors.As(err, &ae) || ae.Code() != remote.AccessCredentials || errors.Is(err, remote.ErrLockBusy) {
+		t.Fatalf("refused credentials: %v", err)
+	}
+	if msg := err.Error(); strings.Contains(strings.ToLower(msg), "lock") || strings.Contains(msg, "<?xml") || !strings.Contains(msg, "InvalidAccessKeyId") {
+		t.Errorf("message: %s", msg)
 	}
 }
