@@ -99,6 +99,11 @@ type DirectoryMove struct {
 	Destination string `json:"destination"`
 	FileCount   int64  `json:"fileCount"`
 	TotalBytes  int64  `json:"totalBytes"`
+	// Blocked says what stops this move on the disk as it is (a plain
+	// file where the directory must go); "" when nothing does. A
+	// confirmed run moves the directories before it and stops there,
+	// its intent open.
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // MigrateWarning reports files the migration leaves where they are on
@@ -154,6 +159,11 @@ type MigrateCompleted struct {
 	Warnings     []MigrateWarning `json:"warnings,omitempty"`
 	// Recovered lists the interrupted operations finished before planning.
 	Recovered []IntentOutcome `json:"recovered,omitempty"`
+	// NamespaceStillSet: a reverse migration left the namespace in
+	// .swamp.yaml, so swamp reads SwampReads (the namespace's data root,
+	// now empty) and finds no data until the namespace is unset.
+	NamespaceStillSet bool   `json:"namespaceStillSet,omitempty"`
+	SwampReads        string `json:"swampReads,omitempty"`
 }
 
 // MigrateResult is the plan (always) and, for a confirmed run, what it did.
@@ -403,6 +413,9 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 	done := &MigrateCompleted{Namespace: r.Namespace, DatastorePath: r.Base, Reverse: opts.Reverse,
 		MigratedDirectories: []string{}, Warnings: plan.warnings, Recovered: run.recovered}
 	res.Completed = done
+	if opts.Reverse && !opts.Unset {
+		noteNamespaceStillSet(r, done)
+	}
 	if len(plan.steps) == 0 {
 		done.NothingToDo = len(run.recovered) == 0
 		if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
@@ -433,6 +446,15 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 		return nil, err
 	}
 	return res, run.finishCompleted(done)
+}
+
+// noteNamespaceStillSet says, after a reverse migration that left the
+// namespace in .swamp.yaml, what swamp reads now: the namespace's data
+// root, which the reverse emptied, so swamp finds no data until the
+// namespace is unset.
+func noteNamespaceStillSet(r *repo.Repo, done *MigrateCompleted) {
+	done.NamespaceStillSet = true
+	done.SwampReads = r.DataRoot
 }
 
 // buildCatalogAfter builds a catalog that is not built yet (swamp's own

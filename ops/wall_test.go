@@ -130,7 +130,7 @@ func TestOpsExportsOnlyHostFacingNames(t *testing.T) {
 // TestRecoverExportsOnlyHostFacingNames: the same for package recover.
 func TestRecoverExportsOnlyHostFacingNames(t *testing.T) {
 	checkWall(t, "../recover", "github.com/swampj/swampj/recover",
-		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError ErrBusy ErrNotARepo"))
+		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError BlockedError ErrBusy ErrNotARepo"))
 }
 
 func checkWall(t *testing.T, dir, importPath string, allowed []string) {

@@ -131,6 +131,10 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 	}
 	fmt.Fprintf(w, "Doctor: %s (%s)\n", rep.Repo, ns)
 	fmt.Fprintf(w, "  data root: %s (%d item(s), %d version(s) checked)\n", rep.DataRoot, rep.Items, rep.Versions)
+	if rep.OtherDataRoot != "" {
+		fmt.Fprintf(w, "  also:      %s (%d item(s), %d version(s) checked; un-namespaced: swamp reads only the data root above while the namespace is set)\n",
+			rep.OtherDataRoot, rep.OtherItems, rep.OtherVersions)
+	}
 	if rep.ChecksumsVerified {
 		fmt.Fprintln(w, "  checksums: every raw read and compared with its metadata.yaml SHA-256")
 	} else {

@@ -176,6 +176,22 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 }
 
 func renderMigratePreview(e *env, p *ops.MigratePreview) error {
+	if err := printMigratePreview(e, p); err != nil {
+		return err
+	}
+	var blocked []string
+	for _, d := range p.Directories {
+		if d.Blocked != "" {
+			blocked = append(blocked, d.Blocked)
+		}
+	}
+	if len(blocked) == 0 {
+		return nil
+	}
+	return withCode("migration_blocked", exitFailure, fmt.Errorf("the migration would stop part way: %s", strings.Join(blocked, "; and ")))
+}
+
+func printMigratePreview(e *env, p *ops.MigratePreview) error {
 	renderMigrateRemedies(p.Warnings)
 	if !e.json {
 		for _, w := range p.Warnings {
@@ -198,9 +214,18 @@ func renderMigratePreview(e *env, p *ops.MigratePreview) error {
 		fmt.Fprintf(w, "%s (namespace: %q)\n", title, p.Namespace)
 		for _, d := range p.Directories {
 			fmt.Fprintf(w, "  %s\n    %s\n    → %s\n    %d file(s), %s\n", d.Subdir, d.Source, d.Destination, d.FileCount, humanSize(d.TotalBytes))
+			if d.Blocked != "" {
+				fmt.Fprintf(w, "    BLOCKED: %s\n", d.Blocked)
+			}
 		}
 		fmt.Fprintf(w, "Total: %d directory(s), %d file(s), %s — %d steps, %d directory fsyncs\n",
 			len(p.Directories), p.TotalFiles, humanSize(p.TotalBytes), p.Steps, p.Fsyncs)
+		for _, d := range p.Directories {
+			if d.Blocked != "" {
+				fmt.Fprintf(w, "Blocked at %s: --confirm would move the directories before it and stop there, its intent open. Move %s away first.\n", d.Subdir, d.Destination)
+				return
+			}
+		}
 		fmt.Fprintln(w, "Add --confirm to execute this migration.")
 	})
 }
@@ -240,6 +265,10 @@ func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
 		}
 		if d.NamespaceUnset {
 			fmt.Fprintf(w, "Namespace %q removed from .swamp.yaml and its manifest deleted.\n", d.Namespace)
+		}
+		if d.NamespaceStillSet {
+			fmt.Fprintf(w, "Namespace %q is still set in .swamp.yaml: swamp reads %s, which is now empty, and finds no data until it is unset. %s.\n",
+				d.Namespace, d.SwampReads, "R"+remedyHint(ops.RemedyUnsetNamespace)[1:])
 		}
 	})
 }
