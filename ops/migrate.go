@@ -39,6 +39,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -205,7 +206,8 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 		return nil, &ReservedNamespaceError{Slug: r.Namespace}
 	}
 	if !opts.Confirm {
-		return previewMigration(ctx, r, opts)
+		res, err := previewMigration(ctx, r, opts)
+		return res, interrupted(ctx, err, "the preview", opts)
 	}
 	if r.Namespace != "" {
 		// Refuse what can be seen without walking before anything — the
@@ -215,8 +217,44 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 			return nil, err
 		}
 	}
-	return runMigration(ctx, r, opts)
+	res, err := runMigration(ctx, r, opts)
+	return res, interrupted(ctx, err, "the planning, before anything was moved", opts)
 }
+
+// interrupted turns an error that is the cancelled context (Ctrl-C,
+// SIGTERM) into a MigrateInterruptedError: before the intent was journaled
+// nothing of the migration changed. An interruption once the intent was
+// journaled is one already (migrateLocked).
+func interrupted(ctx context.Context, err error, phase string, opts MigrateOptions) error {
+	var mi *MigrateInterruptedError
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || errors.As(err, &mi) {
+		return err
+	}
+	return &MigrateInterruptedError{Phase: phase, Rerun: rerunRemedy(opts), Err: err}
+}
+
+// MigrateInterruptedError: the run was cancelled (its context: Ctrl-C,
+// SIGTERM). IntentID 0: before its intent was journaled, so nothing of the
+// migration changed; otherwise the intent stays open, Done steps of it
+// done: the same migration run again (Rerun) finishes it, a rollback
+// undoes it. It matches context.Canceled.
+type MigrateInterruptedError struct {
+	Phase    string
+	IntentID uint64
+	Done     int
+	Rerun    Remedy
+	Err      error
+}
+
+func (e *MigrateInterruptedError) Error() string {
+	if e.IntentID == 0 {
+		return fmt.Sprintf("interrupted during %s; nothing was changed", e.Phase)
+	}
+	return fmt.Sprintf("interrupted during %s (%d step(s) done); intent %d is open: the same migration run again finishes it, or a rollback undoes it",
+		e.Phase, e.Done, e.IntentID)
+}
+func (e *MigrateInterruptedError) Unwrap() error { return e.Err }
+func (e *MigrateInterruptedError) Code() string  { return "interrupted" }
 
 // precheckPositions looks at the namespace directory and every
 // subdirectory position: a symlink there, another namespace's manifest
@@ -433,7 +471,19 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 		if run.crashed() || in.ID == 0 {
 			return nil, err // a crash, or nothing was journaled (and so nothing done)
 		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			done := 0
+			if exec != nil {
+				done = exec.Applied + exec.Skipped
+			}
+			return nil, &MigrateInterruptedError{Phase: "the moves", IntentID: in.ID, Done: done, Rerun: rerunRemedy(opts), Err: err}
+		}
 		return nil, plan.failure(in.ID, err, opts)
+	}
+	if ctx.Err() != nil {
+		// Past the point of no return the run does not stop: every step
+		// is done. Said, so an operator who pressed Ctrl-C knows.
+		done.Warnings = append(done.Warnings, MigrateWarning{Message: "interrupted after the point of no return: every move was already done, so the migration was finished"})
 	}
 	for _, m := range plan.moves {
 		done.MigratedDirectories = append(done.MigratedDirectories, m.Subdir)

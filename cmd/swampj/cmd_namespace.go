@@ -143,6 +143,10 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	res, err := ops.Migrate(c.Context, e.fs, r, opts)
 	var failed *ops.MigrateFailedError
 	var unfinished *ops.UnfinishedIntentError
+	var stopped *ops.MigrateInterruptedError
+	if errors.As(err, &stopped) {
+		return withCode("interrupted", exitInterrupted, errors.New(interruptedText(stopped)))
+	}
 	if errors.As(err, &unfinished) {
 		if _, code := classify(unfinished.Err); code == "conflict" || code == "step_failed" || code == "failed" {
 			return withCode("partial_migration", exitFailure, err)
@@ -339,4 +343,14 @@ func orDash(s string) string {
 		return "(the steps after the moves)"
 	}
 	return s
+}
+
+// interruptedText says what an interrupted migration left, with the
+// commands that finish it or undo it.
+func interruptedText(e *ops.MigrateInterruptedError) string {
+	if e.IntentID == 0 {
+		return fmt.Sprintf("interrupted during %s; nothing was changed", e.Phase)
+	}
+	return fmt.Sprintf("interrupted during %s (%d step(s) done); intent %d is open: run '%s' to finish it or 'swampj recover --rollback' to undo it",
+		e.Phase, e.Done, e.IntentID, rerunCommand(e.Rerun))
 }

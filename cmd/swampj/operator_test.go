@@ -6,12 +6,18 @@ package main
 // swamp judges (what it reads after a migration), the real swamp does.
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops/lock"
 )
 
 // operatorDoctor is the part of `doctor --json` these tests read.
@@ -238,5 +244,48 @@ func TestRecoverDryRunPredictsConflict(t *testing.T) {
 	if err := json.Unmarshal([]byte(j.stdout), &rep); err != nil || len(rep.Intents) != 1 || rep.Intents[0].Blocked == nil ||
 		rep.Intents[0].Blocked.Observed != "conflict" || j.code != run.code {
 		t.Fatalf("--json: exit %d, %v\n%s", j.code, err, j.stdout)
+	}
+}
+
+// TestCtrlCWhileAMigrationWaits: Ctrl-C while the migration waits for
+// swamp's datastore lock (held by a live process) ends it with exit 130
+// and says that nothing was changed, not a bare "context canceled".
+func TestCtrlCWhileAMigrationWaits(t *testing.T) {
+	dir := nsRepo(t)
+	nsWant(t, 0, dir, "datastore", "namespace", "set", nsSlug)
+	host, _ := os.Hostname()
+	held := lock.Info{Holder: "tester@" + host, Hostname: host, Pid: os.Getpid(), AcquiredAt: time.Now().UTC(), TTLMs: 60000, Nonce: "test-nonce"}
+	lockPath := lock.GlobalPath(filepath.Join(dir, ".swamp"), nsSlug)
+	fsxtest.WriteFiles(t, filepath.Dir(lockPath), map[string]string{filepath.Base(lockPath): string(held.Encode())})
+
+	cmd := exec.Command(binary, "datastore", "namespace", "migrate", "--confirm")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SWAMP_LOCK_TIMEOUT_MS=60000")
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSignalHandled(t, cmd.Process.Pid, 2)
+	// Waiting on the lock: the journal's holder record is written as the
+	// run takes the journal, after which it looks for swamp's lock.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !nsExists(dir, ".swamp/_journal.db"); time.Sleep(20 * time.Millisecond) {
+	}
+	time.Sleep(200 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("still running 10 s after SIGINT; stderr: %s", se.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(se.String(), "interrupted during") ||
+		!strings.Contains(se.String(), "nothing was changed") {
+		t.Fatalf("exit %d (want 130), stderr: %s", code, se.String())
+	}
+	if !nsExists(dir, ".swamp/outputs/run-1/output.json") {
+		t.Fatal("nothing may move")
 	}
 }
