@@ -104,7 +104,7 @@ var hostFacing = strings.Fields(`
 	ExpectedRows ExpectedOptions Expected CodeRowInvalid CodeTypeNotNormalized
 	Progress ProgressEvent
 	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
-	RemedyUnsetMigrate RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
+	RemedyUnsetMigrate RemedyUnsetNamespace RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
 	RemedyRetry RemedyCheckAgain DoctorNotice DoctorOutcome DoctorAction DoctorClean DoctorRepairedAll DoctorRepairable
 	DoctorBusy DoctorManualLeft DoctorNoticeNote DoctorNoticeWarning
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
