@@ -227,8 +227,11 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 // journaled is one already (migrateLocked).
 func interrupted(ctx context.Context, err error, phase string, opts MigrateOptions) error {
 	var mi *MigrateInterruptedError
-	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || errors.As(err, &mi) {
-		return err
+	var failed *MigrateFailedError
+	var unfinished *UnfinishedIntentError
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || errors.As(err, &mi) ||
+		errors.As(err, &failed) || errors.As(err, &unfinished) {
+		return err // not an interrupt, or one with an intent of its own to name
 	}
 	return &MigrateInterruptedError{Phase: phase, Rerun: rerunRemedy(opts), Err: err}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,10 @@ func runDoctor(c *cli.Context) error {
 		Progress:           e.out.progress(),
 	})
 	e.out.endProgress()
+	if err != nil && !c.Bool("confirm") && errors.Is(err, context.Canceled) {
+		// A check or a preview only reads: an interrupt leaves nothing.
+		return withCode("interrupted", exitInterrupted, errors.New("interrupted during the check; nothing was changed"))
+	}
 	renderDoctorRemedies(rep)
 	if rep != nil {
 		for _, n := range rep.Notices {
