@@ -289,3 +289,54 @@ func TestCtrlCWhileAMigrationWaits(t *testing.T) {
 		t.Fatal("nothing may move")
 	}
 }
+
+// TestDoctorTextIsOneLinePerFinding: six damaged versions read as a
+// summary line per check (no empty counts), one line per finding, one
+// line per remedy (a group of several findings shows its command, not
+// one finding's fix), and the notes after the results.
+func TestDoctorTextIsOneLinePerFinding(t *testing.T) {
+	dir := newRepo(t)
+	for i := 1; i <= 6; i++ {
+		addr := "command/shell/" + dataModel + "/item" + itoa(i)
+		mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "write")
+		mustOK(t, swampjIn(t, dir, []byte(`{"v":2}`), "data", "write", addr), "write")
+		must(t, os.Truncate(filepath.Join(dir, ".swamp", "data", "command", "shell", dataModel, "item"+itoa(i), "2", "raw"), 0))
+	}
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "namespace set")
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--confirm"), "migrate")
+	r := swampj(t, dir, "doctor")
+	if r.code == 0 {
+		t.Fatalf("doctor finds nothing:\n%s", r.stdout)
+	}
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	problems, nothing := -1, -1
+	for i, l := range lines {
+		switch {
+		case strings.Contains(l, " , ") || strings.HasSuffix(l, " ") || strings.Contains(l, "  ,"):
+			t.Errorf("an empty count or trailing blank: %q", l)
+		case strings.HasSuffix(l, "problem(s):"):
+			problems = i
+		case strings.HasPrefix(l, "Nothing was changed"):
+			nothing = i
+		case strings.Contains(strings.ToLower(l), "note:") && problems < 0:
+			t.Errorf("a note before the results: %q", l)
+		}
+	}
+	var d struct{ Findings []json.RawMessage }
+	if err := json.Unmarshal([]byte(swampj(t, dir, "doctor", "--json").stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if problems < 0 || nothing < 0 || nothing-problems-1 != len(d.Findings) {
+		t.Fatalf("want one line per finding (%d) between the count and the outcome:\n%s", len(d.Findings), r.stdout)
+	}
+	next := strings.Join(lines[nothing:], "\n")
+	if strings.Contains(next, "quarantine") || !strings.Contains(next, "'swampj doctor --repair --confirm'") {
+		t.Errorf("the repair action of several findings must show its command, not one finding's fix:\n%s", next)
+	}
+	if len(lines) > len(d.Findings)+30 {
+		t.Errorf("%d lines for %d findings:\n%s", len(lines), len(d.Findings), r.stdout)
+	}
+	if v := swampj(t, dir, "doctor", "-v"); !strings.Contains(v.stdout, "fix: ") {
+		t.Errorf("-v must show each finding's fix:\n%s", v.stdout)
+	}
+}

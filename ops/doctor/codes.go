@@ -179,8 +179,8 @@ func (rep *Report) fillChecks() {
 	for i := range rep.Checks {
 		by[rep.Checks[i].ID] = &rep.Checks[i]
 	}
-	by["versions"].Checked = rep.Versions
-	by["latest"].Checked = rep.Items
+	by["versions"].Checked = rep.Versions + rep.OtherVersions
+	by["latest"].Checked = rep.Items + rep.OtherItems
 	by["locks"].Checked = rep.Locks
 	by["records"].Checked = rep.Records
 	for _, f := range rep.Findings {
