@@ -126,7 +126,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 			t.Errorf("check after the repair: %+v", c)
 		}
 	}
-	if len(rep.Checks) != 9 {
+	if len(rep.Checks) != 10 {
 		t.Errorf("checks: %+v", rep.Checks)
 	}
 	if got := drRead(t, filepath.Join(drItemDir(r, "result"), "latest")); got != "3" {

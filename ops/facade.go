@@ -41,6 +41,7 @@ type (
 // The remedies (report.Remedy).
 const (
 	RemedyRecover           = report.RemedyRecover
+	RemedyUnsetNamespace    = report.RemedyUnsetNamespace
 	RemedyRecoverOrRollback = report.RemedyRecoverOrRollback
 	RemedyRebuildCatalog    = report.RemedyRebuildCatalog
 	RemedyMigrate           = report.RemedyMigrate

@@ -39,6 +39,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -100,6 +101,11 @@ type DirectoryMove struct {
 	Destination string `json:"destination"`
 	FileCount   int64  `json:"fileCount"`
 	TotalBytes  int64  `json:"totalBytes"`
+	// Blocked says what stops this move on the disk as it is (a plain
+	// file where the directory must go); "" when nothing does. A
+	// confirmed run moves the directories before it and stops there,
+	// its intent open.
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // MigrateWarning reports files the migration leaves where they are on
@@ -155,6 +161,11 @@ type MigrateCompleted struct {
 	Warnings     []MigrateWarning `json:"warnings,omitempty"`
 	// Recovered lists the interrupted operations finished before planning.
 	Recovered []IntentOutcome `json:"recovered,omitempty"`
+	// NamespaceStillSet: a reverse migration left the namespace in
+	// .swamp.yaml, so swamp reads SwampReads (the namespace's data root,
+	// now empty) and finds no data until the namespace is unset.
+	NamespaceStillSet bool   `json:"namespaceStillSet,omitempty"`
+	SwampReads        string `json:"swampReads,omitempty"`
 }
 
 // MigrateResult is the plan (always) and, for a confirmed run, what it did.
@@ -196,7 +207,8 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 		return nil, &ReservedNamespaceError{Slug: r.Namespace}
 	}
 	if !opts.Confirm {
-		return previewMigration(ctx, r, opts)
+		res, err := previewMigration(ctx, r, opts)
+		return res, interrupted(ctx, err, "the preview", opts)
 	}
 	if err := settleWrappedRuns(ctx, fsys, r, opts.JournalLockTimeout, opts.SwampLockTimeout, opts.Command, opts.Logger); err != nil {
 		return nil, err
@@ -209,8 +221,47 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 			return nil, err
 		}
 	}
-	return runMigration(ctx, r, opts)
+	res, err := runMigration(ctx, r, opts)
+	return res, interrupted(ctx, err, "the planning, before anything was moved", opts)
 }
+
+// interrupted turns an error that is the cancelled context (Ctrl-C,
+// SIGTERM) into a MigrateInterruptedError: before the intent was journaled
+// nothing of the migration changed. An interruption once the intent was
+// journaled is one already (migrateLocked).
+func interrupted(ctx context.Context, err error, phase string, opts MigrateOptions) error {
+	var mi *MigrateInterruptedError
+	var failed *MigrateFailedError
+	var unfinished *UnfinishedIntentError
+	if err == nil || ctx.Err() == nil || !errors.Is(err, context.Canceled) || errors.As(err, &mi) ||
+		errors.As(err, &failed) || errors.As(err, &unfinished) {
+		return err // not an interrupt, or one with an intent of its own to name
+	}
+	return &MigrateInterruptedError{Phase: phase, Rerun: rerunRemedy(opts), Err: err}
+}
+
+// MigrateInterruptedError: the run was cancelled (its context: Ctrl-C,
+// SIGTERM). IntentID 0: before its intent was journaled, so nothing of the
+// migration changed; otherwise the intent stays open, Done steps of it
+// done: the same migration run again (Rerun) finishes it, a rollback
+// undoes it. It matches context.Canceled.
+type MigrateInterruptedError struct {
+	Phase    string
+	IntentID uint64
+	Done     int
+	Rerun    Remedy
+	Err      error
+}
+
+func (e *MigrateInterruptedError) Error() string {
+	if e.IntentID == 0 {
+		return fmt.Sprintf("interrupted during %s; nothing was changed", e.Phase)
+	}
+	return fmt.Sprintf("interrupted during %s (%d step(s) done); intent %d is open: the same migration run again finishes it, or a rollback undoes it",
+		e.Phase, e.Done, e.IntentID)
+}
+func (e *MigrateInterruptedError) Unwrap() error { return e.Err }
+func (e *MigrateInterruptedError) Code() string  { return "interrupted" }
 
 // precheckPositions looks at the namespace directory and every
 // subdirectory position: a symlink there, another namespace's manifest
@@ -407,6 +458,9 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 	done := &MigrateCompleted{Namespace: r.Namespace, DatastorePath: r.Base, Reverse: opts.Reverse,
 		MigratedDirectories: []string{}, Warnings: plan.warnings, Recovered: run.recovered}
 	res.Completed = done
+	if opts.Reverse && !opts.Unset {
+		noteNamespaceStillSet(r, done)
+	}
 	if len(plan.steps) == 0 {
 		done.NothingToDo = len(run.recovered) == 0
 		if err := buildCatalogAfter(ctx, run, done, opts.Getenv); err != nil {
@@ -424,7 +478,19 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 		if run.crashed() || in.ID == 0 {
 			return nil, err // a crash, or nothing was journaled (and so nothing done)
 		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			done := 0
+			if exec != nil {
+				done = exec.Applied + exec.Skipped
+			}
+			return nil, &MigrateInterruptedError{Phase: "the moves", IntentID: in.ID, Done: done, Rerun: rerunRemedy(opts), Err: err}
+		}
 		return nil, plan.failure(in.ID, err, opts)
+	}
+	if ctx.Err() != nil {
+		// Past the point of no return the run does not stop: every step
+		// is done. Said, so an operator who pressed Ctrl-C knows.
+		done.Warnings = append(done.Warnings, MigrateWarning{Message: "interrupted after the point of no return: every move was already done, so the migration was finished"})
 	}
 	for _, m := range plan.moves {
 		done.MigratedDirectories = append(done.MigratedDirectories, m.Subdir)
@@ -437,6 +503,15 @@ func migrateLocked(ctx context.Context, run *nsMutation, r *repo.Repo, opts Migr
 		return nil, err
 	}
 	return res, run.finishCompleted(done)
+}
+
+// noteNamespaceStillSet says, after a reverse migration that left the
+// namespace in .swamp.yaml, what swamp reads now: the namespace's data
+// root, which the reverse emptied, so swamp finds no data until the
+// namespace is unset.
+func noteNamespaceStillSet(r *repo.Repo, done *MigrateCompleted) {
+	done.NamespaceStillSet = true
+	done.SwampReads = r.DataRoot
 }
 
 // buildCatalogAfter builds a catalog that is not built yet (swamp's own

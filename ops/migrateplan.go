@@ -374,6 +374,9 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 
 	move := len(p.plan.moves)
 	p.plan.moves = append(p.plan.moves, DirectoryMove{Subdir: subdir, Source: src, Destination: dst})
+	if dstKind == posOther {
+		p.plan.moves[move].Blocked = protocol.FileWhereDirectoryText(dst)
+	}
 	before := len(p.plan.steps)
 	switch {
 	case dstKind == posDir:

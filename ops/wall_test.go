@@ -91,7 +91,7 @@ var hostFacing = strings.Fields(`
 	SetNamespace UnsetNamespace PreviewUnsetNamespace UnsetPreview NamespaceOptions SetResult UnsetResult ListNamespaceManifests NamespaceListing
 	NamespaceEntry ForeignNamespace AlreadySetError NamespaceTakenError ReservedNamespaceError NoNamespaceError
 	MultipleNamespacesError ForeignNamespacesError NamespaceChangedError EnvOverrideError BaseMissingError
-	Migrate MigrateOptions MigrateResult MigratePreview MigrateCompleted MigrateWarning MigrateFailedError
+	Migrate MigrateOptions MigrateResult MigratePreview MigrateCompleted MigrateWarning MigrateFailedError MigrateInterruptedError
 	DirectoryMove CollisionError CrossDeviceError NotADirectoryError SymlinkedPathError OwnerMismatchError
 	Doctor DoctorOptions DoctorReport DoctorCheck DoctorCode DoctorFinding DoctorInFlight DoctorMove
 	DoctorRepairError DoctorStatus SwampCheck Problem DataProblem ItemProblem LockChangedError IntentKindRepair
@@ -104,7 +104,7 @@ var hostFacing = strings.Fields(`
 	ExpectedRows ExpectedOptions Expected CodeRowInvalid CodeTypeNotNormalized
 	Progress ProgressEvent
 	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
-	RemedyUnsetMigrate RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
+	RemedyUnsetMigrate RemedyUnsetNamespace RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
 	RemedyRetry RemedyCheckAgain DoctorNotice DoctorOutcome DoctorAction DoctorClean DoctorRepairedAll DoctorRepairable
 	DoctorBusy DoctorManualLeft DoctorNoticeNote DoctorNoticeWarning
 	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
@@ -130,7 +130,7 @@ func TestOpsExportsOnlyHostFacingNames(t *testing.T) {
 // TestRecoverExportsOnlyHostFacingNames: the same for package recover.
 func TestRecoverExportsOnlyHostFacingNames(t *testing.T) {
 	checkWall(t, "../recover", "github.com/swampj/swampj/recover",
-		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError ErrBusy ErrNotARepo"))
+		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError BlockedError ErrBusy ErrNotARepo"))
 }
 
 func checkWall(t *testing.T, dir, importPath string, allowed []string) {

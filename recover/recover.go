@@ -68,6 +68,13 @@ type Report struct {
 	// WrappedRunsPending (a dry run): wrapped runs whose wrapper died,
 	// which the real run would settle.
 	WrappedRunsPending int `json:"wrappedRunsPending,omitempty"`
+	// JournalSetAside is where a damaged journal was moved (nothing is
+	// deleted), and JournalDamage why it could not be read; "" when the
+	// journal was readable. The interrupted operations it may have held
+	// are unknown: swampj plans from the disk, so running an interrupted
+	// command again finishes it.
+	JournalSetAside string `json:"journalSetAside,omitempty"`
+	JournalDamage   string `json:"journalDamage,omitempty"`
 }
 
 // JournalPath is where a repo's journal lives: repo-local, outside every
@@ -190,6 +197,13 @@ func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Optio
 	var media *journal.MediaError
 	if errors.As(err, &media) {
 		return rep, readOnlyRecover(fsys, jopts, media, rep)
+	}
+	var damaged *journal.CorruptError
+	if errors.As(err, &damaged) && damaged.MovedTo != "" {
+		// Setting a damaged journal aside is what recovery can do about
+		// it, and it is done: the next command starts a fresh journal.
+		rep.JournalSetAside, rep.JournalDamage = damaged.MovedTo, damaged.Reason
+		return rep, nil
 	}
 	if err != nil {
 		return rep, openFailed(fsys, jopts, rep.Journal, err)
@@ -314,8 +328,37 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 	if rep.Intents == nil {
 		rep.Intents = []ops.IntentOutcome{}
 	}
+	if err == nil {
+		for _, in := range rep.Intents {
+			if in.Blocked != nil {
+				return rep, &BlockedError{Intent: in.ID, Direction: in.Direction, Step: *in.Blocked}
+			}
+		}
+	}
 	return rep, err
 }
+
+// BlockedError is a dry run's answer when recovery of an open intent
+// would stop at a step the disk contradicts (someone changed the paths by
+// hand): the run would change nothing more and leave the intent open.
+// It matches ops.ErrConflict.
+type BlockedError struct {
+	Intent    uint64
+	Direction journal.Direction
+	Step      ops.StepView
+}
+
+func (e *BlockedError) Error() string {
+	dir := "finish"
+	if e.Direction == journal.Backward {
+		dir = "roll back"
+	}
+	return fmt.Sprintf("recovery cannot %s intent %d as the disk is: step %d (%s) conflicts: the disk matches neither the state before nor after it: %s. "+
+		"A recovery would stop there and change nothing more; nothing was changed now. Inspect these paths and put them right, then finish the intent or roll it back",
+		dir, e.Intent, e.Step.Index, e.Step.Description, e.Step.Detail)
+}
+
+func (e *BlockedError) Is(target error) bool { return target == ops.ErrConflict }
 
 // readOnlyRecover is recover on a journal that cannot be opened for writing
 // (read-only media, no write permission): with no open intent there is

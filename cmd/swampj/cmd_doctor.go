@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,10 @@ func runDoctor(c *cli.Context) error {
 		Progress:           e.out.progress(),
 	})
 	e.out.endProgress()
+	if err != nil && !c.Bool("confirm") && errors.Is(err, context.Canceled) {
+		// A check or a preview only reads: an interrupt leaves nothing.
+		return withCode("interrupted", exitInterrupted, errors.New("interrupted during the check; nothing was changed"))
+	}
 	renderDoctorRemedies(rep)
 	if rep != nil {
 		for _, n := range rep.Notices {
@@ -69,7 +74,7 @@ func runDoctor(c *cli.Context) error {
 				e.out.warn(fmt.Sprintf("%s [remedy: %s]", n.Message, n.Remedy))
 			}
 		}
-		if perr := e.out.result(rep, func(w io.Writer) { printDoctorReport(w, rep) }); perr != nil && err == nil {
+		if perr := e.out.result(rep, func(w io.Writer) { printDoctorReport(w, rep, e.out.verbose) }); perr != nil && err == nil {
 			err = perr
 		}
 	}
@@ -96,11 +101,24 @@ func doctorExit(rep *ops.DoctorReport) error {
 		return withCode(codeDoctorManual, exitManual, fmt.Errorf("%d problem(s) %s that only a person can fix: %s",
 			rep.Remaining, map[bool]string{true: "remain", false: "found"}[rep.Mode == "repair"], personActions(rep)))
 	}
+	if rep.Mode == "check" && !repairActs(rep) {
+		return withCode("doctor_findings", exitFailure, fmt.Errorf("%d problem(s) found; do what 'Next' lists", rep.Remaining))
+	}
 	return withCode("doctor_findings", exitFailure, fmt.Errorf("%d problem(s) %s", rep.Remaining, map[string]string{
 		"check":   "found; preview the repair with 'swampj doctor --repair'",
 		"preview": "found; apply the repair with 'swampj doctor --repair --confirm'",
 		"repair":  "remain; see each finding's fix",
 	}[rep.Mode]))
+}
+
+// repairActs reports whether the doctor's repair is one of the actions.
+func repairActs(rep *ops.DoctorReport) bool {
+	for _, a := range rep.Actions {
+		if a.Remedy == ops.RemedyRepair {
+			return true
+		}
+	}
+	return false
 }
 
 // personActions names, in order, what a person must do (rep.Actions).
@@ -122,30 +140,31 @@ func joinCodes(cs []ops.DoctorCode) string {
 	return strings.Join(s, ", ")
 }
 
-// printDoctorReport renders a report as text: one block per finding, then
-// what happened.
-func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
+// printDoctorReport renders a report as text: where it looked, one line
+// per check, one line per finding, what happened, what to do next
+// (grouped by remedy), then the notes. verbose adds each finding's fix.
+func printDoctorReport(w io.Writer, rep *ops.DoctorReport, verbose bool) {
 	ns := fmt.Sprintf("namespace %q", rep.Namespace)
 	if rep.Namespace == "" {
 		ns = "solo, no namespace"
 	}
 	fmt.Fprintf(w, "Doctor: %s (%s)\n", rep.Repo, ns)
 	fmt.Fprintf(w, "  data root: %s (%d item(s), %d version(s) checked)\n", rep.DataRoot, rep.Items, rep.Versions)
+	if rep.OtherDataRoot != "" {
+		fmt.Fprintf(w, "  also:      %s (%d item(s), %d version(s) checked; un-namespaced: swamp reads only the data root above while the namespace is set)\n",
+			rep.OtherDataRoot, rep.OtherItems, rep.OtherVersions)
+	}
 	if rep.ChecksumsVerified {
 		fmt.Fprintln(w, "  checksums: every raw read and compared with its metadata.yaml SHA-256")
 	} else {
 		fmt.Fprintln(w, "  checksums: not read (sizes only; a raw of the right size with the wrong bytes is not found: add --verify-checksums)")
 	}
 	fmt.Fprintf(w, "  catalog:   %s\n", rep.Catalog)
-	for _, n := range rep.Notices {
-		if n.Kind == ops.DoctorNoticeNote {
-			fmt.Fprintf(w, "  note: %s [remedy: %s]\n", n.Message, n.Remedy)
-		}
-	}
 	printDoctorChecks(w, rep)
 	for _, f := range rep.InFlight {
 		fmt.Fprintf(w, "  in progress: %s\n", f.Message)
 	}
+	defer printDoctorNotes(w, rep)
 	if len(rep.Findings) == 0 {
 		if rep.ChecksumsVerified {
 			fmt.Fprintln(w, "No problems found.")
@@ -166,16 +185,17 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 				subject += " (model " + f.ModelName + ")"
 			}
 		}
-		fmt.Fprintf(w, "  %-24s %s  [%s]\n", f.Code, subject, f.Status)
-		fmt.Fprintf(w, "      %s\n", f.Message)
-		fmt.Fprintf(w, "      fix: %s\n", f.Fix)
+		fmt.Fprintf(w, "  %-22s %s [%s]: %s\n", f.Code, subject, f.Status, f.Message)
+		if verbose {
+			fmt.Fprintf(w, "      fix: %s\n", f.Fix)
+		}
 		if f.Reason != "" {
 			fmt.Fprintf(w, "      skipped: %s\n", f.Reason)
 		}
 	}
 	switch rep.Mode {
 	case "check":
-		fmt.Fprintln(w, "Nothing was changed. Preview the repair with 'swampj doctor --repair'.")
+		fmt.Fprintln(w, "Nothing was changed.")
 	case "preview":
 		if len(rep.Moves) > 0 {
 			fmt.Fprintf(w, "Would move %d path(s) into %s (nothing is deleted).\n", len(rep.Moves), rep.Quarantine)
@@ -193,10 +213,20 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport) {
 			fmt.Fprintln(w, "Nothing was repaired.")
 		}
 		if rep.Remaining > 0 {
-			fmt.Fprintf(w, "%d problem(s) remain (see their fix above).\n", rep.Remaining)
+			fmt.Fprintf(w, "%d problem(s) remain.\n", rep.Remaining)
 		}
 	}
 	printDoctorActions(w, rep)
+}
+
+// printDoctorNotes prints the notes (states that are not problems, what
+// swamp's own doctor misreports) after the results.
+func printDoctorNotes(w io.Writer, rep *ops.DoctorReport) {
+	for _, n := range rep.Notices {
+		if n.Kind == ops.DoctorNoticeNote {
+			fmt.Fprintf(w, "note: %s [remedy: %s]\n", n.Message, n.Remedy)
+		}
+	}
 }
 
 // printDoctorChecks prints the doctor's own checks and swamp's, one line
@@ -207,17 +237,17 @@ func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
 		if !c.Passed {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(w, "  %s %-15s", mark, c.ID)
+		var counts []string
 		if c.Checked >= 0 {
-			fmt.Fprintf(w, " %d checked", c.Checked)
+			counts = append(counts, fmt.Sprintf("%d checked", c.Checked))
 		}
 		if c.Failed > 0 {
-			fmt.Fprintf(w, ", %d failed", c.Failed)
+			counts = append(counts, fmt.Sprintf("%d failed", c.Failed))
 		}
 		if c.Fixed > 0 {
-			fmt.Fprintf(w, ", %d repaired", c.Fixed)
+			counts = append(counts, fmt.Sprintf("%d repaired", c.Fixed))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %s %-15s %s", mark, c.ID, strings.Join(counts, ", ")), " "))
 	}
 	if len(rep.SwampChecks) > 0 {
 		fmt.Fprintln(w, "  swamp's checks (as 'swamp doctor datastores' names them, computed on the real data root):")
@@ -244,7 +274,9 @@ func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
 }
 
 // printDoctorActions is the summary of what to do next, in order, a
-// person's actions marked as such.
+// person's actions marked as such: an action for one kind of finding
+// shows its fix; one for several shows its command (the findings' own
+// fixes are under -v and in --json), or each distinct fix of a person's.
 func printDoctorActions(w io.Writer, rep *ops.DoctorReport) {
 	if len(rep.Actions) == 0 {
 		return
@@ -255,6 +287,14 @@ func printDoctorActions(w io.Writer, rep *ops.DoctorReport) {
 		if a.Person {
 			who = "by hand"
 		}
-		fmt.Fprintf(w, "  %d. [%s, %s] %s (%s)\n", i+1, who, a.Remedy, a.Fix, joinCodes(a.Codes))
+		what := a.Fix
+		if len(a.Codes) > 1 {
+			what = withRemedies("", a.Remedy, a.Then)
+			what = strings.TrimPrefix(what, "; ")
+			if a.Person || what == "" {
+				what = "see each finding's fix ('swampj doctor -v' shows them)"
+			}
+		}
+		fmt.Fprintf(w, "  %d. [%s, %s] %s (%s)\n", i+1, who, a.Remedy, what, joinCodes(a.Codes))
 	}
 }

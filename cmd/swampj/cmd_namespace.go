@@ -155,6 +155,10 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	res, err := ops.Migrate(c.Context, e.fs, r, opts)
 	var failed *ops.MigrateFailedError
 	var unfinished *ops.UnfinishedIntentError
+	var stopped *ops.MigrateInterruptedError
+	if errors.As(err, &stopped) {
+		return withCode("interrupted", exitInterrupted, errors.New(interruptedText(stopped)))
+	}
 	if errors.As(err, &unfinished) {
 		if _, code := classify(unfinished.Err); code == "conflict" || code == "step_failed" || code == "failed" {
 			return withCode("partial_migration", exitFailure, err)
@@ -188,6 +192,22 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 }
 
 func renderMigratePreview(e *env, p *ops.MigratePreview) error {
+	if err := printMigratePreview(e, p); err != nil {
+		return err
+	}
+	var blocked []string
+	for _, d := range p.Directories {
+		if d.Blocked != "" {
+			blocked = append(blocked, d.Blocked)
+		}
+	}
+	if len(blocked) == 0 {
+		return nil
+	}
+	return withCode("migration_blocked", exitFailure, fmt.Errorf("the migration would stop part way: %s", strings.Join(blocked, "; and ")))
+}
+
+func printMigratePreview(e *env, p *ops.MigratePreview) error {
 	renderMigrateRemedies(p.Warnings)
 	if !e.json {
 		for _, w := range p.Warnings {
@@ -210,9 +230,18 @@ func renderMigratePreview(e *env, p *ops.MigratePreview) error {
 		fmt.Fprintf(w, "%s (namespace: %q)\n", title, p.Namespace)
 		for _, d := range p.Directories {
 			fmt.Fprintf(w, "  %s\n    %s\n    → %s\n    %d file(s), %s\n", d.Subdir, d.Source, d.Destination, d.FileCount, humanSize(d.TotalBytes))
+			if d.Blocked != "" {
+				fmt.Fprintf(w, "    BLOCKED: %s\n", d.Blocked)
+			}
 		}
 		fmt.Fprintf(w, "Total: %d directory(s), %d file(s), %s — %d steps, %d directory fsyncs\n",
 			len(p.Directories), p.TotalFiles, humanSize(p.TotalBytes), p.Steps, p.Fsyncs)
+		for _, d := range p.Directories {
+			if d.Blocked != "" {
+				fmt.Fprintf(w, "Blocked at %s: --confirm would move the directories before it and stop there, its intent open. Move %s away first.\n", d.Subdir, d.Destination)
+				return
+			}
+		}
 		fmt.Fprintln(w, "Add --confirm to execute this migration.")
 	})
 }
@@ -252,6 +281,10 @@ func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
 		}
 		if d.NamespaceUnset {
 			fmt.Fprintf(w, "Namespace %q removed from .swamp.yaml and its manifest deleted.\n", d.Namespace)
+		}
+		if d.NamespaceStillSet {
+			fmt.Fprintf(w, "Namespace %q is still set in .swamp.yaml: swamp reads %s, which is now empty, and finds no data until it is unset. %s.\n",
+				d.Namespace, d.SwampReads, "R"+remedyHint(ops.RemedyUnsetNamespace)[1:])
 		}
 	})
 }
@@ -322,4 +355,14 @@ func orDash(s string) string {
 		return "(the steps after the moves)"
 	}
 	return s
+}
+
+// interruptedText says what an interrupted migration left, with the
+// commands that finish it or undo it.
+func interruptedText(e *ops.MigrateInterruptedError) string {
+	if e.IntentID == 0 {
+		return fmt.Sprintf("interrupted during %s; nothing was changed", e.Phase)
+	}
+	return fmt.Sprintf("interrupted during %s (%d step(s) done); intent %d is open: run '%s' to finish it or 'swampj recover --rollback' to undo it",
+		e.Phase, e.Done, e.IntentID, rerunCommand(e.Rerun))
 }

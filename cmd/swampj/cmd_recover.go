@@ -47,18 +47,35 @@ func runRecover(c *cli.Context) error {
 		Progress:           e.out.progress(),
 	})
 	e.out.endProgress()
-	if err != nil {
+	var blocked *recover.BlockedError
+	if err != nil && !errors.As(err, &blocked) {
 		if rep != nil && len(rep.Intents) > 0 && e.json {
 			_ = e.out.result(rep, func(io.Writer) {})
 		}
 		return err
 	}
+	if perr := printRecover(e, rep); perr != nil {
+		return perr
+	}
+	return err
+}
+
+// printRecover renders what recover did, or with --dry-run what it would
+// do, step by step.
+func printRecover(e *env, rep *recover.Report) error {
 	for _, s := range rep.WrappedRuns {
 		e.out.warn(s.Sentence())
 	}
 	return e.out.result(rep, func(w io.Writer) {
 		for _, p := range rep.RemovedStages {
 			fmt.Fprintf(w, "Removed %s: staged by a write that died before its intent was journaled (never published)\n", p)
+		}
+		if rep.JournalSetAside != "" {
+			fmt.Fprintf(w, "The journal %s was damaged (%s): moved it to %s (nothing is deleted); the next swampj command starts a fresh journal.\n",
+				rep.Journal, rep.JournalDamage, rep.JournalSetAside)
+			fmt.Fprintln(w, "The interrupted operations it may have recorded are unknown: swampj plans from the disk, so run any interrupted "+
+				"swampj command again to finish it, then check with 'swampj doctor' and 'swampj catalog verify'.")
+			return
 		}
 		if rep.WrappedRunsPending > 0 {
 			fmt.Fprintf(w, "Would settle %d wrapped run(s) that ended without their final barrier (doctor and repair what each changed)\n", rep.WrappedRunsPending)
@@ -69,7 +86,11 @@ func runRecover(c *cli.Context) error {
 		}
 		for _, in := range rep.Intents {
 			if rep.DryRun {
-				fmt.Fprintf(w, "Intent %d (%s, %s): would go %s\n", in.ID, in.Kind, in.Summary, in.Direction)
+				if b := in.Blocked; b != nil {
+					fmt.Fprintf(w, "Intent %d (%s, %s): would go %s, and stop at step %d (%s): %s\n", in.ID, in.Kind, in.Summary, in.Direction, b.Index, b.Observed, b.Detail)
+				} else {
+					fmt.Fprintf(w, "Intent %d (%s, %s): would go %s\n", in.ID, in.Kind, in.Summary, in.Direction)
+				}
 				for _, s := range in.Steps {
 					detail := ""
 					if s.Detail != "" {

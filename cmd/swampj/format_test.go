@@ -137,7 +137,16 @@ func TestFormatMarkerAcceptedAndKeptByMigration(t *testing.T) {
 		{"datastore", "namespace", "migrate", "--reverse", "--confirm"},
 		{"datastore", "namespace", "migrate", "--confirm"},
 	} {
-		mustOK(t, swampj(t, dir, args...), strings.Join(args, " "))
+		if args[0] == "doctor" {
+			// Before the migration the doctor finds the data at the root
+			// swamp does not read (and the fixture's versions are not
+			// swamp's): exit 1 with findings, not a refusal of the format.
+			if r := swampj(t, dir, args...); r.code != 0 && r.code != 1 {
+				t.Fatalf("doctor: exit %d\n%s", r.code, r.stderr)
+			}
+		} else {
+			mustOK(t, swampj(t, dir, args...), strings.Join(args, " "))
+		}
 		got, err := os.ReadFile(p)
 		if err != nil || !bytes.Equal(got, body) {
 			t.Fatalf("after %v the marker at the datastore root is %q (%v), want it byte-identical", args, got, err)

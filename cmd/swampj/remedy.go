@@ -24,6 +24,8 @@ func remedyHint(r ops.Remedy) string {
 		return "run 'swampj datastore namespace migrate --reverse --confirm'"
 	case ops.RemedyUnsetMigrate:
 		return "run 'swampj datastore namespace unset --migrate --confirm'"
+	case ops.RemedyUnsetNamespace:
+		return "run 'swampj datastore namespace unset'"
 	case ops.RemedyRepair:
 		return "run 'swampj doctor --repair --confirm'"
 	case ops.RemedyCheckAgain:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -178,6 +179,18 @@ func remedyMatrix() []matrixRow {
 				return dir
 			}},
 		{code: "journal_holder_stale", how: "a write killed holding the journal", setup: killedWrite, remedy: repair},
+		{code: "journal_damaged", how: "the journal's bytes overwritten (a bad sector, a stray copy)", remedy: "recover",
+			setup: func(t *testing.T) string {
+				dir := matrixWrites(t, 1)
+				must(t, os.WriteFile(filepath.Join(dir, ".swamp", "_journal.db"), bytes.Repeat([]byte("not a bbolt page "), 4096), 0o644))
+				return dir
+			}},
+		{code: "data_at_other_root", how: "a namespace set while the data stays at the un-namespaced root", remedy: "unset_namespace",
+			setup: func(t *testing.T) string {
+				dir := matrixWrites(t, 1)
+				mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "namespace set")
+				return dir
+			}},
 		{code: "record_unreadable", how: "power cut zeroed a method output record", remedy: repair,
 			setup: func(t *testing.T) string {
 				dir := matrixWrites(t, 1)

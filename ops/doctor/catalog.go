@@ -54,6 +54,12 @@ func (s *survey) mergeCatalog(ctx context.Context) error {
 				continue // an item outside the set looked at
 			}
 		}
+		if s.o.otherRoot {
+			// Rows of items the other root does not hold: in the middle
+			// of a migration they are the rows its last step restamps,
+			// not damage (otherroot.go).
+			continue
+		}
 		di, err := s.itemOfRows(key)
 		if err != nil {
 			if fsx.IsCrash(err) {

@@ -57,6 +57,10 @@ const (
 	// CodeLockDead: a swamp lock file nobody holds (zero bytes, not a
 	// lock record, or naming a holder that is gone); swamp waits on it.
 	CodeLockDead Code = "lock_dead"
+	// CodeJournalDamaged: the journal file cannot be read (not a bbolt
+	// file, cut short): the interrupted operations it may record are
+	// unknown until recovery sets it aside and starts a fresh one.
+	CodeJournalDamaged Code = "journal_damaged"
 	// CodeJournalHolderStale: swampj's journal holder record names a
 	// process that is gone (or cannot be read): timeout messages would
 	// name a holder that does not exist.
@@ -103,10 +107,12 @@ var codeTable = []CodeInfo{
 	{CodeLockDead, "locks", "locks.go", report.RemedyRepair},
 	{CodeRecordUnreadable, "records", "records.go", report.RemedyRepair},
 	{CodeOpenIntent, "journal", "survey.go", report.RemedyRecoverOrRollback},
+	{CodeJournalDamaged, "journal", "survey.go", report.RemedyRecover},
 	{CodeJournalHolderStale, "journal", "locks.go", report.RemedyRepair},
 	{CodeWrappedRunUnsettled, "journal", "wrappedruns.go", report.RemedyRecover},
 	{CodeSwampCheck, "", "swamp.go", report.RemedyFixAccess},
 	{CodeHiddenLocalDir, "local_dirs", "hiddenlocal.go", report.RemedyRepair},
+	{CodeDataAtOtherRoot, "data_root", "otherroot.go", report.RemedyUnsetNamespace},
 }
 
 // Codes lists every finding code the doctor reports, with its check, the
@@ -115,7 +121,7 @@ var codeTable = []CodeInfo{
 func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
 
 // checkIDs is the report order of the checks.
-var checkIDs = []string{"versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
+var checkIDs = []string{"data_root", "versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
 	"local_dirs"}
 
 // checkOf maps each finding code to the check it belongs to.
@@ -138,21 +144,24 @@ type phase struct {
 	// whole: the phase looks at the whole repo, so a survey of only what a
 	// command changed (Options.Only) skips it.
 	whole bool
+	// repoWide: the phase looks at what a repo has once, whatever its data
+	// root, so the survey of the other root (otherroot.go) skips it.
+	repoWide bool
 }
 
 // phases are the survey's steps, in order (surveyDoctor runs them).
 var phases = []phase{
-	{name: "open intents", run: (*survey).checkOpenIntents},                                      // survey.go
-	{name: "items", run: (*survey).scanItems},                                                    // survey.go
-	{name: "locks", run: (*survey).checkLocks, progress: "checking locks"},                       // locks.go
-	{name: "catalog", run: (*survey).mergeCatalog, progress: "reading catalog"},                  // catalog.go
-	{name: "item findings", run: (*survey).checkItems, progress: "checking items"},               // survey.go, items.go
-	{name: "staging", run: (*survey).checkStaging, progress: "checking staging and run records"}, // staging.go
-	{name: "records", run: (*survey).checkRecords},                                               // records.go
-	{name: "catalog copies", run: (*survey).checkCatalogCopies, whole: true},                     // catalog.go
-	{name: "swamp's checks", run: (*survey).checkSwamp, progress: "swamp's checks", whole: true}, // swamp.go
-	{name: "always-local directories", run: (*survey).checkHiddenLocal, whole: true},             // hiddenlocal.go
-	{name: "wrapped runs", run: (*survey).checkWrappedRuns, whole: true},                         // wrappedruns.go
+	{name: "open intents", run: (*survey).checkOpenIntents, repoWide: true},                                      // survey.go
+	{name: "items", run: (*survey).scanItems},                                                                    // survey.go
+	{name: "locks", run: (*survey).checkLocks, progress: "checking locks"},                                       // locks.go
+	{name: "catalog", run: (*survey).mergeCatalog, progress: "reading catalog"},                                  // catalog.go
+	{name: "item findings", run: (*survey).checkItems, progress: "checking items"},                               // survey.go, items.go
+	{name: "staging", run: (*survey).checkStaging, progress: "checking staging and run records"},                 // staging.go
+	{name: "records", run: (*survey).checkRecords},                                                               // records.go
+	{name: "catalog copies", run: (*survey).checkCatalogCopies, whole: true, repoWide: true},                     // catalog.go
+	{name: "swamp's checks", run: (*survey).checkSwamp, progress: "swamp's checks", whole: true, repoWide: true}, // swamp.go
+	{name: "always-local directories", run: (*survey).checkHiddenLocal, whole: true, repoWide: true},             // hiddenlocal.go
+	{name: "wrapped runs", run: (*survey).checkWrappedRuns, whole: true, repoWide: true},                         // wrappedruns.go
 }
 
 // Check is one check's outcome.
@@ -177,8 +186,8 @@ func (rep *Report) fillChecks() {
 	for i := range rep.Checks {
 		by[rep.Checks[i].ID] = &rep.Checks[i]
 	}
-	by["versions"].Checked = rep.Versions
-	by["latest"].Checked = rep.Items
+	by["versions"].Checked = rep.Versions + rep.OtherVersions
+	by["latest"].Checked = rep.Items + rep.OtherItems
 	by["locks"].Checked = rep.Locks
 	by["records"].Checked = rep.Records
 	for _, f := range rep.Findings {

@@ -168,6 +168,14 @@ type Options struct {
 	quarantine string
 	// warn is Logger's Warn (withDefaults).
 	warn func(string)
+	// journalDamaged is why the journal could not be read (nil: it could,
+	// or there is none): a finding, and no open intents are known.
+	journalDamaged *journal.CorruptError
+	// otherRoot: this run surveys the un-namespaced root of a namespaced
+	// repo beside the configured one (otherroot.go): the repo-wide checks
+	// (journal, catalog copies, swamp's checks, always-local directories)
+	// are the configured run's.
+	otherRoot bool
 }
 
 func (o Options) withDefaults() Options {
@@ -189,7 +197,13 @@ type Report struct {
 	Repo      string `json:"repo"`
 	DataRoot  string `json:"dataRoot"`
 	Namespace string `json:"namespace"`
-	Catalog   string `json:"catalog"`
+	// OtherDataRoot is the un-namespaced data root of a namespaced repo,
+	// checked too when it exists (swamp does not read it while the
+	// namespace is set); OtherItems and OtherVersions are what it holds.
+	OtherDataRoot string `json:"otherDataRoot,omitempty"`
+	OtherItems    int    `json:"otherItems,omitempty"`
+	OtherVersions int    `json:"otherVersions,omitempty"`
+	Catalog       string `json:"catalog"`
 	// Mode is "check", "preview" or "repair".
 	Mode     string `json:"mode"`
 	Items    int    `json:"items"`    // data items checked
@@ -279,6 +293,13 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		return nil, err
 	}
 	open, stale, err := journalState(fsys, r, o)
+	var damaged *journal.CorruptError
+	if errors.As(err, &damaged) && !o.Confirm {
+		// A journal that cannot be read hides the interrupted operations
+		// it may hold, not the data: the data is checked all the same and
+		// the damaged journal is one finding among the others.
+		o.journalDamaged, err = damaged, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -308,6 +329,11 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		}
 		rep.wholeCatalog(stale, o, st)
 		rep.markOpenIntents(st)
+	}
+	if rep != nil && err == nil {
+		if err := rep.checkOtherRoot(ctx, fsys, r, o); err != nil {
+			return nil, err
+		}
 	}
 	if rep != nil {
 		if formatWarning != "" {
@@ -346,7 +372,7 @@ func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open [
 	} else if rep, err = repairRun(ctx, fsys, r, o, s); err != nil {
 		return rep, err
 	}
-	if s.catalogDamaged {
+	if s.catalogDamaged && !o.otherRoot {
 		if err := repairDamagedCatalog(ctx, fsys, r, o, rep); err != nil {
 			return nil, err
 		}

@@ -45,6 +45,8 @@ func warningNotice(msg string) Notice {
 		n.Remedy = report.RemedyMountReadWrite
 	case strings.Contains(msg, "schema"):
 		n.Remedy, n.Then = report.RemedyInspect, ""
+	case strings.Contains(msg, "a regular file stands where a directory must go"):
+		n.Remedy = report.RemedyInspect
 	}
 	return n
 }

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -166,7 +167,12 @@ func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error 
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil
 				}
-				s.warnings = append(s.warnings, fmt.Sprintf("run records under %s not checked: %v", dir, err))
+				if errors.Is(err, syscall.ENOTDIR) {
+					s.warnings = append(s.warnings, fmt.Sprintf("run records under %s not checked: a regular file stands where a directory must go: %s; "+
+						"move it away (a migration that stopped there runs again once it is gone)", dir, dir))
+				} else {
+					s.warnings = append(s.warnings, fmt.Sprintf("run records under %s not checked: %v", dir, err))
+				}
 				return nil
 			}
 			names := map[string]bool{}

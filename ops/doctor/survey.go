@@ -210,7 +210,7 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, ope
 		}
 	}
 	for _, p := range phases {
-		if p.whole && s.w.only != nil {
+		if (p.whole && s.w.only != nil) || (p.repoWide && o.otherRoot) {
 			continue
 		}
 		if p.progress != "" {
@@ -229,6 +229,13 @@ func surveyDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, ope
 // checkOpenIntents reports each interrupted operation, and where recovery
 // would stop on this disk: observed, not remembered.
 func (s *survey) checkOpenIntents(ctx context.Context) error {
+	if d := s.o.journalDamaged; d != nil {
+		s.general.add(Finding{Code: CodeJournalDamaged, Path: d.Path,
+			Message: fmt.Sprintf("the journal cannot be read (%s): the interrupted operations it may record are unknown; the data was checked all the same", d.Reason),
+			Fix: "recovery moves the damaged journal aside (nothing is deleted) and starts a fresh one; then re-run any operation that was interrupted " +
+				"(swampj plans from the disk) and run the doctor again",
+			Remedy: report.RemedyRecover, Then: report.RemedyCheckAgain}, false)
+	}
 	for _, in := range s.open {
 		if journal.IntentLive(s.r.JournalPath, in) {
 			// A writer beside others (journal/hold.go) is in the middle
@@ -245,6 +252,16 @@ func (s *survey) checkOpenIntents(ctx context.Context) error {
 			f.Message += fmt.Sprintf("; recovery stops at step %d (%s): the disk matches neither the state before nor after it: %s", i+1, v.Description, v.Detail)
 			f.Fix = "none: recovery will not guess; inspect the paths named (a recovery dry run shows every step), put back what is missing, then finish the operation (or roll it back) and run the doctor again"
 			f.Remedy, f.Then = report.RemedyInspect, report.RemedyRecoverOrRollback
+			if in.Kind == "migrate" || in.Kind == "reverse" || in.Kind == "unset-migrate" {
+				if p, ok := protocol.FileWhereDirectory(s.fsys, in.Steps[i].Path, in.Steps[i].To); ok {
+					// Not a person's guess at what to put back: the
+					// obstacle is known, and the migration run again
+					// finishes the intent once it is gone.
+					f.Fix = protocol.FileWhereDirectoryText(p)
+					f.Then = map[string]report.Remedy{"migrate": report.RemedyMigrate, "reverse": report.RemedyMigrateReverse,
+						"unset-migrate": report.RemedyUnsetMigrate}[in.Kind]
+				}
+			}
 		}
 		env.CloseCatalog()
 		s.general.add(f, false)

@@ -25,6 +25,10 @@ type IntentOutcome struct {
 	CatalogStale string `json:"catalogStale,omitempty"`
 	// Steps is filled by a dry run: what each step observes now.
 	Steps []StepView `json:"steps,omitempty"`
+	// Blocked, filled by a dry run, is the step a recovery in Direction
+	// would stop at on the disk as it is (the disk matches neither its
+	// state before nor after it); nil when nothing stops it.
+	Blocked *StepView `json:"blocked,omitempty"`
 }
 
 // Sentence says in words what recovery did with the intent: finished it,

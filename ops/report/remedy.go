@@ -24,6 +24,10 @@ const (
 	// RemedyUnsetMigrate: unset the namespace and move its data back
 	// (Migrate with Unset and Confirm).
 	RemedyUnsetMigrate Remedy = "unset_migrate"
+	// RemedyUnsetNamespace: remove the namespace from the configuration,
+	// moving no data (UnsetNamespace): swamp then reads the un-namespaced
+	// root, where the data already is.
+	RemedyUnsetNamespace Remedy = "unset_namespace"
 	// RemedyRepair: the doctor's confirmed repair (Doctor with Repair and
 	// Confirm).
 	RemedyRepair Remedy = "repair"

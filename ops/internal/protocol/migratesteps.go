@@ -62,7 +62,31 @@ func observeMove(ctx context.Context, env *engine.Env, s *journal.Step) (engine.
 	} else if deb {
 		return engine.Done, s.Path + " holds only empty directories or dead lock files", nil
 	}
+	if p, ok := FileWhereDirectory(env.FS, s.Path, s.To); ok {
+		return engine.Conflict, FileWhereDirectoryText(p), nil
+	}
 	return engine.Conflict, detail + ", and both hold data", nil
+}
+
+// FileWhereDirectory reports the path, of a move's two, that is not a
+// directory while the other is: a plain file standing where the moved
+// directory must go (or a file the move would carry onto a directory).
+func FileWhereDirectory(fsys fsx.FS, from, to string) (string, bool) {
+	fa, errA := fsys.Lstat(from)
+	fb, errB := fsys.Lstat(to)
+	if errA != nil || errB != nil || fa.IsDir() == fb.IsDir() {
+		return "", false
+	}
+	if fa.IsDir() {
+		return to, true
+	}
+	return from, true
+}
+
+// FileWhereDirectoryText says what stops a migration at a plain file
+// where a directory must go, and what ends it.
+func FileWhereDirectoryText(path string) string {
+	return fmt.Sprintf("a regular file stands where a directory must go: %s; move it away, then run the migration again", path)
 }
 
 func applyMove(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {

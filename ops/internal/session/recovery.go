@@ -49,6 +49,18 @@ func PreviewOpen(ctx context.Context, env *engine.Env, j *journal.Journal, rollb
 		for i, o := range engine.ObserveSteps(ctx, env, in) {
 			out.Steps = append(out.Steps, report.StepView{Index: i + 1, Description: o.Description, Observed: o.Observed, Detail: o.Detail})
 		}
+		// Where the run would stop, judged as the run judges it: a
+		// preview that says "would go forward" must not be followed by a
+		// run that stops at a conflict.
+		probe := in
+		if out.Direction != in.Direction {
+			turned := *in
+			turned.Direction = out.Direction
+			probe = &turned
+		}
+		if i, v, stuck := engine.Stuck(ctx, env, probe); stuck {
+			out.Blocked = &report.StepView{Index: i + 1, Description: v.Description, Observed: v.Observed, Detail: v.Detail}
+		}
 		outs = append(outs, out)
 	}
 	return outs, nil
