@@ -62,6 +62,7 @@ package doctor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -300,6 +301,17 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		// the damaged journal is one finding among the others.
 		o.journalDamaged, err = damaged, nil
 	}
+	var setAside string
+	if errors.As(err, &damaged) && o.Confirm {
+		// A confirmed repair sets a damaged journal aside as recovery does
+		// (nothing is deleted) and repairs the data with a fresh one: the
+		// operations it may have held are unknown either way, and the data
+		// is what the repair is for.
+		setAside, err = setJournalAside(fsys, r, o)
+		if err == nil {
+			open, stale, err = journalState(fsys, r, o)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +328,12 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		}
 	}
 	rep, err := runDoctor(ctx, fsys, r, o, open)
+	if rep != nil && setAside != "" {
+		msg := fmt.Sprintf("the journal %s was damaged (%s): moved it to %s (nothing is deleted) and started a fresh one; "+
+			"an interrupted operation it may have recorded is finished by running that operation again", r.JournalPath, damaged.Reason, setAside)
+		rep.Warnings = append(rep.Warnings, msg)
+		rep.Notices = append(rep.Notices, Notice{Kind: NoticeWarning, Message: msg, Remedy: report.RemedyNone})
+	}
 	switch {
 	case rep == nil:
 	case o.Confirm && err == nil:
@@ -411,4 +429,19 @@ func (rep *Report) markDamagedCatalog(s *survey, st Status) {
 // the journal's write lock.
 func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
 	return session.InspectState(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Warn: o.warn})
+}
+
+// setJournalAside opens the damaged journal for writing, which moves it
+// aside (journal.Open) and leaves room for a fresh one; it returns where
+// it went.
+func setJournalAside(fsys fsx.FS, r *repo.Repo, o Options) (string, error) {
+	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
+	if err == nil {
+		return "", j.Close() // readable after all (repaired by another process meanwhile)
+	}
+	var moved *journal.CorruptError
+	if errors.As(err, &moved) && moved.MovedTo != "" {
+		return moved.MovedTo, nil
+	}
+	return "", err
 }
