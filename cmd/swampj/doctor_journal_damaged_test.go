@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops/lock"
 )
 
 // A confirmed repair on a repo whose journal is damaged sets the journal
@@ -32,6 +38,51 @@ func TestDoctorRepairSetsADamagedJournalAside(t *testing.T) {
 	if b, err := os.ReadFile(aside[0]); err != nil || len(b) != len(garbage) {
 		t.Fatalf("the set-aside journal is not the damaged bytes: %v", err)
 	}
+	if d := swampj(t, dir, "doctor"); d.code != 0 {
+		t.Fatalf("doctor after: exit %d\n%s%s", d.code, d.stdout, d.stderr)
+	}
+}
+
+// Ctrl-C while recover waits for swamp's lock of the model an interrupted
+// write touched: exit 130, a message that says it was interrupted and
+// what to run, and the intent still open (the next recover finishes it).
+func TestCtrlCWhileRecoverWaits(t *testing.T) {
+	dir := newRepo(t)
+	addr := "command/shell/" + dataModel + "/result"
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "v1")
+	if !swampjKilledAt(t, dir, "rename-noreplace:1", []byte(`{"v":2}`), "data", "write", addr) {
+		t.Fatal("the write was not killed")
+	}
+	host, _ := os.Hostname()
+	held := lock.Info{Holder: "tester@" + host, Hostname: host, Pid: os.Getpid(), AcquiredAt: time.Now().UTC(), TTLMs: 60000, Nonce: "test-nonce"}
+	lockPath := lock.ModelPath(filepath.Join(dir, ".swamp"), "", "command/shell", dataModel)
+	fsxtest.WriteFiles(t, filepath.Dir(lockPath), map[string]string{filepath.Base(lockPath): string(held.Encode())})
+
+	cmd := exec.Command(binary, "recover")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SWAMP_LOCK_TIMEOUT_MS=60000")
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitSignalHandled(t, cmd.Process.Pid, 2)
+	time.Sleep(500 * time.Millisecond)
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("still running 15 s after SIGINT; stderr: %s", se.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(se.String(), "interrupted") ||
+		!strings.Contains(se.String(), "'swampj recover'") {
+		t.Fatalf("exit %d (want 130), stderr: %s", code, se.String())
+	}
+	os.Remove(lockPath)
+	mustOK(t, swampj(t, dir, "recover"), "the next recover")
 	if d := swampj(t, dir, "doctor"); d.code != 0 {
 		t.Fatalf("doctor after: exit %d\n%s%s", d.code, d.stdout, d.stderr)
 	}

@@ -179,6 +179,13 @@ func report(stderr io.Writer, asJSON bool, err error) int {
 			msg += " (" + a.String() + ")"
 		}
 	}
+	if code == codeInterrupted && !strings.Contains(msg, "interrupted") {
+		// A bare context.Canceled from below: say what it is, and where
+		// whatever had begun now stands.
+		msg = "interrupted (" + msg + "); whatever the command had begun is recorded in the journal: " +
+			"'swampj journal list' shows an open intent, 'swampj recover' finishes it and 'swampj recover --rollback' undoes it; " +
+			"with none open, nothing was changed"
+	}
 	msg += cliHint(err, code, msg)
 	if asJSON {
 		// swamp's shape (presentation/output/error_output.ts buildErrorJson):
