@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -26,6 +27,7 @@ import (
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/wrapped"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
 )
 
@@ -145,6 +147,46 @@ func init() { // an init, not an initializer: some entries reuse others
 			fx.emptyJournal(t)
 			_, err := swampjrecover.Run(fx.ctx, nil, fx.dir, swampjrecover.Options{})
 			return err
+		},
+
+		// ops/wrapped (a dead run's change log, settled; the barrier runs
+		// a real command)
+		"journal.RunLogs": func(t *testing.T, fx *nilFixture) error { _, err := journal.RunLogs(nil, fx.r.JournalPath); return err },
+		"ops/wrapped.Pending": func(t *testing.T, fx *nilFixture) error {
+			_ = wrapped.Pending(nil, fx.r.JournalPath)
+			return nil
+		},
+		"ops/wrapped.CountPending": func(t *testing.T, fx *nilFixture) error {
+			_ = wrapped.CountPending(nil, fx.r.JournalPath)
+			return nil
+		},
+		"ops/wrapped.Scope": func(t *testing.T, fx *nilFixture) error {
+			if got := wrapped.Scope(nil, fx.r, []string{filepath.Join(fx.itemDir, "latest")}); len(got) != 1 {
+				return fmt.Errorf("scope of an item's latest: %v", got)
+			}
+			return nil
+		},
+		"ops/wrapped.SettleOptions": func(t *testing.T, fx *nilFixture) error {
+			_, err := wrapped.Settle(fx.ctx, fx.r, wrapped.SettleOptions{})
+			return err
+		},
+		"ops/wrapped.Options": func(t *testing.T, fx *nilFixture) error {
+			if wrapped.Supported() != nil {
+				return nil // the barrier cannot run here: Start refuses before any disk work
+			}
+			cmd := exec.Command("true")
+			cmd.Dir = fx.dir
+			w, err := wrapped.Start(fx.ctx, fx.r, cmd, wrapped.Options{})
+			if err != nil {
+				return err
+			}
+			if err := cmd.Wait(); err != nil {
+				return err
+			}
+			if _, err := w.Finish(fx.ctx); err != nil {
+				return err
+			}
+			return w.Close("nil-FS test")
 		},
 
 		// ops/remote (a cache directory of the test's own)

@@ -25,12 +25,12 @@ func (s *survey) checkWrappedRuns(ctx context.Context) error {
 	for _, l := range logs {
 		pid, started := runLogName(s.r.JournalPath, l)
 		if journal.RunLive(l) {
-			s.notes = append(s.notes, note(fmt.Sprintf("a command wrapped by swampj run (pid %d, since %s) is running under the write barrier; "+
+			s.notes = append(s.notes, note(fmt.Sprintf("a wrapped command (pid %d, since %s) is running under the write barrier; "+
 				"what it writes may change while this runs", pid, started), report.RemedyCheckAgain))
 			continue
 		}
 		s.general.add(Finding{Code: CodeWrappedRunUnsettled, Path: l,
-			Message: fmt.Sprintf("a command wrapped by swampj run (pid %d, started %s) ended without its final barrier and doctor "+
+			Message: fmt.Sprintf("a wrapped command (pid %d, started %s) ended without its final barrier and doctor "+
 				"(a power cut, SIGKILL or the OOM killer); what it changed has not been checked", pid, started),
 			Fix:    "none here: recovery settles it (doctors and repairs what its change log names, quarantine only)",
 			Remedy: report.RemedyRecover, Then: report.RemedyCheckAgain}, false)

@@ -654,8 +654,8 @@ func (d *diagnosis) judgeLatest(it *item, comes, whole map[int]bool) error {
 			Next: NextRepull,
 			NextSays: fmt.Sprintf("'swamp data get' returns version %q; the next pull fetches version %d but, comparing sizes only, may leave this pointer",
 				string(bytes.TrimSpace(cur)), want),
-			Fix: fmt.Sprintf("after the pull that fetches version %d ('swamp datastore sync --pull', or the item's next write), "+
-				"run 'swampj doctor --repair --confirm' to point `latest` at it", want)}
+			Fix: fmt.Sprintf("after the pull that fetches version %d (a sync of the datastore, or the item's next write), "+
+				"a confirmed repair points `latest` at it", want)}
 		if d.rep.FastPath {
 			// The fast path would keep the version from ever arriving.
 			f.Next, f.NextSays = NextServe, fmt.Sprintf("'swamp data get' returns version %q, and the next pull takes the fast path and does not fetch version %d",

@@ -217,7 +217,7 @@ func MaybeExec() {
 	}
 	os.Unsetenv(trampolineEnv)
 	code, err := trampoline(fdStr)
-	fmt.Fprintf(os.Stderr, "swampj run: %v\n", err)
+	fmt.Fprintf(os.Stderr, "the write barrier could not start the command: %v\n", err)
 	os.Exit(code)
 }
 

@@ -67,7 +67,7 @@ func (s Settled) Sentence() string {
 		out += ", nothing damaged"
 	}
 	if s.Remaining > 0 {
-		out += fmt.Sprintf("; %d finding(s) remain: run 'swampj doctor'", s.Remaining)
+		out += fmt.Sprintf("; %d finding(s) remain, which the doctor reports", s.Remaining)
 	}
 	if s.Deferred {
 		out += fmt.Sprintf("; %d version(s) are being written under a live lock, so the run stays open and the next command settles it again", len(s.InFlight))
