@@ -1,12 +1,12 @@
 package main
 
-// The vault that swamp's own namespace migrate hides (issue #24), on the
+// The vault that swamp's own namespace migrate hides, on the
 // real swamp. swamp 06b6147's `datastore namespace migrate` iterates all 15
 // DEFAULT_DATASTORE_SUBDIRS, the always-local ones included, so it moves
 // .swamp/secrets into .swamp/{ns}/secrets; its vault reads secrets only
 // from .swamp/secrets, and afterwards `vault read-secret` says "Secret 'k1'
 // not found in local vault 'v1'" and `vault list-keys` shows 0 keys
-// (swamp-format.md §13.9). swampj's own migrate keeps secrets local;
+// (swamp-format §13.9). swampj's own migrate keeps secrets local;
 // swampj's doctor names the hidden directory, and its repair, or a
 // confirmed swampj migrate, brings it back where the vault reads it.
 

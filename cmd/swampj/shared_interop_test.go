@@ -1,7 +1,7 @@
 package main
 
-// Two checkouts sharing one filesystem datastore outside .swamp/ (issue
-// #24, swamp-format.md §13.7). Newer swamp keeps the checkouts' catalogs
+// Two checkouts sharing one filesystem datastore outside .swamp/
+// (swamp-format §13.7). Newer swamp keeps the checkouts' catalogs
 // honest with writer tokens under .catalog-writers/; swamp 06b6147 predates
 // them (no file of its source names them). This pins what 06b6147 does: a
 // checkout's populated catalog never learns of the other checkout's

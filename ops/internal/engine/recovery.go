@@ -117,7 +117,7 @@ func driveLocked(ctx context.Context, env *Env, j *journal.Journal, in *journal.
 	var held []*lock.Lock
 	defer func() { lock.ReleaseAll(held, nil) }()
 	// A lock an ancestor swamp process holds (either version's variables,
-	// §13.5) is borrowed, never taken over or waited on; the locks are
+	// swamp-format §13.5) is borrowed, never taken over or waited on; the locks are
 	// taken in the order the intent lists them (a migration's two global
 	// locks in GlobalPaths' order).
 	anc := lock.AncestryFromEnv(nil)
