@@ -82,7 +82,7 @@ func (fx *nilFixture) emptyJournal(t *testing.T) {
 // nilCalls calls every exported function and options struct of the public
 // packages that takes a disk, a logger or an environment lookup, with nil
 // for each: nil must mean the real disk, a discarding logger and the process
-// environment (issue #14). The keys are checked against the source by
+// environment. The keys are checked against the source by
 // TestNilRealCoversEveryEntry.
 var nilCalls map[string]func(t *testing.T, fx *nilFixture) error
 

@@ -26,7 +26,7 @@ import (
 //   - sorts inserts through an index permutation, moving each row once;
 //   - inserts in multi-row INSERT OR REPLACE statements (rowids are assigned
 //     in VALUES order, so write order is kept exactly as with one row per
-//     statement, G9);
+//     statement, swamp-format §9.9);
 //   - raises this connection's page cache for the transaction and restores
 //     it afterwards.
 //
@@ -211,7 +211,7 @@ func (c *Catalog) applyBulkTimed(ctx context.Context, tx *sql.Tx, d *Diff, t *Re
 		}
 	}
 
-	// Write order (G9), the same order applyDiff uses; sorting pointers
+	// Write order (swamp-format §9.9), the same order applyDiff uses; sorting pointers
 	// moves each row once instead of at every swap.
 	for i := range d.Missing {
 		inserts = append(inserts, &d.Missing[i])

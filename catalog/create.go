@@ -56,7 +56,7 @@ var creating sync.Map
 // and the file again at the checkpoint, and nothing is flushed until the
 // one fsync of the finished file. Only then, with the rows committed and
 // the indexes built, is the file switched to WAL, the mode swamp expects
-// of the file (§3.2), and closed. A crash anywhere before the link leaves
+// of the file (swamp-format §3.2), and closed. A crash anywhere before the link leaves
 // a temp that never had a name a reader would open, removed like any
 // other (CleanCreationLeftovers); after the link the catalog is complete.
 // The file is what the empty creation followed by Rebuild would leave:
@@ -196,7 +196,7 @@ func (c *Catalog) createFresh(ctx context.Context, fill func(b *Catalog) error) 
 // has synced its own commits at synchronous=FULL; this one makes the
 // content durable before the link whatever the connection's settings. No
 // connection to it may be open: closing this descriptor would drop
-// SQLite's POSIX locks (durability-notes §5).
+// SQLite's POSIX locks (design §2.3).
 func syncFile(fsys fsx.FS, path string) error {
 	f, err := fsys.OpenAppend(path)
 	if err != nil {

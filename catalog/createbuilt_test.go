@@ -17,7 +17,7 @@ import (
 // builtRows is a rebuild's worth of rows: enough for the bulk path (the
 // indexes created after the inserts), scrambled creation times so write
 // order is not key order, and workflow steps sharing a data name so the
-// flags follow §3.5's step-scoped groups.
+// flags follow swamp-format §3.5's step-scoped groups.
 func builtRows() []catalog.Row {
 	var all []catalog.Row
 	for i := range 1500 {

@@ -10,9 +10,9 @@ import (
 
 // Reconciliation for `swampj catalog verify` and `swampj catalog rebuild`.
 //
-// swamp's own rebuild is additive (§3.7): it never removes rows of vanished
-// versions, never fixes old namespace stamps (G18) and its only full repair
-// is deleting the file, which also loses foreign rows (§3.9). Diff/Apply do
+// swamp's own rebuild is additive (swamp-format §3.7): it never removes rows of vanished
+// versions, never fixes old namespace stamps (swamp-format §9.18) and its only full repair
+// is deleting the file, which also loses foreign rows (swamp-format §3.9). Diff/Apply do
 // the full reconciliation for one namespace and leave every other namespace
 // alone: the caller walks the disk, builds the expected rows
 // (ops/catalogrow.FromMeta, flags from MarkLatest), and Diff says how the
@@ -46,7 +46,7 @@ type Diff struct {
 	// WrongNamespace: rows stamped with a stale namespace whose item and
 	// version match an expected row; Apply replaces them by a row stamped
 	// Namespace. Rows of namespaces that are neither Namespace nor stale are
-	// foreign (§3.9) and never listed or touched.
+	// foreign (swamp-format §3.9) and never listed or touched.
 	WrongNamespace []Row `json:"wrong_namespace"`
 }
 
@@ -79,7 +79,7 @@ func (c *Catalog) Diff(ctx context.Context, ns string, expected []Row, staleName
 }
 
 // Apply makes the catalog's rows of ns equal expected in ONE transaction, and
-// sets populated = "true" (§3.7). d supplies the stale namespaces (nil: none);
+// sets populated = "true" (swamp-format §3.7). d supplies the stale namespaces (nil: none);
 // the differences themselves are computed again inside the transaction,
 // under the write lock, so rows written between Diff and Apply are neither
 // lost nor resurrected — the result is always the expectation. Foreign rows
@@ -88,9 +88,9 @@ func (c *Catalog) Diff(ctx context.Context, ns string, expected []Row, staleName
 //
 // Order inside the transaction: delete stale and old-stamped rows; fix rows
 // whose only drift is a flag with an UPDATE in place (their rowid, hence
-// their place in write order, is kept, G9); then INSERT OR REPLACE missing
+// their place in write order, is kept, swamp-format §9.9); then INSERT OR REPLACE missing
 // and field-wrong rows in ascending (created_at, version) order, so their
-// new rowids approximate write order (G9).
+// new rowids approximate write order (swamp-format §9.9).
 //
 // The caller holds the repo lock, so no swampj writer changes the data tree
 // between its walk and this commit.

@@ -78,7 +78,7 @@ func TestDiffApplyEachDriftKind(t *testing.T) {
 			want := expectedRows(c, "ns1")
 
 			// Empty catalog: everything is missing. Apply inserts in
-			// (created_at, version) order (G9).
+			// (created_at, version) order (swamp-format §9.9).
 			d := diff(t, c, "ns1", want)
 			if len(d.Missing) != len(want) || d.Empty() {
 				t.Fatalf("fresh catalog: %+v", d)
@@ -157,8 +157,8 @@ func stepFlag(withStep, v bool) string {
 	return "0"
 }
 
-// out/v2 is step B's only version: latest without the column (§3.5),
-// step-latest but not item-latest with it (§11).
+// out/v2 is step B's only version: latest without the column (swamp-format §3.5),
+// step-latest but not item-latest with it (swamp-format §11).
 func outV2Flags(withStep bool) string {
 	if withStep {
 		return "01"

@@ -44,7 +44,7 @@ func ErrorCode(err error) string {
 
 // ForeignSchemaError is returned when the file is an SQLite database whose
 // catalog this package does not recognise: schema_version is not "4", or the
-// catalog/catalog_meta tables do not have swamp's shape (§3.3). swamp would
+// catalog/catalog_meta tables do not have swamp's shape (swamp-format §3.3). swamp would
 // drop such a table; swampj leaves the file exactly as it found it.
 type ForeignSchemaError struct {
 	Path string `json:"path"`

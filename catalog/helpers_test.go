@@ -16,7 +16,7 @@ import (
 
 var ctx = context.Background()
 
-// catalogPath is where swamp keeps the catalog inside a fresh repo (§3.1);
+// catalogPath is where swamp keeps the catalog inside a fresh repo (swamp-format §3.1);
 // the parent directories do not exist yet.
 func catalogPath(t *testing.T) string {
 	t.Helper()

@@ -8,16 +8,16 @@ import (
 
 // Which rows carry the latest flags.
 //
-// swamp-format.md has two generations of the rule, and a catalog tells them
+// docs/swamp-format.md has two generations of the rule, and a catalog tells them
 // apart by its columns:
 //
-//   - Without is_step_latest (swamp at 06b6147, §3.5): is_latest is scoped by
+//   - Without is_step_latest (swamp at 06b6147, swamp-format §3.5): is_latest is scoped by
 //     step_name. Exactly one row per (namespace, type_normalized, model_id,
 //     data_name, step_name) has is_latest = 1, so two workflow steps writing
 //     the same data name keep independent latest rows, and data.latest()
-//     picks the newest rowid among them (§7.2). workflow_name and job_name
+//     picks the newest rowid among them (swamp-format §7.2). workflow_name and job_name
 //     are not part of that group.
-//   - With is_step_latest (newer swamp, §11, which wins over §3.5):
+//   - With is_step_latest (newer swamp, swamp-format §11, which wins over swamp-format §3.5):
 //     is_latest = 1 marks the highest version of the item, one row per
 //     (namespace, type_normalized, model_id, data_name), and is_step_latest =
 //     1 marks the highest version of each (…, workflow_name, job_name,
@@ -28,7 +28,7 @@ import (
 // output as latest if swampj used item-wide is_latest on its catalog.
 //
 // "Highest version" is the highest version that has a row; the caller only
-// gives rows to readable versions (§11: "the highest readable version").
+// gives rows to readable versions (swamp-format §11: "the highest readable version").
 
 // latestGroupColumns are the columns whose equality defines an is_latest group.
 func latestGroupColumns(stepLatestColumn bool) []string {
@@ -38,7 +38,7 @@ func latestGroupColumns(stepLatestColumn bool) []string {
 	return []string{"namespace", "type_normalized", "model_id", "data_name", "step_name"}
 }
 
-// stepGroupColumns define an is_step_latest group (§11).
+// stepGroupColumns define an is_step_latest group (swamp-format §11).
 var stepGroupColumns = []string{"namespace", "type_normalized", "model_id", "data_name", "workflow_name", "job_name", "step_name"}
 
 // groupValues returns r's values for the given group columns.
@@ -82,7 +82,7 @@ func (r Row) latestGroup(stepLatestColumn bool) latestGroup {
 }
 
 // MarkLatest sets IsLatest and IsStepLatest on rows, in place, by the rule
-// of a catalog with (stepLatestColumn=true) or without the §11 column: the
+// of a catalog with (stepLatestColumn=true) or without the swamp-format §11 column: the
 // highest version of each group gets the flag, every other row loses it.
 // Without the column IsStepLatest is cleared. Use Catalog.MarkLatest to
 // follow the open catalog's generation.
@@ -173,7 +173,7 @@ func whereEqual(cols []string) string {
 }
 
 // clearFlag sets flag = 0 on every row of r's group that has it, as swamp's
-// upsertNewVersion does before inserting the new latest row (§3.5).
+// upsertNewVersion does before inserting the new latest row (swamp-format §3.5).
 func clearFlag(ctx context.Context, q queryer, flag string, groupCols []string, r Row) error {
 	_, err := q.ExecContext(ctx,
 		`UPDATE catalog SET `+flag+` = 0 WHERE `+whereEqual(groupCols)+` AND `+flag+` = 1`,
@@ -184,8 +184,8 @@ func clearFlag(ctx context.Context, q queryer, flag string, groupCols []string, 
 // ensureFlagged gives the flag to the highest version of r's group when no
 // row of the group carries it any more (after a delete or a replace). It is
 // an UPDATE in place, so the row keeps its rowid and rowid order keeps
-// following write order (G9). swamp instead re-inserts the new maximum
-// (upsertNewVersion after removeVersion, §3.6), which moves it to the newest
+// following write order (swamp-format §9.9). swamp instead re-inserts the new maximum
+// (upsertNewVersion after removeVersion, swamp-format §3.6), which moves it to the newest
 // rowid; keeping write order is the more faithful answer for data.latest().
 func ensureFlagged(ctx context.Context, q queryer, flag string, groupCols []string, r Row) error {
 	where := whereEqual(groupCols)

@@ -7,7 +7,7 @@ import (
 )
 
 // TestMarkLatestFewIsMarkLatestMaps: for the row counts markLatestFew takes,
-// it sets exactly the flags the map version sets, with and without the §11
+// it sets exactly the flags the map version sets, with and without the swamp-format §11
 // column, on random rows of a few items, steps and repeated versions (ties
 // included: the first of equal versions wins in both).
 func TestMarkLatestFewIsMarkLatestMaps(t *testing.T) {

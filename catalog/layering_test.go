@@ -10,7 +10,7 @@ import (
 )
 
 // The catalog knows SQL and rows, not the metadata model or anything else
-// above it (issue #14): no file of the package, tests included, imports a
+// above it: no file of the package, tests included, imports a
 // package of the ops tree. Rows are built from metadata in ops/catalogrow.
 func TestCatalogImportsNothingAboveIt(t *testing.T) {
 	files, err := filepath.Glob("*.go")

@@ -94,7 +94,7 @@ type Catalog struct {
 // Path is the absolute path of the catalog file.
 func (c *Catalog) Path() string { return c.path }
 
-// HasStepLatest reports whether the catalog has the §11 is_step_latest
+// HasStepLatest reports whether the catalog has the swamp-format §11 is_step_latest
 // column, which decides the latest-flag rule (latest.go).
 func (c *Catalog) HasStepLatest() bool { return c.hasStepLatest }
 
@@ -123,8 +123,8 @@ func (c *Catalog) Close() error {
 	return c.closeErr
 }
 
-// Open opens the catalog at path the way swamp does (§3.2) with the
-// durability settings of durability-notes §5:
+// Open opens the catalog at path the way swamp does (swamp-format §3.2) with the
+// durability settings of design §2.3:
 //
 //   - busy_timeout 5000 ms, like swamp, so concurrent swamp readers and
 //     writers wait instead of failing;
@@ -134,7 +134,7 @@ func (c *Catalog) Close() error {
 //   - journal_mode queried and switched to WAL only when it is not WAL.
 //
 // In ModeReadWrite: the parent directory is created; a missing catalog is
-// created with swamp's DDL (§3.3); a file that is not a usable database
+// created with swamp's DDL (swamp-format §3.3); a file that is not a usable database
 // (zero bytes, no SQLite header, SQLITE_NOTADB/SQLITE_CORRUPT, quick_check
 // failing) is moved aside with its sidecars (quarantine.go, see MovedAside)
 // and replaced by a fresh catalog; a catalog with another schema is left
@@ -166,7 +166,7 @@ func Open(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Catalog
 func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Time) error {
 	report := c.mode == ModeReport
 
-	// Parent directory (swamp creates it on open, §3.1).
+	// Parent directory (swamp creates it on open, swamp-format §3.1).
 	if !report {
 		if err := fsx.MkdirAllDurable(c.fsys, filepath.Dir(c.path), fsx.DirMode); err != nil {
 			return &DBError{Op: "create directory for", Path: c.path, Err: err}
@@ -178,7 +178,7 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 	// file (measured with modernc.org/sqlite v1.62.0), so those cases must be
 	// caught before it looks. Reading the header through fsx is safe only
 	// while this process has no connection to the file (POSIX-lock hazard,
-	// durability-notes §5); when another Catalog of this process has it open,
+	// design §2.3); when another Catalog of this process has it open,
 	// the file was checked by that Open and is never moved from under it.
 	if !alreadyOpen {
 		if err := c.checkBeforeOpen(ctx, report, now); err != nil {
@@ -210,7 +210,7 @@ func (c *Catalog) open(ctx context.Context, alreadyOpen bool, now func() time.Ti
 		return nil
 	}
 
-	// WAL before the schema, as swamp does on a new file (§3.3 statement order).
+	// WAL before the schema, as swamp does on a new file (swamp-format §3.3 statement order).
 	if err := c.ensureWAL(ctx); err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 }
 
 // moveAside closes any connection (a database must not be renamed while in
-// use, durability-notes §5) and moves the catalog unit aside.
+// use, design §2.3) and moves the catalog unit aside.
 func (c *Catalog) moveAside(reason string, now time.Time) error {
 	if c.db != nil {
 		if err := c.db.Close(); err != nil {
@@ -507,7 +507,7 @@ func quickCheck(ctx context.Context, db *sql.DB) ([]string, error) {
 	return out, rows.Err()
 }
 
-// ensureWAL switches the file to WAL when it is not in WAL already (§3.2).
+// ensureWAL switches the file to WAL when it is not in WAL already (swamp-format §3.2).
 // WAL is persistent, so this is normally a one-time event per file.
 func (c *Catalog) ensureWAL(ctx context.Context) error {
 	var mode string

@@ -13,9 +13,9 @@ import (
 )
 
 // sidecarSuffixes are the files SQLite keeps beside a database and finds by
-// name (§3.1, §11, durability-notes §5). With the database they are one unit:
+// name (swamp-format §3.1, §11, design §2.3). With the database they are one unit:
 // a database separated from its -wal loses committed transactions or becomes
-// corrupt, so they are moved together and never deleted (G4).
+// corrupt, so they are moved together and never deleted (swamp-format §9.4).
 var sidecarSuffixes = []string{"-wal", "-shm", "-journal"}
 
 // MovedFile is one rename done by a move-aside.
@@ -54,7 +54,7 @@ func movedName(dbPath, infix, stamp, suffix string) string {
 // decided the catalog must go (e.g. a foreign one the user confirmed). It
 // returns nil when there is nothing to move. It refuses while this process
 // has the catalog open (a database must not be renamed while in use,
-// durability-notes §5); other processes are the caller's concern: hold the
+// design §2.3); other processes are the caller's concern: hold the
 // datastore lock and make sure no swamp process runs.
 func MoveAsideFiles(fsys fsx.FS, path, reason string, now time.Time) (*MoveAside, error) {
 	fsys = fsx.OrReal(fsys)

@@ -9,7 +9,7 @@ import (
 
 // Readers. Each is a single statement, so it sees one consistent snapshot
 // (WAL readers never block writers). Rows come in rowid order, the order
-// swamp's iterate() pages in (§3.11).
+// swamp's iterate() pages in (swamp-format §3.11).
 
 // readable refuses reads whose columns a foreign catalog may not have.
 func (c *Catalog) readable() error {
@@ -52,8 +52,8 @@ func (c *Catalog) queryRows(ctx context.Context, q queryer, op, query string, ar
 }
 
 // LatestRow returns the row of key that has is_latest = 1. On a catalog
-// without is_step_latest each step keeps its own latest row (§3.5); then the
-// newest rowid wins, as swamp's findLatestRow decides (§3.5, §7.2).
+// without is_step_latest each step keeps its own latest row (swamp-format §3.5); then the
+// newest rowid wins, as swamp's findLatestRow decides (swamp-format §3.5, §7.2).
 func (c *Catalog) LatestRow(ctx context.Context, key ItemKey) (Row, bool, error) {
 	if err := c.readable(); err != nil {
 		return Row{}, false, err
@@ -96,7 +96,7 @@ func (c *Catalog) Namespaces(ctx context.Context) ([]string, error) {
 }
 
 // Meta returns catalog_meta as a map (schema_version, populated,
-// foreign_synced:{ns}, §3.3). It works on a foreign catalog opened in
+// foreign_synced:{ns}, swamp-format §3.3). It works on a foreign catalog opened in
 // ModeReport too, as long as it has a catalog_meta table of swamp's shape.
 func (c *Catalog) Meta(ctx context.Context) (map[string]string, error) {
 	rows, err := c.db.QueryContext(ctx, `SELECT key, value FROM catalog_meta`)
@@ -118,7 +118,7 @@ func (c *Catalog) Meta(ctx context.Context) (map[string]string, error) {
 	return out, nil
 }
 
-// Populated reports whether catalog_meta.populated is "true" (§3.7).
+// Populated reports whether catalog_meta.populated is "true" (swamp-format §3.7).
 func (c *Catalog) Populated(ctx context.Context) (bool, error) {
 	m, err := c.Meta(ctx)
 	if err != nil {

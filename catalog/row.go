@@ -1,7 +1,7 @@
 package catalog
 
 // ItemKey names one data item inside the catalog: every version of it shares
-// these four columns (the primary key without version, §3.3).
+// these four columns (the primary key without version, swamp-format §3.3).
 type ItemKey struct {
 	Namespace      string `json:"namespace"`
 	TypeNormalized string `json:"type_normalized"`
@@ -9,9 +9,9 @@ type ItemKey struct {
 	DataName       string `json:"data_name"`
 }
 
-// Row is one catalog row: one version of one data item (§3.3). Field order
+// Row is one catalog row: one version of one data item (swamp-format §3.3). Field order
 // and JSON names follow the table's columns. IsStepLatest is only meaningful
-// on a catalog that has the §11 column (Catalog.HasStepLatest); it is
+// on a catalog that has the swamp-format §11 column (Catalog.HasStepLatest); it is
 // ignored when writing to or comparing with a catalog without it.
 type Row struct {
 	Namespace      string `json:"namespace"`
@@ -29,8 +29,8 @@ type Row struct {
 	OwnerType      string `json:"owner_type"`
 	Streaming      bool   `json:"streaming"`
 	Size           int64  `json:"size"`
-	CreatedAt      string `json:"created_at"` // YYYY-MM-DDTHH:MM:SS.sssZ (§3.4)
-	Tags           string `json:"tags"`       // compact JSON text, swamp's key order (§3.4)
+	CreatedAt      string `json:"created_at"` // YYYY-MM-DDTHH:MM:SS.sssZ (swamp-format §3.4)
+	Tags           string `json:"tags"`       // compact JSON text, swamp's key order (swamp-format §3.4)
 	OwnerRef       string `json:"owner_ref"`
 	WorkflowRunID  string `json:"workflow_run_id"`
 	WorkflowName   string `json:"workflow_name"`
@@ -53,7 +53,7 @@ type versionKey struct {
 
 func (r Row) versionKey() versionKey { return versionKey{r.Key(), r.Version} }
 
-// stepGroup is the §11 (workflow, job, step) group of a row.
+// stepGroup is the swamp-format §11 (workflow, job, step) group of a row.
 type stepGroup struct {
 	ItemKey
 	WorkflowName, JobName, StepName string
@@ -84,7 +84,7 @@ func (k ItemKey) validate(op string) error {
 }
 
 // rowColumns are the columns this package reads and writes, in table order;
-// the §11 column is appended when the catalog has it.
+// the swamp-format §11 column is appended when the catalog has it.
 func rowColumns(withStepLatest bool) []string {
 	cols := make([]string, 0, len(swampColumns)+1)
 	for _, c := range swampColumns {
@@ -97,7 +97,7 @@ func rowColumns(withStepLatest bool) []string {
 }
 
 // values returns the row's column values in rowColumns order. Booleans are
-// stored as INTEGER 0/1, as swamp binds JavaScript numbers (§3.4).
+// stored as INTEGER 0/1, as swamp binds JavaScript numbers (swamp-format §3.4).
 func (r Row) values(withStepLatest bool) []any {
 	v := []any{
 		r.Namespace, r.TypeNormalized, r.ModelID, r.DataName, r.ID, r.Version,
@@ -116,7 +116,7 @@ type scanner interface{ Scan(dest ...any) error }
 
 // scanRow reads the columns of rowColumns. Flags read as true only when they
 // are exactly 1, because swamp's readers test `is_latest = 1` and
-// `streaming = 1` (§7.2).
+// `streaming = 1` (swamp-format §7.2).
 func scanRow(s scanner, withStepLatest bool, extra ...any) (Row, error) {
 	var r Row
 	var isLatest, streaming, stepLatest int64
@@ -145,7 +145,7 @@ func boolInt(b bool) int64 {
 }
 
 // columnDiffs lists the columns whose values differ between a and b, in
-// table order; the §11 column only when withStepLatest.
+// table order; the swamp-format §11 column only when withStepLatest.
 func columnDiffs(a, b Row, withStepLatest bool) []string {
 	cols := rowColumns(withStepLatest)
 	va, vb := a.values(withStepLatest), b.values(withStepLatest)

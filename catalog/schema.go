@@ -9,21 +9,21 @@ import (
 )
 
 // SchemaVersion is the only catalog_meta.schema_version this package writes
-// or changes (§3.3, CATALOG_SCHEMA_VERSION).
+// or changes (swamp-format §3.3, CATALOG_SCHEMA_VERSION).
 const SchemaVersion = "4"
 
-// catalog_meta keys (§3.3). These are the only keys swamp uses.
+// catalog_meta keys (swamp-format §3.3). These are the only keys swamp uses.
 const (
 	metaSchemaVersion = "schema_version"
 	metaPopulated     = "populated"
 )
 
-// StepLatestColumn is the optional newer column (§11). It is detected, kept
+// StepLatestColumn is the optional newer column (swamp-format §11). It is detected, kept
 // up to date when present, and never added.
 const StepLatestColumn = "is_step_latest"
 
 // The DDL is swamp's, statement by statement, in the order swamp runs it on a
-// new file (§3.3, catalog_store.ts:138-143,167-209). The column lines keep
+// new file (swamp-format §3.3, catalog_store.ts:138-143,167-209). The column lines keep
 // swamp's source indentation (8 spaces, 6 before the closing parenthesis) so
 // that sqlite_master holds the same text swamp leaves; nothing compares that
 // text, but it makes a swampj-created file indistinguishable from swamp's.
@@ -83,7 +83,7 @@ type Column struct {
 
 func dflt(s string) *string { return &s }
 
-// swampColumns is §3.3's table in order: the shape every schema-"4" catalog
+// swampColumns is swamp-format §3.3's table in order: the shape every schema-"4" catalog
 // has. A catalog table is recognised only if it has exactly these columns,
 // in this order, plus optionally StepLatestColumn anywhere.
 var swampColumns = []Column{
@@ -222,8 +222,8 @@ func tableInfo(ctx context.Context, q queryer, table string) ([]Column, error) {
 	return cols, rows.Err()
 }
 
-// catalogShape compares the catalog table with §3.3 and reports whether the
-// §11 column is present. problem is "" for a recognised shape.
+// catalogShape compares the catalog table with swamp-format §3.3 and reports whether the
+// swamp-format §11 column is present. problem is "" for a recognised shape.
 func catalogShape(cols []Column) (hasStepLatest bool, problem string) {
 	var core []Column
 	for _, c := range cols {
@@ -297,13 +297,13 @@ type schemaAction int
 
 const (
 	useAsIs        schemaAction = iota // a schema-"4" catalog of swamp's shape
-	createSchema                       // no catalog table yet: create it (§3.3 statement order)
+	createSchema                       // no catalog table yet: create it (swamp-format §3.3 statement order)
 	finishCreation                     // swamp's shape, empty, schema_version absent: a creation that stopped before its last statements
 	foreignSchema                      // anything else: report, never touch
 )
 
 // classify decides, from what inspectSchema found, whether the file is ours.
-// swamp drops every catalog whose schema_version is not "4" (§3.3,
+// swamp drops every catalog whose schema_version is not "4" (swamp-format §3.3,
 // migrateIfNeeded); swampj only ever adds to a file that holds nothing to lose.
 func classify(st schemaState) (schemaAction, string) {
 	if st.shapeProblem != "" {
@@ -322,7 +322,7 @@ func classify(st schemaState) (schemaAction, string) {
 		return useAsIs, ""
 	}
 	// swamp creates the catalog table before it stores schema_version, each
-	// statement in autocommit (§3.3). An empty table of the right shape
+	// statement in autocommit (swamp-format §3.3). An empty table of the right shape
 	// without schema_version is such an interrupted creation.
 	if st.catalogEmpty {
 		return finishCreation, ""
@@ -331,7 +331,7 @@ func classify(st schemaState) (schemaAction, string) {
 }
 
 // createStatements is the creation sequence after the journal_mode switch
-// (§3.3). swamp also runs `DROP TABLE IF EXISTS catalog` before creating the
+// (swamp-format §3.3). swamp also runs `DROP TABLE IF EXISTS catalog` before creating the
 // table; swampj creates only when there is no catalog table (classify), so
 // that DROP would be a no-op, and swampj never issues a DROP.
 func createStatements() []string {

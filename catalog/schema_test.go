@@ -10,7 +10,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 )
 
-// swampTable is §3.3's column table, written out independently of the
+// swampTable is swamp-format §3.3's column table, written out independently of the
 // package's own copy: name, type, notnull, default, pk.
 var swampTable = []string{
 	"namespace|TEXT|1|''|1",
@@ -38,7 +38,7 @@ var swampTable = []string{
 	"source|TEXT|1|''|0",
 }
 
-// swampIndexes is §3.3's index table plus SQLite's implicit primary-key
+// swampIndexes is swamp-format §3.3's index table plus SQLite's implicit primary-key
 // index: name -> unique flag, origin, columns.
 var swampIndexes = map[string]string{
 	"idx_catalog_model_name":      "0|c|model_name",

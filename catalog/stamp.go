@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Set-based restamp (issue #16): a namespace migration moves every row
+// Set-based restamp: a namespace migration moves every row
 // stamped one namespace to another in one statement, instead of one item at
 // a time. It is only defined onto an empty stamp: then no version exists
 // twice, every latest group maps one to one onto its new stamp (the groups

@@ -11,7 +11,7 @@ import (
 // time (what database/sql does for ExecContext with arguments) cost more
 // CPU than running them — about 0.4 ms per write on this project's machine
 // kind, a quarter of the bare durable file work the write is measured
-// against (issue #4). A long-lived caller that keeps the catalog open now
+// against. A long-lived caller that keeps the catalog open now
 // prepares each statement once per connection.
 
 type stmtCache struct {

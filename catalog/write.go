@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// Write-through operations (§3.6). Each is one BEGIN IMMEDIATE transaction
+// Write-through operations (swamp-format §3.6). Each is one BEGIN IMMEDIATE transaction
 // (the DSN's _txlock), uses INSERT OR REPLACE for rows so a rewritten row gets
-// a new rowid and rowid order follows write order (§3.2, G9), and calls the
+// a new rowid and rowid order follows write order (swamp-format §3.2, §9.9), and calls the
 // fsx failpoint right before COMMIT. All of them are idempotent, so a journal
 // replay after a crash may run them again.
 
@@ -52,7 +52,7 @@ func (c *Catalog) beginTx(ctx context.Context, op, failpoint string, fn func(tx 
 // IMMEDIATE and statements run in Commit, so the write lock is held for
 // microseconds rather than for the whole publish, and writers of other
 // models commit beside each other instead of queueing behind a prepared
-// transaction (issue #23).
+// transaction.
 type Pending struct {
 	c             *Catalog
 	tx            *sql.Tx
@@ -135,12 +135,12 @@ func (c *Catalog) insertSQL() string {
 }
 
 // UpsertNewVersion records a newly committed version as the latest, as
-// swamp's upsertNewVersion does for save/finalize/append (§3.5, §3.6): clear
+// swamp's upsertNewVersion does for save/finalize/append (swamp-format §3.5, §3.6): clear
 // the flag inside the row's group, then INSERT OR REPLACE the row with the
 // flag set. The groups follow the catalog's generation (latest.go): without
 // is_step_latest, is_latest is cleared within (namespace, type, model,
-// data_name, step_name) per §3.5; with it, is_latest is cleared within the
-// item and is_step_latest within the (workflow, job, step) group per §11.
+// data_name, step_name) per swamp-format §3.5; with it, is_latest is cleared within the
+// item and is_step_latest within the (workflow, job, step) group per swamp-format §11.
 // The row's own IsLatest/IsStepLatest are ignored (set to true). The caller
 // writes versions in ascending order, so the new row is also the highest.
 func (c *Catalog) UpsertNewVersion(ctx context.Context, row Row) error {
@@ -154,7 +154,7 @@ func (c *Catalog) UpsertNewVersion(ctx context.Context, row Row) error {
 
 // UpsertVersions records many newly committed versions in one transaction,
 // each exactly as UpsertNewVersion would, in the given order: within a group
-// the last row given ends up latest (swamp's advanceLatestMarkers, §3.6).
+// the last row given ends up latest (swamp's advanceLatestMarkers, swamp-format §3.6).
 func (c *Catalog) UpsertVersions(ctx context.Context, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -167,7 +167,7 @@ func (c *Catalog) UpsertVersions(ctx context.Context, rows []Row) error {
 }
 
 // UpsertDeferred records an uncommitted version with both latest flags 0
-// (swamp's saveDeferred/finalizeVersionDeferred, §3.6). A later
+// (swamp's saveDeferred/finalizeVersionDeferred, swamp-format §3.6). A later
 // UpsertNewVersion of the same row makes it latest.
 func (c *Catalog) UpsertDeferred(ctx context.Context, row Row) error {
 	if err := row.Validate("upsert deferred"); err != nil {
@@ -218,7 +218,7 @@ func (c *Catalog) upsertNewVersion(ctx context.Context, tx queryer, row Row) err
 	return nil
 }
 
-// RemoveVersion deletes one version's row (swamp's removeVersion, §3.6). If
+// RemoveVersion deletes one version's row (swamp's removeVersion, swamp-format §3.6). If
 // that row carried a latest flag, the highest remaining version of the same
 // group takes it over, in place (latest.go: ensureFlagged). A missing row is
 // not an error.
@@ -250,7 +250,7 @@ func (c *Catalog) RemoveVersion(ctx context.Context, key ItemKey, version int64)
 	})
 }
 
-// RemoveItem deletes every version of an item (swamp's remove, §3.6).
+// RemoveItem deletes every version of an item (swamp's remove, swamp-format §3.6).
 func (c *Catalog) RemoveItem(ctx context.Context, key ItemKey) error {
 	if err := key.validate("remove item"); err != nil {
 		return err
@@ -263,8 +263,8 @@ func (c *Catalog) RemoveItem(ctx context.Context, key ItemKey) error {
 }
 
 // Restamp moves the rows of the given items from namespace fromNS to toNS,
-// for a namespace migration (§4; rows keep their writer's stamp otherwise,
-// G18). Each key's Namespace must be fromNS. A version that already has a
+// for a namespace migration (swamp-format §4; rows keep their writer's stamp otherwise,
+// swamp-format §9.18). Each key's Namespace must be fromNS. A version that already has a
 // toNS row keeps that row and loses the fromNS one, so no version is listed
 // twice; the others are re-stamped in place (rowid, hence write order, is
 // kept). The latest flags of each item under toNS are then recomputed from
@@ -305,7 +305,7 @@ func (c *Catalog) Restamp(ctx context.Context, fromNS, toNS string, keys []ItemK
 	})
 }
 
-// Invalidate deletes catalog_meta.populated and nothing else (§3.8): the next
+// Invalidate deletes catalog_meta.populated and nothing else (swamp-format §3.8): the next
 // full query rebuilds additively, rows stay.
 func (c *Catalog) Invalidate(ctx context.Context) error {
 	return c.writeTx(ctx, "invalidate", FailpointInvalidate, func(tx *sql.Tx) error {

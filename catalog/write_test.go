@@ -8,7 +8,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 )
 
-// stepCatalog opens a catalog swamp created with the §11 is_step_latest column.
+// stepCatalog opens a catalog swamp created with the swamp-format §11 is_step_latest column.
 func stepCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
 	path := catalogPath(t)
@@ -43,7 +43,7 @@ func TestUpsertNewVersionPlainItem(t *testing.T) {
 	wantStrings(t, "rows", flags(rows(t, c, "")),
 		[]string{"state/v1:00", "state/v2:00", "other/v1:10", "state/v3:10"})
 
-	// Re-writing a version replaces its row: new rowid, at the end (§3.2).
+	// Re-writing a version replaces its row: new rowid, at the end (swamp-format §3.2).
 	upsert(t, c, row("", "aws/ec2/vpc", "m1", "state", 3))
 	wantStrings(t, "after rewrite", flags(rows(t, c, "")),
 		[]string{"state/v1:00", "state/v2:00", "other/v1:10", "state/v3:10"})
@@ -57,7 +57,7 @@ func TestUpsertNewVersionPlainItem(t *testing.T) {
 	}
 }
 
-// Without is_step_latest, is_latest is per (item, step_name) (§3.5).
+// Without is_step_latest, is_latest is per (item, step_name) (swamp-format §3.5).
 func TestUpsertNewVersionStepScopedLatestWithoutColumn(t *testing.T) {
 	c := openRW(t, catalogPath(t))
 	upsert(t, c,
@@ -82,7 +82,7 @@ func TestUpsertNewVersionStepScopedLatestWithoutColumn(t *testing.T) {
 }
 
 // With is_step_latest: is_latest per item, is_step_latest per
-// (workflow, job, step) group (§11).
+// (workflow, job, step) group (swamp-format §11).
 func TestUpsertNewVersionWithStepLatestColumn(t *testing.T) {
 	c := stepCatalog(t)
 	upsert(t, c,
@@ -129,7 +129,7 @@ func TestRemoveVersionRowidOrderKept(t *testing.T) {
 	if err := c.RemoveVersion(ctx, catalog.ItemKey{"", "t", "m", "a"}, 2); err != nil {
 		t.Fatal(err)
 	}
-	// a/v1 is re-flagged in place: it keeps its rowid before b/v1 (G9).
+	// a/v1 is re-flagged in place: it keeps its rowid before b/v1 (swamp-format §9.9).
 	wantStrings(t, "rows", flags(rows(t, c, "")), []string{"a/v1:10", "b/v1:10"})
 }
 

@@ -6,7 +6,7 @@
 // primitives — atomic replace, rename without replace, durable mkdir and
 // cross-directory rename — written once (durable.go).
 //
-// Rules the primitives follow (durability-notes §1.7):
+// Rules the primitives follow (design §2.2):
 //   - temp files live in the destination directory and are created O_EXCL;
 //   - a file is fsynced and closed before it is renamed into place;
 //   - the parent directory is fsynced after every rename, mkdir or remove

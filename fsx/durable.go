@@ -14,7 +14,7 @@ import (
 
 // TempName returns a hidden, unique name for a temp file next to target, in
 // the same form swamp uses for its own atomic writes (".{random}.tmp"), so
-// swamp's readers skip it (gotcha G3).
+// swamp's readers skip it (swamp-format §9.3).
 func TempName(target string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -55,7 +55,7 @@ func WriteFileAtomicVia(fsys FS, path, tmp string, data []byte, perm fs.FileMode
 // is also written to tee (if not nil), so a caller can hash while copying
 // without holding the payload in memory. It returns the byte count.
 // syncDir=false is not offered: the directory fsync is what makes the rename
-// durable (durability-notes §1.7 step 6).
+// durable (design §2.2 step 6).
 func WriteStreamAtomic(fsys FS, path string, r io.Reader, perm fs.FileMode, tee io.Writer) (n int64, tmp string, err error) {
 	fsys = OrReal(fsys)
 	n, tmp, err = WriteTemp(fsys, path, r, perm, tee)

@@ -95,7 +95,7 @@ func TestPowerCutUndoesUnsyncedRenameOfDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	if read(t, filepath.Join(dir, "old", "sub", "f")) != "f" {
-		t.Fatal("an un-fsynced directory rename must be lost (measured on ext4, durability-notes §1.7)")
+		t.Fatal("an un-fsynced directory rename must be lost (measured on ext4; docs/design.md §2)")
 	}
 	// With the parent fsynced, it stays.
 	f = fsx.NewFault(fsx.Real()).TrackDurability()

@@ -12,7 +12,7 @@ import (
 // Power-cut model. A Fault with TrackDurability records, for every directory
 // entry it creates, renames or links and for every file it writes, whether a
 // later fsync made that change durable, following POSIX pessimistically
-// (durability-notes §1.2, §1.7):
+// (design §2.1, §2.2):
 //
 //   - a new entry (create, mkdir, link) is durable once its parent
 //     directory is fsynced;
@@ -334,7 +334,7 @@ func truncate(fsys FS, name string, size int64) error {
 	return err
 }
 
-// ---- ALICE's crash states (durability-notes §1.1)
+// ---- ALICE's crash states (design §2.1)
 //
 // PowerCut gives the one pessimistic state: everything not yet durable is
 // lost. ALICE (Pillai et al., OSDI '14) explores more states at each cut,

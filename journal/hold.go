@@ -1,6 +1,6 @@
 package journal
 
-// Who holds the journal, and for how long (issue #23: writers of different
+// Who holds the journal, and for how long (writers of different
 // models run side by side).
 //
 // Two locks, both flock(2) locks that the kernel releases when their holder

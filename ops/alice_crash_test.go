@@ -1,6 +1,6 @@
 package ops_test
 
-// ALICE's crash states (fsx.PowerCutState, durability-notes §1.1) at every
+// ALICE's crash states (fsx.PowerCutState, design §2.1) at every
 // cut point of the version write, the batch write and every migration
 // scenario: a write torn at 4 KiB, an un-fsynced tail grown with garbage,
 // one un-fsynced operation omitted while the later ones persist — after

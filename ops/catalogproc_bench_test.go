@@ -22,7 +22,7 @@ import (
 	"github.com/swampj/swampj/ops/store/storetest"
 )
 
-// Whole-process benchmarks on repos with a populated catalog (issue #16):
+// Whole-process benchmarks on repos with a populated catalog:
 // the real binary, built once per run, against a baseline measured in the
 // same run and alternating with it.
 //
@@ -105,7 +105,7 @@ func procWalk(b *testing.B, dir string) (time.Duration, int) {
 	return time.Since(start), n
 }
 
-// procStatWalk is the baseline issue #23 decided on for migrations: the
+// procStatWalk is the baseline for migrations: the
 // same walk with one lstat of every file, the least a migration that
 // reports the bytes it moved (swamp's totalBytes) must do.
 func procStatWalk(b *testing.B, dir string) time.Duration {
@@ -164,7 +164,7 @@ func stampCount(b *testing.B, r *repo.Repo, ns string) int64 {
 // catalog commit, each as a whole process on a repo whose catalog holds a
 // row per version, against two bare walks of the same tree measured right
 // before each of them: one that stats every file (procStatWalk) and one
-// that does not (procWalk). Target (issue #23): every op/statwalk ≤ 1.5,
+// that does not (procWalk). Target: every op/statwalk ≤ 1.5,
 // at 50,000 and at 120,000 versions; op/walk is the stat-free row.
 func BenchmarkMigrateWithCatalog(b *testing.B) {
 	sizes := []int{50_000, 120_000}
@@ -269,7 +269,7 @@ func benchMigrateWithCatalog(b *testing.B, versions int) {
 			b.ReportMetric(float64(n), op+"-fsyncs") // directory fsyncs of the data moves
 		}
 	}
-	b.Logf("target: every op/statwalk ≤ 1.5 (issue #23: against a walk that stats every file; op/walk is the stat-free walk's)")
+	b.Logf("target: every op/statwalk ≤ 1.5 (against a walk that stats every file; op/walk is the stat-free walk's)")
 }
 
 // BenchmarkMigratePhases says where a migration with a populated catalog
@@ -359,7 +359,7 @@ func BenchmarkMigratePhases(b *testing.B) {
 // neighbour spoils one pair, not the figure; the -ms figures are medians
 // of the single runs. One untimed write per repo comes first: it creates the item's
 // directories and splits the index pages a rebuild left full, which only a
-// first write does. Target (issue #16, target 2; #23): big/small ≤ 1.2 for
+// first write does. Target: big/small ≤ 1.2 for
 // both.
 //
 // The catalog work of one write does not grow with the catalog: every
@@ -434,7 +434,7 @@ func BenchmarkOneItemCatalogSize(b *testing.B) {
 	b.ReportMetric(medianFloat(getRatio), "get-big/small")
 	b.ReportMetric(sumDurations(write[1])/sumDurations(write[0]), "write-big/small-of-sums")
 	b.ReportMetric(sumDurations(get[1])/sumDurations(get[0]), "get-big/small-of-sums")
-	b.Logf("target: write-big/small and get-big/small (medians of %d pairs) ≤ 1.2 (issue #16, target 2; #23)", len(writeRatio))
+	b.Logf("target: write-big/small and get-big/small (medians of %d pairs) ≤ 1.2", len(writeRatio))
 }
 
 // medianDuration is the median of ds (the upper one of an even count).

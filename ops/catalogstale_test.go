@@ -18,7 +18,7 @@ import (
 
 // The catalog is derived state: when it cannot be written, a write still
 // finishes its data part, says so, and the journal marks the catalog stale
-// until a rebuild (issue #10, finding 1).
+// until a rebuild.
 
 // TestWriteWithUnwritableCatalogFinishesData: _catalog.db is a directory
 // (a catalog no process can open). The write publishes the version, moves
@@ -179,7 +179,7 @@ func hasFinding(rep *DoctorReport, code DoctorCode) bool {
 	return false
 }
 
-// TestDoctorRepairClearsStaleMark is issue #25's first case: a write made
+// TestDoctorRepairClearsStaleMark: a write made
 // while the catalog could not be opened (here: its path held by a
 // directory, which no user can open as a database) leaves the journal's
 // stale mark; once the catalog is back, a confirmed doctor repair compares

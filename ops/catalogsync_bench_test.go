@@ -84,8 +84,8 @@ func csRemoveCatalog(b *testing.B, r *repo.Repo) {
 // are not synced, the one fsync of the finished file is fsx's, and
 // phase-publish is its WAL switch, close, fsync and link.
 //
-// Targets: rebuild/walk ≤ 2.5 (issue #23) and rebuild-populated/walk ≤ 2
-// (issue #16, target 4), verify/rebuild ≤ 1.
+// Targets: rebuild/walk ≤ 2.5, rebuild-populated/walk ≤ 2 and
+// verify/rebuild ≤ 1.
 func BenchmarkCatalogRebuild(b *testing.B) {
 	items, versions := csBenchSize()
 	dir := filepath.Join(b.TempDir(), "repo")
@@ -201,7 +201,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 	} {
 		b.ReportMetric(ms(p.d), "populated-phase-"+p.name+"-ms")
 	}
-	b.Logf("target: rebuild/walk ≤ 2.5 (issue #23) and rebuild-populated/walk ≤ 2 (issue #16, target 4); verify/rebuild ≤ 1")
+	b.Logf("target: rebuild/walk ≤ 2.5 and rebuild-populated/walk ≤ 2; verify/rebuild ≤ 1")
 }
 
 // addTimings adds one rebuild's phases to sum.

@@ -276,7 +276,7 @@ func TestRebuildFromNothingThenVerifyAgrees(t *testing.T) {
 	}
 	csMustAgree(t, r)
 
-	// Without is_step_latest, is_latest is per (item, step_name) (§3.5):
+	// Without is_step_latest, is_latest is per (item, step_name) (swamp-format §3.5):
 	// scan-shell's two steps each keep their newest version.
 	got := csFlags(t, r, "")
 	want := []string{
@@ -291,7 +291,7 @@ func TestRebuildFromNothingThenVerifyAgrees(t *testing.T) {
 		}
 	}
 
-	// rowid order is write order, (created_at, version) (G9).
+	// rowid order is write order, (created_at, version) (swamp-format §9.9).
 	c, err := catalog.Open(csCtx, fsx.Real(), r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +411,7 @@ func TestRebuildFixesEachKindOfDrift(t *testing.T) {
 			corrupt: func(t *testing.T, r *repo.Repo) {
 				csWithDB(t, r, func(db *sql.DB) {
 					// Half the rows still carry the namespace the repo had
-					// (A8); one of them is for a version deleted since.
+					// (swamp-format §10.8); one of them is for a version deleted since.
 					csExec1(t, db, `UPDATE catalog SET namespace = 'old' WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
 					old := csForeignRow("old", storetest.ExampleScanShell, "result", 9)
 					old.TypeNormalized = "command/shell"
@@ -501,7 +501,7 @@ func csTwinApply(t *testing.T, r *repo.Repo, rep *ops.CatalogReport) []string {
 // namespaced turns a synced example repo into one whose .swamp.yaml has
 // namespace ns and whose data was moved under {base}/{ns}/data, as `swamp
 // datastore namespace set` + `migrate --confirm` leave it: the catalog stays
-// at .swamp/data with every row still stamped "" (A8, G18).
+// at .swamp/data with every row still stamped "" (swamp-format §10.8, §9.18).
 func csNamespaced(t *testing.T, r *repo.Repo, ns string) *repo.Repo {
 	t.Helper()
 	base := filepath.Join(r.Dir, ".swamp")
@@ -796,7 +796,7 @@ func TestVerifyWaitsForTheJournalLock(t *testing.T) {
 	}
 }
 
-// The catalog's generation decides the flags (§11): with is_step_latest,
+// The catalog's generation decides the flags (swamp-format §11): with is_step_latest,
 // is_latest is one per item and is_step_latest one per (workflow, job,
 // step) group.
 func TestStepLatestCatalog(t *testing.T) {
@@ -825,7 +825,7 @@ func TestStepLatestCatalog(t *testing.T) {
 
 // is_latest follows the `latest` pointer, falls back when it is unusable,
 // never lands on an unreadable version, and never on a version above the
-// committed latest (G8).
+// committed latest (swamp-format §9.8).
 func TestLatestFlagRules(t *testing.T) {
 	latestOf := func(t *testing.T, e *ops.Expected, item string) []int64 {
 		var out []int64
@@ -897,7 +897,7 @@ func TestFlagsEqualMarkLatestOnCleanTree(t *testing.T) {
 func TestExpectedRowsOrderAndSkips(t *testing.T) {
 	r := csNewExample(t)
 	// A rename tombstone as the latest of an item: swamp removes the
-	// item's rows (§2.6.6), so it gets none.
+	// item's rows (swamp-format §2.6.6), so it gets none.
 	vpc := csFirstDir(t, filepath.Join(r.DataRoot, "aws", "ec2", "vpc"))
 	tomb := &meta.Metadata{ID: "0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6e", Name: "vpc", Version: 3, ContentType: "application/json",
 		Lifetime: "infinite", GarbageCollection: meta.GarbageCollection{N: 10},

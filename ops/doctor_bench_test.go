@@ -178,7 +178,7 @@ func readMetadataHashRaw(b *testing.B, fsys fsx.FS, dataRoot string) int {
 //     raw (readMetadataHashRaw), the least a checksum verifier can do;
 //   - checksums: `swampj doctor --verify-checksums`.
 //
-// Targets (issue #23, on this tree of 59-byte raws): doctor/walk ≤ 2,
+// Targets (on this tree of 59-byte raws): doctor/walk ≤ 2,
 // checksums/mdhash ≤ 1.5; checksums/hash has no target here (the metadata
 // reads are half of any verifier's work on raws this small), its target
 // ≤ 1.3 is BenchmarkDoctorRaw256KiB's, where hashing dominates.
@@ -190,7 +190,7 @@ func BenchmarkDoctor(b *testing.B) {
 // BenchmarkDoctorRaw256KiB is BenchmarkDoctor on a tree whose raws are
 // 256 KiB each (200 items × 10 versions, 500 MiB, by default;
 // SWAMPJ_BENCH_RAW256_VERSIONS sets the versions, 10 per item), where
-// hashing dominates. Target (issue #23): checksums/hash ≤ 1.3.
+// hashing dominates. Target: checksums/hash ≤ 1.3.
 func BenchmarkDoctorRaw256KiB(b *testing.B) {
 	versions := 2000
 	if n, err := strconv.Atoi(os.Getenv("SWAMPJ_BENCH_RAW256_VERSIONS")); err == nil && n > 0 {

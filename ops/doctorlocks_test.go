@@ -51,7 +51,7 @@ func dlModelLock(r *repo.Repo, model string) string {
 // power cut leaves: swamp waits on it forever) and a torn datastore lock are
 // findings; the repair moves both to quarantine and repairs the item in the
 // same run — without waiting out the lock timeout — while a live process's
-// lock and zero-byte locks younger than newer swamp's TTL (§13.3: a holder
+// lock and zero-byte locks younger than newer swamp's TTL (swamp-format §13.3: a holder
 // between create and write, or mid-heartbeat) stay where they are, the
 // 10 s-old one reported in flight.
 func TestDoctorDeadLocks(t *testing.T) {
@@ -59,7 +59,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 	r := drBuild(t, t.TempDir(), drSpec{items: []drItem{dr3955()}})
 	dead := dlModelLock(r, drModel)
 	// 40 s old: past newer swamp's 30 s in-flight window for an empty lock
-	// (§13.3), so dead by both versions' rules.
+	// (swamp-format §13.3), so dead by both versions' rules.
 	dlPlant(t, dead, nil, 40*time.Second)
 	global := lock.GlobalPath(r.Base, r.Namespace)
 	torn := []byte("{\n  \"holder\": \"alice@bu")

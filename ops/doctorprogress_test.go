@@ -13,7 +13,7 @@ import (
 
 // TestDoctorProgressCounts: the scan reports items (done of walked) with
 // the versions checked so far, and verifying checksums also the raw bytes
-// hashed, from which the renderer shows MB/s (issue #11). The last event
+// hashed, from which the renderer shows MB/s. The last event
 // of each run has the totals of the report.
 func TestDoctorProgressCounts(t *testing.T) {
 	ctx := context.Background()

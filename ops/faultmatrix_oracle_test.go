@@ -14,7 +14,7 @@ import (
 )
 
 // The fault matrix's oracle itself: states it must fail, planted right
-// after recovery in cells that otherwise hold (issue #22). Each would
+// after recovery in cells that otherwise hold. Each would
 // pass the matrix's older checks, which looked only at the end, after a
 // re-run and a repair had covered them.
 

@@ -1,6 +1,6 @@
 package ops_test
 
-// The fault matrix of issue #10: every protocol (write, batch write,
+// The fault matrix: every protocol (write, batch write,
 // migrate, reverse, unset --migrate, doctor repair, catalog rebuild) is
 // run once clean under fsx.Fault to get its trace, then again with one
 // error (ENOSPC, EIO, EACCES, EROFS) injected at each operation of that
@@ -638,7 +638,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 		}
 	}
 	r = migLoad(t, dir)
-	// A confirmed repair rebuilds a catalog the journal marks stale (#25),
+	// A confirmed repair rebuilds a catalog the journal marks stale,
 	// so a stale mark seen now means the rows are rebuilt either way.
 	rebuilt := catalogStaleOf(t, r.Dir) != nil
 	if _, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
@@ -671,7 +671,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 		got, want := fmState(t, dir), base.final
 		if rebuilt && p.atomic {
 			// A rebuild inserts the rows it adds in (created_at, version)
-			// order (G9); the writes here all carry one fixed time, so
+			// order (swamp-format §9.9); the writes here all carry one fixed time, so
 			// among them that order is not the batch's.
 			got.rows, want.rows = fmSortedRows(got.rows), fmSortedRows(want.rows)
 		}

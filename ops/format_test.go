@@ -19,7 +19,7 @@ import (
 )
 
 // The Go API refuses a datastore by its format marker as the CLI does
-// (#24, swamp-format.md §13.1): every entry point, before any lock, journal
+// (swamp-format §13.1): every entry point, before any lock, journal
 // open or write, so a host (its startup hook included) never recovers,
 // writes or migrates into a layout swampj does not know.
 

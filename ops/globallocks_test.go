@@ -18,7 +18,7 @@ import (
 	swampjrecover "github.com/swampj/swampj/recover"
 )
 
-// Both global locks of a namespace (#24, swamp-format.md §13.2): 06b6147's
+// Both global locks of a namespace (swamp-format §13.2): 06b6147's
 // {base}/.locks/{ns}.lock and newer swamp's {base}/{ns}/.datastore.lock.
 // Either one held by another live process keeps swampj's migration, its
 // writes and its recovery of a migration waiting, then timing out (exit

@@ -14,7 +14,7 @@ import (
 )
 
 // Always-local directories that swamp 06b6147's own migrate carried into a
-// namespace (#24, §13.9): the doctor names each and what swamp cannot see
+// namespace (swamp-format §13.9): the doctor names each and what swamp cannot see
 // because of it; its confirmed repair, and a confirmed swampj migrate that
 // finishes the migration, bring them back merged entry by entry, refusing a
 // real conflict and deleting nothing.

@@ -195,7 +195,7 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 	if err != nil {
 		return nil, err
 	}
-	// The format marker before any lock or journal (§13.1); a preview only
+	// The format marker before any lock or journal (swamp-format §13.1); a preview only
 	// reads.
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil {
 		return nil, err
@@ -356,7 +356,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 	// to wait for.
 	lends := lock.AncestryFromEnv(opts.Getenv).Lends
 	// Both global locks of a namespace (06b6147's {base}/.locks/{ns}.lock,
-	// then newer swamp's {base}/{ns}/.datastore.lock; §13.2), in that
+	// then newer swamp's {base}/{ns}/.datastore.lock; swamp-format §13.2), in that
 	// order: each swamp version takes only its own, so a run that took one
 	// would not exclude the other version's writers.
 	globals, err := lock.AcquireGlobal(ctx, fsys, r.Base, r.Namespace, lock.Options{Timeout: swampTimeout})
@@ -515,7 +515,7 @@ func noteNamespaceStillSet(r *repo.Repo, done *MigrateCompleted) {
 }
 
 // buildCatalogAfter builds a catalog that is not built yet (swamp's own
-// migrate invalidates it, §3.8; issue #9.4) once the data is where the
+// migrate invalidates it, swamp-format §3.8) once the data is where the
 // configuration says, still under the run's locks. The catalog is derived
 // state: a failure is a warning, never the run's failure (only a simulated
 // crash is returned).
@@ -539,7 +539,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 
 // planWhileNoWriter plans, and makes sure no swamp writer holds a live
 // per-model lock while it does (swamp's structural commands wait for them,
-// §8). The plan's walk already lists every directory of the source side of
+// swamp-format §8). The plan's walk already lists every directory of the source side of
 // the data tree and notes any .lock file there, so only the other side is
 // scanned on its own (concurrently); swamp's full scan (lock.LiveModelLocks)
 // runs only when a lock file was seen, or the plan did not walk the source
@@ -609,7 +609,7 @@ func (e *CollisionError) Error() string {
 func (e *CollisionError) Code() string { return "collision" }
 
 // ForeignNamespacesError: other namespaces are registered under the base
-// (swamp's guard, §4.4 step 2; G12).
+// (swamp's guard, swamp-format §4.4 step 2; swamp-format §9.12).
 type ForeignNamespacesError struct{ Namespaces []string }
 
 func (e *ForeignNamespacesError) Error() string {

@@ -73,7 +73,7 @@ func migCrashScenarios() []migCrashScenario {
 			restampOp: "move-stamp",
 		},
 		{
-			// Reverse after ordinary use (#9.3): the solo path holds files
+			// Reverse after ordinary use: the solo path holds files
 			// of its own (a method run's .log swamp wrote to the root
 			// outputs/, a solo-only data item), so every subdirectory is
 			// merged entry by entry: identical files dropped, the rest

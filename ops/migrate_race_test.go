@@ -14,7 +14,7 @@ import (
 	"github.com/swampj/swampj/recover"
 )
 
-// A write racing a migration (#10.2): the writer's per-model lock creates
+// A write racing a migration: the writer's per-model lock creates
 // its parent directories under a path the migration is filling (or has
 // emptied) before the writer sees the migration's global lock and backs
 // off. Those directories — and the dead lock file a writer that crashed

@@ -200,7 +200,7 @@ func migSkipInfra(rel string) bool {
 }
 
 // migNewerGlobalLock: newer swamp's global lock of a namespace,
-// .swamp/{ns}/.datastore.lock, which swampj takes beside 06b6147's (#24),
+// .swamp/{ns}/.datastore.lock, which swampj takes beside 06b6147's,
 // and the temp file a crash can leave beside it while creating it.
 func migNewerGlobalLock(rel string) bool {
 	dir, base := filepath.Split(rel)
@@ -358,7 +358,7 @@ func TestUnsetMigrateIsOneIntent(t *testing.T) {
 	}
 	// The manifest goes; the emptied directory stays, empty: it held newer
 	// swamp's global lock of the namespace, {ns}/.datastore.lock, for the
-	// whole run (#24, §13.2).
+	// whole run (swamp-format §13.2).
 	if ents, err := os.ReadDir(filepath.Join(dir, ".swamp", migNS)); err != nil || len(ents) != 0 {
 		t.Fatalf("the namespace directory must be left empty (manifest and newer swamp's lock gone): %v %v", ents, err)
 	}
@@ -424,7 +424,7 @@ func TestForwardMergeRefusesEveryDifferingPath(t *testing.T) {
 	}
 }
 
-// TestReverseMergesEntryByEntry (#3316 case C, issue #9.3): after
+// TestReverseMergesEntryByEntry (#3316 case C): after
 // ordinary use the solo path holds data of its own — swamp writes each
 // method run's .log under the un-namespaced outputs/ — and a reverse run
 // merges into it as a forward one does: identical files are dropped from

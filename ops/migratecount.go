@@ -28,7 +28,7 @@ func existingAncestor(fsys fsx.FS, path string) string {
 	}
 }
 
-// modelLockName is the file name of swamp's per-model locks (§8).
+// modelLockName is the file name of swamp's per-model locks (swamp-format §8).
 const modelLockName = ".lock"
 
 // countTrees counts the non-directory entries below each root (a root that

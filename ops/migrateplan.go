@@ -253,7 +253,7 @@ func migrationSubdirs(r *repo.Repo, reverse bool) []string {
 	return out
 }
 
-// refuseForeignNamespaces keeps swamp's guard (§4.4 step 2): data of other
+// refuseForeignNamespaces keeps swamp's guard (swamp-format §4.4 step 2): data of other
 // namespaces under the base must not be absorbed into this one.
 func refuseForeignNamespaces(fsys fsx.FS, r *repo.Repo) error {
 	ms, err := repo.ListNamespaces(fsys, r.Base)
@@ -356,7 +356,7 @@ func (p *migrationPlanner) planSubdir(subdir string) error {
 		}
 	}
 	// A destination that is a directory is merged into entry by entry, in
-	// both directions (#3316 case C, issue #9.3): after ordinary use of a
+	// both directions (#3316 case C): after ordinary use of a
 	// namespaced repo swamp has written files at the un-namespaced path
 	// (the .log of every method run lands in {base}/outputs), and a reverse
 	// run that refused whenever the solo path held a data file could never
@@ -591,7 +591,7 @@ func (p *migrationPlanner) quarantineDir() string {
 // planQuarantine moves the catalog copies found in {base}/{ns}/data into
 // quarantine, as one unit (a catalog and its sidecars are never separated).
 // Without it the state swamp's own migrate leaves stays a doctor finding
-// after swampj has finished the migration (#3316, issue #9).
+// after swampj has finished the migration (#3316).
 func (p *migrationPlanner) planQuarantine() error {
 	if len(p.copies) == 0 {
 		return nil
@@ -611,7 +611,7 @@ func (p *migrationPlanner) planQuarantine() error {
 	return nil
 }
 
-// planHiddenLocal finishes what swamp's own migrate left (#24, §13.9): the
+// planHiddenLocal finishes what swamp's own migrate left (swamp-format §13.9): the
 // always-local directories it carried into a namespace (secrets, bundles,
 // …), where swamp never reads them, go back to {repo}/.swamp/, merged
 // entry by entry as the doctor's repair does (repo.HiddenLocalDir.Return):

@@ -1,6 +1,6 @@
 package ops
 
-// Model-name addressing (issue #15): a model is named as swamp users name
+// Model-name addressing: a model is named as swamp users name
 // it — by its name (`m1`), or by its id — and resolved the way swamp's
 // findDefinitionByIdOrName resolves it: the name through the definition
 // files (models/{type}/{name}.yaml holds its id and type), then, for a

@@ -76,7 +76,7 @@ type NamespaceEntry struct {
 	IsCurrent    bool   `json:"isCurrent"`
 }
 
-// NamespaceListing is `namespace list` (§1.5.4); CurrentNamespace is
+// NamespaceListing is `namespace list` (swamp-format §1.5.4); CurrentNamespace is
 // omitted when none is configured, as swamp omits it.
 type NamespaceListing struct {
 	Namespaces       []NamespaceEntry `json:"namespaces"`
@@ -183,7 +183,7 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 	return res, run.finish()
 }
 
-// UnsetNamespace is `namespace unset` without --migrate (§1.5.3): only the
+// UnsetNamespace is `namespace unset` without --migrate (swamp-format §1.5.3): only the
 // namespace key leaves .swamp.yaml; data and manifest stay where they are.
 func UnsetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
 	fsys = fsx.OrReal(fsys)
@@ -296,7 +296,7 @@ func (e *MultipleNamespacesError) Error() string {
 func (e *MultipleNamespacesError) Code() string { return "multiple_namespaces" }
 
 // EnvOverrideError: SWAMP_DATASTORE replaces the datastore block, namespace
-// included (G14), so namespace commands would act on the wrong layout.
+// included (swamp-format §9.14), so namespace commands would act on the wrong layout.
 type EnvOverrideError struct{}
 
 func (e *EnvOverrideError) Error() string {

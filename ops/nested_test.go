@@ -18,7 +18,7 @@ import (
 	swampjrecover "github.com/swampj/swampj/recover"
 )
 
-// Nested runs (#24, swamp-format.md §13.5): a swampj started by a swamp
+// Nested runs (swamp-format §13.5): a swampj started by a swamp
 // process that holds a per-model lock (a shell step of that model) works
 // under that lock as swamp's own child would, under either version's
 // variables — 06b6147's SWAMP_LOCK_HOLDER_PID, newer swamp's

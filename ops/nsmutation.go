@@ -63,7 +63,7 @@ func configEditStep(fsys fsx.FS, r *repo.Repo, ns string) (journal.Step, error) 
 }
 
 // checkNamespaceCommandAllowed refuses what no namespace command can work
-// on: a SWAMP_DATASTORE override (it hides the namespace, G14) and a
+// on: a SWAMP_DATASTORE override (it hides the namespace, swamp-format §9.14) and a
 // datastore base that does not exist.
 func checkNamespaceCommandAllowed(fsys fsx.FS, r *repo.Repo) error {
 	if r.EnvOverride {
@@ -95,7 +95,7 @@ type nsMutation struct {
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
 	cat protocol.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
-	// The format marker before the journal is opened (§13.1).
+	// The format marker before the journal is opened (swamp-format §13.1).
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
 		return nil, err
 	}

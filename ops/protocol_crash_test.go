@@ -95,8 +95,8 @@ func pxProtocols() []pxProtocol {
 				return err
 			}},
 		// The first rebuild of a repo without a catalog: the catalog is
-		// built under a temp name, rows and all, and linked in complete
-		// (#23): it is visible from the link on.
+		// built under a temp name, rows and all, and linked in complete:
+		// it is visible from the link on.
 		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			linkedIn: filepath.Base(repo.CatalogPathOf("/")),
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {

@@ -3,7 +3,7 @@ package ops
 // Reading data items (`swampj data get / versions / list`): a thin layer over
 // package store that resolves versions the way swamp does — `latest` read as
 // text, a legacy symlink, or the highest version directory; rename
-// tombstones followed for latest-lookups (§2.5, §2.7) — and, unlike swamp,
+// tombstones followed for latest-lookups (swamp-format §2.5, §2.7) — and, unlike swamp,
 // says what is wrong with an unreadable version instead of answering
 // "no data" or an empty record (#3955).
 
@@ -25,7 +25,7 @@ import (
 )
 
 // maxRenameDepth is how many rename tombstones a latest-lookup follows
-// before giving up, as swamp's findByName does (§2.6.6).
+// before giving up, as swamp's findByName does (swamp-format §2.6.6).
 const maxRenameDepth = 5
 
 // DataNotFoundError: the item, or the version asked for, does not exist.
@@ -315,7 +315,7 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 // then says which directories).
 //
 // An item swamp renamed away — its latest version is a rename marker
-// (lifecycle deleted with renamedTo, §2.6.6) — is left out, in text and in
+// (lifecycle deleted with renamedTo, swamp-format §2.6.6) — is left out, in text and in
 // JSON alike, as swamp's `data list` leaves it out (findAllForModel follows
 // the marker to the new name, which is listed under its own address).
 // `data versions` and `data get --version N` still show its versions, and

@@ -29,7 +29,7 @@ func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 		name     string
 		spec     drSpec
 		staging  bool
-		deadLock bool     // a zero-byte model lock over the damaged item (issue #11)
+		deadLock bool     // a zero-byte model lock over the damaged item
 		kinds    []string // operations the uncut repair must issue
 	}{
 		{"3955 under a zero-byte model lock and a torn datastore lock", drSpec{items: []drItem{dr3955()}}, false, true,
@@ -49,7 +49,7 @@ func TestDoctorRepairCrashAtEveryCutPoint(t *testing.T) {
 					drWrite(t, filepath.Join(drItemDir(r, "result"), ".swampj-stage-6-0a1b2c", "raw"), []byte(`{"torn":`))
 				}
 				if tc.deadLock {
-					dlPlant(t, dlModelLock(r, drModel), nil, 40*time.Second) // past newer swamp's 30 s in-flight window (§13.3)
+					dlPlant(t, dlModelLock(r, drModel), nil, 40*time.Second) // past newer swamp's 30 s in-flight window (swamp-format §13.3)
 					dlPlant(t, lock.GlobalPath(r.Base, r.Namespace), []byte(`{"holder":`), time.Hour)
 				}
 				return r

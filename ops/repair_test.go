@@ -33,7 +33,7 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 
-	_ "modernc.org/sqlite" // raw SQL to give a test catalog the §11 column
+	_ "modernc.org/sqlite" // raw SQL to give a test catalog the swamp-format §11 column
 )
 
 // Fixtures of the doctor tests: real files, a real catalog, a real journal.
@@ -67,7 +67,7 @@ type drItem struct {
 
 type drSpec struct {
 	config  string // .swamp.yaml; "" is a solo default repo
-	stepCol bool   // the catalog has is_step_latest (§11)
+	stepCol bool   // the catalog has is_step_latest (swamp-format §11)
 	items   []drItem
 }
 
@@ -150,8 +150,8 @@ func drBuild(t testing.TB, root string, spec drSpec) *repo.Repo {
 	return r
 }
 
-// drCatalog creates the catalog (with the §11 column if asked) and writes
-// rows one write-through at a time, as swamp does (§3.5).
+// drCatalog creates the catalog (with the swamp-format §11 column if asked) and writes
+// rows one write-through at a time, as swamp does (swamp-format §3.5).
 func drCatalog(t testing.TB, r *repo.Repo, stepCol bool, rows []catalog.Row) {
 	t.Helper()
 	ctx := context.Background()
@@ -445,10 +445,10 @@ func drNothingLost(t testing.TB, before, after fsxtest.Tree) {
 }
 
 // TestDoctorWorkflowStepGroups: a workflow-step item whose steps keep their
-// own latest rows. With the §11 column, is_latest goes to the highest
+// own latest rows. With the swamp-format §11 column, is_latest goes to the highest
 // readable version and is_step_latest to the highest remaining version of
 // each (workflow, job, step) group, as the report's manual recovery did;
-// without it, is_latest is per step_name (§3.5).
+// without it, is_latest is per step_name (swamp-format §3.5).
 func TestDoctorWorkflowStepGroups(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -675,7 +675,7 @@ func TestDoctorCleanRepo(t *testing.T) {
 
 // TestDoctorCatalogOnlyFixes: the disk is fine, the catalog is not. A
 // backfill marked version 3 latest although `latest` says 2 (version 3 is
-// an uncommitted deferred write, G8), and rows remain for an item that is
+// an uncommitted deferred write, swamp-format §9.8), and rows remain for an item that is
 // gone from disk. The repair fixes the flags as write-through would and
 // removes the orphan rows; the files are not touched.
 func TestDoctorCatalogOnlyFixes(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/swampj/swampj/recover"
 )
 
-// The small ones of #25: what -v and the progress line say.
+// What -v and the progress line say.
 
 // eventLog records every progress event.
 type eventLog struct {

@@ -16,7 +16,7 @@ package ops
 //     the same flush. The catalog transaction commits after that.
 //   - A version number is never reused: N is above every directory swamp
 //     counts as a version (store.VersionDirs: crash remnants, uncommitted
-//     deferred versions and streaming versions included, G7/G8).
+//     deferred versions and streaming versions included, swamp-format §9.7/§9.8).
 //   - The whole plan — item, N, the expected size and SHA-256 of raw when
 //     known, the previous `latest` bytes and the catalog change — is in the
 //     intent journal before anything a reader can see changes (only the
@@ -33,7 +33,7 @@ package ops
 //
 // What it does not guarantee: that an unacknowledged write survives (it is
 // rolled back, or forward when it turns out complete); that swamp's own
-// non-durable writers (G19) do not leave damage of their own.
+// non-durable writers (swamp-format §9.19) do not leave damage of their own.
 //
 // The write, step by step (one intent):
 //
@@ -74,7 +74,7 @@ package ops
 // writer ({N}-{pid}-{host}-{random}, stagename.go); `recover` removes
 // them once that process is gone, and doctor reports them.
 //
-// Under swamp's per-model lock (§8) for the whole write. A caller that
+// Under swamp's per-model lock (swamp-format §8) for the whole write. A caller that
 // holds the journal (a long-lived tool) on the real disk gets the lock
 // while its plan is journaled, and the plan is checked again under the
 // lock (writeOverlapped).
@@ -122,7 +122,7 @@ const (
 	DefaultDataType = "resource"
 )
 
-// Workflow is the provenance of a workflow-step output (§7.1). Every
+// Workflow is the provenance of a workflow-step output (swamp-format §7.1). Every
 // non-empty field is mirrored into the tags (source, workflow, workflowId,
 // workflowRunId, job, step — in that order, after modelName) and into
 // ownerDefinition, as swamp's data writer does.
@@ -332,7 +332,7 @@ type writeItem struct {
 //
 // When the datastore is shared (outside the repo's .swamp/), a write that
 // succeeded rewrites swampj's writer token under .catalog-writers/
-// afterwards (catalogwriters.Record, §13.7), so that the other checkouts'
+// afterwards (catalogwriters.Record, swamp-format §13.7), so that the other checkouts'
 // catalogs (newer swamp's) invalidate themselves and see it; failing to is
 // only a warning: the write stands.
 func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
@@ -361,7 +361,7 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	opts.fsys = fsys
 	o := opts.withDefaults()
 	fsys = o.fsys
-	// 0. The datastore's format marker, before anything else (§13.1).
+	// 0. The datastore's format marker, before anything else (swamp-format §13.1).
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
 		return nil, err
 	}
@@ -495,7 +495,7 @@ func closeWriteSession(sess *session.Session, env *engine.Env, ownCatalog bool, 
 // writeOverlapped is the write of a long-lived caller (its own journal) on
 // the real disk: swamp's per-model locks are taken while the plan is
 // journaled, so the lock file's fsync and the journal commit are in flight
-// together instead of one after the other (issue #4's single-write target).
+// together instead of one after the other.
 // The plan is made from what the disk held before the locks; once they are
 // held it is observed again, and if anything changed (a swamp writer got
 // there first) the journaled plan is rolled back — nothing of it was

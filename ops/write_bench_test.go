@@ -55,9 +55,9 @@ func benchRepo(b testing.TB) *repo.Repo {
 //     in a new directory, that directory fsynced, renamed into place,
 //     `latest` replaced through a fsynced temp file, the item directory
 //     fsynced;
-//   - recipe: swamp's own write path (§2.6.2: mkdir N, then metadata.yaml,
+//   - recipe: swamp's own write path (swamp-format §2.6.2: mkdir N, then metadata.yaml,
 //     raw and `latest` each by atomic write) made durable file by file with
-//     the recipe of durability-notes §1.7 (7 flushes: each temp file, the
+//     the recipe of design §2.2 (7 flushes: each temp file, the
 //     directory after each rename, the item directory after the mkdir).
 type baseline struct {
 	fsys   fsx.FS
@@ -143,7 +143,7 @@ var benchAddr = repo.Address{Type: "bench/model", ModelID: "3f9c2b7e-5a1d-4e8f-9
 // BenchmarkWrite64KiB: one 64 KiB version per call, against both
 // baselines, interleaved so all three see the same disk. "lib" holds the
 // journal and the catalog open; "cli" opens and closes them per write, as
-// `swampj data write` does. Target (issue #16): lib ratio-min ≤ 1.0.
+// `swampj data write` does. Target: lib ratio-min ≤ 1.0.
 //
 // serial-flush-depth is the median, over the writes, of the longest chain
 // of flushes that ran one after another (each started after the previous

@@ -18,7 +18,7 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-// Concurrent writers through the Go API (issue #23): several goroutines of
+// Concurrent writers through the Go API: several goroutines of
 // one process, each writing its own item of its own model, as a host
 // serving many workflows would. Each call passes no journal and no
 // catalog (WriteOptions.Journal nil), so each opens the repo's journal
@@ -91,7 +91,7 @@ func medianFloat(xs []float64) float64 {
 // the minimal bare durable write (baseline, 5 flushes) from 6 goroutines
 // at once, 10 each, each into its own item directory. Rounds alternate
 // which goes first; the metrics are medians over the rounds (the ratio the
-// median of the rounds' ratios). Target (issue #23): ratio ≤ 1.5.
+// median of the rounds' ratios). Target: ratio ≤ 1.5.
 func BenchmarkWriteConcurrent6(b *testing.B) {
 	r := benchRepo(b)
 	fsys := fsx.Real()

@@ -1,7 +1,7 @@
 package ops_test
 
-// Writers of different models share the journal (journal/hold.go, issue
-// #23): they run side by side, and none finishes or undoes an intent of a
+// Writers of different models share the journal (journal/hold.go):
+// they run side by side, and none finishes or undoes an intent of a
 // writer that is still alive.
 
 import (
@@ -156,7 +156,6 @@ func checkConcItem(t *testing.T, where string, r *repo.Repo, i int) bool {
 // intent (committed, staged, before its publish) does not keep a
 // writer of another model waiting: that one runs from start to end, leaves
 // the first one's intent open and untouched, and the first then finishes.
-// (Before #23 the second waited for the journal lock and timed out.)
 func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	r := concRepo(t, 3)
 	a := newPauseFS()

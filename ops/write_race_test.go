@@ -13,7 +13,7 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-// A writer and a structural change do not interleave (#10.2): the writer
+// A writer and a structural change do not interleave: the writer
 // waits while a live process holds swamp's global datastore lock, and a
 // write to data not migrated yet is refused before anything is journaled.
 

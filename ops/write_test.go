@@ -218,7 +218,7 @@ func catalogStaleMark(t testing.TB, r *repo.Repo) *journal.CatalogStale {
 
 // TestWriteGoldenMetadata checks byte parity with swamp's metadata.yaml for
 // both examples of swamp-format §2.4.2, in both modes (hashed in advance and
-// self-verifying), and the catalog row of the new version (§3.4).
+// self-verifying), and the catalog row of the new version (swamp-format §3.4).
 func TestWriteGoldenMetadata(t *testing.T) {
 	golden := func(name string) []byte { return mustRead(t, filepath.Join("..", "testdata", "golden", name)) }
 	for _, mode := range []string{"known", "stream"} {
@@ -792,8 +792,8 @@ func TestWriteCanceledRollsBack(t *testing.T) {
 
 // TestWriteNamespacedDatastore: in a namespaced filesystem datastore the
 // version lands under {base}/{ns}/data, swamp's per-model lock is taken at
-// {base}/{ns}/data/{type}/{model}/.lock (§8), and the catalog rows are
-// stamped with the namespace (§3.4).
+// {base}/{ns}/data/{type}/{model}/.lock (swamp-format §8), and the catalog rows are
+// stamped with the namespace (swamp-format §3.4).
 func TestWriteNamespacedDatastore(t *testing.T) {
 	dir, base := t.TempDir(), t.TempDir()
 	cfg := "swampVersion: test\ndatastore:\n  type: filesystem\n  path: " + base + "\n  namespace: team-a\n"

@@ -1,6 +1,6 @@
 package ops
 
-// What a version write inherits (issue #9, items 1 and 2).
+// What a version write inherits.
 //
 // swamp refuses a new version of an existing item unless its
 // ownerDefinition has the ownerType and ownerRef of the item's current

@@ -332,7 +332,7 @@ func (it *writeItem) allocate(fsys fsx.FS) (int64, error) {
 
 // convertLegacyLatest replaces a legacy symlink `latest -> N` with the file
 // swamp writes today, holding the same number (what `swamp repo upgrade`
-// does, §2.5). Readers see the same version before and after; the replace
+// does, swamp-format §2.5). Readers see the same version before and after; the replace
 // is atomic and durable. Done under the model lock before the intent, so
 // the intent's undo data is plain bytes.
 func convertLegacyLatest(fsys fsx.FS, dir string) error {

@@ -84,7 +84,7 @@ func prepareWrite(fsys fsx.FS, r *repo.Repo, i int, w VersionWrite, o WriteOptio
 	return &pendingVersion{index: i, w: w, itemDir: itemDir, md: m}, nil
 }
 
-// writeTags orders the tags as swamp's data writer does (§2.4.2, §7.1):
+// writeTags orders the tags as swamp's data writer does (swamp-format §2.4.2, §7.1):
 // type, specName, modelName, the workflow provenance, then the caller's.
 // modelName and specName are the resolved values (applyDefaults).
 func writeTags(w VersionWrite, modelName, specName string) meta.Tags {
@@ -144,7 +144,7 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 // configuration no longer describes (the namespace changed while it
 // waited) or one to data not migrated yet.
 //
-// Why writer and migration exclude each other (both sides, #10.2). A
+// Why writer and migration exclude each other (both sides). A
 // migration creates the global lock G exclusively and only then scans for
 // live per-model locks (planWhileNoWriter; recovery of a migration, in
 // driveLocked, does the same), and waits while it finds one. A writer
@@ -160,8 +160,8 @@ func (p *pendingVersion) hashSource(ctx context.Context) error {
 // migration's steps absorb it (ops/internal/protocol/migratesteps.go).
 func lockWriteModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, ps []*pendingVersion, o WriteOptions) ([]*lock.Lock, error) {
 	// Every global lock of the datastore (namespaced: both swamp versions',
-	// §13.2) is waited for and re-read; a per-model lock an ancestor swamp
-	// process holds (either version's variables, §13.5) is borrowed: a
+	// swamp-format §13.2) is waited for and re-read; a per-model lock an ancestor swamp
+	// process holds (either version's variables, swamp-format §13.5) is borrowed: a
 	// swampj run as a swamp shell step of that model works under it.
 	lender := lock.HolderPidFromEnv(nil)
 	anc := lock.AncestryFromEnv(nil)

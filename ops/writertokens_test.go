@@ -14,7 +14,7 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-// Writer tokens for a datastore shared between checkouts (#24, §13.7): a
+// Writer tokens for a datastore shared between checkouts (swamp-format §13.7): a
 // swampj data write and a doctor repair into a datastore outside the
 // repo's .swamp/ rewrite swampj's token under .catalog-writers/ after the
 // change, so newer swamp's catalogs in the other checkouts invalidate

@@ -149,7 +149,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 
 func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
 	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
-	// The format marker before the journal (§13.1): a host's startup hook
+	// The format marker before the journal (swamp-format §13.1): a host's startup hook
 	// must not recover into a layout swampj does not know. A dry run only
 	// reads.
 	if err := checkFormat(fsys, repoDir, opts); err != nil {

@@ -52,8 +52,7 @@ type row struct {
 	flushes, flushBench string
 }
 
-// rows is the table, in order. Targets are issue #23's where it decided
-// them, else #16's (and #11's, #13's).
+// rows is the table, in order, each row with its target where one is set.
 var rows = []row{
 	{what: "write 64 KiB, Go API (vs bare serial durable write)", bench: "BenchmarkWrite64KiB/lib", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min", target: 1.6,
 		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/lib"},

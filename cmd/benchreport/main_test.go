@@ -30,7 +30,7 @@ BenchmarkDoctor-2   	       1	1 ns/op	     300.0 doctor-ms	     100.0 walk-ms	  
 BenchmarkMigrateWithCatalog
 BenchmarkMigrateWithCatalog/versions=10000
 BenchmarkMigrateWithCatalog/versions=10000-2         	       1	 1 ns/op	       120.0 migrate-ms	   100.0 migrate-walk-ms	  1.200 migrate/walk	   60.0 migrate-statwalk-ms	  2.000 migrate/statwalk
-    catalogproc_bench_test.go:245: target: every op/walk ≤ 1.5 (issue #16, target 1)
+    catalogproc_bench_test.go:245: target: every op/walk ≤ 1.5 (target 1)
 PASS
 `
 

@@ -36,7 +36,7 @@ var (
 	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery", "concurrent-writes", "wrapped-run"}
 	layers    = []string{"cut", "powercut", "recovery-crash", "kill", "errors", "image"}
 	// onlyLayers: a protocol checked in fewer layers than every one.
-	// Writers of different models at once (issue #23): pairs of cut
+	// Writers of different models at once: pairs of cut
 	// points beside a live writer, and real processes killed beside others.
 	// A command wrapped by swampj run (swamp serve): the settling of a dead
 	// run cut at every operation, the wrapper and the settling command

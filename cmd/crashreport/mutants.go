@@ -85,7 +85,7 @@ var mutants = []mutant{
 		// source gone, the target there: the rename happened) instead of
 		// taking it as done: every such state is refused, none recovered.
 		// A refusal counts only where the protocol cannot decide, so the
-		// ALICE layer fails it (issue #22).
+		// ALICE layer fails it.
 		name: "recovery-refuses-every-half-done-rename", file: "ops/internal/protocol/fs.go",
 		old: "\tcase !from && to:\n\t\treturn engine.Done, \"\", nil\n",
 		new: "\tcase !from && to:\n\t\treturn engine.Conflict, fmt.Sprintf(\"both %s and %s exist\", s.Path, s.To), nil\n",

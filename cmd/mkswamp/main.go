@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // buildCatalog rebuilds dir's catalog from its data tree, verifies it, and
 // removes the journal the rebuild created for its lock.
 func buildCatalog(ctx context.Context, fsys fsx.FS, dir string) error {
-	// The environment must not redirect the datastore (SWAMP_DATASTORE, G14).
+	// The environment must not redirect the datastore (SWAMP_DATASTORE, swamp-format §9.14).
 	r, err := repo.Load(fsys, dir, func(string) string { return "" })
 	if err != nil {
 		return err

@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// command is about to run (the root's Before: flags parsed; --version
 	// and --help never get there). Catching signals starts the runtime's
 	// signal thread and goroutine, two or three more threads: about 0.8 ms
-	// of CPU at every start-up (#23). Until then nothing has been done and
+	// of CPU at every start-up. Until then nothing has been done and
 	// a signal's default action, ending the process, is right.
 	stopSignals := func() {}
 	defer func() { stopSignals() }()
@@ -267,7 +267,7 @@ func (e *namedRepoError) Error() string { return e.err.Error() }
 func (e *namedRepoError) Unwrap() error { return e.err }
 
 // loadRepo resolves and parses the repo's configuration, then checks the
-// datastore's format marker (§13.1) before the command locks, opens or
+// datastore's format marker (swamp-format §13.1) before the command locks, opens or
 // writes anything: a command that changes the repo (changes) refuses every
 // marker it cannot use; one that only reads goes on past an unreadable
 // marker with a warning.

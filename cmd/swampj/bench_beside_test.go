@@ -1,7 +1,7 @@
 package main
 
 // BenchmarkBesideSwamp puts swampj beside the real swamp ($SWAMP_BIN) on the
-// same repos (issue #23): the same jobs, whole processes, on fresh copies
+// same repos: the same jobs, whole processes, on fresh copies
 // of one generated repo (cmd/mkswamp synthetic, 3 versions per item), the
 // median of a few runs. It is slow (swamp takes seconds per job); without
 // SWAMP_BIN it is skipped with a notice.

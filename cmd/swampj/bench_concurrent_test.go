@@ -1,6 +1,6 @@
 package main
 
-// Concurrent writers as whole processes (issue #23): what `swamp serve`
+// Concurrent writers as whole processes: what `swamp serve`
 // with scheduled workflows does to a datastore, many writers of different
 // models at once. Each benchmark alternates its figure and its baseline in
 // one process, several rounds, and reports the medians; the ratio is the
@@ -175,7 +175,7 @@ func medianOf(xs []float64) float64 {
 // each writing 10 versions (16 KiB) of its own item of its own model, one
 // repo, against the same 60 bare durable writes run 6-wide (6 barewrite
 // processes at once, 10 each, each into its own item directory). Wall time
-// until the last writer ends. Target (issue #23): ratio ≤ 1.5.
+// until the last writer ends. Target: ratio ≤ 1.5.
 func BenchmarkConcurrentDataWrite6(b *testing.B) {
 	const writers, perWriter = 6, 10
 	rig := newConcurrentRig(b, writers)
@@ -189,7 +189,7 @@ func BenchmarkConcurrentDataWrite6(b *testing.B) {
 // BenchmarkConcurrentDataWrite2: 2 `swampj data write` processes at once,
 // of different models, 10 writes each, against the same 20 writes by
 // swampj one after another (writer 0's 10, then writer 1's). Writers that
-// share no lock should overlap: target (issue #23) ratio ≤ 0.7.
+// share no lock should overlap: target ratio ≤ 0.7.
 func BenchmarkConcurrentDataWrite2(b *testing.B) {
 	const writers, perWriter = 2, 10
 	rig := newConcurrentRig(b, writers)

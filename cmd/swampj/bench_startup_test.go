@@ -19,7 +19,7 @@ import (
 // noise hits both alike. --version does nothing but start and exit, so it
 // is what every command pays before its own work. Medians, not means: the
 // bare write's flushes have a long tail on a shared disk, which would
-// flatter the ratio. Target (#23): ≤ 0.8.
+// flatter the ratio. Target: ≤ 0.8.
 func BenchmarkStartupVsBareWrite(b *testing.B) {
 	dir := b.TempDir()
 	built := filepath.Join(dir, "barewrite.built")

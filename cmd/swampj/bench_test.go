@@ -47,7 +47,7 @@ func BenchmarkRecoverCleanVsVersion(b *testing.B) {
 // its start-up, the recover check, one syncfs of the datastore's file
 // system (which waits for whatever else is dirty on it: noisy on a shared
 // machine) and a doctor of the items the command changed (none here).
-// No target (issue #13 asks for the figure in the bench table).
+// No target: the figure is reported in the bench table.
 func BenchmarkRunWrapper(b *testing.B) {
 	dir := b.TempDir()
 	if err := exec.Command("sh", "-c", "echo 'swampVersion: b' > "+dir+"/.swamp.yaml").Run(); err != nil {
@@ -130,7 +130,7 @@ func BenchmarkRunWrapperWrite(b *testing.B) {
 // catalog, exit), against a bare durable-write process
 // (testdata/barewrite: the same file work with 5 serial flushes and
 // nothing else), alternating the two so machine noise hits both alike.
-// Target (issue #16): ratio ≤ 1.5.
+// Target: ratio ≤ 1.5.
 func BenchmarkDataWriteProcess(b *testing.B) {
 	dir := b.TempDir()
 	bare := filepath.Join(dir, "barewrite")

@@ -38,7 +38,7 @@ func init() {
 		},
 		Action: runDoctor,
 	})
-	doctorDatastores() // swamp's spelling, `doctor datastores` (cmd_swamp.go)
+	doctorDatastores() // swamp's spelling, `doctor datastores` (swamp.go)
 }
 
 func runDoctor(c *cli.Context) error {

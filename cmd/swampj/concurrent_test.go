@@ -1,6 +1,6 @@
 package main
 
-// Real processes writing different models at once (issue #23): they run
+// Real processes writing different models at once: they run
 // side by side, and a SIGKILL of one leaves the others' writes and intents
 // alone; the next writer of the killed one's model finishes its work.
 

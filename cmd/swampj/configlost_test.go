@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestLostSwampYAML (ALICE, issue #12): a power cut while `namespace unset
+// TestLostSwampYAML (ALICE): a power cut while `namespace unset
 // --migrate` replaced .swamp.yaml can leave neither the old nor the new
 // file (here: the process killed right after the replace, then the file
 // removed, which is the state ALICE's lost rename leaves). The doctor says

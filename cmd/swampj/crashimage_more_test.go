@@ -76,7 +76,7 @@ func batchArgs(items []batchItem) []string {
 // lockLeftover: swamp's and swampj's lock files, which a cut leaves naming
 // a dead process and the doctor's repair moves to the quarantine, and the
 // hidden temp a lock is written in before it is linked to its name
-// (createExclusive leaves it, harmless to swamp's readers, gotcha G3, when
+// (createExclusive leaves it, harmless to swamp's readers, swamp-format §9.3, when
 // the cut keeps the fsynced temp but not its removal): accepted only with
 // a lock's content.
 func lockLeftover(r, rel string) bool {

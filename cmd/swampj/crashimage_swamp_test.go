@@ -5,12 +5,11 @@ package main
 // versions and run records without fsync, so a power cut leaves #3955's
 // zero-byte files and locks; these images check that
 //   - under `swampj run --` nothing the command wrote is lost or empty in
-//     an image taken the moment the wrapper returns (issue #13), and
+//     an image taken the moment the wrapper returns, and
 //   - after a cut in the middle of a bare swamp method run,
 //     `swampj recover` and `swampj doctor --repair --confirm` leave a repo
 //     where swamp's data get, data query, model output search and its next
-//     method run all work, and no byte of the synced baseline is lost
-//     (issue #11).
+//     method run all work, and no byte of the synced baseline is lost.
 
 import (
 	"os"

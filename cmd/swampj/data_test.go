@@ -182,7 +182,7 @@ func TestDataWriteThenReadBack(t *testing.T) {
 		it["latestRule"] != "file" || len(it["unreadableVersions"].([]any)) != 0 {
 		t.Fatalf("list item: %v", it)
 	}
-	// A prefix no item starts with is not an empty answer (#15: nothing silently ignored).
+	// A prefix no item starts with is not an empty answer (nothing silently ignored).
 	if r := swampj(t, dir, "data", "list", "command/shell/nope", "--json"); r.code != 1 || r.stdout != "" {
 		t.Fatalf("list with a prefix matching nothing: %+v", r)
 	} else if code, _ := errCode(t, r); code != "not_found" {
@@ -378,7 +378,7 @@ func TestDataReadsSwampLayouts(t *testing.T) {
 	model := filepath.Join(root, "command", "shell", dataModel)
 	content := func(v int) []byte { return []byte(fmt.Sprintf(`{"v":%d}`, v)) }
 
-	// The example layout (§2.4.2 A): result/1..3, latest "3", version 3
+	// The example layout (swamp-format §2.4.2 A): result/1..3, latest "3", version 3
 	// byte-for-byte swamp's example.
 	resultDir := filepath.Join(model, "result")
 	swampVersion(t, resultDir, 1, content(1))
@@ -410,7 +410,7 @@ func TestDataReadsSwampLayouts(t *testing.T) {
 	swampVersion(t, empty, 2, content(2))
 	fsxtest.WriteFiles(t, empty, map[string]string{"latest": "3", "3/metadata.yaml": "", "3/raw": ""})
 
-	// A rename tombstone (§2.6.6): old-name's latest says renamedTo
+	// A rename tombstone (swamp-format §2.6.6): old-name's latest says renamedTo
 	// new-name, with neither size nor checksum, as swamp writes it.
 	swampVersion(t, filepath.Join(model, "old-name"), 1, content(1))
 	swampVersion(t, filepath.Join(model, "new-name"), 1, content(9))
@@ -514,7 +514,7 @@ func TestDataReadsSwampLayouts(t *testing.T) {
 	}
 
 	// list: every item of the model (swamp's walk would drop them all
-	// because of state/3, G2), the bad one flagged with its last good version.
+	// because of state/3, swamp-format §9.2), the bad one flagged with its last good version.
 	r = mustOK(t, swampj(t, dir, "data", "list", "--json"), "list")
 	items := listedItems(t, r.stdout)
 	var got []string
@@ -526,7 +526,7 @@ func TestDataReadsSwampLayouts(t *testing.T) {
 		"deferred latest=1 rule=file readable=true lastReadable=1 unreadable=[]",
 		"legacy latest=2 rule=symlink readable=true lastReadable=2 unreadable=[]",
 		"new-name latest=1 rule=file readable=true lastReadable=1 unreadable=[]",
-		// old-name is not listed: swamp renamed it away (issue #9 item 5)
+		// old-name is not listed: swamp renamed it away
 		"result latest=3 rule=file readable=true lastReadable=3 unreadable=[]",
 		"rot latest=1 rule=file readable=true lastReadable=1 unreadable=[]", // checksums are not read by list
 		"state latest=3 rule=file readable=false lastReadable=2 unreadable=[3]",

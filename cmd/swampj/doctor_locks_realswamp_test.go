@@ -12,7 +12,7 @@ import (
 	"github.com/swampj/swampj/ops/lock"
 )
 
-// TestRealSwampDeadLocksAndRecords (issue #11), with the real swamp: a
+// TestRealSwampDeadLocksAndRecords, with the real swamp: a
 // zero-byte model lock (what a power cut between swamp's create and write
 // leaves) and a torn datastore lock make swamp exit 75, a zero-byte output
 // record breaks `swamp model output search`; `swampj doctor` names all
@@ -48,7 +48,7 @@ func TestRealSwampDeadLocksAndRecords(t *testing.T) {
 	}
 	deadModel := lock.ModelPath(base, "", "command/shell", m1)
 	// 40 s old: dead by both versions' rules (newer swamp holds an empty
-	// lock for its 30 s TTL, §13.3; 06b6147 waits on it forever).
+	// lock for its 30 s TTL, swamp-format §13.3; 06b6147 waits on it forever).
 	plant(deadModel, nil, 40*time.Second)
 	global := lock.GlobalPath(base, "")
 	plant(global, []byte("{\n  \"holder\": \"al"), time.Hour)

@@ -29,7 +29,7 @@ func decodeOutcome(t *testing.T, r result) doctorOutcome {
 	return d
 }
 
-// TestDoctorExitSaysWhatIsLeft (#25): a repair that leaves something only
+// TestDoctorExitSaysWhatIsLeft: a repair that leaves something only
 // a person can fix exits 3 (doctor_manual) and names that action; once the
 // person has acted, the same repair ends it all and exits 0 ("repaired").
 func TestDoctorExitSaysWhatIsLeft(t *testing.T) {
@@ -80,7 +80,7 @@ func TestDoctorExitSaysWhatIsLeft(t *testing.T) {
 	}
 }
 
-// TestDoctorNoticesCarryRemedies (#25): every note and every warning of
+// TestDoctorNoticesCarryRemedies: every note and every warning of
 // the doctor carries a remedy code, in --json (notices) and in text (the
 // note lines, the warnings on stderr).
 func TestDoctorNoticesCarryRemedies(t *testing.T) {

@@ -257,7 +257,7 @@ func TestDoctorRepairFinishesAnOpenIntentFirst(t *testing.T) {
 // TestDoctorRepairsCommittedFixture runs on the committed #3955 data root
 // (testdata/store): `state` has latest 3, zero-byte; its model carries an
 // abandoned, unparseable per-model lock from the crashed swamp: a finding
-// of its own (lock_dead, issue #11), moved to quarantine by the repair.
+// of its own (lock_dead), moved to quarantine by the repair.
 func TestDoctorRepairsCommittedFixture(t *testing.T) {
 	dir := newRepo(t)
 	data := filepath.Join(dir, ".swamp", "data")

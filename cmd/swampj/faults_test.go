@@ -1,6 +1,6 @@
 package main
 
-// Faults never wedge the repo (issue #10): after a full disk, an
+// Faults never wedge the repo: after a full disk, an
 // unwritable catalog or bad input, the command says truthfully what is on
 // disk, and the ordinary commands bring the repo to a clean doctor.
 

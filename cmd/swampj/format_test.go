@@ -11,7 +11,7 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 )
 
-// The datastore format marker at every entry point (#24, swamp-format.md
+// The datastore format marker at every entry point (docs/swamp-format.md
 // §13.1): a marker swampj cannot use refuses every command, read-only ones
 // included, before any lock, journal open or write, with exit 65 and the
 // error's own code, and leaves the whole tree byte-identical.

@@ -11,7 +11,7 @@ import (
 	"github.com/swampj/swampj/ops/lock"
 )
 
-// Either global lock of a namespace held by another live process (#24,
+// Either global lock of a namespace held by another live process (swamp-format
 // §13.2: 06b6147's .locks/{ns}.lock, newer swamp's {ns}/.datastore.lock)
 // makes a confirmed migrate and a data write wait, then exit 75 after the
 // lock timeout, naming the holder, with nothing changed.

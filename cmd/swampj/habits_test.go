@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// swamp's global habits (issue #15): --repo-dir and SWAMP_REPO_DIR, -y,
+// swamp's global habits: --repo-dir and SWAMP_REPO_DIR, -y,
 // -v, --no-color, `doctor datastores`.
 
 // TestRepoDirAndSwampRepoDir: --repo-dir DIR, its alias --repo and

@@ -45,7 +45,7 @@ var examples = map[string][]string{
 // withExamples appends each command's examples to its description, once
 // per process (the commands are package state). Only what prints
 // descriptions calls it, help (app.go's HelpPrinter) and the man page: a
-// command that prints neither does not build them (#23).
+// command that prints neither does not build them.
 var withExamples = sync.OnceFunc(func() { addExamples("", commands) })
 
 func addExamples(parent string, cmds []*cli.Command) {

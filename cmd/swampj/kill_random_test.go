@@ -1,6 +1,6 @@
 package main
 
-// Real processes killed from outside at random moments (issue #12): a
+// Real processes killed from outside at random moments: a
 // long namespace migration (hundreds of items, a catalog to restamp) and a
 // loop of data writes are sent SIGKILL at a random time within their run,
 // then the ordinary way out is taken (`recover`, `recover --rollback`, or
@@ -215,7 +215,7 @@ func TestKillRandomWriteLoop(t *testing.T) {
 	// dead pid. The next write takes it over, as the next run of swamp or
 	// swampj would; without one the final doctor rightly calls it
 	// lock_dead (an empty one only once older than newer swamp's 30 s
-	// in-flight window, §13.3).
+	// in-flight window, swamp-format §13.3).
 	final := payload(trials + 1)
 	written[string(final)], acked[string(final)] = true, true
 	if r := swampjIn(t, dir, final, "data", "write", addr); r.code != 0 {

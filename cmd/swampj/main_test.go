@@ -19,7 +19,7 @@ import (
 var binary string
 
 // buildTags are the tags of every production build of swampj (the
-// justfile's build recipe), both for start-up (#23): urfave_cli_no_docs
+// justfile's build recipe), both for start-up: urfave_cli_no_docs
 // leaves urfave/cli's Markdown man page generator, and the blackfriday
 // package init it drags into every process, out of the binary (man.go);
 // netgo and osusergo make the binary static (net's pure-Go resolver, Go's

@@ -3,7 +3,7 @@ package main
 // The man page (`swampj man`), written as roff straight from the command
 // tree. urfave/cli's own ToMan renders Markdown through go-md2man and
 // blackfriday, whose package init (regexps, an entity table) every swampj
-// process paid at start-up, --version included (#23: 0.6 ms of about 1 ms
+// process paid at start-up, --version included (0.6 ms of about 1 ms
 // of inits). Production builds set the tag urfave_cli_no_docs
 // (`just build`, the tests' and benchmarks' builds), which drops ToMan and
 // those packages; a plain `go build` still links them but never calls them,

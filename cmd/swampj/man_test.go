@@ -217,7 +217,7 @@ func TestNothingHeavyAtInit(t *testing.T) {
 // TestProductionBuildIsStatic: the production build (buildTags: netgo)
 // is a static executable. A dynamically linked one loads libc through
 // ld.so and starts its threads through cgo, about 1 ms of every start-up
-// on this machine kind (#23).
+// on this machine kind.
 func TestProductionBuildIsStatic(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("ELF executables only")

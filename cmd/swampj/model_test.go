@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Model-name addressing (issue #15): swamp users name a model by its name
+// Model-name addressing: swamp users name a model by its name
 // or id; TYPE/MODEL_ID/DATA_NAME keeps working.
 
 // defineModel writes models/{type}/{name}.yaml as swamp's `model create` does.

@@ -457,7 +457,7 @@ func TestNamespaceRefusals(t *testing.T) {
 		}
 	})
 	t.Run("reverse collision", func(t *testing.T) {
-		// A file only at the solo path is merged around (#9.3); the same
+		// A file only at the solo path is merged around; the same
 		// path with other bytes is a collision, listed, nothing moved.
 		dir := nsOlderSwampRepo(t)
 		fsxtest.WriteFiles(t, dir, map[string]string{

@@ -22,7 +22,7 @@ func realSwamp(t *testing.T, dir string, args ...string) result {
 	return runResult(t, cmd)
 }
 
-// TestOwnerWithRealSwamp (issue #9): a swampj write into an item swamp's
+// TestOwnerWithRealSwamp: a swampj write into an item swamp's
 // method run owns keeps swamp working — the next method run passes swamp's
 // ownership check, `data query` finds swampj's versions by model name, and
 // swampj reads what swamp writes next. An item swamp renames away is not

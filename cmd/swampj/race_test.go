@@ -13,7 +13,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 )
 
-// TestWritesRaceMigrations (#10): swampj writer processes in loops against
+// TestWritesRaceMigrations: swampj writer processes in loops against
 // repeated namespace migrations back and forth (set, migrate --confirm,
 // unset --migrate --confirm), for a bounded time. Afterwards: every write
 // that reported success is readable with its exact bytes, every file that

@@ -339,7 +339,7 @@ func TestInspectionsCreateNoFile(t *testing.T) {
 	}
 }
 
-// A directory at the journal path (#10.7): every command says what it is and
+// A directory at the journal path: every command says what it is and
 // what to do, and none renames it.
 func TestJournalPathIsADirectory(t *testing.T) {
 	dir := exampleRepo(t)
@@ -360,7 +360,7 @@ func TestJournalPathIsADirectory(t *testing.T) {
 	}
 }
 
-// TestDoctorOnReadOnlyMediaOfAHealthyRepo (#25): a read-only mount of a
+// TestDoctorOnReadOnlyMediaOfAHealthyRepo: a read-only mount of a
 // healthy repo (a backup image) is its own short report: the data checks
 // run in full, swamp's failing health check is a note with the remedy
 // "mount it read-write", and the doctor exits 0.

@@ -1,6 +1,6 @@
 package main
 
-// The interop suite of issue #9: the real swamp (SWAMP_BIN) and the real
+// The interop suite: the real swamp (SWAMP_BIN) and the real
 // swampj binary on the same repos, end to end. One swamp-made base repo is
 // built once and copied (cp -a) for each scenario; every scenario compares a
 // sha256 manifest of every data file before and after each swampj command.
@@ -95,7 +95,7 @@ func realSwampB(t *testing.T, base swampBase) {
 			t.Errorf("swamp data versions m1 result: %+v, want v%d latest first", sv.Versions, prev+1)
 		}
 	}
-	// By name and by modelName (the catalog's model_name, issue #9 bug 2).
+	// By name and by modelName (the catalog's model_name).
 	for pred, want := range map[string][]string{
 		`name == "notes"`:      {m2 + "/notes/1"},
 		`modelName == "m1"`:    {m1 + "/result/" + strconv.FormatInt(prev+1, 10), m1 + "/extra/1"},
@@ -338,7 +338,7 @@ func swampCatalogCopies(t *testing.T, dir, ns string) {
 
 // swampUnmigratedReport: in a migrated default-layout repo swamp's own
 // `doctor datastores` calls the repo-local catalog (.swamp/data/_catalog.db)
-// and its root outputs/ logs "un-migrated data" (swamp-format.md A13): swamp's
+// and its root outputs/ logs "un-migrated data" (swamp-format §10.13): swamp's
 // defect, not damage. swampj's doctor exits 0 and explains that report.
 func swampUnmigratedReport(t *testing.T, dir string) {
 	t.Helper()
@@ -506,7 +506,7 @@ func realSwampF(t *testing.T, base swampBase) {
 		}
 		agree(t, dir, models, false)
 	}
-	// The renamed-away item: swamp's data list hides it (issue #9 bug 5).
+	// The renamed-away item: swamp's data list hides it.
 	r, _ := swampjOK(t, dir, "data", "list")
 	for _, l := range strings.Split(r.stdout, "\n") {
 		if f := strings.Fields(l); len(f) >= 4 && f[0] == "command/shell/"+m1+"/result" && f[3] == "ok" {

@@ -17,7 +17,7 @@ import (
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
-// The remedy matrix (#25): for every code the doctor reports, damage made
+// The remedy matrix: for every code the doctor reports, damage made
 // the way it really happens, then what an operator does at 3 a.m.: run
 // `swampj doctor`, do what the finding's fix says — the person's action
 // it names (performed here by the row), then every swampj command it

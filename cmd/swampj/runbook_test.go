@@ -124,7 +124,7 @@ func sourceCodes(t *testing.T, root string) map[string]string {
 	return codes
 }
 
-// TestRunbookDoctorTable (#25): RUNBOOK.md's table of doctor findings
+// TestRunbookDoctorTable: RUNBOOK.md's table of doctor findings
 // has one row per code of the doctor's code table (doctor.Codes()), no
 // row for a code it does not have, every cell filled, and each row's
 // remedy names the code's usual remedy: its command, or its code where it

@@ -1,6 +1,6 @@
 package main
 
-// The shared-datastore suite (#26): two checkouts (two HOMEs, two caches)
+// The shared-datastore suite: two checkouts (two HOMEs, two caches)
 // of one repo on one bucket, with the real swamp, the real
 // @swamp/s3-datastore extension and gofakes3 on 127.0.0.1. Skipped with a
 // notice where ../shared/realswamp-s3 is absent; .ci/run sets it up where
@@ -326,7 +326,7 @@ func (co *checkout) killDuringPull(t *testing.T, delay time.Duration) string {
 
 // swampj's own writes into a remote-backed repo are refused with a clear
 // error (exit 1, code unsupported_datastore), and change nothing in the
-// cache or the bucket: see README "Remote datastores" for why.
+// cache or the bucket: see docs/remote.md for why.
 func TestS3SwampjWriteRefused(t *testing.T) {
 	_, b := newS3Team(t, 1)
 	in := filepath.Join(t.TempDir(), "in")

@@ -1,12 +1,12 @@
 package main
 
-// The vault that swamp's own namespace migrate hides (issue #24), on the
+// The vault that swamp's own namespace migrate hides, on the
 // real swamp. swamp 06b6147's `datastore namespace migrate` iterates all 15
 // DEFAULT_DATASTORE_SUBDIRS, the always-local ones included, so it moves
 // .swamp/secrets into .swamp/{ns}/secrets; its vault reads secrets only
 // from .swamp/secrets, and afterwards `vault read-secret` says "Secret 'k1'
 // not found in local vault 'v1'" and `vault list-keys` shows 0 keys
-// (swamp-format.md §13.9). swampj's own migrate keeps secrets local;
+// (swamp-format §13.9). swampj's own migrate keeps secrets local;
 // swampj's doctor names the hidden directory, and its repair, or a
 // confirmed swampj migrate, brings it back where the vault reads it.
 
@@ -95,7 +95,7 @@ func TestRealSwampMigrateHidesTheVault(t *testing.T) {
 		}
 		ok, detail := swampReadsSecret(t, dir)
 		if ok {
-			t.Fatal("swamp still reads the secret after its migrate: the defect of swamp 06b6147 this test pins is gone; revisit issue #24")
+			t.Fatal("swamp still reads the secret after its migrate: the defect of swamp 06b6147 this test pins is gone; revisit the always-local directories (swamp-format §13)")
 		}
 		if !strings.Contains(detail, "Secret 'k1' not found in local vault 'v1'") {
 			t.Errorf("read-secret after migrate: %q", detail)
@@ -175,7 +175,7 @@ func TestRealSwampSwampjMigrateFinishesSwampsMigrate(t *testing.T) {
 		}
 	}
 	if ok, _ := swampReadsSecret(t, dir); ok {
-		t.Fatal("swamp still reads the secret after its migrate: the defect of swamp 06b6147 this test pins is gone; revisit issue #24")
+		t.Fatal("swamp still reads the secret after its migrate: the defect of swamp 06b6147 this test pins is gone; revisit the always-local directories (swamp-format §13)")
 	}
 	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--confirm"), "swampj namespace migrate")
 	if _, err := os.Stat(filepath.Join(dir, ".swamp", "ns1", "secrets")); !os.IsNotExist(err) {

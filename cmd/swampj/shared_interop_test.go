@@ -1,7 +1,7 @@
 package main
 
-// Two checkouts sharing one filesystem datastore outside .swamp/ (issue
-// #24, swamp-format.md §13.7). Newer swamp keeps the checkouts' catalogs
+// Two checkouts sharing one filesystem datastore outside .swamp/
+// (swamp-format §13.7). Newer swamp keeps the checkouts' catalogs
 // honest with writer tokens under .catalog-writers/; swamp 06b6147 predates
 // them (no file of its source names them). This pins what 06b6147 does: a
 // checkout's populated catalog never learns of the other checkout's
@@ -61,7 +61,7 @@ func TestRealSwampSharedDatastoreHasNoWriterTokens(t *testing.T) {
 	run(a, "model", "method", "run", "ma", "execute", "--input", "run=echo a")
 
 	if n := total(b, `modelName == "ma"`); n != 0 {
-		t.Errorf("b's catalog sees a's write (%d rows): swamp %s now keeps shared catalogs in step; revisit #24's writer tokens", n, os.Getenv("SWAMP_BIN"))
+		t.Errorf("b's catalog sees a's write (%d rows): swamp %s now keeps shared catalogs in step; revisit the writer tokens", n, os.Getenv("SWAMP_BIN"))
 	}
 	if _, err := os.Stat(filepath.Join(shared, ".catalog-writers")); !os.IsNotExist(err) {
 		t.Errorf("swamp wrote writer tokens: %v", err)
@@ -102,7 +102,7 @@ func TestRealSwampSharedDatastoreHasNoWriterTokens(t *testing.T) {
 		// (a newer swamp would see the token change, invalidate and see
 		// them); a catalog built afresh finds them.
 		if n := total(b, `modelName == "ma"`); n != seen {
-			t.Errorf("b's catalog (swamp %s) sees swampj's writes (%d rows, %d before) without a rebuild: swamp now reads writer tokens; update #24's notes", os.Getenv("SWAMP_BIN"), n, seen)
+			t.Errorf("b's catalog (swamp %s) sees swampj's writes (%d rows, %d before) without a rebuild: swamp now reads writer tokens; update swamp-format §13", os.Getenv("SWAMP_BIN"), n, seen)
 		}
 		for _, f := range []string{"_catalog.db", "_catalog.db-wal", "_catalog.db-shm"} {
 			_ = os.Remove(filepath.Join(b, ".swamp", "data", f))

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Tests of issue #10's smaller items, against the real binary.
+// Smaller cases, against the real binary.
 
 const smallAddr = "command/shell/" + dataModel + "/result"
 

@@ -14,8 +14,8 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 )
 
-// States the real swamp leaves after ordinary use of a namespaced repo
-// (issue #9): a .log under the root outputs/ after every method run, a
+// States the real swamp leaves after ordinary use of a namespaced repo:
+// a .log under the root outputs/ after every method run, a
 // catalog its own migrate invalidated, and its doctor calling both
 // "un-migrated data".
 
@@ -67,8 +67,8 @@ func findFiles(t *testing.T, root, suffix string) []string {
 	return out
 }
 
-// TestRealSwampReverseAfterUse (#3316 case C, #9.3, and the doctor note
-// of #9): after a method run in a namespaced repo, reverse migration
+// TestRealSwampReverseAfterUse (#3316 case C, and what the doctor notes
+// about it): after a method run in a namespaced repo, reverse migration
 // merges the root outputs/ .log swamp wrote with the namespaced outputs.
 func TestRealSwampReverseAfterUse(t *testing.T) {
 	bin := swampBinOrSkip(t)
@@ -80,7 +80,7 @@ func TestRealSwampReverseAfterUse(t *testing.T) {
 	swampOut(t, bin, dir, "model", "method", "run", "m1", "execute", "--input", "run=echo hi")
 	logs := findFiles(t, filepath.Join(dir, ".swamp", "outputs"), ".log")
 	if len(logs) == 0 {
-		t.Fatal("expected swamp to write the run's .log under the root outputs/ (the state of #9.3)")
+		t.Fatal("expected swamp to write the run's .log under the root outputs/ (swamp-format §9.3)")
 	}
 	// The premise: swamp's doctor calls the root .log files un-migrated
 	// data and exits 1. Without that report the swampj check below
@@ -114,7 +114,7 @@ func TestRealSwampReverseAfterUse(t *testing.T) {
 	swampOut(t, bin, dir, "data", "list", "m1")
 }
 
-// TestRealSwampInvalidatedCatalogIsNotBuilt (#9.4): swamp's own migrate
+// TestRealSwampInvalidatedCatalogIsNotBuilt: swamp's own migrate
 // leaves an invalidated catalog; swampj calls it not built (exit 0), and
 // its migrate builds it.
 func TestRealSwampInvalidatedCatalogIsNotBuilt(t *testing.T) {
@@ -180,7 +180,7 @@ func TestInvalidatedCatalogIsNotBuilt(t *testing.T) {
 	nsWant(t, 1, dir, "catalog", "verify")
 }
 
-// TestDoctorExplainsSwampsUnmigratedReport (#9): the repo-local catalog
+// TestDoctorExplainsSwampsUnmigratedReport: the repo-local catalog
 // and root outputs .log files are what swamp's doctor calls un-migrated;
 // swampj's doctor notes it and exits 0.
 func TestDoctorExplainsSwampsUnmigratedReport(t *testing.T) {

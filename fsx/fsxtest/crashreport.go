@@ -28,8 +28,8 @@ type ReportLine struct {
 
 // RefusalReasons are the reasons a crash test may record for a refusal —
 // recovery stopping on purpose, the intent left open, at a state the
-// protocol cannot decide — each with what it means. The README's crash
-// report section lists the same keys (cmd/crashreport checks both ways).
+// protocol cannot decide — each with what it means. The README's
+// "Refusal reasons" list has the same keys (cmd/crashreport checks both ways).
 var RefusalReasons = map[string]string{
 	// A pending rename of a step the intent depends on left neither its
 	// old nor its new name (ALICE's non-atomic rename): what was renamed

@@ -14,9 +14,9 @@ import (
 )
 
 // FromMeta builds the row of one version from its metadata.yaml, exactly
-// as swamp's write-through and backfill do (swamp-format.md §3.4):
+// as swamp's write-through and backfill do (swamp-format §3.4):
 //
-//   - ns is the writing repo's namespace, not the directory's (G18);
+//   - ns is the writing repo's namespace, not the directory's (swamp-format §9.18);
 //   - typeNorm and modelID come from the version's directory path;
 //   - data_name, id, version, content_type, lifetime are copied;
 //   - model_name/spec_name/data_type are tags modelName/specName/type (empty if missing);
@@ -27,7 +27,7 @@ import (
 //
 // checksum, lifecycle, renamedTo and garbageCollection are not stored.
 // Whether a version gets a row at all (renamed/deleted/unreadable versions do
-// not, §3.7) is the caller's decision. The latest flags are left false: they
+// not, swamp-format §3.7) is the caller's decision. The latest flags are left false: they
 // depend on the other versions or on the write, and the catalog sets them.
 // A row the catalog would refuse comes back as a *catalog.InvalidRowError.
 func FromMeta(ns, typeNorm, modelID string, m *meta.Metadata) (catalog.Row, error) {
@@ -78,7 +78,7 @@ func FromMeta(ns, typeNorm, modelID string, m *meta.Metadata) (catalog.Row, erro
 
 // MarkLatestBelow sets the latest flags of rows in place: catalog.MarkLatest
 // over the versions at or below top (the item's committed latest); versions
-// above it get none, as swamp's deferred writes leave them (G8). The
+// above it get none, as swamp's deferred writes leave them (swamp-format §9.8). The
 // doctor's comparison and the catalog the disk implies (catalogsync's
 // Expected) both mark an item's rows with it.
 func MarkLatestBelow(rows []catalog.Row, top int64, step bool) {

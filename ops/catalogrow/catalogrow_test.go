@@ -12,7 +12,7 @@ import (
 	"github.com/swampj/swampj/ops/meta"
 )
 
-// swamp-format.md §2.4.2 example B: a workflow-step output.
+// swamp-format §2.4.2 example B: a workflow-step output.
 func stepOutputMeta() *meta.Metadata {
 	size := int64(124)
 	return &meta.Metadata{
@@ -106,7 +106,7 @@ func TestFromMetaDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Missing tags/owner fields are '', a missing size is 0, created_at is
-	// normalised to milliseconds (§3.4), tags of no tags is {}.
+	// normalised to milliseconds (swamp-format §3.4), tags of no tags is {}.
 	if got.ModelName != "" || got.SpecName != "" || got.DataType != "" || got.OwnerType != "" ||
 		got.Size != 0 || !got.Streaming || got.CreatedAt != "2026-08-01T12:00:00.000Z" || got.Tags != "{}" {
 		t.Fatalf("defaults: %+v", got)

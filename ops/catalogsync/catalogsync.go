@@ -1,10 +1,10 @@
 // Package catalogsync is catalog rebuild and verify: the catalog made true
 // to the disk again.
 //
-// swamp's own rebuild is additive (§3.7): it never removes the rows of
+// swamp's own rebuild is additive (swamp-format §3.7): it never removes the rows of
 // versions that vanished or were emptied (issue #3955), never fixes old
-// namespace stamps (G18), and its only full repair deletes the file, which
-// loses foreign rows (§3.9). Here the disk is walked, the rows the catalog
+// namespace stamps (swamp-format §9.18), and its only full repair deletes the file, which
+// loses foreign rows (swamp-format §3.9). Here the disk is walked, the rows the catalog
 // should hold for the repo's namespace are built (ExpectedRows), and the
 // catalog package compares (catalog.Diff, for verify) or reconciles
 // (catalog.Rebuild: Diff and Apply in one transaction) exactly that
@@ -23,7 +23,7 @@
 //     error before the commit leaves the previous catalog as it was. A
 //     damaged catalog is moved aside with its sidecars (never deleted) by
 //     catalog.Open and rebuilt.
-//   - Rows of foreign namespaces (§3.9) are never touched (classifyNamespaces
+//   - Rows of foreign namespaces (swamp-format §3.9) are never touched (classifyNamespaces
 //     says which namespaces are the repo's old stamps and which are foreign).
 //
 // Not guaranteed: swamp takes no swampj lock, so a swamp process writing
@@ -121,11 +121,11 @@ type Report struct {
 	CatalogDamaged   string             `json:"catalogDamaged,omitempty"`
 	MovedAside       *catalog.MoveAside `json:"movedAside,omitempty"`
 	StepLatestColumn bool               `json:"stepLatestColumn"`
-	// Populated is catalog_meta.populated as found (§3.7).
+	// Populated is catalog_meta.populated as found (swamp-format §3.7).
 	Populated bool `json:"populated"`
 	// NotBuilt: the catalog exists but holds no row at all and is not
 	// marked populated — what swamp leaves after invalidating or
-	// recreating it (its own namespace migrate does both, §3.8). That is
+	// recreating it (its own namespace migrate does both, swamp-format §3.8). That is
 	// not drift: swamp fills it with its full backfill on its next read,
 	// and 'swampj catalog rebuild --confirm' (or a confirmed swampj
 	// migrate) builds it now. Verify reports the rows it would hold as

@@ -22,7 +22,7 @@ import (
 // CodeTypeNotNormalized is an item problem found by ExpectedRows (beside the
 // store package's codes): the type directory is not in normalised form, so
 // swamp re-normalises it, looks under another path and never reads the item
-// (§2.7.3). It gets no rows.
+// (swamp-format §2.7.3). It gets no rows.
 const CodeTypeNotNormalized store.Code = "type_not_normalized"
 
 // CodeRowInvalid: a readable version whose metadata cannot become a row
@@ -32,7 +32,7 @@ const CodeRowInvalid store.Code = "row_invalid"
 // ExpectedOptions configure ExpectedRows.
 type ExpectedOptions struct {
 	// StepLatestColumn selects the latest-flag rule of a catalog with the
-	// §11 is_step_latest column (catalog.Catalog.HasStepLatest). Rebuild and
+	// swamp-format §11 is_step_latest column (catalog.Catalog.HasStepLatest). Rebuild and
 	// verify set it from the catalog; Expected.Mark changes it afterwards.
 	StepLatestColumn bool
 	// VerifyChecksum also reads every raw and compares its SHA-256 with the
@@ -84,7 +84,7 @@ type Expected struct {
 	// Namespace, flags set (see Mark), in key order (type, model id, data
 	// name, version), the order the diff lists them in. The catalog inserts
 	// missing rows in write order, (created_at, version), so that rowid
-	// order approximates the order swamp wrote them (G9).
+	// order approximates the order swamp wrote them (swamp-format §9.9).
 	Rows []catalog.Row `json:"rows"`
 
 	Items    int `json:"items"`    // data items found by the walk
@@ -92,8 +92,8 @@ type Expected struct {
 	Readable int `json:"readable"` // versions with a row, plus renamed ones below
 	// RenamedItems / RenamedVersions: items whose latest version is a
 	// rename tombstone (lifecycle deleted + renamedTo). swamp's rename
-	// removes every row of the old item (§2.6.6, §3.6) and its backfill
-	// skips it (§3.7), so they get no rows; their readable versions are
+	// removes every row of the old item (swamp-format §2.6.6, §3.6) and its backfill
+	// skips it (swamp-format §3.7), so they get no rows; their readable versions are
 	// counted here, not as unreadable.
 	RenamedItems    int                 `json:"renamedItems"`
 	RenamedVersions int                 `json:"renamedVersions"`
@@ -111,7 +111,7 @@ func (e *Expected) HasItem(typeNorm, modelID, dataName string) bool {
 }
 
 // Mark sets IsLatest and IsStepLatest on Rows by the rule of a catalog with
-// (stepLatestColumn) or without the §11 column:
+// (stepLatestColumn) or without the swamp-format §11 column:
 //
 //   - Only versions at or below the item's committed latest take part. That
 //     is the version `latest` designates when it is readable; when `latest`
@@ -119,11 +119,11 @@ func (e *Expected) HasItem(typeNorm, modelID, dataName string) bool {
 //     never an unreadable one: then the highest readable version not above
 //     the designated one, or failing that the highest readable version.
 //     Versions above it are uncommitted deferred writes or crash remnants
-//     (G8); swamp's saveDeferred leaves their flags 0 (§2.6.4), and so does
+//     (swamp-format §9.8); swamp's saveDeferred leaves their flags 0 (swamp-format §2.6.4), and so does
 //     this. They still get rows.
 //   - Among those, catalog.MarkLatest decides: the highest version of each
 //     is_latest group (the item with the column; the item and step_name
-//     without it, §3.5) and of each (workflow, job, step) group (§11).
+//     without it, swamp-format §3.5) and of each (workflow, job, step) group (swamp-format §11).
 //
 // When no version is above the cap (the normal case) this is exactly
 // catalog.MarkLatest over the item's rows.
@@ -168,7 +168,7 @@ type scanned struct {
 // ExpectedRows walks the repo's data root (store.Walk, store.ScanItem) and
 // builds the rows the catalog should hold for r.Namespace: one row per
 // readable version (catalogrow.FromMeta, stamped with the repo's namespace,
-// G18), flags by Expected.Mark. Unreadable versions are skipped and listed
+// swamp-format §9.18), flags by Expected.Mark. Unreadable versions are skipped and listed
 // with their problems; they are not an error. The error is non-nil only when
 // the walk itself fails (a directory that cannot be listed, ctx).
 //
@@ -281,7 +281,7 @@ var itemLevel = map[store.Code]bool{
 func scanItem(fsys fsx.FS, ns string, it store.Item, check store.CheckOptions) scanned {
 	s := scanned{id: itemID{it.Type, it.ModelID, it.DataName}}
 	if norm := meta.NormalizeType(it.Type); norm != it.Type {
-		// swamp looks this item up under norm and finds nothing (§2.7.3).
+		// swamp looks this item up under norm and finds nothing (swamp-format §2.7.3).
 		s.unread = true
 		s.problems = append(s.problems, ItemProblem{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName,
 			Problem: Problem{Code: CodeTypeNotNormalized, Path: it.Dir,
@@ -301,7 +301,7 @@ func scanItem(fsys fsx.FS, ns string, it store.Item, check store.CheckOptions) s
 	}
 
 	// The committed latest: what `latest` designates if readable, else the
-	// last good version at or below it, else the highest readable (G8).
+	// last good version at or below it, else the highest readable (swamp-format §9.8).
 	top := st.LatestReadable
 	if top == nil {
 		top = st.LastGood

@@ -52,7 +52,7 @@ func soloView(r *repo.Repo) *repo.Repo {
 // refuses while the journal holds an open intent (*OpenIntentsError).
 func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
 	fsys = fsx.OrReal(fsys)
-	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // §13.1, before the journal
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1, before the journal
 		return nil, err
 	}
 	rep := newReport("rebuild", r)
@@ -286,7 +286,7 @@ func classifyInto(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Cat
 // classifyNamespaces decides, for every namespace stamp in the catalog other
 // than the repo's own, whether its rows are this repo's old stamps (stale:
 // reconciled like the own namespace — re-stamped when their version is on
-// disk, deleted otherwise) or foreign rows (kept untouched, §3.9).
+// disk, deleted otherwise) or foreign rows (kept untouched, swamp-format §3.9).
 //
 // The rule. A namespace N is an old stamp of this repo when either
 //
@@ -294,12 +294,12 @@ func classifyInto(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Cat
 //     solo rows into its repo-local catalog; foreign rows come from `swamp
 //     datastore catalog pull`, which always names a namespace; or
 //   - N is not "", catalog_meta has no foreign_synced:N key (its rows were
-//     never pulled as another repo's catalog, §3.9), no namespace manifest
+//     never pulled as another repo's catalog, swamp-format §3.9), no namespace manifest
 //     {base}/N/.namespace.json names another repo (a non-empty repoId
 //     different from this repo's), and at least one of its rows is for an
 //     item (type, model id, data name) the walk found in this repo's data
 //     root — model ids are definition UUIDs, so those are this repo's data
-//     written under an earlier namespace (A8, G18).
+//     written under an earlier namespace (swamp-format §10.8, §9.18).
 //
 // Everything else is foreign and never touched, even rows that look like
 // this repo's items: a namespace pulled as foreign stays foreign.

@@ -21,7 +21,7 @@ import (
 // package's error.
 func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
 	fsys = fsx.OrReal(fsys)
-	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, session.WarnTo(opts.Logger)); err != nil { // §13.1
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1
 		return nil, err
 	}
 	rep := newReport("verify", r)

@@ -1,5 +1,5 @@
 // Package catalogwriters is newer swamp's writer tokens for shared
-// filesystem datastores (swamp-format.md §13.7, swamp-club#2858,
+// filesystem datastores (swamp-format §13.7, swamp-club#2858,
 // src/infrastructure/persistence/shared_datastore_write_tracker.ts).
 //
 // Every checkout keeps its own SQLite catalog, so a write by one checkout
@@ -50,7 +50,7 @@ const (
 )
 
 // idPattern is what a writer id and a token may be: a UUID in practice.
-// Compiled on first use, not at every process's start-up (#23).
+// Compiled on first use, not at every process's start-up.
 var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`) })
 
 // Shared reports whether the repo's data lives outside its own .swamp/: a

@@ -174,7 +174,7 @@ type Check struct {
 }
 
 // fillChecks computes rep.Checks from its findings and counts: a fixed
-// list of checks with stable ids (issue #11), each passed or not with what
+// list of checks with stable ids, each passed or not with what
 // it counted, so a script (or an operator comparing with swamp's own
 // doctor) reads one line per check whether or not it found anything.
 func (rep *Report) fillChecks() {

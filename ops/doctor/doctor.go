@@ -25,7 +25,7 @@
 //	                   readable versions that remain
 //
 // The quarantine is outside the data root, so swamp's walk (which descends
-// dot-directories under the data root, §2.7.3) never sees the moved
+// dot-directories under the data root, swamp-format §2.7.3) never sees the moved
 // metadata.yaml files. Its layout mirrors the data root, so a person can put
 // a version back by hand.
 //
@@ -34,7 +34,7 @@
 //   - Nothing is deleted. Versions, staging directories and catalog copies
 //     are renamed; a rewritten `latest` keeps its old bytes in quarantine
 //     (and in the journal); removed catalog rows are in the journal.
-//   - Each changed item is changed under swamp's per-model lock (§8). An item
+//   - Each changed item is changed under swamp's per-model lock (swamp-format §8). An item
 //     whose lock is busy is skipped and reported (StatusSkipped), never
 //     changed under a live writer. Under the lock an incomplete version is a
 //     crash remnant, not a write in progress.
@@ -213,7 +213,7 @@ type Report struct {
 	// metadata.yaml (Options.VerifyChecksum). Without it a raw of the
 	// right size but the wrong bytes (zeros after a crash) is not found.
 	ChecksumsVerified bool `json:"checksumsVerified"`
-	// StepLatestColumn: the catalog has is_step_latest (§11).
+	// StepLatestColumn: the catalog has is_step_latest (swamp-format §11).
 	StepLatestColumn bool      `json:"stepLatestColumn"`
 	Findings         []Finding `json:"findings"`
 	// Quarantine is the directory this run moves (moved) things into.
@@ -250,7 +250,7 @@ type Report struct {
 	Records int `json:"records"`
 	// InFlight are versions a live writer is still writing: not problems.
 	InFlight []InFlight `json:"inFlight"`
-	// Checks is every check, passed or not, by stable id (doctorchecks.go).
+	// Checks is every check, passed or not, by stable id (codes.go).
 	Checks []Check `json:"checks"`
 	// Outcome is what the run leaves (outcome.go); Actions what to do
 	// next, in order, for the findings still there.
@@ -288,7 +288,7 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
 	}
-	// The format marker before the journal or any lock (§13.1).
+	// The format marker before the journal or any lock (swamp-format §13.1).
 	var formatWarning string
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, o.Confirm, func(w string) { formatWarning = w }); err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func (s *survey) newReport(mode string) *Report {
 
 // swampDoctorNotes explains, in a namespaced repo, what swamp's `doctor
 // datastores` will report as "un-migrated data" although nothing is wrong
-// (swamp's defect, swamp-format A13; issue #9): its check flags every
+// (swamp's defect, swamp-format §10.13): its check flags every
 // default subdirectory of the un-namespaced base that holds a file, so it
 // flags {base}/data for the repo-local catalog (which never moves) and
 // {base}/outputs for the .log files swamp's own method runs keep writing

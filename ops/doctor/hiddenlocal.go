@@ -1,7 +1,7 @@
 package doctor
 
-// Always-local directories hidden in a namespace (issue #24,
-// swamp-format.md §13.9). swamp 06b6147's own `datastore namespace
+// Always-local directories hidden in a namespace (swamp-format
+// §13.9). swamp 06b6147's own `datastore namespace
 // migrate` moves {base}/secrets, bundles, vault-bundles, driver-bundles
 // and report-bundles into {base}/{ns}/, yet swamp reads all five only from
 // {repo}/.swamp/: afterwards its vault finds no secret ("Secret 'k1' not

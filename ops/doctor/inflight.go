@@ -1,11 +1,11 @@
 package doctor
 
-// Writes in flight (issue #11). swamp streams a version's raw, then writes
-// metadata.yaml, then `latest`, all under the model's lock (§8). While a live
+// Writes in flight. swamp streams a version's raw, then writes
+// metadata.yaml, then `latest`, all under the model's lock (swamp-format §8). While a live
 // process holds that lock, a version above the committed `latest` that is
 // not readable yet is a write in progress, not damage: the doctor reports it
 // as such (InFlight), counts it as passing, and never quarantines it.
-// Once the holder is dead the lock is dead (doctorlocks.go) and the version
+// Once the holder is dead the lock is dead (locks.go) and the version
 // is judged like any other. Versions at or below `latest` are committed, so
 // damage there is damage whoever holds the lock (the repair then skips the
 // model while its lock is busy).

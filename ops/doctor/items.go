@@ -66,7 +66,7 @@ func (s *survey) analyzeItem(di *surveyItem) *unit {
 	// The version the repair leaves as latest: the last readable one at or
 	// below what `latest` designates, else (nothing there) the highest
 	// readable one. Versions above `latest` may be uncommitted deferred
-	// writes (G8), so they are used only when nothing else is readable.
+	// writes (swamp-format §9.8), so they are used only when nothing else is readable.
 	var target *store.Version
 	if st != nil {
 		target = st.LastGood

@@ -1,7 +1,7 @@
 package doctor
 
-// Dead lock files (issue #11). swamp creates a lock file and writes its JSON
-// in a second call, without fsync (§8), so a crash or power cut leaves a
+// Dead lock files. swamp creates a lock file and writes its JSON
+// in a second call, without fsync (swamp-format §8), so a crash or power cut leaves a
 // zero-byte lock, and a torn write an unparseable one; swamp never removes
 // either, and every later command on that model (or, for the datastore lock,
 // every structural command) times out with exit 75. A lock naming a pid that
@@ -10,7 +10,7 @@ package doctor
 // status` shows a holder that is gone).
 //
 // The doctor judges every lock file with lock.JudgeWithin and newer swamp's
-// window (lock.InFlightWindow, §13.3: an empty or unreadable lock younger
+// window (lock.InFlightWindow, swamp-format §13.3: an empty or unreadable lock younger
 // than the TTL is a holder between create and write, or mid-heartbeat,
 // reported in flight and never repaired) and reports each one that is
 // provably dead (CodeLockDead). The repair moves them into
@@ -140,7 +140,7 @@ func (s *survey) judgeLocks(ctx context.Context, found []lock.Found, err error, 
 		s.lockCount++
 		s.locks[f.Path] = j
 		if j.InFlight {
-			// Newer swamp's rule (§13.3): empty or unreadable and younger
+			// Newer swamp's rule (swamp-format §13.3): empty or unreadable and younger
 			// than the TTL is a live holder between create and write, or
 			// mid-heartbeat: work in progress, never repaired.
 			item := ""

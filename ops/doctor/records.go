@@ -1,9 +1,9 @@
 package doctor
 
-// Run records (issue #11). swamp keeps method outputs under
+// Run records. swamp keeps method outputs under
 // outputs/{type}/{method}/{id}-{ts}.yaml (+ .log), workflow runs under
 // workflow-runs/{workflowId}/workflow-run-{id}.yaml with .runs-index.json
-// indexes, and its command audit in audit/*.jsonl (§2.8), all in the
+// indexes, and its command audit in audit/*.jsonl (swamp-format §2.8), all in the
 // datastore tier, written without fsync. A power cut leaves zero-byte
 // records; swamp's readers parse every file of a directory and one null
 // document fails the whole command ("Cannot read properties of null

@@ -155,7 +155,7 @@ func runRepairIntent(ctx context.Context, sess *session.Session, env *engine.Env
 }
 
 // repairRun runs a confirmed repair: dead lock files first, in an
-// intent of their own under the journal lock only (doctorlocks.go), so that
+// intent of their own under the journal lock only (locks.go), so that
 // the models they wedged can be locked; then the data repair.
 func repairRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first *survey) (*Report, error) {
 	var fixed []unitFix
@@ -219,7 +219,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 		}
 	}()
 	// A lock an ancestor swamp process holds (either version's variables,
-	// §13.5: a doctor run as a swamp shell step of that model) is
+	// swamp-format §13.5: a doctor run as a swamp shell step of that model) is
 	// borrowed, as swamp's own child would work under it.
 	anc := lock.AncestryFromEnv(nil)
 	for _, p := range first.lockPaths() {
@@ -283,7 +283,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 		return nil, err
 	}
 	// A shared datastore's other checkouts learn of the change through
-	// swampj's writer token (§13.7), rewritten once the repair is durable.
+	// swampj's writer token (swamp-format §13.7), rewritten once the repair is durable.
 	if _, terr := catalogwriters.Record(fsys, r); terr != nil {
 		o.warn(fmt.Sprintf("the repair is done, but other checkouts sharing the datastore may not see it until their catalog is rebuilt: %v", terr))
 	}

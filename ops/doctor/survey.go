@@ -24,7 +24,7 @@ import (
 )
 
 // soloSegment is the quarantine segment of a solo repo; namespaces
-// cannot contain "_" (§1.5), so it never collides with one.
+// cannot contain "_" (swamp-format §1.5), so it never collides with one.
 const soloSegment = "_solo"
 
 // stampLayout is the UTC stamp of a quarantine directory.
@@ -132,7 +132,7 @@ type survey struct {
 	// inFlight are versions a live writer is streaming (not findings).
 	inFlight []InFlight
 
-	// For swamp's own checks (doctorswamp.go): items on disk per type,
+	// For swamp's own checks (swamp.go): items on disk per type,
 	// whether the catalog is populated, how many rows it has here.
 	diskByType map[string]int
 	modelNames map[string]string // model id → name (catalog rows, then definitions)

@@ -3,7 +3,7 @@ package doctor
 // swamp's own `doctor datastores` checks (swamp-format §5.1), computed the
 // way they should be, under swamp's check ids and with swamp's keys, so an
 // operator can hold the two doctors side by side. swamp gets three of them
-// wrong after a migration (issue #11; A2, A13): it counts the repo-local
+// wrong after a migration (swamp-format §10.2, §10.13): it counts the repo-local
 // catalog and the .log files its own method runs write to {base}/outputs
 // as un-migrated data, and it counts catalog completeness against
 // {repo}/.swamp/data whatever the real data root is, so a namespaced or
@@ -163,7 +163,7 @@ func (s *survey) swampMigration() SwampCheck {
 		files, logs := s.rootFiles(dir, sub)
 		switch {
 		case files > 0 && !tier[sub]:
-			// secrets and bundles stay local by design (§1.3).
+			// secrets and bundles stay local by design (swamp-format §1.3).
 			explained = append(explained, sub+" (always local, never namespaced)")
 		case files > 0:
 			real = append(real, sub)
@@ -224,7 +224,7 @@ func (s *survey) swampCompleteness(diskByType, catalogLatest map[string]int) Swa
 		c.Remedy = report.RemedyRebuildCatalog
 	case len(short) > 0 && !s.populated:
 		// Not marked populated: swamp's next query runs its additive
-		// backfill (§3.7), which adds every missing row.
+		// backfill (swamp-format §3.7), which adds every missing row.
 		c.Passed = true
 		c.Message = fmt.Sprintf("Catalog index holds %d of %d record(s) on disk and is not marked populated: swamp's next query backfills the rest", cat, disk)
 	case len(short) > 0:

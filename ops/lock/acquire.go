@@ -35,7 +35,7 @@ type Options struct {
 	User string
 	// InitialBackoff is the first wait after a busy attempt (default 1 s);
 	// it doubles up to MaxBackoff (default 8 s), each wait jittered ±25 %
-	// and clamped to the time left (file_lock.ts backoff, §8).
+	// and clamped to the time left (file_lock.ts backoff, swamp-format §8).
 	InitialBackoff time.Duration
 	MaxBackoff     time.Duration
 }
@@ -179,7 +179,7 @@ type Lock struct {
 // Borrowed reports whether the lock is an ancestor's, used as it is.
 func (l *Lock) Borrowed() bool { return l.borrowed }
 
-// Acquire takes the lock at path, waiting up to opts.Timeout (§8 protocol,
+// Acquire takes the lock at path, waiting up to opts.Timeout (swamp-format §8 protocol,
 // made stricter as the package doc says). The parent directory is created if
 // missing, as swamp does. It returns a *TimeoutError when the lock stays
 // held, ctx's error when ctx ends first.
@@ -188,7 +188,7 @@ func Acquire(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Lock
 }
 
 // AcquireOrBorrow is Acquire for a per-model lock in a process that swamp
-// may have started under that very lock (§13.5): when the lock file is
+// may have started under that very lock (swamp-format §13.5): when the lock file is
 // held by an ancestor (anc.Lends), it is borrowed — the *Lock returned
 // (Borrowed() true) stands for the ancestor's lock, is never written,
 // refreshed or removed, and its Release does nothing. Otherwise it is
@@ -300,7 +300,7 @@ func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
 }
 
 // createExclusive puts data at path only if path does not exist, and never
-// exposes a partial file (G25): the content is written and fsynced in a temp
+// exposes a partial file (swamp-format §9.25): the content is written and fsynced in a temp
 // file beside path, hard-linked to path (link fails if path exists) and the
 // temp name removed. On file systems without hard links a rename that
 // refuses to replace does the same job.
@@ -317,7 +317,7 @@ func createExclusive(fsys fsx.FS, path string, data []byte) error {
 	}
 	moved, err := fsx.PublishNoReplace(fsys, tmp, path)
 	if !moved {
-		// A leftover hidden .tmp is harmless (G3); the lock is what matters.
+		// A leftover hidden .tmp is harmless (swamp-format §9.3); the lock is what matters.
 		_ = fsys.Remove(tmp)
 	}
 	return err
@@ -331,7 +331,7 @@ type observed struct {
 	mtime   time.Time
 	// unreadable is why the file exists but could not be read (EACCES,
 	// EIO); newer swamp treats such a lock as it treats an empty one
-	// (§13.3): held while its mtime is within the TTL, stale after.
+	// (swamp-format §13.3): held while its mtime is within the TTL, stale after.
 	unreadable error
 }
 
@@ -367,14 +367,14 @@ func observe(fsys fsx.FS, path string) (observed, error) {
 	return o, nil
 }
 
-// isStale applies §8's rules with swampj's stricter reading:
+// isStale applies swamp-format §8's rules with swampj's stricter reading:
 //   - a record whose acquiredAt is older than its ttlMs is stale;
 //   - a record taken on this host whose pid no longer exists is stale
 //     (swamp probes the pid whatever the hostname says; on a shared file
-//     system that deletes live foreign locks, G20);
+//     system that deletes live foreign locks, swamp-format §9.20);
 //   - an unparseable or unreadable file untouched for longer than our TTL
-//     is stale (G25; swamp 06b6147 never removes one, newer swamp applies
-//     this very rule, §13.3). A fresh one may be swamp between its create
+//     is stale (swamp-format §9.25; swamp 06b6147 never removes one, newer swamp applies
+//     this very rule, swamp-format §13.3). A fresh one may be swamp between its create
 //     and its write, or mid-heartbeat, so it is waited for.
 func isStale(path string, o observed, opts Options) bool {
 	now := opts.Now()
@@ -450,7 +450,7 @@ func (l *Lock) Nonce() string { return l.nonce }
 // refresh re-reads the file; if the nonce on disk is not ours (or the file
 // is gone or unreadable) the lock is lost: Lost() is closed and LostErr says
 // why. The refresh is an atomic replace, so a reader never sees a partial
-// lock, unlike swamp's truncate-and-write (§8). Calling it again is a no-op.
+// lock, unlike swamp's truncate-and-write (swamp-format §8). Calling it again is a no-op.
 func (l *Lock) StartHeartbeat(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

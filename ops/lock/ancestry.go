@@ -1,6 +1,6 @@
 package lock
 
-// Nested swamp processes (swamp-format.md §13.5). A swamp that holds a
+// Nested swamp processes (swamp-format §13.5). A swamp that holds a
 // per-model lock may run a shell step that starts another swamp, or
 // swampj; the child must work under its ancestor's lock, not wait on it
 // (the ancestor keeps it until the child exits, so waiting would only time
@@ -45,7 +45,7 @@ const (
 
 // noncePattern is LOCK_NONCE_PATTERN: anything else in a tokens entry is
 // dropped. Compiled on first use: `{1,128}` is a 100 KiB program, which
-// every swampj process compiled at init, --version included (#23).
+// every swampj process compiled at init, --version included.
 var noncePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9-]{1,128}$`) })
 
 // Relation is how a per-model lock relates to this process.

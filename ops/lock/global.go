@@ -1,6 +1,6 @@
 package lock
 
-// Both global locks of a namespaced datastore (swamp-format.md §13.2).
+// Both global locks of a namespaced datastore (swamp-format §13.2).
 // swamp 06b6147 takes {base}/.locks/{ns}.lock; newer swamp
 // (datastore_global_lock.ts @ 68a1128d) takes {base}/{ns}/.datastore.lock.
 // Two swamp versions on one namespaced datastore therefore do not exclude

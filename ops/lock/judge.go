@@ -16,14 +16,14 @@ import (
 
 // WriteWindow bounds how long a live swamp leaves a lock file empty or
 // partial: it creates the file and writes its JSON in the next call, and its
-// heartbeat truncates and rewrites it (§8). Both take milliseconds; an
+// heartbeat truncates and rewrites it (swamp-format §8). Both take milliseconds; an
 // unparseable lock untouched for longer has no writer. The doctor waits this
 // long before calling one dead; it is far shorter than the TTL, which is what
 // Acquire waits, so a repair is not held up by a lock a power cut emptied.
 const WriteWindow = 5 * time.Second
 
 // InFlightWindow is newer swamp's rule for an empty or unreadable lock
-// (§13.3, file_lock.ts after swamp-club#2571): it is held while its mtime
+// (swamp-format §13.3, file_lock.ts after swamp-club#2571): it is held while its mtime
 // is within the acquirer's TTL (30 s by default), because "a live holder's
 // file is briefly empty between create and write, and during each
 // heartbeat rewrite", and stale after. A doctor that agrees with newer

@@ -1,16 +1,16 @@
-// Package lock is swamp's advisory lock files (swamp-format.md §8): the
+// Package lock is swamp's advisory lock files (swamp-format §8): the
 // global datastore lock and the per-model locks, in swamp's exact JSON, with
 // swamp's acquire / heartbeat / release protocol, made stricter where swamp
 // can lose or wedge a lock:
 //
 //   - a lock file is never empty or partial: it is written to a temp file
-//     and hard-linked into place (G25), and refreshed by atomic replace;
+//     and hard-linked into place (swamp-format §9.25), and refreshed by atomic replace;
 //   - a lock whose pid is missing locally is stale only if it was taken on
-//     this host (swamp ignores the hostname, G20);
+//     this host (swamp ignores the hostname, swamp-format §9.20);
 //   - an empty or unparseable lock older than the TTL is stale (swamp waits
-//     on it forever, G25).
+//     on it forever, swamp-format §9.25).
 //
-// Newer swamp (swamp-format.md §13.2–13.5) is honoured too, so that either
+// Newer swamp (swamp-format §13.2–13.5) is honoured too, so that either
 // swamp version may share a datastore with swampj: an empty or unreadable
 // lock is held while younger than the TTL (JudgeWithin, InFlightWindow);
 // lock records may carry a skipping list and change their nonce during a
@@ -50,7 +50,7 @@ const (
 )
 
 // GlobalPath is the global lock: {base}/.datastore.lock in solo mode,
-// {base}/.locks/{ns}.lock when namespaced (§8). base is the un-namespaced
+// {base}/.locks/{ns}.lock when namespaced (swamp-format §8). base is the un-namespaced
 // datastore base.
 func GlobalPath(base, ns string) string {
 	if ns == "" {
@@ -60,7 +60,7 @@ func GlobalPath(base, ns string) string {
 }
 
 // ModelPath is the per-model lock {base}[/{ns}]/data/{type}/{modelId}/.lock
-// (§8, lock.ts:41-48); typeNorm is the normalised, "/"-separated type.
+// (swamp-format §8, lock.ts:41-48); typeNorm is the normalised, "/"-separated type.
 func ModelPath(base, ns, typeNorm, modelID string) string {
 	parts := []string{base}
 	if ns != "" {

@@ -14,7 +14,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 )
 
-// The byte-exact example of §8 (the last byte is "}").
+// The byte-exact example of swamp-format §8 (the last byte is "}").
 const infoGolden = `{
   "holder": "alice@build-7",
   "hostname": "build-7",
@@ -229,7 +229,7 @@ func TestStaleByDeadPid(t *testing.T) {
 	_ = l.Release()
 
 	// Another host's lock with a pid that happens not to exist here is NOT
-	// stale (swamp would delete it, G20): only its TTL can free it.
+	// stale (swamp would delete it, swamp-format §9.20): only its TTL can free it.
 	foreign := old
 	foreign.Hostname, foreign.Holder = "otherhost", "x@otherhost"
 	writeLock(t, path, foreign)
@@ -410,7 +410,7 @@ func TestReleaseWrongNonceRefuses(t *testing.T) {
 }
 
 // Every prefix of the acquire's disk operations leaves either no lock or a
-// complete one: a crash can never leave an empty lock file (G25).
+// complete one: a crash can never leave an empty lock file (swamp-format §9.25).
 func TestAcquireNeverExposesPartialLock(t *testing.T) {
 	for k := 0; ; k++ {
 		base := t.TempDir()

@@ -22,7 +22,7 @@ type Held struct {
 }
 
 // LiveModelLocks finds the per-model locks a structural command must wait
-// for (swamp's waitForPerModelLocks scan, repo_context.ts:876-945, §8):
+// for (swamp's waitForPerModelLocks scan, repo_context.ts:876-945, swamp-format §8):
 // files named .lock whose path relative to the base, after stripping
 // "{ns}/", is data/<type…>/<modelId>/.lock. A lock is live when
 // now − acquiredAt ≤ ttlMs — TTL only, no pid probe, so a foreign host's
@@ -42,7 +42,7 @@ func LiveModelLocks(fsys fsx.FS, base, ns string, now time.Time, selfPid int) ([
 // LiveModelLocksSkipping is LiveModelLocks leaving out every lock skip
 // accepts instead of a single pid: with Ancestry.Lends, the per-model locks
 // of every swamp above this process under both versions' variables
-// (§13.5), as newer swamp's drain skips them. skip nil skips nothing.
+// (swamp-format §13.5), as newer swamp's drain skips them. skip nil skips nothing.
 func LiveModelLocksSkipping(fsys fsx.FS, base, ns string, now time.Time, skip func(Info) bool) ([]Held, error) {
 	fsys = fsx.OrReal(fsys)
 	roots := []string{filepath.Join(base, "data")}

@@ -1,7 +1,7 @@
 package lock
 
-// Fixture tests for the lock rules of newer swamp (swamp-format.md §13.2–13.5,
-// issue #24): each plants real lock files, held where it matters by a real
+// Fixture tests for the lock rules of newer swamp (swamp-format §13.2–13.5):
+// each plants real lock files, held where it matters by a real
 // live process (a sleeping child), and checks what swampj makes of them.
 
 import (
@@ -64,7 +64,7 @@ func plantRaw(t *testing.T, path string, data []byte, age time.Duration) {
 }
 
 // A zero-byte lock younger than the TTL is a writer at work under newer
-// swamp's rule (§13.3), not the 5 s window the doctor used: 10 s old, it is
+// swamp's rule (swamp-format §13.3), not the 5 s window the doctor used: 10 s old, it is
 // in flight; 31 s old, dead.
 func TestEmptyLockInFlightWithinTTL(t *testing.T) {
 	path := ModelPath(t.TempDir(), "", "command/shell", "m1")
@@ -115,7 +115,7 @@ func (d deniedFS) ReadFile(name string) ([]byte, error) {
 	return d.FS.ReadFile(name)
 }
 
-// An unreadable lock is judged as an empty one (§13.3): in flight while
+// An unreadable lock is judged as an empty one (swamp-format §13.3): in flight while
 // younger than the TTL, dead after — never an error that stops the doctor
 // or an acquirer.
 func TestUnreadableLockJudgedLikeAnEmptyOne(t *testing.T) {
@@ -152,7 +152,7 @@ func TestUnreadableLockJudgedLikeAnEmptyOne(t *testing.T) {
 }
 
 // Newer swamp's optional skipping list is part of a live lock record
-// (§13.4): parsed, judged alive, waited on.
+// (swamp-format §13.4): parsed, judged alive, waited on.
 func TestSkippingFieldAccepted(t *testing.T) {
 	host := thisHost(t)
 	pid := liveProcess(t)
@@ -196,7 +196,7 @@ func rekey(t *testing.T, path string, i Info) (Info, string) {
 	return i, tmp
 }
 
-// A nonce that changes during a hold (§13.4) is the same live holder: never
+// A nonce that changes during a hold (swamp-format §13.4) is the same live holder: never
 // dead, never damage; a move planned on the old bytes is refused as
 // "changed"; the temp beside it is not a lock file; an acquirer keeps
 // waiting and never removes it.

@@ -8,13 +8,13 @@ import (
 )
 
 // Decode reads a metadata.yaml as swamp does — @std/yaml parse, then the
-// zod schema (§2.4) — and returns the record or the reason swamp would
+// zod schema (swamp-format §2.4) — and returns the record or the reason swamp would
 // refuse it: ErrEmpty for a zero-byte or whitespace-only file, otherwise an
 // *InvalidError naming the field.
 //
 // The YAML typing matters: an unquoted createdAt is read as a Date and
 // refused, an unquoted tag value such as 123 or true is a number or boolean
-// and refused (tags map strings to strings), `012` is the number 10 (G1).
+// and refused (tags map strings to strings), `012` is the number 10 (swamp-format §9.1).
 // Unknown keys are dropped, as zod drops them; tags keep JavaScript order.
 // A lifetime of zero duration is read as workflow.
 //
@@ -138,7 +138,7 @@ func (r *reader) integer(m *swampyaml.Node, key, field string, required bool) in
 }
 
 // createdAt must be a string: swamp's parser turns an unquoted timestamp
-// into a Date, which z.string().datetime() rejects (§2.4, G1).
+// into a Date, which z.string().datetime() rejects (swamp-format §2.4, §9.1).
 func (r *reader) createdAt(m *swampyaml.Node) string {
 	v, ok := m.Get("createdAt")
 	switch {

@@ -2,8 +2,8 @@ package meta
 
 import "github.com/swampj/swampj/ops/swampyaml"
 
-// Encode returns metadata.yaml exactly as swamp writes it for m (§2.4,
-// byte-exact examples in §2.4.2): Data.toData's key order — id, name,
+// Encode returns metadata.yaml exactly as swamp writes it for m (swamp-format §2.4,
+// byte-exact examples in swamp-format §2.4.2): Data.toData's key order — id, name,
 // version, contentType, lifetime, garbageCollection, streaming (always),
 // tags, ownerDefinition, createdAt, then size, checksum, lifecycle,
 // renamedTo when set — with ownerDefinition in schema order, tags in
@@ -63,7 +63,7 @@ func tagsNode(t Tags) *swampyaml.Node {
 }
 
 // ownerFields lists ownerDefinition's keys in zod schema order, which is
-// the order swamp writes whatever order its caller used (§2.4).
+// the order swamp writes whatever order its caller used (swamp-format §2.4).
 func ownerFields(o *Owner) []struct {
 	key   string
 	value *string

@@ -7,7 +7,7 @@ import (
 
 // ErrEmpty is returned by Decode for a zero-byte or whitespace-only
 // metadata.yaml. swamp parses such a file as null and Data.fromData then
-// throws, so the version is unreadable to swamp (§2.4, G2); a crash between
+// throws, so the version is unreadable to swamp (swamp-format §2.4, §9.2); a crash between
 // creating and filling the file leaves exactly this.
 var ErrEmpty = errors.New("metadata.yaml: file is empty")
 

@@ -9,7 +9,7 @@ import (
 )
 
 // fastDecode is Decode for the files swamp's own writer produces
-// (swamp-format.md §2.4.1, §2.4.2), without the general YAML parser.
+// (swamp-format §2.4.1, §2.4.2), without the general YAML parser.
 //
 // It reads only a strict subset, line by line: a block mapping with the
 // known top-level keys written plain at column 0; `tags:` and

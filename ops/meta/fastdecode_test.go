@@ -228,7 +228,7 @@ func TestFastDecodeValidationErrors(t *testing.T) {
 // --- differential test over generated metadata ---
 
 // trickyStrings are values that exercise the writer's quoting rules
-// (§2.4.1) and the reader's typing (§2.4).
+// (swamp-format §2.4.1) and the reader's typing (swamp-format §2.4).
 var trickyStrings = []string{
 	"", "result", "207333", "0", "012", "09", "0o17", "0x1F", "0b101", "1e5", "1E5", "1_000", "-1", "+1",
 	"1.5", "1.", ".5", ".inf", "-.inf", ".nan", "NaN", "1.2.3", "1:30", "~", "null", "Null", "NULL",

@@ -7,7 +7,7 @@ import (
 )
 
 // JSON renders the metadata as a JSON object with swamp's keys in
-// swamp's order (§2.4): tags in their own order, absent optional keys left
+// swamp's order (swamp-format §2.4): tags in their own order, absent optional keys left
 // out.
 func (m *Metadata) JSON() json.RawMessage {
 	if m == nil {

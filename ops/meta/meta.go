@@ -1,6 +1,6 @@
 // Package meta is swamp's metadata.yaml: the typed record, its validation
 // (what swamp's zod schema accepts) and its byte-exact encoding (what
-// @std/yaml 1.1.0 writes). See swamp-format.md §2.4.
+// @std/yaml 1.1.0 writes). See swamp-format §2.4.
 package meta
 
 // Tag is one entry of the tags map. Tags keep insertion order (as swamp's

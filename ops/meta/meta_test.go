@@ -16,7 +16,7 @@ func int64p(v int64) *int64 { return &v }
 
 const rawChecksum = "11f0be56e4128d6df51f2db29d89e18ff2afbbbf6ce9f203b3e884f04780d0fa"
 
-// The records behind the two byte-exact files of swamp-format.md §2.4.2.
+// The records behind the two byte-exact files of swamp-format §2.4.2.
 func exampleModelMethod() *Metadata {
 	return &Metadata{
 		ID:                "7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f",

@@ -7,7 +7,7 @@ import (
 )
 
 // NormalizeType turns a model type into the relative directory path swamp
-// stores its data under (§2.2, ModelType.create + normalize): trim; lower
+// stores its data under (swamp-format §2.2, ModelType.create + normalize): trim; lower
 // case; `::` → `/`; each whitespace run → `/`; `.` → `/`; repeated `/`
 // collapsed; one leading and one trailing `/` removed. So `AWS::EC2::VPC` →
 // `aws/ec2/vpc`, `@myorg/foo-bar` stays, and a single `:` is kept. An empty

@@ -7,7 +7,7 @@ import (
 	"github.com/swampj/swampj/ops/swampyaml"
 )
 
-// JSOrder returns the tags as a JavaScript object holds them (§2.4): keys
+// JSOrder returns the tags as a JavaScript object holds them (swamp-format §2.4): keys
 // that are array indices ("0", "42") first in ascending numeric order, then
 // the others in insertion order. A repeated key keeps its first position and
 // its last value, as repeated assignment to an object property does.
@@ -49,7 +49,7 @@ func (t Tags) inJSOrder() bool {
 	return true
 }
 
-// TagsJSON is the catalog's tags column (§3.4): JSON.stringify of the tags
+// TagsJSON is the catalog's tags column (swamp-format §3.4): JSON.stringify of the tags
 // object — compact, keys in JavaScript order (JSOrder), and JavaScript's
 // string escaping, which differs from encoding/json: only `"`, `\` and
 // control characters are escaped (\b \f \n \r \t, others \u00xx in lower

@@ -9,12 +9,12 @@ import (
 
 // NowISO returns the current time as JavaScript's new Date().toISOString():
 // UTC, exactly three fraction digits, `Z` — the form swamp writes into
-// createdAt (§2.4).
+// createdAt (swamp-format §2.4).
 func NowISO() string {
 	return time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-// CatalogTime is the catalog's created_at for a metadata createdAt (§3.4):
+// CatalogTime is the catalog's created_at for a metadata createdAt (swamp-format §3.4):
 // new Date(createdAt).toISOString(), always YYYY-MM-DDTHH:MM:SS.sssZ. It
 // accepts exactly what the metadata schema accepts (seconds optional, any
 // number of fraction digits) and fails otherwise.

@@ -11,7 +11,7 @@ import (
 
 // The checks below are swamp's zod schema DataMetadataSchema
 // (src/domain/data/data_metadata.ts, zod 4.4.3), summarised in
-// swamp-format.md §2.4.
+// swamp-format §2.4.
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: zod 4's .int() accepts only
 // safe integers.
@@ -20,7 +20,7 @@ const maxSafeInteger = 1<<53 - 1
 // uuidPattern is zod 4's uuid() regex: RFC 9562 version nibble 1–8 and
 // variant 8–b in either case, plus the nil UUID and the lower-case max UUID.
 // These patterns are compiled on first use, not at every swampj process's
-// start-up (#23); uuidPattern and datetimePattern only by patterns_test.go.
+// start-up; uuidPattern and datetimePattern only by patterns_test.go.
 var uuidPattern = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$`)
 })
@@ -42,7 +42,7 @@ var OwnerTypes = []string{"model-method", "workflow-step", "manual"}
 // Validate reports the first way m breaks swamp's metadata schema, as an
 // *InvalidError, or nil. Decode calls it on what it read; writers call it
 // (Encode does) so that swampj never leaves a metadata.yaml swamp would
-// refuse — one such file hides its whole model from swamp (G2).
+// refuse — one such file hides its whole model from swamp (swamp-format §9.2).
 //
 // A Go string cannot say "present but empty" for the optional fields, so
 // empty means absent throughout; see Decode for what that drops.
@@ -125,7 +125,7 @@ func duplicateTag(tags Tags) (string, bool) {
 	return "", false
 }
 
-// validateNameRules is the schema's name refinement (§2.2): non-empty, no
+// validateNameRules is the schema's name refinement (swamp-format §2.2): non-empty, no
 // path traversal.
 func validateNameRules(name string) error {
 	switch {
@@ -139,10 +139,10 @@ func validateNameRules(name string) error {
 }
 
 // ValidateDataName checks a data name as swamp does before writing one
-// (§2.2): the schema rules plus the reserved name `latest`, compared
+// (swamp-format §2.2): the schema rules plus the reserved name `latest`, compared
 // case-insensitively (JavaScript toLowerCase, so `LATEST` and `Latest` are
 // refused). Names swamp accepts that are not portable (`:`, `*`, trailing
-// dots, purely numeric…) pass, as they do in swamp (G6).
+// dots, purely numeric…) pass, as they do in swamp (swamp-format §9.6).
 func ValidateDataName(name string) error {
 	if !utf8.ValidString(name) {
 		return invalid("name", "is not valid UTF-8")
@@ -166,7 +166,7 @@ func validLifetime(s string) bool {
 }
 
 // NormalizeLifetime maps a zero duration (`0h`, `00w`, …) to "workflow", as
-// swamp's normalizeLifetime does on create and on read (§2.4); anything else
+// swamp's normalizeLifetime does on create and on read (swamp-format §2.4); anything else
 // is returned unchanged.
 func NormalizeLifetime(s string) string {
 	if m := durationPattern().FindStringSubmatch(s); m != nil && strings.Trim(m[1], "0") == "" {

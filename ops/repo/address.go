@@ -13,7 +13,7 @@ import (
 	"github.com/swampj/swampj/ops/jsfmt"
 )
 
-// Address names one data item: TYPE/MODEL_ID/DATA_NAME (§2.1). Type is
+// Address names one data item: TYPE/MODEL_ID/DATA_NAME (swamp-format §2.1). Type is
 // normalised ("/"-separated, lowercase); ModelID and DataName are verbatim.
 type Address struct {
 	Type     string
@@ -35,7 +35,7 @@ var whitespaceRun = sync.OnceValue(func() *regexp.Regexp {
 var slashRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/+`) })
 
 // NormalizeType is swamp's ModelType normalisation (model_type.ts:40-86,
-// §2.2): trim, lowercase (JavaScript's toLowerCase, jsfmt.ToLower), "::" → "/", whitespace runs → "/", "." → "/",
+// swamp-format §2.2): trim, lowercase (JavaScript's toLowerCase, jsfmt.ToLower), "::" → "/", whitespace runs → "/", "." → "/",
 // collapse repeated "/", strip leading and trailing "/". A single ":" is
 // kept, and so is "@". The result is used verbatim as a relative path, one
 // directory per segment.
@@ -53,8 +53,8 @@ func NormalizeType(t string) string {
 // id and the data name, everything before them is the type, which is then
 // normalised. Refused: an empty part, NUL or "\" anywhere, a model id of "."
 // or "..", and a data name that swamp refuses (contains "..", is "latest" in
-// any case, §2.2) or that would not name its own directory ("." and the
-// per-model lock file name ".lock", G23).
+// any case, swamp-format §2.2) or that would not name its own directory ("." and the
+// per-model lock file name ".lock", swamp-format §9.23).
 func ParseAddress(s string) (Address, error) {
 	bad := func(msg string) (Address, error) { return Address{}, &AddressError{Input: s, Msg: msg} }
 	if strings.ContainsRune(s, 0) {
@@ -96,7 +96,7 @@ func ParseAddress(s string) (Address, error) {
 // checkDataName applies swamp's data-name rules (data_metadata.ts:122-130,
 // data.ts:36-45): non-empty, no "..", "/", "\" or NUL, not "latest" in any
 // case. swampj also refuses "." (it would name the model directory) and
-// ".lock" (the per-model lock file lives there, G23).
+// ".lock" (the per-model lock file lives there, swamp-format §9.23).
 func checkDataName(name string) error {
 	switch {
 	case name == "":
@@ -123,7 +123,7 @@ func (r *Repo) ModelDir(a Address) string {
 
 // ItemDir is DataRoot/{type…}/{modelId}/{dataName}, after checking that the
 // part of that path which exists today stays inside the data root once
-// symlinks are resolved (swamp's assertSafePath, §2.6.2 step 4). A type,
+// symlinks are resolved (swamp's assertSafePath, swamp-format §2.6.2 step 4). A type,
 // model or item directory that is a symlink pointing out of the data root
 // yields an *OutsideDataRootError.
 func (r *Repo) ItemDir(fsys fsx.FS, a Address) (string, error) {

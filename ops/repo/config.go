@@ -12,14 +12,14 @@ import (
 )
 
 // EnvDatastore is the environment variable that replaces the whole
-// datastore block (§1.2.2 step 1, G14).
+// datastore block (swamp-format §1.2.2 step 1, swamp-format §9.14).
 const EnvDatastore = "SWAMP_DATASTORE"
 
 // Load reads {dir}/.swamp.yaml and resolves the datastore the way swamp's
-// resolveDatastoreConfig does (§1.2.2), first match wins:
+// resolveDatastoreConfig does (swamp-format §1.2.2), first match wins:
 //
 //  1. SWAMP_DATASTORE=filesystem:/dir — base /dir, solo, default
-//     directories, no exclude; the YAML block is ignored entirely (G14).
+//     directories, no exclude; the YAML block is ignored entirely (swamp-format §9.14).
 //  2. The `datastore` block: `type: filesystem` with a required `path`
 //     (`~`, `$VAR`, `${VAR}` expanded; relative paths resolved against the
 //     repo dir), plus `namespace`, `directories`, `exclude`.

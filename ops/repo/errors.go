@@ -17,7 +17,7 @@ var (
 	ErrConfig error = swampj.NewError("config_invalid", "invalid swamp configuration")
 	// ErrUnsupportedDatastore: the datastore is not a filesystem datastore.
 	ErrUnsupportedDatastore error = swampj.NewError("unsupported_datastore", "unsupported datastore type")
-	// ErrInvalidNamespace: a namespace slug fails swamp's rule (§1.5).
+	// ErrInvalidNamespace: a namespace slug fails swamp's rule (swamp-format §1.5).
 	ErrInvalidNamespace error = swampj.NewError("invalid_namespace", "invalid namespace")
 	// ErrInvalidAddress: a TYPE/MODEL_ID/DATA_NAME address is malformed.
 	ErrInvalidAddress error = swampj.NewError("invalid_address", "invalid data address")
@@ -83,7 +83,7 @@ func (e *UnsupportedDatastoreError) Unwrap() error { return ErrUnsupportedDatast
 // NamespaceError is a slug that swamp would refuse.
 type NamespaceError struct {
 	Slug string
-	Msg  string // swamp's message (§1.5), verbatim in substance
+	Msg  string // swamp's message (swamp-format §1.5), verbatim in substance
 }
 
 func (e *NamespaceError) Error() string { return e.Msg }
@@ -115,7 +115,7 @@ func (e *OutsideDataRootError) Error() string {
 func (e *OutsideDataRootError) Unwrap() error { return ErrOutsideDataRoot }
 
 // ManifestError: a .namespace.json that exists but cannot be read or parsed.
-// swamp's namespace listing throws on such a file too (G21).
+// swamp's namespace listing throws on such a file too (swamp-format §9.21).
 type ManifestError struct {
 	Path string
 	Err  error

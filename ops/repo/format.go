@@ -1,6 +1,6 @@
 package repo
 
-// The datastore format marker (swamp-format.md §13.1). Later versions of
+// The datastore format marker (swamp-format §13.1). Later versions of
 // swamp may keep a file datastore-format.json at the root of a filesystem
 // datastore ({base}, outside every namespace) naming the layout the
 // datastore is written in. swamp at 06b6147 knows nothing of it and no swamp
@@ -40,7 +40,7 @@ const (
 	// is not a marker (DATASTORE_FORMAT_MARKER_MAX_BYTES).
 	FormatMarkerMaxBytes = 64 * 1024
 	// UnmarkedFormat is the format of a datastore without a marker: the
-	// layout swamp-format.md describes (UNMARKED_DATASTORE_FORMAT).
+	// layout docs/swamp-format.md describes (UNMARKED_DATASTORE_FORMAT).
 	UnmarkedFormat = 2
 	// maxWrittenByShown caps the marker's writtenBy in messages.
 	maxWrittenByShown = 64

@@ -8,7 +8,7 @@ import (
 )
 
 // ExcludeMatcher is swamp's compiled `exclude` list
-// (src/domain/datastore/datastore_pattern_matcher.ts, §1.4): gitignore-style
+// (src/domain/datastore/datastore_pattern_matcher.ts, swamp-format §1.4): gitignore-style
 // globs, blank and "#" lines ignored, "!" negates, the last matching pattern
 // wins, and each pattern must match the whole relative path.
 type ExcludeMatcher struct {

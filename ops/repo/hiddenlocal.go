@@ -1,7 +1,7 @@
 package repo
 
 // Always-local directories that swamp's own migrate carried into a
-// namespace (issue #24, swamp-format.md §13.9). swamp 06b6147's
+// namespace (swamp-format §13.9). swamp 06b6147's
 // `datastore namespace migrate` iterates all 15 DEFAULT_DATASTORE_SUBDIRS,
 // the five ALWAYS_LOCAL_SUBDIRS included, so it moves {base}/secrets,
 // bundles, vault-bundles, driver-bundles and report-bundles into

@@ -18,18 +18,18 @@ import (
 )
 
 // namespacePattern and NamespaceMaxLen are swamp's slug rule
-// (src/domain/data/namespace.ts:22-23, §1.5).
+// (src/domain/data/namespace.ts:22-23, swamp-format §1.5).
 var namespacePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`) })
 
 // NamespaceMaxLen is the longest slug swamp accepts.
 const NamespaceMaxLen = 64
 
-// ManifestName is the namespace manifest file inside {base}/{ns} (§1.5.1).
+// ManifestName is the namespace manifest file inside {base}/{ns} (swamp-format §1.5.1).
 const ManifestName = ".namespace.json"
 
 // ValidateNamespace reports whether slug is a namespace swamp accepts: at
 // most 64 characters, lowercase ASCII letters, digits and hyphens, starting
-// and ending with a letter or digit (§1.5). Solo mode is the empty string,
+// and ending with a letter or digit (swamp-format §1.5). Solo mode is the empty string,
 // which is not a slug and is rejected here as swamp's createNamespace does.
 // The messages carry swamp's wording; note that swamp's "must match" text
 // understates the rule (it also forbids a trailing hyphen).
@@ -62,7 +62,7 @@ func IsReservedNamespace(slug string) bool {
 	return false
 }
 
-// Manifest is a namespace manifest, {base}/{ns}/.namespace.json (§1.5.1).
+// Manifest is a namespace manifest, {base}/{ns}/.namespace.json (swamp-format §1.5.1).
 type Manifest struct {
 	Namespace    string `json:"namespace"`
 	RepoID       string `json:"repoId"`
@@ -78,7 +78,7 @@ func ManifestPath(base, ns string) string {
 
 // WriteManifestBytes returns the manifest exactly as swamp writes it:
 // JSON.stringify(obj, null, 2) with keys namespace, repoId, registeredAt
-// and one trailing newline; registeredAt in toISOString form (§1.5.1).
+// and one trailing newline; registeredAt in toISOString form (swamp-format §1.5.1).
 func WriteManifestBytes(ns, repoID string, now time.Time) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
@@ -90,7 +90,7 @@ func WriteManifestBytes(ns, repoID string, now time.Time) []byte {
 }
 
 // WriteManifest creates {base}/{ns} if needed and writes the manifest.
-// swamp writes it in place (G21); this replaces it atomically, so a reader
+// swamp writes it in place (swamp-format §9.21); this replaces it atomically, so a reader
 // never sees a truncated manifest, and fsyncs it.
 func WriteManifest(fsys fsx.FS, base, ns, repoID string, now time.Time) error {
 	fsys = fsx.OrReal(fsys)
@@ -145,7 +145,7 @@ func parseManifest(data []byte) (Manifest, error) {
 
 // ListNamespaces returns the manifests of every immediate child directory
 // of base that does not start with "." and holds a manifest, sorted by the
-// manifest's namespace field (§1.5.1, namespace_manifest.ts:83-99).
+// manifest's namespace field (swamp-format §1.5.1, namespace_manifest.ts:83-99).
 // Directories without a manifest (data, outputs, … in the solo layout) are
 // skipped; a missing base is an empty list. Symlinked directories are
 // skipped, as Deno's readDir reports them as symlinks, not directories.

@@ -46,7 +46,7 @@ func TestValidateNamespace(t *testing.T) {
 	}
 }
 
-// The byte-exact example of §1.5.1.
+// The byte-exact example of swamp-format §1.5.1.
 const manifestGolden = "{\n" +
 	"  \"namespace\": \"infra\",\n" +
 	"  \"repoId\": \"5b0c9e2a-7f4d-4e1b-9a3c-2d8e6f1a0b7c\",\n" +

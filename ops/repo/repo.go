@@ -1,6 +1,6 @@
 // Package repo is the swamp repo model: where the repo is, which datastore
-// it uses and how every runtime path resolves (swamp-format.md §1), data
-// addresses (§2.1–2.2) and namespace manifests (§1.5.1).
+// it uses and how every runtime path resolves (swamp-format §1), data
+// addresses (swamp-format §2.1–2.2) and namespace manifests (swamp-format §1.5.1).
 //
 // All disk access goes through an fsx.FS.
 package repo
@@ -17,7 +17,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 )
 
-// Well-known names (§1.1).
+// Well-known names (swamp-format §1.1).
 const (
 	LocalDirName   = ".swamp"      // runtime directory in the repo root
 	ConfigFileName = ".swamp.yaml" // repo marker / config
@@ -26,7 +26,7 @@ const (
 )
 
 // CatalogPathOf is where the catalog of the repo at dir lives: always
-// {repo}/.swamp/data/_catalog.db, in every mode (§3.1). It needs no
+// {repo}/.swamp/data/_catalog.db, in every mode (swamp-format §3.1). It needs no
 // .swamp.yaml, so a startup hook can find it without parsing anything.
 func CatalogPathOf(dir string) string { return filepath.Join(dir, LocalDirName, "data", CatalogName) }
 
@@ -36,8 +36,8 @@ func CatalogPathOf(dir string) string { return filepath.Join(dir, LocalDirName, 
 func JournalPathOf(dir string) string { return filepath.Join(dir, LocalDirName, JournalName) }
 
 // DefaultSubdirs is DEFAULT_DATASTORE_SUBDIRS, in swamp's order
-// (datastore_config.ts:48-64, §1.3). Migration and the "unmigrated data"
-// checks iterate all 15, including the always-local ones (G10).
+// (datastore_config.ts:48-64, swamp-format §1.3). Migration and the "unmigrated data"
+// checks iterate all 15, including the always-local ones (swamp-format §9.10).
 var DefaultSubdirs = []string{
 	"auto-definitions",
 	"definitions-evaluated",
@@ -61,12 +61,12 @@ var DefaultSubdirs = []string{
 var AlwaysLocalSubdirs = []string{"secrets", "bundles", "vault-bundles", "driver-bundles", "report-bundles"}
 
 // MergeableOnReverse are the four bundle directories that a reverse
-// namespace migration tolerates at the un-namespaced path (§4.2, A12).
+// namespace migration tolerates at the un-namespaced path (swamp-format §4.2, §10.12).
 var MergeableOnReverse = []string{"bundles", "vault-bundles", "driver-bundles", "report-bundles"}
 
 // CatalogFiles is every name the catalog can have on disk: the database, its
 // WAL-mode and rollback sidecars, and the compaction copy with its own
-// sidecars (G4, §11). They are one unit: never move or delete one alone.
+// sidecars (swamp-format §9.4, §11). They are one unit: never move or delete one alone.
 var CatalogFiles = []string{
 	"_catalog.db",
 	"_catalog.db-wal",
@@ -121,22 +121,22 @@ type Repo struct {
 	// Namespace is the configured slug; "" is solo mode.
 	Namespace string
 	// Directories is the effective datastore-tier list: the configured
-	// `directories` (or DefaultSubdirs) minus AlwaysLocalSubdirs (§1.3).
+	// `directories` (or DefaultSubdirs) minus AlwaysLocalSubdirs (swamp-format §1.3).
 	Directories []string
 	// Exclude is the configured exclude globs, as written.
 	Exclude []string
 	// EnvOverride is true when SWAMP_DATASTORE chose the datastore; the
-	// YAML block (namespace included) was then ignored (G14).
+	// YAML block (namespace included) was then ignored (swamp-format §9.14).
 	EnvOverride bool
 
 	// DataRoot is resolvePath("data"): {Base}[/{ns}]/data, or the local
 	// {Dir}/.swamp/data when "data" is not a tier directory or is excluded
-	// (§1.4, G15). DataLocal says which.
+	// (swamp-format §1.4, §9.15). DataLocal says which.
 	DataRoot  string
 	DataLocal bool
 
 	LocalDir    string // {Dir}/.swamp, the local tier root
-	CatalogPath string // always {Dir}/.swamp/data/_catalog.db (G5)
+	CatalogPath string // always {Dir}/.swamp/data/_catalog.db (swamp-format §9.5)
 	JournalPath string // {Dir}/.swamp/_journal.db
 
 	exclude *ExcludeMatcher
@@ -220,13 +220,13 @@ func At(fsys fsx.FS, dir string) (string, error) {
 	}
 }
 
-// LocalPath is {Dir}/.swamp/segs… — the local tier, never namespaced (§1.4).
+// LocalPath is {Dir}/.swamp/segs… — the local tier, never namespaced (swamp-format §1.4).
 func (r *Repo) LocalPath(segs ...string) string {
 	return filepath.Join(append([]string{r.LocalDir}, segs...)...)
 }
 
 // DatastorePath is {Base}[/{Namespace}]/segs… — the datastore tier; the
-// namespace is always the outermost segment under the base (§1.4).
+// namespace is always the outermost segment under the base (swamp-format §1.4).
 func (r *Repo) DatastorePath(segs ...string) string {
 	parts := []string{r.Base}
 	if r.Namespace != "" {
@@ -248,7 +248,7 @@ func (r *Repo) InTier(subdir string) bool {
 	return false
 }
 
-// ResolvePath is swamp's resolvePath(subdir, ...rest) (§1.4): local when
+// ResolvePath is swamp's resolvePath(subdir, ...rest) (swamp-format §1.4): local when
 // subdir is always-local or not a tier directory, or when subdir/rest… (with
 // "/" separators) matches the exclude globs; otherwise in the datastore tier.
 func (r *Repo) ResolvePath(subdir string, rest ...string) string {
@@ -272,7 +272,7 @@ func (r *Repo) finish() {
 	r.JournalPath = JournalPathOf(r.Dir)
 	// The data repository resolves its root once, from the bare "data"
 	// (repository_factory.ts:383-384): only a glob matching "data" itself
-	// moves the tree local; per-file globs under data/ do nothing (G15).
+	// moves the tree local; per-file globs under data/ do nothing (swamp-format §9.15).
 	r.DataLocal = !r.InTier("data") || r.exclude.Excluded("data")
 	r.DataRoot = r.ResolvePath("data")
 }

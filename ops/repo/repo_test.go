@@ -206,7 +206,7 @@ func TestLoadDirectoriesAndExclude(t *testing.T) {
 		t.Errorf("Directories = %v (always-local secrets must go)", r.Directories)
 	}
 	if r.DataRoot != "/srv/swamp/data" || r.DataLocal {
-		t.Errorf("per-file globs under data/ must not move the data root (G15): %s", r.DataRoot)
+		t.Errorf("per-file globs under data/ must not move the data root (swamp-format §9.15): %s", r.DataRoot)
 	}
 	if got := r.ResolvePath("audit"); got != filepath.Join(dir, ".swamp", "audit") {
 		t.Errorf("audit not in directories → local, got %s", got)
@@ -337,7 +337,7 @@ func TestExpandEnvPath(t *testing.T) {
 }
 
 // swamp writes a slug such as 09 or 0o17 unquoted (@std/yaml's stringify
-// only quotes what its parser would not read back as a string, §2.4.1), and
+// only quotes what its parser would not read back as a string, swamp-format §2.4.1), and
 // its parser reads it back as that string. The .swamp.yaml below is
 // byte-exact as `swamp datastore namespace set 09` (swamp 20260206) wrote it;
 // swampj once read it with a second YAML parser, which took 09 for a float

@@ -12,15 +12,15 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
-// modelID is a UUID-shaped model id, as swamp writes them (§2.2).
+// modelID is a UUID-shaped model id, as swamp writes them (swamp-format §2.2).
 const modelID = "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c"
 
-// metadataYAML renders a metadata.yaml in swamp's byte layout (§2.4.2 A) for
+// metadataYAML renders a metadata.yaml in swamp's byte layout (swamp-format §2.4.2 A) for
 // a resource whose raw content is raw.
 func metadataYAML(name string, v int64, raw []byte) []byte {
 	sum := sha256.Sum256(raw)
 	if strings.Trim(name, "0123456789") == "" {
-		name = "'" + name + "'" // swamp quotes strings that would read as numbers (G1)
+		name = "'" + name + "'" // swamp quotes strings that would read as numbers (swamp-format §9.1)
 	}
 	return fmt.Appendf(nil, `id: 7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f
 name: %s

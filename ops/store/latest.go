@@ -9,7 +9,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 )
 
-// PointerRule says which step of swamp's getLatestVersion (§2.5) decided the
+// PointerRule says which step of swamp's getLatestVersion (swamp-format §2.5) decided the
 // latest version.
 type PointerRule int
 
@@ -63,7 +63,7 @@ type Pointer struct {
 	OutOfRange string
 }
 
-// ReadLatest resolves `latest` in itemDir exactly as swamp does (§2.5, G16):
+// ReadLatest resolves `latest` in itemDir exactly as swamp does (swamp-format §2.5, §9.16):
 //
 //  1. read as text, trim, parseInt: "12", "12\n", " 12" and "12abc" are 12;
 //  2. else read it as a symlink and parseInt the target without one trailing

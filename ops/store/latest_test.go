@@ -22,7 +22,7 @@ func itemWithVersions(t *testing.T, vs ...int64) string {
 	return item
 }
 
-// TestReadLatestFileIsLenient pins §2.5's trim + parseInt reading.
+// TestReadLatestFileIsLenient pins swamp-format §2.5's trim + parseInt reading.
 func TestReadLatestFileIsLenient(t *testing.T) {
 	for _, tc := range []struct {
 		text string
@@ -78,7 +78,7 @@ func TestReadLatestFallsBackToHighestVersion(t *testing.T) {
 
 func TestReadLatestFallbackCountsNonCanonicalDirs(t *testing.T) {
 	// swamp's max comes from listVersions, so "5-old" makes the fallback 5
-	// even though no directory "5" exists (G7).
+	// even though no directory "5" exists (swamp-format §9.7).
 	item := itemWithVersions(t, 1)
 	mkdir(t, filepath.Join(item, "5-old"))
 	p, err := store.ReadLatest(fsx.Real(), item)
@@ -132,7 +132,7 @@ func TestVersionDirsAndListVersions(t *testing.T) {
 		mkdir(t, filepath.Join(item, d))
 	}
 	writeFile(t, filepath.Join(item, "8"), nil)                     // a file is never a version
-	writeFile(t, filepath.Join(item, ".0a1b.tmp"), []byte("x"))     // swamp's temp file (G3)
+	writeFile(t, filepath.Join(item, ".0a1b.tmp"), []byte("x"))     // swamp's temp file (swamp-format §9.3)
 	symlink(t, filepath.Join(item, "10"), filepath.Join(item, "9")) // nor is a symlink
 
 	dirs, err := store.VersionDirs(fsx.Real(), item)

@@ -12,8 +12,8 @@ import (
 const MaxVersion = 1<<53 - 1
 
 // parseIntJS returns what JavaScript's parseInt(s, 10) returns for s, which is
-// how swamp reads both the `latest` file (§2.5) and version directory names
-// (§2.7.1): leading whitespace skipped, an optional sign, then the longest run
+// how swamp reads both the `latest` file (swamp-format §2.5) and version directory names
+// (swamp-format §2.7.1): leading whitespace skipped, an optional sign, then the longest run
 // of ASCII digits; anything after the digits is ignored ("12abc" is 12,
 // "2-old" is 2). ok is false when there are no digits (parseInt gives NaN)
 // and also when the number is beyond ±MaxVersion: swamp reads such a number
@@ -61,7 +61,7 @@ func parseIntJSText(s string) (n int64, text string, ok, big bool) {
 }
 
 // trimJS is String.prototype.trim: it strips JavaScript whitespace and line
-// terminators from both ends. swamp trims `latest` before parsing it (§2.5).
+// terminators from both ends. swamp trims `latest` before parsing it (swamp-format §2.5).
 func trimJS(s string) string {
 	for len(s) > 0 {
 		r, size := utf8.DecodeRuneInString(s)
@@ -92,7 +92,7 @@ func isJSSpace(r rune) bool {
 }
 
 // isAllDigits is the walk classifier's /^\d+$/ (JavaScript \d is ASCII only):
-// "0" and "007" qualify, "2-old" does not (§2.7.3).
+// "0" and "007" qualify, "2-old" does not (swamp-format §2.7.3).
 func isAllDigits(name string) bool {
 	if name == "" {
 		return false
@@ -106,5 +106,5 @@ func isAllDigits(name string) bool {
 }
 
 // versionName is the canonical directory name of version v: plain decimal,
-// no padding, as swamp writes it (`version.toString()`, §2.2).
+// no padding, as swamp writes it (`version.toString()`, swamp-format §2.2).
 func versionName(v int64) string { return strconv.FormatInt(v, 10) }

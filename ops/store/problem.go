@@ -18,19 +18,19 @@ const (
 	// follows it; swampj does not count it as a version anywhere (Walk).
 	CodeVersionSymlink Code = "version_symlink"
 	// CodeMetadataMissing: no metadata.yaml. A streaming write in progress,
-	// or one that stopped before finalize (§2.6.3), or a version directory
-	// allocated and never written (§2.6.2 step 4). swamp reads it as "no
-	// data" (§2.7.3).
+	// or one that stopped before finalize (swamp-format §2.6.3), or a version directory
+	// allocated and never written (swamp-format §2.6.2 step 4). swamp reads it as "no
+	// data" (swamp-format §2.7.3).
 	CodeMetadataMissing Code = "metadata_missing"
 	// CodeMetadataEmpty: metadata.yaml is zero bytes or only whitespace, the
 	// signature of issue #3955. swamp fails on it, hiding the whole model
-	// from its walk when this is the latest version (G2).
+	// from its walk when this is the latest version (swamp-format §9.2).
 	CodeMetadataEmpty Code = "metadata_empty"
 	// CodeMetadataInvalid: metadata.yaml is not YAML swamp accepts, or fails
-	// swamp's schema (§2.4), or is implausibly large.
+	// swamp's schema (swamp-format §2.4), or is implausibly large.
 	CodeMetadataInvalid Code = "metadata_invalid"
 	// CodeMetadataNotRegular: metadata.yaml is a directory or a special
-	// file (the walk's classifier requires a regular file, §2.7.3).
+	// file (the walk's classifier requires a regular file, swamp-format §2.7.3).
 	CodeMetadataNotRegular Code = "metadata_not_regular"
 	// CodeMetadataUnreadable: reading metadata.yaml failed (permission, I/O).
 	// It says nothing about the bytes: repair must not act on it alone.
@@ -41,7 +41,7 @@ const (
 	// CodeNameMismatch: metadata `name` differs from the data-name directory.
 	CodeNameMismatch Code = "name_mismatch"
 	// CodeRawMissing: no raw file (a crash between writing metadata.yaml and
-	// raw, §2.6.2 crash windows).
+	// raw, swamp-format §2.6.2 crash windows).
 	CodeRawMissing Code = "raw_missing"
 	// CodeRawNotRegular: raw is a directory or a special file.
 	CodeRawNotRegular Code = "raw_not_regular"
@@ -66,7 +66,7 @@ const (
 // Problems with a data item as a whole (ScanItem).
 const (
 	// CodeLatestMissing: no `latest` entry although versions exist; swamp
-	// falls back to the highest version directory (§2.5). A writer's update
+	// falls back to the highest version directory (swamp-format §2.5). A writer's update
 	// passes through this state for an instant, so it may be transient.
 	CodeLatestMissing Code = "latest_missing"
 	// CodeLatestEmpty: `latest` is zero bytes or only whitespace; swamp falls
@@ -79,13 +79,13 @@ const (
 	// (0 or negative); swamp uses it and finds no data.
 	CodeLatestInvalid Code = "latest_invalid"
 	// CodeLatestNotFound: the version `latest` designates has no directory.
-	// swamp reports no data for the item and does not fall back (§2.7.3).
+	// swamp reports no data for the item and does not fall back (swamp-format §2.7.3).
 	CodeLatestNotFound Code = "latest_not_found"
 	// CodeLatestUnreadable: the version `latest` designates exists but is not
 	// readable; its own problems say why. This is what #3955 left behind.
 	CodeLatestUnreadable Code = "latest_unreadable"
 	// CodeNonCanonicalVersionDir: a directory such as "2-old" or "007" that
-	// swamp counts as a version number but never reads as one (G7).
+	// swamp counts as a version number but never reads as one (swamp-format §9.7).
 	CodeNonCanonicalVersionDir Code = "noncanonical_version_dir"
 	// CodeNoVersions: the item directory holds no version and no `latest`.
 	CodeNoVersions Code = "no_versions"

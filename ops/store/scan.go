@@ -30,11 +30,11 @@ type ItemState struct {
 	// LatestReadable is Latest when it is readable: what swamp serves.
 	LatestReadable *Version
 	// HighestReadable is the readable version with the highest number, which
-	// may be above Latest (an uncommitted deferred write, G8).
+	// may be above Latest (an uncommitted deferred write, swamp-format §9.8).
 	HighestReadable *Version
 	// LastGood is the highest readable version not above the one the pointer
 	// designates: what a repair rolls `latest` back to. Versions above it are
-	// left out because they may be uncommitted deferred writes (G8). nil when
+	// left out because they may be uncommitted deferred writes (swamp-format §9.8). nil when
 	// the pointer designates no positive version or nothing at or below it is
 	// readable.
 	LastGood *Version

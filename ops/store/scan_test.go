@@ -56,7 +56,7 @@ func TestScanIssue3955(t *testing.T) {
 }
 
 // TestScanDeferredVersionAboveLatest: a complete version above `latest` may
-// be an uncommitted deferred write (G8). It is listed, but latest wins.
+// be an uncommitted deferred write (swamp-format §9.8). It is listed, but latest wins.
 func TestScanDeferredVersionAboveLatest(t *testing.T) {
 	item := itemWithVersions(t, 1, 2, 3)
 	writeLatest(t, item, 2)
@@ -157,7 +157,7 @@ func TestScanChecksumOnlyWithVerify(t *testing.T) {
 	}
 }
 
-// TestScanBadLatestDoesNotHideSiblings is G2 end to end: swamp drops every
+// TestScanBadLatestDoesNotHideSiblings is swamp-format §9.2 end to end: swamp drops every
 // item of a model whose one latest metadata is bad; Walk + ScanItem report
 // every item, the bad one with its problem.
 func TestScanBadLatestDoesNotHideSiblings(t *testing.T) {
@@ -234,7 +234,7 @@ func (f failingFS) ReadDir(n string) ([]fs.DirEntry, error) {
 }
 
 // TestWalkContinuesPastUnlistableDirectory: swamp aborts its whole walk on
-// one unreadable type directory (§2.7.3); Walk reports the rest and the error.
+// one unreadable type directory (swamp-format §2.7.3); Walk reports the rest and the error.
 func TestWalkContinuesPastUnlistableDirectory(t *testing.T) {
 	root, all := walkTree(t)
 	var got []string

@@ -16,7 +16,7 @@ import (
 	"github.com/swampj/swampj/ops/meta"
 )
 
-// File names inside a version directory (§2.3).
+// File names inside a version directory (swamp-format §2.3).
 const (
 	MetadataFileName = "metadata.yaml"
 	RawFileName      = "raw"
@@ -29,7 +29,7 @@ const maxMetadataSize = 16 << 20
 // CheckOptions says how hard ReadVersion looks.
 type CheckOptions struct {
 	// VerifyChecksum hashes raw (streamed, never held in memory) and
-	// compares it with metadata `checksum` when that is present (G22). It
+	// compares it with metadata `checksum` when that is present (swamp-format §9.22). It
 	// reads every byte of every version, so it is off for scans.
 	VerifyChecksum bool
 }
@@ -87,7 +87,7 @@ type Version struct {
 func (v *Version) Readable() bool { return v.State == StateReadable }
 
 // Streaming reports whether the version has raw but no metadata.yaml yet: a
-// streaming write in progress, or one that stopped before finalize (§2.6.3).
+// streaming write in progress, or one that stopped before finalize (swamp-format §2.6.3).
 func (v *Version) Streaming() bool {
 	return v.RawSize >= 0 && v.has(CodeMetadataMissing)
 }
@@ -103,7 +103,7 @@ func (v *Version) has(c Code) bool {
 
 // ReadVersion checks version v of the data item in itemDir. Problems with the
 // files are not errors: they come back in Version.Problems so that a caller
-// sees all of them (G2). The error is non-nil only for v <= 0.
+// sees all of them (swamp-format §9.2). The error is non-nil only for v <= 0.
 //
 // Cost: one open+read of metadata.yaml and one stat of raw (plus an lstat of
 // the directory when neither exists); with VerifyChecksum, one full read of

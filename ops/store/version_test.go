@@ -83,7 +83,7 @@ func TestReadVersionDamage(t *testing.T) {
 			os.Rename(md, filepath.Join(dir, "..", "md-elsewhere"))
 			symlink(t, "../md-elsewhere", md)
 		}, store.StateReadable, nil},
-		{"rename tombstone: no size, no checksum (G22)", func(t *testing.T, dir string) {
+		{"rename tombstone: no size, no checksum (swamp-format §9.22)", func(t *testing.T, dir string) {
 			md, _ := os.ReadFile(filepath.Join(dir, "metadata.yaml"))
 			s := string(md)
 			s = s[:strings.Index(s, "size:")] + "lifecycle: deleted\nrenamedTo: other\n"

@@ -8,11 +8,11 @@ import (
 	"github.com/swampj/swampj/fsx"
 )
 
-// latestName is the pointer file beside the version directories (§2.5).
+// latestName is the pointer file beside the version directories (swamp-format §2.5).
 const latestName = "latest"
 
 // VersionDir is one directory of a data item that swamp's listVersions counts
-// as a version (§2.7.1): a real directory (not a symlink), not named `latest`,
+// as a version (swamp-format §2.7.1): a real directory (not a symlink), not named `latest`,
 // whose name parseInt reads as a number > 0.
 type VersionDir struct {
 	// Name is the directory name as it is on disk.
@@ -23,7 +23,7 @@ type VersionDir struct {
 	// decimal, no sign, no leading zero), i.e. the directory that
 	// {itemDir}/{Number} names. A non-canonical directory is never read as a
 	// version, but swamp still counts it when it allocates and when `latest`
-	// falls back to the highest version (gotcha G7).
+	// falls back to the highest version (swamp-format §9.7).
 	Canonical bool
 }
 
@@ -31,7 +31,7 @@ type VersionDir struct {
 // version, sorted by Number then Name. A writer allocates above the highest
 // Number of all of them, canonical or not, so it never reuses a number swamp
 // would see; crash remnants (empty, metadata-only), uncommitted deferred
-// versions and streaming versions are all here (G8). Dot-directories (swampj's
+// versions and streaming versions are all here (swamp-format §9.8). Dot-directories (swampj's
 // staging, swamp's temp files) never parse as numbers, so they are not.
 func VersionDirs(fsys fsx.FS, itemDir string) ([]VersionDir, error) {
 	fsys = fsx.OrReal(fsys)
@@ -42,7 +42,7 @@ func VersionDirs(fsys fsx.FS, itemDir string) ([]VersionDir, error) {
 	return versionDirsOf(entries), nil
 }
 
-// ListVersions is swamp's listVersions (§2.7.1): the Number of every
+// ListVersions is swamp's listVersions (swamp-format §2.7.1): the Number of every
 // VersionDirs entry, ascending. Like swamp it keeps duplicates ("2" and
 // "2-old" give 2 twice).
 func ListVersions(fsys fsx.FS, itemDir string) ([]int64, error) {

@@ -14,10 +14,10 @@ import (
 // QuarantineDirName is the directory, directly under the data root, where
 // swampj moves versions and items it takes out of service; nothing is
 // deleted. Walk never enters it. swamp's own walk does (it descends
-// dot-directories, §2.7.3), but re-normalising the type drops the leading dot
+// dot-directories, swamp-format §2.7.3), but re-normalising the type drops the leading dot
 // and looks the items up under another path, so swamp finds nothing there.
 // Writers should still not keep the {modelId}/{dataName}/{N}/metadata.yaml
-// shape below it: swamp's lookup by model name (§2.7.4) probes any
+// shape below it: swamp's lookup by model name (swamp-format §2.7.4) probes any
 // UUID-named directory it meets.
 const QuarantineDirName = ".swampj-quarantine"
 
@@ -33,7 +33,7 @@ func isSwampjName(name string) bool { return strings.HasPrefix(name, swampjDirPr
 type Item struct {
 	// Type is the type directory segments joined by "/", as they are on
 	// disk. swamp re-normalises it (lowercase; ".", "::" and whitespace to
-	// "/", §2.7.3) and so loses items under a type directory that is not
+	// "/", swamp-format §2.7.3) and so loses items under a type directory that is not
 	// already normalised; Walk reports them as they are.
 	Type     string
 	ModelID  string
@@ -46,7 +46,7 @@ type Item struct {
 func (it Item) Key() string { return it.Type + "/" + it.ModelID + "/" + it.DataName }
 
 // Walk calls fn for every data item under dataRoot, classifying directories
-// as swamp's findAllGlobal does (§2.7.3):
+// as swamp's findAllGlobal does (swamp-format §2.7.3):
 //
 //   - only real directories are descended (never symlinks); files of any
 //     name (`_catalog.db*`, `.lock`, `.{uuid}.tmp`) are skipped;
@@ -74,7 +74,7 @@ func (it Item) Key() string { return it.Type + "/" + it.ModelID + "/" + it.DataN
 // data-name directory can make its parent a model directory.)
 //
 // Unlike swamp, Walk does not open any item's metadata, so one bad file never
-// hides the rest of a model (G2): judging items is ScanItem's job. A
+// hides the rest of a model (swamp-format §9.2): judging items is ScanItem's job. A
 // directory it cannot list is skipped and its error returned, joined with the
 // others, after the walk (swamp aborts at the first). A missing dataRoot has
 // no items. fn's error, or the context's, stops the walk and is returned.
@@ -180,7 +180,7 @@ func (w *walker) typeDir(dir, rel string, entries []fs.DirEntry) error {
 	return nil
 }
 
-// isModelDir is swamp's isModelIdDirectory (§2.7.3). It stops at the first
+// isModelDir is swamp's isModelIdDirectory (swamp-format §2.7.3). It stops at the first
 // proof, so a model directory usually costs one extra ReadDir and one stat.
 // Children that cannot be listed prove nothing and are passed over.
 func (w *walker) isModelDir(dir string, entries []fs.DirEntry) bool {

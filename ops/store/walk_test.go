@@ -11,7 +11,7 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
-// walkTree builds a data root exercising every rule of §2.7.3 and returns
+// walkTree builds a data root exercising every rule of swamp-format §2.7.3 and returns
 // it with the item keys Walk must report, in walk order.
 func walkTree(t *testing.T) (string, []string) {
 	root := t.TempDir()
@@ -30,7 +30,7 @@ func walkTree(t *testing.T) (string, []string) {
 	item(m+"/result", 1, 2)
 	item(m+"/207333", 1)       // a purely numeric data name is an item, not a version
 	item(m + "/execution-log") // an item with no version yet is still listed
-	// One bad latest metadata must not hide its siblings (G2).
+	// One bad latest metadata must not hide its siblings (swamp-format §9.2).
 	bad := item(m+"/broken", 1, 2)
 	writeFile(t, filepath.Join(bad, "2", "metadata.yaml"), nil)
 	writeFile(t, filepath.Join(root, "command", "shell", modelID, ".lock"), []byte(`{"pid":1}`))

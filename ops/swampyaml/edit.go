@@ -10,12 +10,12 @@ import (
 // ErrNoNamespace is returned by EditNamespace when asked to unset a
 // namespace that .swamp.yaml does not configure. swamp's own message for
 // this case is "No namespace is currently configured. Nothing to unset."
-// (swamp-format.md §1.5.3 step 1).
+// (swamp-format §1.5.3 step 1).
 var ErrNoNamespace = errors.New(".swamp.yaml: no datastore.namespace is configured")
 
 // EditNamespace rewrites the bytes of a .swamp.yaml the way `swamp datastore
-// namespace set <ns>` (ns != "", §1.5.2 step 4) or `namespace unset` (ns ==
-// "", §1.5.3 step 3) does: parse, change one key, re-serialise everything
+// namespace set <ns>` (ns != "", swamp-format §1.5.2 step 4) or `namespace unset` (ns ==
+// "", swamp-format §1.5.3 step 3) does: parse, change one key, re-serialise everything
 // with StyleConfig.
 //
 // Set: when there is no datastore block (or it is null), one is created as
@@ -23,7 +23,7 @@ var ErrNoNamespace = errors.New(".swamp.yaml: no datastore.namespace is configur
 // top-level key, or in place of the null — and then datastore.namespace is
 // replaced in place or appended as the block's last key. repoDir must be
 // absolute, as swamp always resolves it. The slug itself is not validated
-// here (callers check §1.5's slug rules first).
+// here (callers check swamp-format §1.5's slug rules first).
 //
 // Unset: only datastore.namespace is deleted; a datastore block that `set`
 // created stays. ErrNoNamespace if there is none.
@@ -33,7 +33,7 @@ var ErrNoNamespace = errors.New(".swamp.yaml: no datastore.namespace is configur
 // JSON round trip (an unquoted timestamp becomes its ISO string, NaN and
 // infinities become null). The legacy key `tool` is dropped, as swamp's
 // writer drops it, after being promoted to `tools: [<tool>]` when `tools` is
-// absent (§1.2). The removed keys defaultDriver/defaultDriverConfig are
+// absent (swamp-format §1.2). The removed keys defaultDriver/defaultDriverConfig are
 // refused, as swamp's reader refuses them.
 func EditNamespace(src []byte, repoDir string, ns string) ([]byte, error) {
 	root, err := Parse(src)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The two byte-exact files of swamp-format.md §1.2.1.
+// The two byte-exact files of swamp-format §1.2.1.
 const (
 	markerAfterInit = `swampVersion: 20261022.021804.0-sha.983e2929
 initializedAt: "2026-08-01T12:00:00.000Z"

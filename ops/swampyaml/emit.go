@@ -12,11 +12,11 @@ type Style int
 
 const (
 	// StyleMetadata is `stringify(data)` from @std/yaml 1.1.0 with default
-	// options, as swamp writes metadata.yaml (swamp-format.md §2.4.1):
+	// options, as swamp writes metadata.yaml (swamp-format §2.4.1):
 	// strings quoted only when needed, then with single quotes.
 	StyleMetadata Style = iota
 	// StyleConfig is `stringify(data, {quoteStyle: '"'})` from
-	// @std/yaml/unstable-stringify, as swamp writes .swamp.yaml (§1.2): the
+	// @std/yaml/unstable-stringify, as swamp writes .swamp.yaml (swamp-format §1.2): the
 	// same decisions, but double quotes where StyleMetadata uses single
 	// ones — except '' and the YAML 1.1 booleans, which stay single-quoted.
 	StyleConfig

@@ -20,7 +20,7 @@ func marshalValue(t *testing.T, value *Node, style Style) string {
 	return strings.TrimPrefix(strings.TrimSuffix(s, "\n"), "k: ")
 }
 
-// TestScalarQuoting covers every example of swamp-format.md §2.4.1 (rules
+// TestScalarQuoting covers every example of swamp-format §2.4.1 (rules
 // 1–6, the plain list, double quotes) in both styles. want is the text after
 // "k: " for StyleMetadata; wantConfig the same for StyleConfig ("" = same).
 func TestScalarQuoting(t *testing.T) {
@@ -157,7 +157,7 @@ func TestScalarQuoting(t *testing.T) {
 		{"plain glob", "telemetry/**", "telemetry/**", ""},
 		{"plain emoji-free unicode", "café", "café", ""},
 		{"plain U+00A1", "¡hola", "¡hola", ""},
-		// Double quotes for unprintable characters (§2.4.1).
+		// Double quotes for unprintable characters (swamp-format §2.4.1).
 		{"emoji", "ok 😀", `"ok \U0001F600"`, ""},
 		{"emoji alone", "😀", `"\U0001F600"`, ""},
 		{"tab", "a\tb", `"a\tb"`, ""},

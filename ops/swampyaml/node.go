@@ -1,9 +1,9 @@
 // Package swampyaml reads and writes YAML the way swamp does: Parse mirrors
 // @std/yaml 1.1.0's parse (default schema) followed by the JavaScript object
 // model, and Marshal reproduces @std/yaml 1.1.0's stringify byte for byte,
-// in the two flavours swamp uses (swamp-format.md §2.4.1 for metadata.yaml,
-// §1.2 for .swamp.yaml). EditNamespace is the read-modify-write cycle of
-// `swamp datastore namespace set/unset` on .swamp.yaml (§1.5.2, §1.5.3).
+// in the two flavours swamp uses (swamp-format §2.4.1 for metadata.yaml,
+// swamp-format §1.2 for .swamp.yaml). EditNamespace is the read-modify-write cycle of
+// `swamp datastore namespace set/unset` on .swamp.yaml (swamp-format §1.5.2, §1.5.3).
 // Parse is also the only reader of .swamp.yaml (ops/repo builds its Repo from
 // Parse's tree), so swampj reads back exactly what it and swamp write.
 //
@@ -152,7 +152,7 @@ func (n *Node) Delete(key string) bool {
 // canonical decimal form of an integer in [0, 2^32-2]. Objects enumerate such
 // keys first, in ascending numeric order, before all other string keys in
 // insertion order (ECMAScript OrdinaryOwnPropertyKeys) — which is why a tag
-// "42" comes before "type" in swamp's files (§2.4).
+// "42" comes before "type" in swamp's files (swamp-format §2.4).
 func IsArrayIndex(key string) bool {
 	if key == "" || len(key) > 10 || (len(key) > 1 && key[0] == '0') {
 		return false

@@ -20,7 +20,7 @@ func TestParseScalarTyping(t *testing.T) {
 		src  string
 		want want
 	}{
-		{"012", want{kind: NumberKind, num: 10}}, // leading-zero octal (§2.4)
+		{"012", want{kind: NumberKind, num: 10}}, // leading-zero octal (swamp-format §2.4)
 		{"09", want{kind: StringKind, str: "09"}},
 		{"0o17", want{kind: StringKind, str: "0o17"}},
 		{"0x1F", want{kind: NumberKind, num: 31}},

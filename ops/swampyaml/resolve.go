@@ -7,7 +7,7 @@ import (
 
 // The implicit scalar types of @std/yaml's DEFAULT_SCHEMA, in the order its
 // loader tries them: null, bool, int, float (core), then timestamp and merge
-// (swamp-format.md §2.4.1 rule 3). The dumper quotes a string that any of
+// (swamp-format §2.4.1 rule 3). The dumper quotes a string that any of
 // them would resolve, and Parse uses the same functions to type plain
 // scalars, so a value written by Marshal always reads back as a string.
 
@@ -162,7 +162,7 @@ func resolvesTimestamp(s string) bool {
 func resolvesMerge(s string) bool { return s == "<<" }
 
 // resolvesImplicitly reports whether a plain scalar s would be read as
-// something other than a string (§2.4.1 rule 3).
+// something other than a string (swamp-format §2.4.1 rule 3).
 func resolvesImplicitly(s string) bool {
 	return resolvesNull(s) || resolvesBool(s) || resolvesInt(s) ||
 		resolvesFloat(s) || resolvesTimestamp(s) || resolvesMerge(s)
@@ -170,7 +170,7 @@ func resolvesImplicitly(s string) bool {
 
 // compatBooleans is DEPRECATED_BOOLEANS_SYNTAX: YAML 1.1 booleans, which the
 // dumper always single-quotes in compat mode (the default), whatever the
-// quote style (§2.4.1 rule 2, §1.2).
+// quote style (swamp-format §2.4.1 rule 2, swamp-format §1.2).
 func isCompatBoolean(s string) bool {
 	switch s {
 	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON",

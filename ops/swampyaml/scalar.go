@@ -7,7 +7,7 @@ import (
 
 // This file is @std/yaml 1.1.0's string scalar writer (_dumper_state.ts
 // stringifyScalar, chooseScalarStyle, foldString, escapeString), ported
-// literally; swamp-format.md §2.4.1 summarises it.
+// literally; swamp-format §2.4.1 summarises it.
 //
 // JavaScript measures strings in UTF-16 code units. The port walks runes
 // instead, which gives the same answers: an astral character is two
@@ -41,7 +41,7 @@ func isPrintable(c rune) bool {
 func isWhiteSpace(c rune) bool { return c == ' ' || c == '\t' }
 
 // isPlainSafe: allowed after the first character of a plain scalar
-// (§2.4.1 rule 5: none of `: , [ ] { } #`).
+// (swamp-format §2.4.1 rule 5: none of `: , [ ] { } #`).
 func isPlainSafe(c rune) bool {
 	if !isPrintable(c) {
 		return false
@@ -53,7 +53,7 @@ func isPlainSafe(c rune) bool {
 	return true
 }
 
-// isPlainSafeFirst: allowed as the first character (§2.4.1 rule 4).
+// isPlainSafeFirst: allowed as the first character (swamp-format §2.4.1 rule 4).
 func isPlainSafeFirst(c rune) bool {
 	if !isPrintable(c) || isWhiteSpace(c) {
 		return false
@@ -115,14 +115,14 @@ func chooseScalarStyle(s []rune, singleLineOnly bool, lineWidth int, doubleQuote
 // mapping's values are level 1). Keys are never block scalars.
 func stringifyScalar(s string, level int, isKey bool, st Style) string {
 	if s == "" {
-		return "''" // §2.4.1 rule 1; also with quoteStyle '"' (§1.2)
+		return "''" // swamp-format §2.4.1 rule 1; also with quoteStyle '"' (swamp-format §1.2)
 	}
 	if isCompatBoolean(s) {
-		return "'" + s + "'" // §2.4.1 rule 2; also with quoteStyle '"' (§1.2)
+		return "'" + s + "'" // swamp-format §2.4.1 rule 2; also with quoteStyle '"' (swamp-format §1.2)
 	}
 	indent := indentPerLevel * max(1, level)
 	// The width shrinks with depth down to min(lineWidth, 40): 78 for a
-	// top-level value, 76 one level deeper (§2.4.1).
+	// top-level value, 76 one level deeper (swamp-format §2.4.1).
 	lineWidth := max(min(lineWidthLimit, 40), lineWidthLimit-indent)
 	runes := []rune(s)
 	switch chooseScalarStyle(runes, isKey, lineWidth, st == StyleConfig) {

@@ -43,7 +43,7 @@ func lockIntent(ctx context.Context, env *engine.Env, in *journal.Intent, try bo
 		}
 	}()
 	// A lock an ancestor swamp process holds (either version's variables,
-	// §13.5) is borrowed, never taken over or waited on; the locks are
+	// swamp-format §13.5) is borrowed, never taken over or waited on; the locks are
 	// taken in the order the intent lists them (a migration's two global
 	// locks in GlobalPaths' order).
 	anc := lock.AncestryFromEnv(nil)

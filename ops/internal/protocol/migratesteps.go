@@ -2,7 +2,7 @@ package protocol
 
 // The step kinds of a namespace migration. They are the plain mkdir,
 // rename and rmdir, except that debris a swamp writer leaves in a path the
-// migration fills or empties is not taken for somebody's data (#10.2).
+// migration fills or empties is not taken for somebody's data.
 //
 // A writer that starts while a migration runs creates its per-model lock
 // {base}[/{ns}]/data/{type}/{model}/.lock — and with it every missing
@@ -38,7 +38,7 @@ const (
 	KindMoveRmdir = "move-rmdir" // remove Path once emptied, debris included
 )
 
-// modelLockName is the file name of swamp's per-model locks (§8).
+// modelLockName is the file name of swamp's per-model locks (swamp-format §8).
 const modelLockName = ".lock"
 
 func observeMove(ctx context.Context, env *engine.Env, s *journal.Step) (engine.Observation, string, error) {

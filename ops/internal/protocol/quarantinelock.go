@@ -43,7 +43,7 @@ func observeQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step) 
 }
 
 func applyQuarantineLock(_ context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	// Newer swamp's rule (§13.3): an empty or unreadable lock younger than
+	// Newer swamp's rule (swamp-format §13.3): an empty or unreadable lock younger than
 	// the TTL is a writer at work, not dead.
 	ok, detail, err := lock.StillDeadWithin(env.FS, s.Path, s.OldData, time.Now(), lock.InFlightWindow)
 	if err != nil {

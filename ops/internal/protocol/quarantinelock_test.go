@@ -17,7 +17,7 @@ import (
 )
 
 // A dead lock is moved only while it is still dead by newer swamp's rule
-// (#24, §13.3): a zero-byte lock rewritten 10 s ago (past 06b6147-era
+// (swamp-format §13.3): a zero-byte lock rewritten 10 s ago (past 06b6147-era
 // swampj's 5 s window, within the 30 s TTL) is a writer at work again, so
 // the step refuses, and the file stays.
 func TestQuarantineLockRefusesAnEmptyLockWithinTheTTL(t *testing.T) {

@@ -2,7 +2,7 @@ package protocol
 
 // The repair-catalog step kind: the catalog half of a doctor repair
 // (ops/doctor). It records every affected row before and after, so it can
-// be redone and undone, restoring write order (G9) on undo.
+// be redone and undone, restoring write order (swamp-format §9.9) on undo.
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type RepairCatalogChange struct {
 	Namespace string              `json:"namespace"`
 	Items     []RepairCatalogItem `json:"items"`
 	// Order is every Before row of every item in the catalog's rowid
-	// order, so an undo can restore the write order across items (G9).
+	// order, so an undo can restore the write order across items (swamp-format §9.9).
 	Order []RepairRowRef `json:"order"`
 }
 
@@ -214,7 +214,7 @@ func repairCatalogForward(ctx context.Context, c *catalog.Catalog, ch *RepairCat
 }
 
 // repairCatalogBackward puts every item's rows back as they were (Before),
-// in their old write order (G9):
+// in their old write order (swamp-format §9.9):
 //
 //  1. rows the repair added are removed;
 //  2. from the first of the old rows (in their journaled rowid order,

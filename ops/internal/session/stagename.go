@@ -27,7 +27,7 @@ import (
 )
 
 // StagePrefix starts every staging directory; swamp's readers skip it (no
-// digits first, G3) and so does store.Walk (".swampj-").
+// digits first, swamp-format §9.3) and so does store.Walk (".swampj-").
 const StagePrefix = ".swampj-stage-"
 
 // latestTempPrefix starts the temp file of a `latest` replace written

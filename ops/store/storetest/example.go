@@ -10,7 +10,7 @@ import (
 )
 
 // Fixed identities of the example repo. The first two are the models of
-// swamp-format.md §2.4.2 (examples A and B), so their files can be compared
+// swamp-format §2.4.2 (examples A and B), so their files can be compared
 // with the byte-exact examples there.
 const (
 	ExampleRepoID      = "5b0c9e2a-7f4d-4e1b-9a3c-2d8e6f1a0b7c"
@@ -28,13 +28,13 @@ type ExampleStats struct {
 }
 
 // Example writes the bundled example repo into dir (created if missing; no
-// file may exist yet where Example writes one). Layout (Appendix A, solo,
+// file may exist yet where Example writes one). Layout (swamp-format Appendix A, solo,
 // default datastore):
 //
 //	.swamp.yaml
-//	.swamp/data/command/shell/{hello-shell}/result/{1,2,3} + latest   model-method resource (§2.4.2 A is v3)
+//	.swamp/data/command/shell/{hello-shell}/result/{1,2,3} + latest   model-method resource (swamp-format §2.4.2 A is v3)
 //	.swamp/data/command/shell/{scan-shell}/result/{1..4} + latest     workflow-step outputs of two steps
-//	                                                                  (§2.4.2 B is v1)
+//	                                                                  (swamp-format §2.4.2 B is v1)
 //	.swamp/data/@acme/scanner/{scanner}/result/{1,2,3} + latest       scoped extension type
 //	.swamp/data/@acme/scanner/{scanner}/execution-log/1 + latest      file output of a workflow step
 //	.swamp/data/aws/ec2/vpc/{main-vpc}/vpc/{1,2} + latest             three-segment type
@@ -80,7 +80,7 @@ func (e *exampleWriter) item(typ, model, name string, latest int64) error {
 
 func (e *exampleWriter) helloShell() error {
 	// 1. hello-shell: `swamp model method run hello-shell execute`, three
-	// times. Version 3 is §2.4.2 A byte for byte (id, raw, createdAt).
+	// times. Version 3 is swamp-format §2.4.2 A byte for byte (id, raw, createdAt).
 	helloIDs := []string{e.ids.next(), e.ids.next(), "7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f"}
 	for i, id := range helloIDs {
 		n := int64(i + 1)
@@ -100,8 +100,8 @@ func (e *exampleWriter) helloShell() error {
 func (e *exampleWriter) scanShell() error {
 	// 2. scan-shell in workflow nightly-scan: two runs, each with step
 	// run-shell (job scan) and step summarize (job report) writing the same
-	// item, so two (workflow, job, step) groups share one data name (§3.5,
-	// §11). Version 1 is §2.4.2 B byte for byte.
+	// item, so two (workflow, job, step) groups share one data name (swamp-format §3.5,
+	// §11). Version 1 is swamp-format §2.4.2 B byte for byte.
 	e.runs = []string{exampleFirstRunID, e.ids.next()}
 	steps := []struct{ job, step, cmd, out string }{
 		{"scan", "run-shell", "echo hello", "hello\n"},
@@ -133,7 +133,7 @@ func (e *exampleWriter) scanShell() error {
 }
 
 func (e *exampleWriter) scanner() error {
-	// 3. @acme/scanner (Appendix A): result ×3 by model-method runs, and an
+	// 3. @acme/scanner (swamp-format Appendix A): result ×3 by model-method runs, and an
 	// execution log written as a file by the workflow step `scan`.
 	scanner := e.ids.next()
 	for i := range 3 {
@@ -173,8 +173,8 @@ func (e *exampleWriter) scanner() error {
 }
 
 func (e *exampleWriter) vpc() error {
-	// 4. aws/ec2/vpc (AWS::EC2::VPC normalised, §2.2): a resource with two
-	// versions, and a purely numeric data name (legal, §2.2).
+	// 4. aws/ec2/vpc (AWS::EC2::VPC normalised, swamp-format §2.2): a resource with two
+	// versions, and a purely numeric data name (legal, swamp-format §2.2).
 	vpc := e.ids.next()
 	for i := range 2 {
 		v := int64(i + 1)
@@ -201,7 +201,7 @@ func (e *exampleWriter) vpc() error {
 
 func (e *exampleWriter) runtimeDirs(dir string) error {
 	// 5. The other runtime directories of the datastore tier and the local
-	// tier (§2.8, Appendix A). Their formats are not swampj's concern; they
+	// tier (swamp-format §2.8). Their formats are not swampj's concern; they
 	// are here so that migrations have them to move (and secrets to leave).
 	swamp := filepath.Join(dir, ".swamp")
 	for _, r := range e.runs {

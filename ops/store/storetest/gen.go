@@ -1,5 +1,5 @@
 // Package storetest writes swamp repos in swamp's exact on-disk layout
-// (swamp-format.md §1.2, §2): `.swamp.yaml`, versioned data items with their
+// (swamp-format §1.2, §2): `.swamp.yaml`, versioned data items with their
 // `latest` pointers and byte-exact metadata.yaml files (ops/meta.Encode), and
 // the runtime directories beside them. Everything it writes is deterministic:
 // ids, timestamps and contents come from fixed values or a seeded generator,
@@ -100,13 +100,13 @@ type Version struct {
 	Type    string // normalised model type, "/"-separated
 	ModelID string
 	// Meta is the metadata; Name and Version must be set. Size and
-	// Checksum are filled in from Raw, as swamp's save does (§2.6.2).
+	// Checksum are filled in from Raw, as swamp's save does (swamp-format §2.6.2).
 	Meta *meta.Metadata
 	Raw  []byte
 }
 
 // writeVersion writes {dataRoot}/{type}/{modelId}/{name}/{N}/metadata.yaml
-// then raw, swamp's order (§2.6.2 steps 6–7).
+// then raw, swamp's order (swamp-format §2.6.2 steps 6–7).
 func (w *writer) writeVersion(dataRoot string, v Version) error {
 	size := int64(len(v.Raw))
 	sum := sha256.Sum256(v.Raw)
@@ -124,7 +124,7 @@ func (w *writer) writeVersion(dataRoot string, v Version) error {
 }
 
 // writeLatest writes the `latest` pointer: the decimal number, no newline
-// (§2.5).
+// (swamp-format §2.5).
 func (w *writer) writeLatest(dataRoot, typ, modelID, name string, n int64) error {
 	return w.file(filepath.Join(itemDir(dataRoot, typ, modelID, name), "latest"), []byte(strconv.FormatInt(n, 10)))
 }
@@ -133,7 +133,7 @@ func itemDir(dataRoot, typ, modelID, name string) string {
 	return filepath.Join(dataRoot, filepath.FromSlash(typ), modelID, name)
 }
 
-// swampYAML is .swamp.yaml as `swamp repo init` leaves it (§1.2.1, first
+// swampYAML is .swamp.yaml as `swamp repo init` leaves it (swamp-format §1.2.1, first
 // example): no datastore block, so the datastore is {repo}/.swamp, solo.
 func swampYAML(initializedAt, repoID string) []byte {
 	return []byte("swampVersion: " + SwampVersion + "\n" +
@@ -162,10 +162,10 @@ func (u *uuids) next() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// iso is JavaScript's toISOString (§2.4): UTC, milliseconds, Z.
+// iso is JavaScript's toISOString (swamp-format §2.4): UTC, milliseconds, Z.
 func iso(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// resourceMeta is a model-method resource's metadata (§2.4.2 A).
+// resourceMeta is a model-method resource's metadata (swamp-format §2.4.2 A).
 func resourceMeta(id, name string, version int64, modelName, defID, createdAt string) *meta.Metadata {
 	return &meta.Metadata{
 		ID: id, Name: name, Version: version,
@@ -182,12 +182,12 @@ func resourceMeta(id, name string, version int64, modelName, defID, createdAt st
 	}
 }
 
-// StepRun names the workflow step that wrote a version (§7.1).
+// StepRun names the workflow step that wrote a version (swamp-format §7.1).
 type StepRun struct {
 	Workflow, WorkflowID, RunID, Job, Step string
 }
 
-// stepOutput turns m into a workflow-step output (§2.4.2 B, §7.1): the
+// stepOutput turns m into a workflow-step output (swamp-format §2.4.2 B, swamp-format §7.1): the
 // workflow tags appended after modelName in the order source, workflow,
 // workflowId, workflowRunId, job, step, mirrored into ownerDefinition.
 func stepOutput(m *meta.Metadata, s StepRun) *meta.Metadata {
@@ -209,7 +209,7 @@ func stepOutput(m *meta.Metadata, s StepRun) *meta.Metadata {
 }
 
 // shellRaw is the built-in command/shell model's `result` resource as swamp
-// stores it: compact JSON, no trailing newline (§2.4.2).
+// stores it: compact JSON, no trailing newline (swamp-format §2.4.2).
 func shellRaw(executedAt, command, stdout string, durationMs int) []byte {
 	return fmt.Appendf(nil, `{"exitCode":0,"executedAt":%q,"command":%q,"durationMs":%d,"stdout":%q,"stderr":""}`,
 		executedAt, command, durationMs, stdout)

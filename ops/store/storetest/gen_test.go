@@ -11,7 +11,7 @@ import (
 	"github.com/swampj/swampj/ops/store/storetest"
 )
 
-// specA and specB are swamp-format.md §2.4.2 examples A and B, byte for byte.
+// specA and specB are swamp-format §2.4.2 examples A and B, byte for byte.
 const specA = `id: 7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f
 name: result
 version: 3
