@@ -174,7 +174,13 @@ func runRun(c *cli.Context) error {
 	// leaving it undone would leave the run to be settled by the next
 	// start, so it runs to its end.
 	c.Context = context.WithoutCancel(c.Context)
+	// syncfs waits for every dirty page of the file system, other
+	// processes' too: seconds on a busy disk, shown as a phase.
+	if p := e.out.progress(); p != nil {
+		p(ops.ProgressEvent{Phase: "syncing file system"})
+	}
 	changed, ferr := w.Finish(c.Context)
+	e.out.endProgress()
 	outcome := fmt.Sprintf("the command exited with status %d", code)
 	switch {
 	case ferr != nil:

@@ -25,7 +25,7 @@ func remedyHint(r ops.Remedy) string {
 	case ops.RemedyUnsetMigrate:
 		return "run 'swampj datastore namespace unset --migrate --confirm'"
 	case ops.RemedyUnsetNamespace:
-		return "run 'swampj datastore namespace unset'"
+		return "run 'swampj datastore namespace unset --confirm'"
 	case ops.RemedyRepair:
 		return "run 'swampj doctor --repair --confirm'"
 	case ops.RemedyCheckAgain:
