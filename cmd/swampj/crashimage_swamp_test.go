@@ -30,6 +30,10 @@ func zeroByteFiles(t *testing.T, dir string) []string {
 		if err != nil || d.IsDir() {
 			return nil
 		}
+		switch d.Name() {
+		case "_journal.db.lock", "_journal.db.gate":
+			return nil // swampj's flock files: empty by design, they hold no data
+		}
 		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, rel)
