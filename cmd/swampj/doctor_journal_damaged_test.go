@@ -68,16 +68,7 @@ func TestCtrlCWhileRecoverWaits(t *testing.T) {
 	}
 	waitSignalHandled(t, cmd.Process.Pid, 2)
 	time.Sleep(500 * time.Millisecond)
-	_ = cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("still running 15 s after SIGINT; stderr: %s", se.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(se.String(), "interrupted") ||
+	if code := interruptAndWait(t, cmd, &se, 15*time.Second); code != 130 || !strings.Contains(se.String(), "interrupted") ||
 		!strings.Contains(se.String(), "'swampj recover'") {
 		t.Fatalf("exit %d (want 130), stderr: %s", code, se.String())
 	}

@@ -272,16 +272,7 @@ func TestCtrlCWhileAMigrationWaits(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !nsExists(dir, ".swamp/_journal.db"); time.Sleep(20 * time.Millisecond) {
 	}
 	time.Sleep(200 * time.Millisecond)
-	_ = cmd.Process.Signal(os.Interrupt)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("still running 10 s after SIGINT; stderr: %s", se.String())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(se.String(), "interrupted during") ||
+	if code := interruptAndWait(t, cmd, &se, 10*time.Second); code != 130 || !strings.Contains(se.String(), "interrupted during") ||
 		!strings.Contains(se.String(), "nothing was changed") {
 		t.Fatalf("exit %d (want 130), stderr: %s", code, se.String())
 	}
@@ -339,4 +330,20 @@ func TestDoctorTextIsOneLinePerFinding(t *testing.T) {
 	if v := swampj(t, dir, "doctor", "-v"); !strings.Contains(v.stdout, "fix: ") {
 		t.Errorf("-v must show each finding's fix:\n%s", v.stdout)
 	}
+}
+
+// interruptAndWait sends cmd (started, its stderr in se) SIGINT and waits
+// at most limit for it to exit; it returns the exit code.
+func interruptAndWait(t *testing.T, cmd *exec.Cmd, se *bytes.Buffer, limit time.Duration) int {
+	t.Helper()
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		t.Fatalf("still running %s after SIGINT; stderr: %s", limit, se.String())
+	}
+	return cmd.ProcessState.ExitCode()
 }
