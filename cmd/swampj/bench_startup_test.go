@@ -226,7 +226,7 @@ func TestInitPhasesOfTaggedBuild(t *testing.T) {
 			clock += ms
 		}
 	}
-	if lines < 100 {
+	if lines < 20 {
 		t.Fatalf("%d init lines in the trace:\n%s", lines, stderr.String())
 	}
 	var sum time.Duration
