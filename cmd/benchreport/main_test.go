@@ -168,3 +168,50 @@ func TestRenderBesideSwamp(t *testing.T) {
 		t.Error("a beside-swamp table from results that have none")
 	}
 }
+
+// A start-up run as BenchmarkStartupVsBareWrite reports it: both builds
+// against the bare process, with their phases.
+const startupSample = `=== benchreport size=0 load 1.00 2.00 3.00
+BenchmarkStartupVsBareWrite-2   	       1	16481363556 ns/op	     10000 bare-process-µs	      2000 plain-init-aws-µs	      1000 plain-init-mandoc-µs	      1500 plain-init-other-µs	      1200 plain-init-sqlite-µs	       300.0 plain-init-swampj-µs	     9000 plain-rest-µs	      1900 tagged-init-aws-µs	         0 tagged-init-mandoc-µs	      1400 tagged-init-other-µs	      1100 tagged-init-sqlite-µs	       300.0 tagged-init-swampj-µs	     2300 tagged-rest-µs	     15000 version-plain-µs	         1.500 version-plain/bare(target≤0.8)	     7000 version-µs	         0.700 version/bare(target≤0.8)
+PASS
+`
+
+func TestRenderStartupBothBuildsWithPhases(t *testing.T) {
+	results, _ := splitSaved([]byte(startupSample))
+	var sel []row
+	for _, r := range rows {
+		if strings.Contains(r.what, "--version") || strings.Contains(r.what, "start-up phase") {
+			sel = append(sel, r)
+		}
+	}
+	var out bytes.Buffer
+	render(&out, sel, nil, results)
+	for what, want := range map[string][]string{
+		"swampj --version, built with the tags (vs bare durable-write process)": {"7000 µs", "10.0 ms", "0.70", "≤ 0.8", "yes"},
+		"swampj --version, plain go build (vs bare durable-write process)":      {"15.0 ms", "10.0 ms", "1.50", "≤ 0.8", "no"},
+		"start-up phase, tags: AWS SDK package inits":                           {"1900 µs", "0.19"},
+		"start-up phase, tags: exec, runtime, main, exit":                       {"2300 µs", "0.23"},
+		"start-up phase, plain: AWS SDK package inits":                          {"2000 µs", "0.20"},
+		"start-up phase, plain: SQLite package inits":                           {"1200 µs", "0.12"},
+		"start-up phase, plain: man page renderer inits":                        {"1000 µs", "0.10"},
+		"start-up phase, plain: swampj's package inits":                         {"300 µs", "0.03"},
+		"start-up phase, plain: other package inits":                            {"1500 µs", "0.15"},
+		"start-up phase, plain: exec, dynamic loader, runtime, main, exit":      {"9000 µs", "0.90"},
+	} {
+		found := false
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f := strings.Split(l, "|"); strings.TrimSpace(f[0]) != what {
+				continue
+			}
+			found = true
+			for _, w := range want {
+				if !strings.Contains(l, w) {
+					t.Errorf("row %q lacks %q: %s", what, w, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row %q in\n%s", what, out.String())
+		}
+	}
+}
