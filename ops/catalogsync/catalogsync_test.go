@@ -330,3 +330,52 @@ func TestHandleOpensOnFirstUse(t *testing.T) {
 		t.Fatal("a nil Handle has an opener")
 	}
 }
+
+// Rows of another repo's namespace (swamp-format §3.9) are never touched;
+// rows of this repo's items under a namespace it no longer uses are its
+// old stamps, and the rebuild reconciles them away.
+func TestRebuildKeepsForeignRowsAndReconcilesOldStamps(t *testing.T) {
+	r, _ := example(t)
+	rebuild(t, r, true)
+	c, err := catalog.Open(ctx, fsx.Real(), r.CatalogPath, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := c.Rows(ctx, r.Namespace)
+	if err != nil || len(own) == 0 {
+		t.Fatalf("own rows: %d, %v", len(own), err)
+	}
+	foreign, old := own[0], own[0]
+	foreign.Namespace, foreign.ModelID = "team-b", "00000000-0000-4000-8000-000000000001"
+	old.Namespace = "old-ns"
+	if err := c.UpsertVersions(ctx, []catalog.Row{foreign, old}); err != nil {
+		t.Fatal(err)
+	}
+	inserted, err := c.Rows(ctx, "team-b")
+	if err != nil || len(inserted) != 1 {
+		t.Fatalf("team-b's rows: %+v, %v", inserted, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rep := rebuild(t, r, true)
+	if len(rep.ForeignNamespaces) != 1 || rep.ForeignNamespaces[0].Namespace != "team-b" || rep.Counts.ForeignKept != 1 {
+		t.Errorf("foreign namespaces %+v, kept %d; want team-b's one row", rep.ForeignNamespaces, rep.Counts.ForeignKept)
+	}
+	if len(rep.StaleNamespaces) != 1 || rep.StaleNamespaces[0].Namespace != "old-ns" {
+		t.Errorf("stale namespaces %+v, want old-ns", rep.StaleNamespaces)
+	}
+	c, err = catalog.Open(ctx, fsx.Real(), r.CatalogPath, catalog.Options{Mode: catalog.ModeReport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	kept, err := c.Rows(ctx, "team-b")
+	if err != nil || !reflect.DeepEqual(kept, inserted) {
+		t.Errorf("team-b's rows after the rebuild: %+v, %v; want %+v untouched", kept, err, inserted)
+	}
+	if gone, err := c.Rows(ctx, "old-ns"); err != nil || len(gone) != 0 {
+		t.Errorf("old-ns rows after the rebuild: %+v, %v; want none", gone, err)
+	}
+}
