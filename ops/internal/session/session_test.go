@@ -362,3 +362,96 @@ func TestStageOwnerGone(t *testing.T) {
 		}
 	}
 }
+
+// openHalfDone leaves movePlan's intent open in the journal, as a process
+// that died after its first step (the mkdir) leaves it.
+func openHalfDone(t *testing.T, dataRoot, jp string) uint64 {
+	t.Helper()
+	j, err := journal.Open(fsx.Real(), jp, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := j.Begin(movePlan(dataRoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Abandon()
+	if err := os.Mkdir(filepath.Join(dataRoot, "t", "n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A preview observes each step of each open intent, in the direction a
+// recovery would take, and changes nothing; a step the disk matches in
+// neither state is where the run would stop.
+func TestPreviewOpenObservesAndChangesNothing(t *testing.T) {
+	_, dataRoot, jp := repoFixture(t)
+	id := openHalfDone(t, dataRoot, jp)
+	before := fsxtest.Snapshot(t, dataRoot, nil)
+	s, err := session.Open(fsx.Real(), jp, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	env := &engine.Env{FS: fsx.Real()}
+	for _, rollback := range []bool{false, true} {
+		outs, err := session.PreviewOpen(ctx, env, s.Journal(), rollback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := journal.Forward
+		if rollback {
+			want = journal.Backward
+		}
+		if len(outs) != 1 || outs[0].ID != id || outs[0].Direction != want || len(outs[0].Steps) != 3 || outs[0].Blocked != nil {
+			t.Fatalf("preview (rollback %v) = %+v, want intent %d going %s, three steps, nothing blocking", rollback, outs, id, want)
+		}
+		if st := outs[0].Steps; st[0].Observed == st[1].Observed {
+			t.Errorf("the mkdir done and the rename not done are observed alike: %+v", st)
+		}
+	}
+	if d := fsxtest.Diff(before, fsxtest.Snapshot(t, dataRoot, nil)); len(d) != 0 {
+		t.Fatalf("the preview changed the data: %v", d)
+	}
+
+	// Something else at the rename's target while its source is still
+	// there: the disk matches neither side of step 2.
+	fsxtest.WriteFiles(t, dataRoot, map[string]string{"t/n/x/latest": "9"})
+	outs, err := session.PreviewOpen(ctx, env, s.Journal(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Blocked == nil || outs[0].Blocked.Index != 2 {
+		t.Fatalf("preview of a conflict = %+v, want blocked at step 2", outs)
+	}
+	recOuts, err := session.RecoverOpen(ctx, env, s.Journal(), false)
+	if !session.IsConflict(err) || len(recOuts) != 1 || recOuts[0].Status != journal.StatusOpen || recOuts[0].Error == "" {
+		t.Fatalf("recovery of a conflict: %+v, %v; want a conflict, the intent still open with its error", recOuts, err)
+	}
+}
+
+// Rolling back undoes what the intent's steps did, in reverse, and closes
+// it as rolled back.
+func TestRecoverOpenRollsBack(t *testing.T) {
+	_, dataRoot, jp := repoFixture(t)
+	before := fsxtest.Snapshot(t, dataRoot, nil)
+	id := openHalfDone(t, dataRoot, jp)
+	s, err := session.Open(fsx.Real(), jp, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := session.RecoverOpen(ctx, &engine.Env{FS: fsx.Real()}, s.Journal(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].ID != id || outs[0].Status != journal.StatusRolledBack || outs[0].Direction != journal.Backward || outs[0].Undone == 0 {
+		t.Fatalf("outcomes = %+v, want intent %d rolled back", outs, id)
+	}
+	if d := fsxtest.Diff(before, fsxtest.Snapshot(t, dataRoot, nil)); len(d) != 0 {
+		t.Fatalf("the rollback did not restore the data: %v", d)
+	}
+}
