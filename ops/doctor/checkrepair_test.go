@@ -345,3 +345,29 @@ func TestCodesTable(t *testing.T) {
 		}
 	}
 }
+
+// Only limits a run to the named item directories (what a command just
+// changed): damage elsewhere is not looked at, and not repaired.
+func TestOnlyLimitsTheRunToTheNamedItems(t *testing.T) {
+	r := damaged(t)
+	scanItem := filepath.Join(r.DataRoot, helloType, storetest.ExampleScanShell, "result")
+	for _, f := range []string{"raw", "metadata.yaml"} {
+		if err := os.Truncate(filepath.Join(scanItem, "4", f), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := run(t, r, doctor.Options{Repair: true, Confirm: true, Only: []string{scanItem}})
+	if rep.Items != 1 || rep.Remaining != 0 || len(rep.Findings) == 0 {
+		t.Fatalf("a run limited to one item: %d items, %d remaining, findings %+v", rep.Items, rep.Remaining, rep.Findings)
+	}
+	for _, f := range rep.Findings {
+		if !strings.Contains(f.Item, storetest.ExampleScanShell) {
+			t.Errorf("finding outside the item it was limited to: %+v", f)
+		}
+	}
+	if latest, _ := os.ReadFile(filepath.Join(scanItem, "latest")); strings.TrimSpace(string(latest)) != "3" {
+		t.Errorf("the named item's latest = %q, want 3", latest)
+	}
+	// The other damaged item was not looked at: the full run still finds it.
+	unreadable(t, run(t, r, doctor.Options{}))
+}
