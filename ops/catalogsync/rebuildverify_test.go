@@ -379,3 +379,45 @@ func TestRebuildKeepsForeignRowsAndReconcilesOldStamps(t *testing.T) {
 		t.Errorf("old-ns rows after the rebuild: %+v, %v; want none", gone, err)
 	}
 }
+
+// A damaged catalog: verify reports it and changes nothing; a preview says
+// the rebuild would move it aside; the confirmed rebuild moves it aside
+// (never deletes it: its bytes are kept) and builds a new one.
+func TestRebuildMovesADamagedCatalogAside(t *testing.T) {
+	r, _ := example(t)
+	garbage := []byte("this is not an SQLite database, but it was once a catalog\n")
+	if err := os.MkdirAll(filepath.Dir(r.CatalogPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.CatalogPath, garbage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := files(t, r)
+	if _, err := catalogsync.Verify(ctx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second}); err == nil {
+		t.Fatal("verify of a damaged catalog: no error")
+	}
+	if p := rebuild(t, r, false); p.CatalogDamaged == "" || p.Applied {
+		t.Fatalf("preview of a damaged catalog: damaged %q, applied %v", p.CatalogDamaged, p.Applied)
+	}
+	if d := fsxtest.Diff(before, files(t, r)); len(d) != 0 {
+		t.Fatalf("verify or the preview changed the damaged catalog: %v", d)
+	}
+
+	c := rebuild(t, r, true)
+	if c.MovedAside == nil || len(c.MovedAside.Files) == 0 {
+		t.Fatalf("confirmed rebuild of a damaged catalog: moved aside %+v", c.MovedAside)
+	}
+	var kept bool
+	for _, m := range c.MovedAside.Files {
+		if m.From == r.CatalogPath {
+			b, err := os.ReadFile(m.To)
+			kept = err == nil && string(b) == string(garbage)
+		}
+	}
+	if !kept {
+		t.Fatalf("the damaged catalog's bytes are not where it was moved: %+v", c.MovedAside.Files)
+	}
+	if v := verify(t, r); !v.InSync {
+		t.Fatalf("verify after the rebuild: %+v", v.Counts)
+	}
+}
