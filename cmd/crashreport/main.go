@@ -202,26 +202,7 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	for _, p := range protocols {
-		row := Protocol{Name: p, Layers: map[string]Cell{}}
-		for _, l := range layers {
-			row.Layers[l] = cells[p+"/"+l]
-		}
-		rep.Protocols = append(rep.Protocols, row)
-	}
-	for p, ls := range required(images) {
-		if !*withLayers {
-			break
-		}
-		for _, l := range ls {
-			if cells[p+"/"+l].Checked == 0 {
-				rep.Failures = append(rep.Failures, fmt.Sprintf("%s × %s: nothing checked", p, l))
-			}
-		}
-	}
-	for k, c := range cells {
-		rep.Failures = append(rep.Failures, c.failures(k)...)
-	}
+	tabulate(rep, cells, images, *withLayers)
 
 	if *withMutants {
 		rep.Mutants = runMutants(root)
@@ -258,6 +239,32 @@ func main() {
 	}
 	fmt.Printf("\nevery layer of every protocol recovered; %d of %d mutants caught; %s written (%s)\n",
 		rep.Mutants.Caught, rep.Mutants.Total, *out, time.Duration(rep.Seconds)*time.Second)
+}
+
+// tabulate puts the cells into rep's table of protocols by layers and adds
+// the failures: a cell that failed, and a required cell the suites ran
+// (withLayers) that checked nothing.
+func tabulate(rep *Report, cells map[string]Cell, images, withLayers bool) {
+	for _, p := range protocols {
+		row := Protocol{Name: p, Layers: map[string]Cell{}}
+		for _, l := range layers {
+			row.Layers[l] = cells[p+"/"+l]
+		}
+		rep.Protocols = append(rep.Protocols, row)
+	}
+	for p, ls := range required(images) {
+		if !withLayers {
+			break
+		}
+		for _, l := range ls {
+			if cells[p+"/"+l].Checked == 0 {
+				rep.Failures = append(rep.Failures, fmt.Sprintf("%s × %s: nothing checked", p, l))
+			}
+		}
+	}
+	for k, c := range cells {
+		rep.Failures = append(rep.Failures, c.failures(k)...)
+	}
 }
 
 func readLines(path string) (map[string]Cell, error) {

@@ -77,53 +77,12 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	// A command that cannot be found or run is the shell's 127 or 126,
-	// before anything is recovered or recorded. It runs in the repo
-	// directory, so a relative path is looked up there.
-	look := args[0]
-	if strings.Contains(look, "/") && !filepath.IsAbs(look) {
-		look = filepath.Join(dir, look)
-	}
-	if _, err := exec.LookPath(look); err != nil {
-		code := 126
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			code = 127
-		}
-		return withCode("command_not_started", code, fmt.Errorf("%w; nothing was run or changed", err))
-	}
-
-	// 1. Recovery, bounded; the command does not run on a repo mid-change.
-	rep, err := recover.Run(c.Context, e.fs, dir, recover.Options{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
-		Progress: e.out.progress()})
-	e.out.endProgress() // the line is cleared before the command writes to the terminal
-	if err != nil {
-		return fmt.Errorf("recovery before the command failed, so %q was not run: %w", args[0], err)
-	}
-	for _, in := range rep.Intents {
-		e.out.warn(in.Sentence() + ", before the command")
-	}
-	for _, s := range rep.WrappedRuns {
-		e.out.warn(s.Sentence() + ", before the command")
-	}
-	rc, err := runRemoteBefore(c, e, args[0]) // remote-backed repo: the cache doctor (cmd_remote.go)
-	if err != nil {
+	if err := lookCommand(dir, args[0]); err != nil {
 		return err
 	}
-	r, err := runRepo(e, dir, rc)
+	r, rc, err := recoverBeforeRun(c, e, dir, args[0])
 	if err != nil {
 		return err
-	}
-	if rc != nil {
-		// A remote-backed repo: the cache doctor before the command has
-		// just checked every cached file a dead run could have left torn.
-		settled, err := wrapped.SettleChecked(c.Context, dir, r.JournalPath, "settled after its wrapper died: the datastore cache was checked before the next wrapped command",
-			wrapped.SettleOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs})
-		for _, s := range settled {
-			e.out.warn(fmt.Sprintf("settled a wrapped run of %q (pid %d) that ended without its final barrier: the cache doctor checked what it could have left, before the command", s.Run.Command, s.Run.PID))
-		}
-		if err != nil {
-			return fmt.Errorf("settling a dead wrapped run before %q: %w; it was not run", args[0], err)
-		}
 	}
 
 	// 2. The command under the barrier, recorded, with signals passed
@@ -168,7 +127,74 @@ func runRun(c *cli.Context) error {
 		return err
 	}
 
-	// 3. The final barrier, then the doctor of what the command changed.
+	finishRun(c, e, w, r, rc, wopts.Unguarded, start, code)
+	if code != 0 {
+		return &runExit{code}
+	}
+	return nil
+}
+
+// lookCommand refuses a command that cannot be found or run with the
+// shell's 127 or 126, before anything is recovered or recorded. It runs in
+// the repo directory, so a relative path is looked up there.
+func lookCommand(dir, name string) error {
+	look := name
+	if strings.Contains(look, "/") && !filepath.IsAbs(look) {
+		look = filepath.Join(dir, look)
+	}
+	if _, err := exec.LookPath(look); err != nil {
+		code := 126
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = 127
+		}
+		return withCode("command_not_started", code, fmt.Errorf("%w; nothing was run or changed", err))
+	}
+	return nil
+}
+
+// recoverBeforeRun is step 1: recovery, bounded, so the command does not
+// run on a repo mid-change, and the settling of a wrapped run that died.
+// It returns the repo the barrier covers and, for a remote-backed repo,
+// its cache.
+func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *remote.Cache, error) {
+	rep, err := recover.Run(c.Context, e.fs, dir, recover.Options{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
+		Progress: e.out.progress()})
+	e.out.endProgress() // the line is cleared before the command writes to the terminal
+	if err != nil {
+		return nil, nil, fmt.Errorf("recovery before the command failed, so %q was not run: %w", name, err)
+	}
+	for _, in := range rep.Intents {
+		e.out.warn(in.Sentence() + ", before the command")
+	}
+	for _, s := range rep.WrappedRuns {
+		e.out.warn(s.Sentence() + ", before the command")
+	}
+	rc, err := runRemoteBefore(c, e, name) // remote-backed repo: the cache doctor (cmd_remote.go)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := runRepo(e, dir, rc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rc != nil {
+		// A remote-backed repo: the cache doctor before the command has
+		// just checked every cached file a dead run could have left torn.
+		settled, err := wrapped.SettleChecked(c.Context, dir, r.JournalPath, "settled after its wrapper died: the datastore cache was checked before the next wrapped command",
+			wrapped.SettleOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs})
+		for _, s := range settled {
+			e.out.warn(fmt.Sprintf("settled a wrapped run of %q (pid %d) that ended without its final barrier: the cache doctor checked what it could have left, before the command", s.Run.Command, s.Run.PID))
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("settling a dead wrapped run before %q: %w; it was not run", name, err)
+		}
+	}
+	return r, rc, nil
+}
+
+// finishRun is step 3: the final barrier, then the doctor of what the
+// command that exited with code changed, then the run's record is closed.
+func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *remote.Cache, unguarded bool, start time.Time, code int) {
 	// A signal passed to the command (a service stopped with SIGTERM) has
 	// cancelled this process's context too: what follows is bounded, and
 	// leaving it undone would leave the run to be settled by the next
@@ -188,7 +214,7 @@ func runRun(c *cli.Context) error {
 		outcome += "; final sync failed: " + ferr.Error()
 	case rc != nil: // remote-backed repo: the cache doctor (cmd_remote.go)
 		runRemoteAfter(c, e, rc, start)
-	case wopts.Unguarded:
+	case unguarded:
 		// No change log: the walk of what changed since the start.
 		if only, err := ops.ChangedItems(c.Context, e.fs, r, start); err != nil {
 			e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
@@ -201,10 +227,6 @@ func runRun(c *cli.Context) error {
 	if err := w.Close(outcome); err != nil {
 		e.out.warn(fmt.Sprintf("closing wrapped run %d: %v; the next swampj command settles it", w.ID(), err))
 	}
-	if code != 0 {
-		return &runExit{code}
-	}
-	return nil
 }
 
 // runRepo is the repo the barrier covers: the loaded configuration, or for

@@ -121,35 +121,13 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 	}
 	sort.Strings(in.Locks)
 
-	// Quarantine directories that do not exist yet, outermost first.
-	planned := map[string]bool{}
-	var dests []string
-	for _, u := range units {
-		for _, m := range u.moves {
-			dests = append(dests, m.To)
-		}
-		if u.keepLatest != nil {
-			dests = append(dests, u.keepLatest.Path)
-		}
+	mkdirs, err := s.quarantineDirSteps(units)
+	if err != nil {
+		return nil, err
 	}
-	for _, d := range dests {
-		missing, err := protocol.MissingDirs(s.fsys, filepath.Dir(d), planned)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range missing {
-			note := "create a quarantine directory"
-			if !strings.HasPrefix(m, s.qstamp) {
-				note = "create a directory an always-local directory returns into"
-			}
-			in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindMkdir, Path: m, Note: note})
-		}
-	}
-	if len(in.Steps) > 0 {
-		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine directories durable"})
-	}
+	in.Steps = append(in.Steps, mkdirs...)
 
-	moves, latests, items := 0, 0, 0
+	moves, latests := 0, 0
 	for _, u := range units {
 		for _, m := range u.moves {
 			in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRename, Path: m.From, To: m.To, Note: "move into quarantine"})
@@ -180,32 +158,79 @@ func (s *survey) plan(allowed func(*unit) bool, command []string) (*journal.Inte
 			latests++
 		}
 	}
+	cat, items, err := s.repairCatalogStep(units)
+	if err != nil {
+		return nil, err
+	}
+	if cat != nil {
+		in.Steps = append(in.Steps, *cat)
+	}
+	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
+		moves, latests, items)
+	return in, nil
+}
+
+// quarantineDirSteps are the steps that create the directories the units'
+// moves and latest pointers need that do not exist yet, outermost first,
+// and the barrier that makes them durable.
+func (s *survey) quarantineDirSteps(units []*unit) ([]journal.Step, error) {
+	var steps []journal.Step
+	planned := map[string]bool{}
+	var dests []string
+	for _, u := range units {
+		for _, m := range u.moves {
+			dests = append(dests, m.To)
+		}
+		if u.keepLatest != nil {
+			dests = append(dests, u.keepLatest.Path)
+		}
+	}
+	for _, d := range dests {
+		missing, err := protocol.MissingDirs(s.fsys, filepath.Dir(d), planned)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range missing {
+			note := "create a quarantine directory"
+			if !strings.HasPrefix(m, s.qstamp) {
+				note = "create a directory an always-local directory returns into"
+			}
+			steps = append(steps, journal.Step{Kind: protocol.KindMkdir, Path: m, Note: note})
+		}
+	}
+	if len(steps) > 0 {
+		steps = append(steps, journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine directories durable"})
+	}
+	return steps, nil
+}
+
+// repairCatalogStep is the step that fixes the catalog rows of the units'
+// items, in catalog order, and the number of items; nil when no row
+// changes.
+func (s *survey) repairCatalogStep(units []*unit) (*journal.Step, int, error) {
 	ch := protocol.RepairCatalogChange{Namespace: s.r.Namespace}
 	for _, u := range units {
 		if u.catalog != nil {
 			ch.Items = append(ch.Items, *u.catalog)
 		}
 	}
-	if len(ch.Items) > 0 {
-		items = len(ch.Items)
-		var pos []int // of each ch.Order entry
-		for i, it := range ch.Items {
-			for j, row := range it.Before {
-				ch.Order = append(ch.Order, protocol.RepairRowRef{Item: i, Version: row.Version})
-				pos = append(pos, it.Pos[j])
-			}
-		}
-		sort.Sort(byPos{ch.Order, pos})
-		b, err := json.Marshal(ch)
-		if err != nil {
-			return nil, err
-		}
-		in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
-			Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", items)})
+	if len(ch.Items) == 0 {
+		return nil, 0, nil
 	}
-	in.Summary = fmt.Sprintf("doctor: move %d path(s) into quarantine, rewrite %d latest pointer(s), fix catalog rows of %d item(s)",
-		moves, latests, items)
-	return in, nil
+	var pos []int // of each ch.Order entry
+	for i, it := range ch.Items {
+		for j, row := range it.Before {
+			ch.Order = append(ch.Order, protocol.RepairRowRef{Item: i, Version: row.Version})
+			pos = append(pos, it.Pos[j])
+		}
+	}
+	sort.Sort(byPos{ch.Order, pos})
+	b, err := json.Marshal(ch)
+	if err != nil {
+		return nil, 0, err
+	}
+	return &journal.Step{Kind: protocol.KindRepairCatalog, Path: s.r.CatalogPath, Catalog: b,
+		Note: fmt.Sprintf("catalog rows of %d item(s): remove unreadable versions, set latest flags", len(ch.Items))}, len(ch.Items), nil
 }
 
 // byPos sorts row refs by their catalog positions.

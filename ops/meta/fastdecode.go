@@ -42,11 +42,7 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 		present uint32 // bit per top-level key
 		section = sectionNone
 		entries int // entries of the open section
-		gc      string
-		stream  string
-		version string
-		sizeStr string
-		life    string
+		scalars fastScalars
 		tagBuf  [16]Tag
 		tags    = tagBuf[:0]
 		owner   uint16 // bit per ownerDefinition key
@@ -61,40 +57,12 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 
 		if strings.HasPrefix(line, "  ") {
 			// An entry of tags or ownerDefinition.
-			line = line[2:]
-			if section == sectionNone || line == "" || line[0] == ' ' {
-				return nil, false, nil
-			}
-			key, value, ok := splitEntry(line)
-			if !ok {
-				return nil, false, nil
-			}
-			str, ok := stringValue(value)
+			var ok bool
+			tags, owner, ok = fastSectionEntry(line[2:], section, md, tags, owner)
 			if !ok {
 				return nil, false, nil
 			}
 			entries++
-			if section == sectionTags {
-				if len(tags) == fastMaxTags || key == "__proto__" {
-					return nil, false, nil
-				}
-				for _, t := range tags {
-					if t.Key == key {
-						return nil, false, nil // duplicate key: a parse error
-					}
-				}
-				tags = append(tags, Tag{Key: key, Value: str})
-				continue
-			}
-			bit, field := ownerField(&md.Owner, key)
-			if field == nil || owner&bit != 0 {
-				return nil, false, nil // unknown (dropped by zod) or duplicate
-			}
-			owner |= bit
-			if str == "" && bit&ownerNonEmpty != 0 {
-				return nil, false, nil
-			}
-			*field = str
 			continue
 		}
 
@@ -127,44 +95,8 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 		if len(rest) < 2 || rest[0] != ' ' {
 			return nil, false, nil
 		}
-		value := rest[1:]
-		switch bit {
-		case keyVersion:
-			version = value
-		case keySize:
-			sizeStr = value
-		case keyStreaming:
-			stream = value
-		case keyGC:
-			gc = value
-		default:
-			str, ok := stringValue(value)
-			if !ok {
-				return nil, false, nil
-			}
-			switch bit {
-			case keyID:
-				md.ID = str
-			case keyName:
-				md.Name = str
-			case keyContentType:
-				md.ContentType = str
-			case keyLifetime:
-				life = str
-			case keyCreatedAt:
-				md.CreatedAt = str
-			case keyChecksum:
-				md.Checksum = str
-			case keyLifecycle, keyRenamedTo:
-				if str == "" {
-					return nil, false, nil // refused before validation
-				}
-				if bit == keyLifecycle {
-					md.Lifecycle = str
-				} else {
-					md.RenamedTo = str
-				}
-			}
+		if !fastTopValue(bit, rest[1:], md, &scalars) {
+			return nil, false, nil
 		}
 	}
 	if section != sectionNone && entries == 0 {
@@ -174,7 +106,93 @@ func fastDecode(data []byte) (m *Metadata, handled bool, err error) {
 		return nil, false, nil // the slow path reports which key is missing
 	}
 
-	return out.typed(present, fastScalars{version: version, size: sizeStr, stream: stream, gc: gc, life: life}, tags)
+	return out.typed(present, scalars, tags)
+}
+
+// fastSectionEntry reads one entry of the open section (line without its
+// two-space indent) into tags or md.Owner. owner holds a bit per
+// ownerDefinition key already seen. ok == false hands the input to the slow
+// path.
+func fastSectionEntry(line string, section int, md *Metadata, tags []Tag, owner uint16) (_ []Tag, _ uint16, ok bool) {
+	if section == sectionNone || line == "" || line[0] == ' ' {
+		return tags, owner, false
+	}
+	key, value, ok := splitEntry(line)
+	if !ok {
+		return tags, owner, false
+	}
+	str, ok := stringValue(value)
+	if !ok {
+		return tags, owner, false
+	}
+	if section == sectionTags {
+		if len(tags) == fastMaxTags || key == "__proto__" {
+			return tags, owner, false
+		}
+		for _, t := range tags {
+			if t.Key == key {
+				return tags, owner, false // duplicate key: a parse error
+			}
+		}
+		return append(tags, Tag{Key: key, Value: str}), owner, true
+	}
+	bit, field := ownerField(&md.Owner, key)
+	if field == nil || owner&bit != 0 {
+		return tags, owner, false // unknown (dropped by zod) or duplicate
+	}
+	if str == "" && bit&ownerNonEmpty != 0 {
+		return tags, owner, false
+	}
+	*field = str
+	return tags, owner | bit, true
+}
+
+// fastTopValue stores the value of the scalar top-level key bit: the
+// strings in md, the scalars typed later (by typed) in sc. false hands the
+// input to the slow path.
+func fastTopValue(bit uint32, value string, md *Metadata, sc *fastScalars) bool {
+	switch bit {
+	case keyVersion:
+		sc.version = value
+		return true
+	case keySize:
+		sc.size = value
+		return true
+	case keyStreaming:
+		sc.stream = value
+		return true
+	case keyGC:
+		sc.gc = value
+		return true
+	}
+	str, ok := stringValue(value)
+	if !ok {
+		return false
+	}
+	switch bit {
+	case keyID:
+		md.ID = str
+	case keyName:
+		md.Name = str
+	case keyContentType:
+		md.ContentType = str
+	case keyLifetime:
+		sc.life = str
+	case keyCreatedAt:
+		md.CreatedAt = str
+	case keyChecksum:
+		md.Checksum = str
+	case keyLifecycle, keyRenamedTo:
+		if str == "" {
+			return false // refused before validation
+		}
+		if bit == keyLifecycle {
+			md.Lifecycle = str
+		} else {
+			md.RenamedTo = str
+		}
+	}
+	return true
 }
 
 // fastRecord is the record fastDecode builds and its size, one allocation.
