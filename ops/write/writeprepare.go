@@ -1,4 +1,4 @@
-package ops
+package write
 
 // A version write's inputs and locks: each VersionWrite checked and hashed, its tags
 // and owner, swamp's per-model locks taken in path order, and the checks made under them.

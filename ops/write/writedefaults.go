@@ -1,4 +1,4 @@
-package ops
+package write
 
 // What a version write inherits.
 //

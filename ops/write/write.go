@@ -1,4 +1,4 @@
-package ops
+package write
 
 // Versioned data writes: the fix for issue #3955 at its root.
 //
