@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // Namespace set, unset and list (swamp-format §1.5.2–§1.5.4), and the pieces
 // every mutating namespace command shares with Migrate (migrate.go): the

@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // A migration's plan: the moves of each subdirectory (merging into what is already
 // there), the manifest and configuration steps, the catalog restamp, and the

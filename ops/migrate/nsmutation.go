@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // The session-bound mutation the namespace commands and migration run in
 // (nsMutation over session.Session), and the checks both make first.

@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // Namespace migration: `datastore namespace migrate [--reverse]` and
 // `datastore namespace unset --migrate` (swamp-format §4), the root fix of

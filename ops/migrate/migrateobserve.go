@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // What the migration planner observes on disk: where each subdirectory sits, catalog
 // files, identical content, the catalog rows a restamp changes; and the
