@@ -1,4 +1,4 @@
-package ops
+package read
 
 // Reading data items (`swampj data get / versions / list`): a thin layer over
 // package store that resolves versions the way swamp does — `latest` read as

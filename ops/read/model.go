@@ -1,4 +1,4 @@
-package ops
+package read
 
 // Model-name addressing: a model is named as swamp users name
 // it — by its name (`m1`), or by its id — and resolved the way swamp's
