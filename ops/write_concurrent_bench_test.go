@@ -14,8 +14,8 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // Concurrent writers through the Go API: several goroutines of
@@ -68,9 +68,8 @@ func goWide(b *testing.B, writers, perWriter int, fn func(i int) error) time.Dur
 }
 
 func concurrentWrite(fsys fsx.FS, r *repo.Repo, i int) error {
-	_, err := ops.WriteVersions(context.Background(), fsys, r,
-		[]ops.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}},
-		ops.WriteOptions{SwampLockTimeout: 30 * time.Second})
+	_, err := write.WriteVersions(context.Background(), fsys, r,
+		[]write.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}}, write.WriteOptions{SwampLockTimeout: 30 * time.Second})
 	return err
 }
 

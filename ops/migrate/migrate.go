@@ -52,11 +52,13 @@ import (
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // MigrateOptions configure Migrate.
@@ -79,7 +81,7 @@ type MigrateOptions struct {
 	// Progress, if set, receives the run's phases: "planning" (files
 	// walked), "moving" (steps applied of the plan's steps) and, before the
 	// catalog commit, "restamping catalog".
-	Progress Progress
+	Progress report.Progress
 	// Command is recorded as the lock holder and in the intent.
 	Command []string
 	// Catalog serves the catalog steps (nil: the repo's own catalog).
@@ -117,7 +119,7 @@ type MigrateWarning struct {
 	Message string   `json:"message"`
 	// Remedy is the action the message advises, when it is one of
 	// swampj's own (the CLI appends its command); "" otherwise.
-	Remedy Remedy `json:"remedy,omitempty"`
+	Remedy report.Remedy `json:"remedy,omitempty"`
 }
 
 // MigratePreview is the plan: swamp's preview object plus the number of
@@ -160,7 +162,7 @@ type MigrateCompleted struct {
 	CatalogBuilt bool             `json:"catalogBuilt,omitempty"`
 	Warnings     []MigrateWarning `json:"warnings,omitempty"`
 	// Recovered lists the interrupted operations finished before planning.
-	Recovered []IntentOutcome `json:"recovered,omitempty"`
+	Recovered []report.IntentOutcome `json:"recovered,omitempty"`
 	// NamespaceStillSet: a reverse migration left the namespace in
 	// .swamp.yaml, so swamp reads SwampReads (the namespace's data root,
 	// now empty) and finds no data until the namespace is unset.
@@ -210,7 +212,8 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 		res, err := previewMigration(ctx, r, opts)
 		return res, interrupted(ctx, err, "the preview", opts)
 	}
-	if err := settleWrappedRuns(ctx, fsys, r, opts.JournalLockTimeout, opts.SwampLockTimeout, opts.Command, opts.Logger); err != nil {
+	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
+		Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
 		return nil, err
 	}
 	if r.Namespace != "" {
@@ -249,7 +252,7 @@ type MigrateInterruptedError struct {
 	Phase    string
 	IntentID uint64
 	Done     int
-	Rerun    Remedy
+	Rerun    report.Remedy
 	Err      error
 }
 
@@ -531,7 +534,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	if err != nil {
 		done.Warnings = append(done.Warnings, MigrateWarning{Path: r.CatalogPath, Message: fmt.Sprintf(
 			"the catalog is not built yet and building it failed (%v); swamp builds it on its next read, or rebuild it now", err),
-			Remedy: RemedyRebuildCatalog})
+			Remedy: report.RemedyRebuildCatalog})
 	}
 	done.CatalogBuilt = built
 	return nil
@@ -641,7 +644,7 @@ type MigrateFailedError struct {
 	Failed        string   `json:"failedDirectory"`
 	Err           error    `json:"-"`
 	// Rerun is the run that finishes the job: this same migration again.
-	Rerun Remedy `json:"-"`
+	Rerun report.Remedy `json:"-"`
 }
 
 func (e *MigrateFailedError) Error() string {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/protocol"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -54,18 +55,18 @@ type SetResult struct {
 	Warning       string `json:"warning"`
 	// WarningRemedy is the action Warning advises (the CLI appends its
 	// command to the warning, in text and JSON alike).
-	WarningRemedy       Remedy          `json:"-"`
-	RegistrationSkipped bool            `json:"registrationSkipped"`
-	PreviousNamespace   string          `json:"previousNamespace,omitempty"`
-	IntentID            uint64          `json:"intentId"`
-	Recovered           []IntentOutcome `json:"recovered,omitempty"`
+	WarningRemedy       report.Remedy          `json:"-"`
+	RegistrationSkipped bool                   `json:"registrationSkipped"`
+	PreviousNamespace   string                 `json:"previousNamespace,omitempty"`
+	IntentID            uint64                 `json:"intentId"`
+	Recovered           []report.IntentOutcome `json:"recovered,omitempty"`
 }
 
 // UnsetResult is what `namespace unset` (without --migrate) did.
 type UnsetResult struct {
-	PreviousNamespace string          `json:"previousNamespace"`
-	IntentID          uint64          `json:"intentId"`
-	Recovered         []IntentOutcome `json:"recovered,omitempty"`
+	PreviousNamespace string                 `json:"previousNamespace"`
+	IntentID          uint64                 `json:"intentId"`
+	Recovered         []report.IntentOutcome `json:"recovered,omitempty"`
 }
 
 // NamespaceEntry is one registered namespace (swamp's list JSON).
@@ -176,7 +177,7 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 	}
 	res := &SetResult{Namespace: slug, DatastorePath: r.Base, PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered,
 		Warning: fmt.Sprintf("Existing data was not moved: it stays at the un-namespaced paths under %s. "+
-			"The namespace migration moves it into %s.", r.Base, nsDir), WarningRemedy: RemedyMigrate}
+			"The namespace migration moves it into %s.", r.Base, nsDir), WarningRemedy: report.RemedyMigrate}
 	if r.Namespace != "" {
 		res.Warning += fmt.Sprintf(" The manifest of the previous namespace %q is left in place.", r.Namespace)
 	}

@@ -105,6 +105,7 @@ import (
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // IntentKindVersionWrite is the journal kind of a versioned write.
@@ -194,9 +195,9 @@ type WriteOptions struct {
 	// (nil: nothing is logged).
 	Logger *slog.Logger
 
-	// Test hooks: the clock for createdAt and the id generator; recorded
-	// runs when writeOverlapped has journaled its plan, before it waits
-	// for the locks.
+	// Test hooks: the clock for createdAt and the id generator (fixed by
+	// fixIdentity, for the crash suites); recorded runs when writeOverlapped
+	// has journaled its plan, before it waits for the locks.
 	now      func() time.Time
 	newID    func() string
 	recorded func()
@@ -339,7 +340,8 @@ func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	// A lent journal is held by the caller: the settling repair could not
 	// open its own, and recover settles the run instead.
 	if opts.Journal == nil {
-		if err := settleWrappedRuns(ctx, fsys, r, opts.JournalLockTimeout, opts.SwampLockTimeout, opts.Command, opts.Logger); err != nil {
+		if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
+			Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
 			return nil, err
 		}
 	}
