@@ -96,7 +96,6 @@ import (
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
-	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -414,36 +413,11 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	ctx, stopWatch := lock.WatchLost(ctx, locks)
 	defer stopWatch()
 
-	// 4. The journal, unless the host lent one, shared with writers of
-	// other models (journal/hold.go): finish what earlier writers of these
-	// models left open, then sweep what writes that died before their
-	// intent was durable left.
+	// 4. The journal, unless the host lent one (openWriteSession).
 	j := o.Journal
 	var sess *session.Session
 	if j == nil {
-		env.HeldLocks = map[string]bool{}
-		for _, l := range locks {
-			env.HeldLocks[l.Path()] = true
-		}
-		var outs []report.IntentOutcome
-		var removed []string
-		sess, outs, removed, err = session.OpenForWrite(ctx, fsys, r.JournalPath,
-			journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn}, env, r.DataRoot)
-		for _, out := range outs {
-			o.warn(out.Sentence() + ", before this write")
-		}
-		for _, p := range removed {
-			o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
-		}
-		var oe *session.OpenError
-		switch {
-		case errors.As(err, &oe) && oe.Phase == session.PhaseOpen:
-			return nil, oe.Err
-		case errors.As(err, &oe) && oe.Phase == session.PhaseSweep:
-			return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", oe.Err)
-		case errors.As(err, &oe):
-			return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", oe.Err)
-		case err != nil:
+		if sess, err = openWriteSession(ctx, fsys, r, env, locks, o); err != nil {
 			return nil, err
 		}
 		j = sess.Journal()
@@ -467,6 +441,39 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	}
 	out, err := runWrite(ctx, env, j, rec, live, items, ps)
 	return out, sess.Note(err)
+}
+
+// openWriteSession opens the journal of a write the host lent none,
+// shared with writers of other models (journal/hold.go): it finishes what
+// earlier writers of these models left open, then sweeps what writes that
+// died before their intent was durable left, saying each at level Warn.
+// locks are the model locks this write holds, which recovery must not wait
+// for.
+func openWriteSession(ctx context.Context, fsys fsx.FS, r *repo.Repo, env *engine.Env, locks []*lock.Lock, o WriteOptions) (*session.Session, error) {
+	env.HeldLocks = map[string]bool{}
+	for _, l := range locks {
+		env.HeldLocks[l.Path()] = true
+	}
+	sess, outs, removed, err := session.OpenForWrite(ctx, fsys, r.JournalPath,
+		journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn}, env, r.DataRoot)
+	for _, out := range outs {
+		o.warn(out.Sentence() + ", before this write")
+	}
+	for _, p := range removed {
+		o.warn("removed " + p + ", staged by a write that died before its intent was journaled (never published)")
+	}
+	var oe *session.OpenError
+	switch {
+	case errors.As(err, &oe) && oe.Phase == session.PhaseOpen:
+		return nil, oe.Err
+	case errors.As(err, &oe) && oe.Phase == session.PhaseSweep:
+		return nil, fmt.Errorf("removing what a crashed write left, so nothing was written: %w", oe.Err)
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", oe.Err)
+	case err != nil:
+		return nil, err
+	}
+	return sess, nil
 }
 
 // closeWriteSession closes the journal of a write that opened its own,
