@@ -20,7 +20,7 @@ import (
 
 // TestErrBusyMatchesEveryRetryLater: the three "someone else holds it"
 // errors, each produced for real, all match the one sentinel (and its
-// re-exports in ops and recover), and keep their own classes.
+// re-export in recover), and keep their own classes.
 func TestErrBusyMatchesEveryRetryLater(t *testing.T) {
 	dir := t.TempDir()
 	busy := func(what string, err error) {

@@ -77,7 +77,7 @@ func csRemoveCatalog(b *testing.B, r *repo.Repo) {
 //     walk, scan, every row read and compared, nothing written);
 //   - verify:   `catalog verify` of the catalog the rebuild left.
 //
-// The phases of the rebuild from empty (ops.RebuildTimings) are reported
+// The phases of the rebuild from empty (catalogsync.Timings) are reported
 // too, each per round, so the table says where the time goes; and the
 // flushes of one rebuild (fsx's fsyncs plus one per synced SQLite commit).
 // From empty the catalog is built aside (catalog.CreateBuilt): its commits

@@ -86,7 +86,7 @@ func medianFloat(xs []float64) float64 {
 }
 
 // BenchmarkWriteConcurrent6: 6 goroutines at once, each calling
-// ops.WriteVersions 10 times for its own model (16 KiB versions), against
+// write.WriteVersions 10 times for its own model (16 KiB versions), against
 // the minimal bare durable write (baseline, 5 flushes) from 6 goroutines
 // at once, 10 each, each into its own item directory. Rounds alternate
 // which goes first; the metrics are medians over the rounds (the ratio the

@@ -300,7 +300,7 @@ func marksLost(rep *Report, err error) error {
 
 // removeOrphanStages removes what a write that died before its intent was
 // journaled left: staging directories and `latest` temp files of a process
-// that is gone (ops.RemoveOrphanStages). Only after a crash (the journal
+// that is gone (session.RemoveOrphanStages). Only after a crash (the journal
 // remembers one until this has run): the walk lists every item directory.
 func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *journal.Journal, opts Options, rep *Report) error {
 	r, err := repo.Load(fsys, repoDir, nil)
@@ -342,7 +342,7 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 // BlockedError is a dry run's answer when recovery of an open intent
 // would stop at a step the disk contradicts (someone changed the paths by
 // hand): the run would change nothing more and leave the intent open.
-// It matches ops.ErrConflict.
+// It matches swampj.ErrConflict.
 type BlockedError struct {
 	Intent    uint64
 	Direction journal.Direction

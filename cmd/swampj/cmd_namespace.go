@@ -13,8 +13,8 @@ import (
 )
 
 // `swampj datastore namespace set|unset|migrate|list`. This file parses
-// flags, calls package ops and renders; the behaviour lives in
-// ops/namespace.go and ops/migrate.go.
+// flags, calls package migrate and renders; the behaviour lives in
+// ops/migrate/namespace.go and ops/migrate/migrate.go.
 
 func init() {
 	g := datastoreGroup()

@@ -8,8 +8,8 @@ import (
 	"github.com/swampj/swampj/ops/report"
 )
 
-// remedyHint is this CLI's way of carrying out an ops.Remedy: the library
-// says which action a finding, warning or error calls for (ops.Remedy) and
+// remedyHint is this CLI's way of carrying out a report.Remedy: the library
+// says which action a finding, warning or error calls for (report.Remedy) and
 // describes it in words; the command that does it is named only here, as
 // cliHint does for errors.
 func remedyHint(r report.Remedy) string {
@@ -35,7 +35,7 @@ func remedyHint(r report.Remedy) string {
 	case report.RemedyRetry:
 		return "run 'swampj doctor --repair --confirm' again once the lock is free"
 	}
-	// A person's actions (ops.Remedy.Human) and "nothing to do" have no
+	// A person's actions (report.Remedy.Human) and "nothing to do" have no
 	// command: the text beside them says what to do.
 	return ""
 }

@@ -39,7 +39,7 @@ func mustAddr(s string) repo.Address {
 	return a
 }
 
-// damaged version is an *ops.UnreadableDataError naming the last readable.
+// damaged version is an *read.UnreadableDataError naming the last readable.
 func ExampleOpenData() {
 	r, cleanup := exampleRepo()
 	defer cleanup()

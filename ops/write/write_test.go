@@ -217,7 +217,7 @@ func catalogStaleMark(t testing.TB, r *repo.Repo) *journal.CatalogStale {
 // both examples of swamp-format §2.4.2, in both modes (hashed in advance and
 // self-verifying), and the catalog row of the new version (swamp-format §3.4).
 func TestWriteGoldenMetadata(t *testing.T) {
-	golden := func(name string) []byte { return mustRead(t, filepath.Join("..", "testdata", "golden", name)) }
+	golden := func(name string) []byte { return mustRead(t, filepath.Join("..", "..", "testdata", "golden", name)) }
 	for _, mode := range []string{"known", "stream"} {
 		t.Run(mode, func(t *testing.T) {
 			content := func() io.Reader {

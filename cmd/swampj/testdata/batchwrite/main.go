@@ -1,5 +1,5 @@
 // Command batchwrite is a test-only program: it writes several versions in
-// one intent, through the public API (ops.WriteVersions), on the disk that
+// one intent, through the public API (write.WriteVersions), on the disk that
 // SWAMPJ_FAILPOINT wraps, so the kill-point test can kill a real batch
 // write. swampj's CLI writes one version per command, as swamp's does
 // (swamp has no data write command taking several), and a multi-item form
