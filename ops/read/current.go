@@ -12,6 +12,10 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
+// maxRenameDepth is how many rename tombstones a latest-lookup follows
+// before giving up, as swamp's findByName does (swamp-format §2.6.6).
+const maxRenameDepth = 5
+
 // CurrentVersion is swamp's findByName(type, model, name) for a
 // latest-lookup: the version `latest` designates (a text file, a legacy
 // symlink, else the highest version directory); a rename marker (lifecycle

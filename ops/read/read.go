@@ -24,10 +24,6 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
-// maxRenameDepth is how many rename tombstones a latest-lookup follows
-// before giving up, as swamp's findByName does (swamp-format §2.6.6).
-const maxRenameDepth = 5
-
 // DataNotFoundError: the item, or the version asked for, does not exist.
 type DataNotFoundError struct {
 	Address string
