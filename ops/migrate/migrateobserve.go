@@ -20,8 +20,6 @@ import (
 	"github.com/swampj/swampj/ops/store"
 )
 
-type subdirPosition int
-
 // positionKind looks at a subdirectory position (source or destination). A
 // symlink there is refused (topLevelDir).
 func positionKind(fsys fsx.FS, base, path string) (subdirPosition, error) {
