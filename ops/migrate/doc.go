@@ -10,7 +10,8 @@
 // .swamp.yaml again before they plan, so a *repo.Repo loaded before a
 // namespace change is not stale for them.
 //
-// Reading order: migrate.go (Migrate and its guarantees), migrateplan.go
+// Reading order: migrate.go (Migrate and its guarantees), types.go (the
+// options, results and errors), migrateplan.go
 // (the plan), migratecount.go and migrateobserve.go (what is where),
 // nsmutation.go (the session-bound mutation migration and the namespace
 // commands share), namespace.go (set, unset, list).
