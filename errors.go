@@ -1,15 +1,17 @@
 // Package swampj holds what every other swampj package shares and nothing
 // else: the error classes a host program branches on. It imports nothing of
 // swampj, so journal, ops/lock and catalog can all match against it without
-// an import cycle. Hosts usually reach the same values through ops.ErrBusy
-// and recover.ErrBusy.
+// an import cycle. Hosts match them with errors.Is(err, swampj.ErrBusy).
 //
 // The packages themselves, in reading order: fsx (the only door to the
 // disk) → journal (intent records, bbolt) → ops/internal/engine (the
-// executor) → ops (the protocols: write, migrate, catalog sync, repair —
-// the host's API) → recover (the startup
-// hook). catalog is swamp's SQLite catalog; ops/repo, ops/meta, ops/store
-// and ops/lock reproduce swamp's on-disk format. cmd/swampj is the CLI.
+// executor) → the protocols, each in its package: ops/write, ops/migrate,
+// ops/read, ops/doctor (check and repair), ops/catalogsync (rebuild and
+// verify), with ops/report for what they share (progress, remedies,
+// problems) → ops (recovery, the entry point every host needs first) →
+// recover (the startup hook). catalog is swamp's SQLite catalog; ops/repo,
+// ops/meta, ops/store and ops/lock reproduce swamp's on-disk format.
+// cmd/swampj is the CLI.
 package swampj
 
 // Error is an error class with the stable code a script reads (the CLI's

@@ -14,19 +14,18 @@ import (
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
 )
 
 // TestErrBusyMatchesEveryRetryLater: the three "someone else holds it"
 // errors, each produced for real, all match the one sentinel (and its
-// re-exports in ops and recover), and keep their own classes.
+// re-export in recover), and keep their own classes.
 func TestErrBusyMatchesEveryRetryLater(t *testing.T) {
 	dir := t.TempDir()
 	busy := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, ops.ErrBusy) || !errors.Is(err, recover.ErrBusy) {
+		if !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, recover.ErrBusy) {
 			t.Errorf("%s: want errors.Is ErrBusy, got %T %v", what, err, err)
 		}
 		// A library message says what happened; the CLI adds the flag.

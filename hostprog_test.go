@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // TestHostProgram builds testdata/hostprog — a host program written from
@@ -73,7 +73,7 @@ func TestHostProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(dir, "models")

@@ -22,12 +22,17 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/catalogwriters"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/wrapped"
+	"github.com/swampj/swampj/ops/write"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
 )
 
@@ -60,7 +65,7 @@ func newNilFixture(t *testing.T) *nilFixture {
 	if fx.addr, err = repo.ParseAddress("command/shell/m1/result"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.WriteVersions(fx.ctx, nil, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fx.itemDir, err = fx.r.ItemDir(nil, fx.addr); err != nil {
@@ -375,71 +380,84 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 
 		// ops: the protocols
-		"ops.WriteOptions": func(t *testing.T, fx *nilFixture) error {
+		"ops/write.WriteOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := ops.WriteVersions(fx.ctx, nil, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, ops.WriteOptions{})
+			_, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{})
 			return err
 		},
-		"ops.NamespaceOptions": func(t *testing.T, fx *nilFixture) error {
+		"ops/migrate.NamespaceOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			if _, err := ops.SetNamespace(fx.ctx, nil, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
+			if _, err := migrate.SetNamespace(fx.ctx, nil, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {
 				return err
 			}
-			_, err := ops.UnsetNamespace(fx.ctx, nil, fx.r, ops.NamespaceOptions{})
+			_, err := migrate.UnsetNamespace(fx.ctx, nil, fx.r, migrate.NamespaceOptions{})
 			return err
 		},
-		"ops.MigrateOptions": func(t *testing.T, fx *nilFixture) error {
-			if _, err := ops.SetNamespace(fx.ctx, nil, fx.r, "infra", ops.NamespaceOptions{}); err != nil {
+		"ops/migrate.MigrateOptions": func(t *testing.T, fx *nilFixture) error {
+			if _, err := migrate.SetNamespace(fx.ctx, nil, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {
 				return err
 			}
 			fx.emptyJournal(t)
-			if _, err := ops.Migrate(fx.ctx, nil, fx.r, ops.MigrateOptions{}); err != nil { // the preview
+			if _, err := migrate.Migrate(fx.ctx, nil, fx.r, migrate.MigrateOptions{}); err != nil { // the preview
 				return err
 			}
-			_, err := ops.Migrate(fx.ctx, nil, fx.r, ops.MigrateOptions{Confirm: true})
+			_, err := migrate.Migrate(fx.ctx, nil, fx.r, migrate.MigrateOptions{Confirm: true})
 			return err
 		},
-		"ops.Doctor": func(t *testing.T, fx *nilFixture) error {
+		"ops/doctor.Run": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := ops.Doctor(fx.ctx, nil, fx.r, ops.DoctorOptions{})
+			_, err := doctor.Run(fx.ctx, nil, fx.r, doctor.Options{})
 			return err
 		},
-		"ops.DoctorOptions": func(t *testing.T, fx *nilFixture) error {
+		"ops/doctor.Options": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := ops.Doctor(fx.ctx, nil, fx.r, ops.DoctorOptions{Repair: true, Confirm: true})
+			_, err := doctor.Run(fx.ctx, nil, fx.r, doctor.Options{Repair: true, Confirm: true})
 			return err
 		},
-		"ops.ChangedItems": func(t *testing.T, fx *nilFixture) error {
-			_, err := ops.ChangedItems(fx.ctx, nil, fx.r, time.Time{})
+		"ops/read.CurrentVersion": func(t *testing.T, fx *nilFixture) error {
+			md, _, err := read.CurrentVersion(nil, fx.r, fx.addr, fx.itemDir)
+			if err == nil && md == nil {
+				t.Error("read.CurrentVersion with a nil FS found no version of the fixture")
+			}
 			return err
 		},
-		"ops.PreviewUnsetNamespace": func(t *testing.T, fx *nilFixture) error {
+		"ops/read.ModelName": func(t *testing.T, fx *nilFixture) error {
+			_, err := read.ModelName(nil, fx.r, fx.addr)
+			return err
+		},
+		"ops/read.ChangedItems": func(t *testing.T, fx *nilFixture) error {
+			_, err := read.ChangedItems(fx.ctx, nil, fx.r, time.Time{})
+			return err
+		},
+		"ops/migrate.PreviewUnsetNamespace": func(t *testing.T, fx *nilFixture) error {
 			r := *fx.r
 			r.Namespace = "infra"
-			_, err := ops.PreviewUnsetNamespace(nil, &r)
+			_, err := migrate.PreviewUnsetNamespace(nil, &r)
 			return err
 		},
-		"ops.ListNamespaceManifests": func(t *testing.T, fx *nilFixture) error { _, err := ops.ListNamespaceManifests(nil, fx.r); return err },
-		"ops.ExpectedRows": func(t *testing.T, fx *nilFixture) error {
-			_, err := ops.ExpectedRows(fx.ctx, nil, fx.r, ops.ExpectedOptions{})
+		"ops/migrate.ListNamespaceManifests": func(t *testing.T, fx *nilFixture) error {
+			_, err := migrate.ListNamespaceManifests(nil, fx.r)
 			return err
 		},
-		"ops.ExpectedOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops.ExpectedRows"](t, fx) },
-		"ops.RebuildCatalog": func(t *testing.T, fx *nilFixture) error {
+		"ops/catalogsync.ExpectedRows": func(t *testing.T, fx *nilFixture) error {
+			_, err := catalogsync.ExpectedRows(fx.ctx, nil, fx.r, catalogsync.ExpectedOptions{})
+			return err
+		},
+		"ops/catalogsync.ExpectedOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/catalogsync.ExpectedRows"](t, fx) },
+		"ops/catalogsync.Rebuild": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := ops.RebuildCatalog(fx.ctx, nil, fx.r, ops.CatalogOptions{Confirm: true})
+			_, err := catalogsync.Rebuild(fx.ctx, nil, fx.r, catalogsync.Options{Confirm: true})
 			return err
 		},
-		"ops.VerifyCatalog": func(t *testing.T, fx *nilFixture) error {
+		"ops/catalogsync.Verify": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := ops.VerifyCatalog(fx.ctx, nil, fx.r, ops.CatalogOptions{})
+			_, err := catalogsync.Verify(fx.ctx, nil, fx.r, catalogsync.Options{})
 			return err
 		},
-		"ops.CatalogOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops.RebuildCatalog"](t, fx) },
-		"ops.OpenCatalog": func(t *testing.T, fx *nilFixture) error {
-			h := ops.OpenCatalog(nil, fx.dir)
-			if _, err := ops.WriteVersions(fx.ctx, nil, fx.r, []ops.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}},
-				ops.WriteOptions{Catalog: h}); err != nil {
+		"ops/catalogsync.Options": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/catalogsync.Rebuild"](t, fx) },
+		"ops/catalogsync.OpenHandle": func(t *testing.T, fx *nilFixture) error {
+			h := catalogsync.OpenHandle(nil, fx.dir)
+			if _, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{Catalog: h}); err != nil {
 				return err
 			}
 			return h.Close()
@@ -467,26 +485,26 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err = ops.RemoveCrashLeftovers(fx.ctx, nil, j, fx.r.DataRoot)
 			return err
 		},
-		"ops.ResolveModel": func(t *testing.T, fx *nilFixture) error {
-			_, err := ops.ResolveModel(fx.ctx, nil, fx.r, fx.addr.ModelID)
+		"ops/read.ResolveModel": func(t *testing.T, fx *nilFixture) error {
+			_, err := read.ResolveModel(fx.ctx, nil, fx.r, fx.addr.ModelID)
 			return err
 		},
-		"ops.ResolveItem": func(t *testing.T, fx *nilFixture) error {
-			_, _, err := ops.ResolveItem(fx.ctx, nil, fx.r, fx.addr.ModelID, fx.addr.DataName)
+		"ops/read.ResolveItem": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := read.ResolveItem(fx.ctx, nil, fx.r, fx.addr.ModelID, fx.addr.DataName)
 			return err
 		},
-		"ops.OpenData": func(t *testing.T, fx *nilFixture) error {
-			d, err := ops.OpenData(fx.ctx, nil, fx.r, fx.addr, 0)
+		"ops/read.OpenData": func(t *testing.T, fx *nilFixture) error {
+			d, err := read.OpenData(fx.ctx, nil, fx.r, fx.addr, 0)
 			if err == nil {
 				err = d.Reader.Close()
 			}
 			return err
 		},
-		"ops.DataVersions": func(t *testing.T, fx *nilFixture) error {
-			_, _, err := ops.DataVersions(fx.ctx, nil, fx.r, fx.addr)
+		"ops/read.DataVersions": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := read.DataVersions(fx.ctx, nil, fx.r, fx.addr)
 			return err
 		},
-		"ops.ListData": func(t *testing.T, fx *nilFixture) error { _, err := ops.ListData(fx.ctx, nil, fx.r, ""); return err },
+		"ops/read.ListData": func(t *testing.T, fx *nilFixture) error { _, err := read.ListData(fx.ctx, nil, fx.r, ""); return err },
 
 		// fsx: the door itself
 		"fsx.OrReal":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.OrReal(nil).Stat(fx.dir); return err },

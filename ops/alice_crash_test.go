@@ -24,7 +24,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -111,13 +111,13 @@ func aliceRefusal(t *testing.T, dir string, st fsx.CrashState, err error, where 
 	if len(fmOpenIntents(t, dir)) == 0 {
 		t.Fatalf("recovery refused (%v) but left no intent open\n%s", err, where)
 	}
-	rep, derr := ops.Doctor(fmCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{JournalLockTimeout: time.Second})
+	rep, derr := doctor.Run(fmCtx, fsx.Real(), migLoad(t, dir), doctor.Options{JournalLockTimeout: time.Second})
 	if derr != nil {
 		t.Fatalf("doctor after a refused recovery: %v\n%s", derr, where)
 	}
 	open := false
 	for _, f := range rep.Findings {
-		if f.Code == ops.DoctorOpenIntent {
+		if f.Code == doctor.CodeOpenIntent {
 			open = true
 			if !names(f.Message) || !strings.Contains(f.Message, "recovery stops at step") {
 				t.Fatalf("the doctor's open_intent finding lacks the conflict (%v): %s\n%s", err, f.Message, where)

@@ -12,7 +12,12 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // apiRepo is a solo repo with one version written through the public API.
@@ -30,8 +35,7 @@ func apiRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}},
-		ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+	if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -58,23 +62,23 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 	if _, ok, err := repo.ReadManifest(nil, r.Base, "x"); ok || err != nil {
 		t.Fatalf("ReadManifest(nil): %v %v", ok, err)
 	}
-	doc, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	doc, err := doctor.Run(ctx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil || doc.Versions != 1 {
 		t.Fatalf("Doctor(nil): %+v %v", doc, err)
 	}
-	if _, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := doctor.Run(ctx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatalf("Doctor(nil) repair: %v", err)
 	}
-	if rep, err := ops.VerifyCatalog(ctx, nil, r, ops.CatalogOptions{}); err != nil || !rep.InSync {
+	if rep, err := catalogsync.Verify(ctx, nil, r, catalogsync.Options{}); err != nil || !rep.InSync {
 		t.Fatalf("VerifyCatalog(nil): %+v %v", rep, err)
 	}
-	if _, err := ops.RebuildCatalog(ctx, nil, r, ops.CatalogOptions{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true}); err != nil {
 		t.Fatalf("RebuildCatalog(nil): %v", err)
 	}
-	if items, err := ops.ListData(ctx, nil, r, ""); err != nil || len(items) != 1 {
+	if items, err := read.ListData(ctx, nil, r, ""); err != nil || len(items) != 1 {
 		t.Fatalf("ListData(nil): %v %v", items, err)
 	}
-	if _, err := ops.ListNamespaceManifests(nil, r); err != nil {
+	if _, err := migrate.ListNamespaceManifests(nil, r); err != nil {
 		t.Fatalf("ListNamespaceManifests(nil): %v", err)
 	}
 	j, err := journal.Open(nil, r.JournalPath, journal.Options{LockTimeout: time.Second})
@@ -98,12 +102,12 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	no := ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}
-	if _, err := ops.SetNamespace(ctx, nil, r, "team", no); err != nil {
+	no := migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}
+	if _, err := migrate.SetNamespace(ctx, nil, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
-	mo := ops.MigrateOptions{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
-	prev, err := ops.Migrate(ctx, nil, r, mo)
+	mo := migrate.MigrateOptions{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
+	prev, err := migrate.Migrate(ctx, nil, r, mo)
 	if err != nil {
 		t.Fatalf("preview with the Repo loaded before SetNamespace: %v", err)
 	}
@@ -111,27 +115,27 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 		t.Fatalf("preview: %+v", prev.Preview)
 	}
 	mo.Confirm = true
-	if _, err := ops.Migrate(ctx, nil, r, mo); err != nil {
+	if _, err := migrate.Migrate(ctx, nil, r, mo); err != nil {
 		t.Fatalf("confirmed migration with the same Repo: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".swamp", "team", "data", "command", "shell", "m1", "result", "latest")); err != nil {
 		t.Fatalf("data not in the namespace: %v", err)
 	}
 	mo.Unset = true
-	if _, err := ops.Migrate(ctx, nil, r, mo); err != nil {
+	if _, err := migrate.Migrate(ctx, nil, r, mo); err != nil {
 		t.Fatalf("unset --migrate with the same Repo: %v", err)
 	}
 	if r2, err := repo.Load(nil, dir, env); err != nil || r2.Namespace != "" {
 		t.Fatalf("after unset: %+v %v", r2, err)
 	}
-	if _, err := ops.SetNamespace(ctx, nil, r, "team", no); err != nil {
+	if _, err := migrate.SetNamespace(ctx, nil, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.UnsetNamespace(ctx, nil, r, no); err != nil {
+	if _, err := migrate.UnsetNamespace(ctx, nil, r, no); err != nil {
 		t.Fatalf("UnsetNamespace with the Repo loaded before SetNamespace: %v", err)
 	}
-	var nn *ops.NoNamespaceError
-	if _, err := ops.Migrate(ctx, nil, r, mo); !errors.As(err, &nn) {
+	var nn *migrate.NoNamespaceError
+	if _, err := migrate.Migrate(ctx, nil, r, mo); !errors.As(err, &nn) {
 		t.Fatalf("after unset, want NoNamespaceError, got %v", err)
 	}
 }

@@ -17,8 +17,10 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store/storetest"
 )
 
@@ -138,7 +140,7 @@ func populatedRepo(b *testing.B, dir string, versions int) *repo.Repo {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true}); err != nil || !rep.Applied {
+	if rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true}); err != nil || !rep.Applied {
 		b.Fatalf("building the catalog: %v", err)
 	}
 	return r
@@ -304,7 +306,7 @@ func BenchmarkMigratePhases(b *testing.B) {
 			var mu sync.Mutex
 			at := map[string]time.Duration{}
 			start := time.Now()
-			progress := func(e ops.ProgressEvent) {
+			progress := func(e report.ProgressEvent) {
 				mu.Lock()
 				defer mu.Unlock()
 				if _, ok := at[e.Phase]; !ok {
@@ -316,7 +318,7 @@ func BenchmarkMigratePhases(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			res, err := ops.Migrate(csCtx, nil, r, ops.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
+			res, err := migrate.Migrate(csCtx, nil, r, migrate.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
 				Getenv: func(string) string { return "" }})
 			total := time.Since(start)
 			b.StopTimer()

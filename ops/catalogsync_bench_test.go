@@ -10,7 +10,7 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/store/storetest"
@@ -77,7 +77,7 @@ func csRemoveCatalog(b *testing.B, r *repo.Repo) {
 //     walk, scan, every row read and compared, nothing written);
 //   - verify:   `catalog verify` of the catalog the rebuild left.
 //
-// The phases of the rebuild from empty (ops.RebuildTimings) are reported
+// The phases of the rebuild from empty (catalogsync.Timings) are reported
 // too, each per round, so the table says where the time goes; and the
 // flushes of one rebuild (fsx's fsyncs plus one per synced SQLite commit).
 // From empty the catalog is built aside (catalog.CreateBuilt): its commits
@@ -102,7 +102,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 	csBareWalk(b, fsys, r.DataRoot) // warm the page cache for every contender
 
 	var walk, rebuild, rebuild1, populated, verify time.Duration
-	var phases, popPhases ops.RebuildTimings
+	var phases, popPhases catalogsync.Timings
 	timed := func(d *time.Duration, fn func()) {
 		b.StartTimer()
 		start := time.Now()
@@ -122,7 +122,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 		}{{&rebuild1, 1}, {&rebuild, 0}} {
 			csRemoveCatalog(b, r)
 			timed(c.d, func() {
-				rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true, Workers: c.workers})
+				rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true, Workers: c.workers})
 				if err != nil || !rep.Applied || rep.Counts.RowsMissing != st.Versions {
 					b.Fatalf("rebuild: %v %+v", err, rep)
 				}
@@ -132,14 +132,14 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 			})
 		}
 		timed(&populated, func() {
-			rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true})
+			rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true})
 			if err != nil || rep.Applied || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
 				b.Fatalf("rebuild of a populated catalog: %v %+v", err, rep)
 			}
 			addTimings(&popPhases, rep.Timings)
 		})
 		timed(&verify, func() {
-			rep, err := ops.VerifyCatalog(csCtx, fsys, r, ops.CatalogOptions{})
+			rep, err := catalogsync.Verify(csCtx, fsys, r, catalogsync.Options{})
 			if err != nil || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
 				b.Fatalf("verify: %v %+v", err, rep)
 			}
@@ -148,7 +148,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 	// The flushes of one rebuild from empty, counted apart (untimed).
 	csRemoveCatalog(b, r)
 	counter := fsx.NewFault(fsx.Real())
-	if _, err := ops.RebuildCatalog(csCtx, counter, r, ops.CatalogOptions{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(csCtx, counter, r, catalogsync.Options{Confirm: true}); err != nil {
 		b.Fatal(err)
 	}
 	flushes := 0
@@ -205,7 +205,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 }
 
 // addTimings adds one rebuild's phases to sum.
-func addTimings(sum *ops.RebuildTimings, t *ops.RebuildTimings) {
+func addTimings(sum *catalogsync.Timings, t *catalogsync.Timings) {
 	if t == nil {
 		return
 	}

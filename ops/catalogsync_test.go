@@ -18,9 +18,10 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/store/storetest"
 )
@@ -63,18 +64,18 @@ func csLoad(t *testing.T, dir string) *repo.Repo {
 	return r
 }
 
-func csRebuild(t *testing.T, r *repo.Repo) *ops.CatalogReport {
+func csRebuild(t *testing.T, r *repo.Repo) *catalogsync.Report {
 	t.Helper()
-	rep, err := ops.RebuildCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true})
+	rep, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{Confirm: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 	return rep
 }
 
-func csVerify(t *testing.T, r *repo.Repo) *ops.CatalogReport {
+func csVerify(t *testing.T, r *repo.Repo) *catalogsync.Report {
 	t.Helper()
-	rep, err := ops.VerifyCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{})
+	rep, err := catalogsync.Verify(csCtx, fsx.Real(), r, catalogsync.Options{})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -82,7 +83,7 @@ func csVerify(t *testing.T, r *repo.Repo) *ops.CatalogReport {
 }
 
 // mustAgree verifies and fails unless the catalog agrees with the disk.
-func csMustAgree(t *testing.T, r *repo.Repo) *ops.CatalogReport {
+func csMustAgree(t *testing.T, r *repo.Repo) *catalogsync.Report {
 	t.Helper()
 	rep := csVerify(t, r)
 	if !rep.InSync {
@@ -262,7 +263,7 @@ func TestRebuildFromNothingThenVerifyAgrees(t *testing.T) {
 	if ok, _ := fsx.Exists(fsx.Real(), r.CatalogPath); ok {
 		t.Fatal("verify created the catalog")
 	}
-	preview, err := ops.RebuildCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{})
+	preview, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{})
 	if err != nil || preview.Applied || preview.Counts.RowsMissing != 14 {
 		t.Fatalf("preview: %+v %v", preview, err)
 	}
@@ -466,7 +467,7 @@ func TestRebuildFixesEachKindOfDrift(t *testing.T) {
 
 // csTwinApply copies r's catalog aside, repairs the copy with Diff and
 // Apply, and returns its dump.
-func csTwinApply(t *testing.T, r *repo.Repo, rep *ops.CatalogReport) []string {
+func csTwinApply(t *testing.T, r *repo.Repo, rep *catalogsync.Report) []string {
 	t.Helper()
 	twin := &repo.Repo{CatalogPath: filepath.Join(t.TempDir(), "_catalog.db")}
 	csWithDB(t, r, func(db *sql.DB) { csExec1(t, db, `PRAGMA wal_checkpoint(TRUNCATE)`) })
@@ -480,7 +481,7 @@ func csTwinApply(t *testing.T, r *repo.Repo, rep *ops.CatalogReport) []string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	e, err := ops.ExpectedRows(csCtx, fsx.Real(), r, ops.ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -602,7 +603,7 @@ func TestRebuildIsOneTransaction(t *testing.T) {
 
 	injected := errors.New("injected commit failure")
 	fault := fsx.NewFault(fsx.Real()).FailKind("failpoint:"+catalog.FailpointRebuild, injected)
-	_, err := ops.RebuildCatalog(csCtx, fault, r, ops.CatalogOptions{Confirm: true})
+	_, err := catalogsync.Rebuild(csCtx, fault, r, catalogsync.Options{Confirm: true})
 	if !errors.Is(err, injected) {
 		t.Fatalf("rebuild: %v, want the injected error", err)
 	}
@@ -660,7 +661,7 @@ func TestCrashBeforeCommitLeavesPreviousCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfs := &csCrashFS{FS: fsx.Real(), catalog: r.CatalogPath, snapshot: filepath.Join(snapDir, "_catalog.db"), t: t}
-	if _, err := ops.RebuildCatalog(csCtx, cfs, r, ops.CatalogOptions{Confirm: true}); !fsx.IsCrash(err) {
+	if _, err := catalogsync.Rebuild(csCtx, cfs, r, catalogsync.Options{Confirm: true}); !fsx.IsCrash(err) {
 		t.Fatalf("rebuild: %v, want the simulated crash", err)
 	}
 	// The files as the crash left them hold the previous catalog: SQLite
@@ -747,10 +748,10 @@ func TestDamagedCatalogIsMovedAsideAndRebuilt(t *testing.T) {
 	r := csSyncedExample(t)
 	csWriteFile(t, r.CatalogPath, []byte("this is not a database, it was overwritten"))
 
-	if _, err := ops.VerifyCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{}); catalog.ErrorCode(err) != catalog.CodeCorrupt {
+	if _, err := catalogsync.Verify(csCtx, fsx.Real(), r, catalogsync.Options{}); catalog.ErrorCode(err) != catalog.CodeCorrupt {
 		t.Fatalf("verify of a damaged catalog: %v", err)
 	}
-	preview, err := ops.RebuildCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{})
+	preview, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{})
 	if err != nil || preview.CatalogDamaged == "" || preview.Applied {
 		t.Fatalf("preview: %+v %v", preview, err)
 	}
@@ -774,8 +775,8 @@ func TestRebuildRefusesWhileRecoveryHasWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	var oi *ops.OpenIntentsError
-	if _, err := ops.RebuildCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true}); !errors.As(err, &oi) || oi.Code() != "open_intents" {
+	var oi *report.OpenIntentsError
+	if _, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{Confirm: true}); !errors.As(err, &oi) || oi.Code() != "open_intents" {
 		t.Fatalf("rebuild with an open intent: %v", err)
 	}
 	if rep := csVerify(t, r); rep.OpenIntents != 1 || !rep.InSync {
@@ -790,7 +791,7 @@ func TestVerifyWaitsForTheJournalLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	_, err = ops.VerifyCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: 200 * time.Millisecond})
+	_, err = catalogsync.Verify(csCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: 200 * time.Millisecond})
 	if !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("verify while another swampj holds the repo: %v", err)
 	}
@@ -827,7 +828,7 @@ func TestStepLatestCatalog(t *testing.T) {
 // never lands on an unreadable version, and never on a version above the
 // committed latest (swamp-format §9.8).
 func TestLatestFlagRules(t *testing.T) {
-	latestOf := func(t *testing.T, e *ops.Expected, item string) []int64 {
+	latestOf := func(t *testing.T, e *catalogsync.Expected, item string) []int64 {
 		var out []int64
 		for _, row := range e.Rows {
 			if row.TypeNormalized+"/"+row.ModelID+"/"+row.DataName == item && row.IsLatest {
@@ -862,7 +863,7 @@ func TestLatestFlagRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := csNewExample(t)
 			tc.change(t, r)
-			e, err := ops.ExpectedRows(csCtx, fsx.Real(), r, ops.ExpectedOptions{})
+			e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -877,7 +878,7 @@ func TestLatestFlagRules(t *testing.T) {
 func TestFlagsEqualMarkLatestOnCleanTree(t *testing.T) {
 	r := csNewExample(t)
 	for _, step := range []bool{false, true} {
-		e, err := ops.ExpectedRows(csCtx, fsx.Real(), r, ops.ExpectedOptions{StepLatestColumn: step})
+		e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: step})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -922,7 +923,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 		t.Fatalf("cp: %v %s", err, out)
 	}
 
-	e, err := ops.ExpectedRows(csCtx, fsx.Real(), r, ops.ExpectedOptions{Workers: 3})
+	e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -942,7 +943,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 		t.Fatalf("item problems: %v", codes)
 	}
 	for _, c := range codes {
-		if c != ops.CodeTypeNotNormalized {
+		if c != catalogsync.CodeTypeNotNormalized {
 			t.Fatalf("item problems: %v", codes)
 		}
 	}
@@ -968,7 +969,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 		}
 	}
 	// The same tree gives the same rows whatever the worker count.
-	e1, err := ops.ExpectedRows(csCtx, fsx.Real(), r, ops.ExpectedOptions{Workers: 1})
+	e1, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -997,7 +998,7 @@ func TestUnlistableDirectoryFailsTheWalk(t *testing.T) {
 	}
 	defer os.Chmod(dir, 0o755)
 	before := csDumpAll(t, r)
-	if _, err := ops.RebuildCatalog(csCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true}); !errors.Is(err, syscall.EACCES) {
+	if _, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{Confirm: true}); !errors.Is(err, syscall.EACCES) {
 		t.Fatalf("rebuild over an unreadable directory: %v", err)
 	}
 	if after := csDumpAll(t, r); !reflect.DeepEqual(before, after) {
@@ -1024,7 +1025,7 @@ func TestBulkRebuildEqualsApply(t *testing.T) {
 	csMustAgree(t, r)
 }
 
-func csTwinApplyFresh(t *testing.T, r *repo.Repo, rep *ops.CatalogReport) []string {
+func csTwinApplyFresh(t *testing.T, r *repo.Repo, rep *catalogsync.Report) []string {
 	t.Helper()
 	twin := &repo.Repo{CatalogPath: filepath.Join(t.TempDir(), "_catalog.db")}
 	c, err := catalog.Open(csCtx, fsx.Real(), twin.CatalogPath, catalog.Options{})
@@ -1032,7 +1033,7 @@ func csTwinApplyFresh(t *testing.T, r *repo.Repo, rep *ops.CatalogReport) []stri
 		t.Fatal(err)
 	}
 	defer c.Close()
-	e, err := ops.ExpectedRows(csCtx, fsx.Real(), r, ops.ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1118,7 +1119,7 @@ func TestRebuildFromNothingMeetsACatalogCreatedMeanwhile(t *testing.T) {
 
 	r := csNewExample(t)
 	fsys := &csCreateMeanwhileFS{FS: fsx.Real(), catalogPath: r.CatalogPath, content: content}
-	rep, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true})
+	rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}

@@ -8,14 +8,16 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // catalogFinding is the report's catalog_unusable finding, or nil.
-func catalogFinding(rep *ops.DoctorReport) *ops.DoctorFinding {
+func catalogFinding(rep *doctor.Report) *doctor.Finding {
 	for i := range rep.Findings {
-		if rep.Findings[i].Code == ops.DoctorCatalogUnusable {
+		if rep.Findings[i].Code == doctor.CodeCatalogUnusable {
 			return &rep.Findings[i]
 		}
 	}
@@ -41,14 +43,14 @@ func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := ops.DoctorOptions{JournalLockTimeout: time.Second}
+	opts := doctor.Options{JournalLockTimeout: time.Second}
 	for _, step := range []struct {
 		repair, confirm bool
-		want            ops.DoctorStatus
-	}{{false, false, ops.DoctorFound}, {true, false, ops.DoctorWouldRepair}, {true, true, ops.DoctorRepaired}} {
+		want            doctor.Status
+	}{{false, false, doctor.StatusFound}, {true, false, doctor.StatusWouldRepair}, {true, true, doctor.StatusRepaired}} {
 		o := opts
 		o.Repair, o.Confirm = step.repair, step.confirm
-		rep, err := ops.Doctor(fmCtx, fsx.Real(), r, o)
+		rep, err := doctor.Run(fmCtx, fsx.Real(), r, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,11 +67,11 @@ func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
 			t.Fatalf("moved-aside %q: %v", suf, got)
 		}
 	}
-	v, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second})
+	v, err := catalogsync.Verify(fmCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
 	if err != nil || !v.InSync || v.NotBuilt || v.Counts.ExpectedRows == 0 {
 		t.Fatalf("verify after the repair: %+v, %v", v, err)
 	}
-	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, opts)
+	rep, err := doctor.Run(fmCtx, fsx.Real(), r, opts)
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after the repair: %+v, %v", rep, err)
 	}
@@ -90,11 +92,11 @@ func TestDoctorRepairLeavesAnUnopenableCatalogManual(t *testing.T) {
 	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := catalogFinding(rep); f == nil || f.Status != ops.DoctorManual || f.Remedy != ops.RemedyFixAccess || f.Then != ops.RemedyRebuildCatalog {
+	if f := catalogFinding(rep); f == nil || f.Status != doctor.StatusManual || f.Remedy != report.RemedyFixAccess || f.Then != report.RemedyRebuildCatalog {
 		t.Fatalf("catalog finding %+v, want manual: a person's fix, then the rebuild", f)
 	}
 	if fi, err := os.Stat(r.CatalogPath); err != nil || !fi.IsDir() {

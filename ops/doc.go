@@ -1,5 +1,5 @@
-// Package ops is the API a host program writes, reads, migrates, repairs
-// and rebuilds through. Each operation is planned as a journal.Intent: an
+// Package ops is the door to the host's API: recovery, and where each
+// protocol lives. Each operation is planned as a journal.Intent: an
 // ordered list of small steps (rename, write, mkdir, stage, barrier,
 // catalog change), each able to observe whether it is done, apply itself
 // and undo itself.
@@ -18,14 +18,15 @@
 //
 // # Entry points
 //
-// Load the repo with repo.Load (or find it first with repo.Find), then:
-// WriteVersions (one or many versions in one intent), OpenData, DataVersions
-// and ListData (reading), SetNamespace, UnsetNamespace (PreviewUnsetNamespace
-// says what it would change) and Migrate (preview
-// without Confirm, run with it; re-running after any failure finishes the
-// job), Doctor (check, preview, repair), VerifyCatalog and RebuildCatalog,
-// Recover and PreviewRecovery (what recover.Run calls). example_test.go has
-// a runnable example of each.
+// Every protocol is a package of its own, named for it: ops/write
+// (WriteVersions), ops/read (OpenData, DataVersions, ListData, models),
+// ops/migrate (Migrate and the namespace commands), ops/doctor (check,
+// preview, repair), ops/catalogsync (verify and rebuild the catalog), with
+// ops/report for what they all report in (progress, remedies, problems,
+// intent outcomes). Load the repo with repo.Load (or find it first with
+// repo.Find), then call the package of the operation. This package holds
+// recovery, which every host needs first: Recover and PreviewRecovery (what
+// recover.Run calls), RemoveCrashLeftovers, DescribeStep and IsConflict.
 //
 // Conventions of the whole API: every function takes a context where it can
 // wait, returns typed results and typed errors, and never prints or exits.
@@ -35,13 +36,11 @@
 // id, step, kind, path, what the observation said, what was done). Errors
 // say what happened, never which CLI command or flag to use (cmd/swampj
 // adds that); doctor findings and migrate warnings carry the action they
-// advise as a Remedy, for the front end to name its own command or call.
-// errors.Is(err, ErrBusy) is every "someone else holds it,
-// retry later", errors.Is(err, ErrNotARepo) a directory outside every
-// repo, ErrConflict and ErrStepFailed an operation stopped with its intent
-// open. The namespace operations read .swamp.yaml again before they plan,
-// so a *repo.Repo loaded before a namespace change is not stale for them;
-// the other functions use the Repo as given (repo.Repo).
+// advise as a report.Remedy, for the front end to name its own command or
+// call. errors.Is(err, swampj.ErrBusy) is every "someone else holds it,
+// retry later", errors.Is(err, repo.ErrNotARepo) a directory outside every
+// repo, swampj.ErrConflict and swampj.ErrStepFailed an operation stopped
+// with its intent open.
 //
 // # Reading order
 //
@@ -49,17 +48,10 @@
 // executor), exec.go (the executor), recovery.go (recovery's loop). Then
 // ops/internal/protocol: kinds.go (every step kind recovery can replay, one
 // table), fs.go (the file-system kinds), then a file per protocol's kinds.
-// Then ops/internal/session (the
-// journal session every mutating entry point runs in) and ops/report (the
-// vocabulary every operation reports in). Then here, one protocol per
-// group of files: write.go (WriteVersions, its options and errors),
-// writeprepare.go (inputs and locks), writeplan.go (the intent);
-// migrate.go (Migrate), migrateplan.go, migratecount.go,
-// migrateobserve.go; nsmutation.go (the session-bound mutation migration
-// and the namespace commands share), namespace.go (set, unset, list);
-// read.go; recovery.go (Recover, PreviewRecovery). The doctor is package
-// ops/doctor and catalog verify and rebuild are ops/catalogsync, each with
-// its own reading order; facade.go re-exports their names here, so a host
-// imports ops alone. errors.go holds the shared error classes;
-// wall_test.go keeps go doc of this package to the host's API.
+// Then ops/internal/session (the journal session every mutating entry point
+// runs in) and ops/report (the vocabulary every operation reports in). Then
+// one package per protocol, each with its reading order: ops/write,
+// ops/migrate, ops/read, ops/doctor, ops/catalogsync. Here, recovery.go
+// (Recover, PreviewRecovery); wall_test.go keeps go doc of this package and
+// of the protocol packages to the host's API, with no aliases.
 package ops

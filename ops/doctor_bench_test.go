@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
@@ -218,14 +219,14 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 	if rawSize > 0 {
 		growRaws(b, fsys, r.DataRoot, rawSize)
 	}
-	if _, err := ops.RebuildCatalog(csCtx, fsys, r, ops.CatalogOptions{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true}); err != nil {
 		b.Fatal(err)
 	}
 	readEveryMetadata(b, fsys, r.DataRoot)
 	hashEveryRaw(b, fsys, r.DataRoot)
 	readMetadataHashRaw(b, fsys, r.DataRoot)
 
-	var walk, doctor, hash, mdhash, checksums time.Duration
+	var walk, doctorTook, hash, mdhash, checksums time.Duration
 	timed := func(d *time.Duration, fn func()) {
 		b.StartTimer()
 		start := time.Now()
@@ -239,8 +240,8 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 				b.Fatalf("walk read %d files, want %d", n, st.Versions)
 			}
 		})
-		timed(&doctor, func() {
-			rep, err := ops.Doctor(csCtx, fsys, r, ops.DoctorOptions{})
+		timed(&doctorTook, func() {
+			rep, err := doctor.Run(csCtx, fsys, r, doctor.Options{})
 			if err != nil || !rep.Clean() || rep.Versions != st.Versions {
 				b.Fatalf("doctor: %v %+v", err, rep)
 			}
@@ -256,7 +257,7 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 			}
 		})
 		timed(&checksums, func() {
-			rep, err := ops.Doctor(csCtx, fsys, r, ops.DoctorOptions{VerifyChecksum: true})
+			rep, err := doctor.Run(csCtx, fsys, r, doctor.Options{VerifyChecksum: true})
 			if err != nil || !rep.Clean() {
 				b.Fatalf("doctor --verify-checksums: %v %+v", err, rep)
 			}
@@ -265,11 +266,11 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(b.N) }
 	b.ReportMetric(float64(st.Versions), "versions")
 	b.ReportMetric(ms(walk), "walk-ms")
-	b.ReportMetric(ms(doctor), "doctor-ms")
+	b.ReportMetric(ms(doctorTook), "doctor-ms")
 	b.ReportMetric(ms(hash), "hash-ms")
 	b.ReportMetric(ms(mdhash), "mdhash-ms")
 	b.ReportMetric(ms(checksums), "checksums-ms")
-	b.ReportMetric(float64(doctor)/float64(walk), "doctor/walk(target≤2)")
+	b.ReportMetric(float64(doctorTook)/float64(walk), "doctor/walk(target≤2)")
 	b.ReportMetric(float64(checksums)/float64(hash), hashRatio)
 	b.ReportMetric(float64(checksums)/float64(mdhash), mdhashRatio)
 	b.ReportMetric(float64(mdhash)/float64(hash), "mdhash/hash")

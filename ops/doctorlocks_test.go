@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
@@ -83,13 +83,13 @@ func TestDoctorDeadLocks(t *testing.T) {
 	}
 	dlPlant(t, gone, dlRecord(cmd.Process.Pid), 0) // a pid that has exited
 
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var deadPaths []string
 	for _, f := range rep.Findings {
-		if f.Code == ops.DoctorLockDead {
+		if f.Code == doctor.CodeLockDead {
 			deadPaths = append(deadPaths, f.Path)
 		}
 	}
@@ -109,7 +109,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 	// LockTimeout (60 s); measured, the repair takes ~0.1 s. The bound,
 	// 30 s, is far over ten times that and far under the timeout.
 	start := time.Now()
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 60 * time.Second})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 60 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 	lp := dlModelLock(r, drModel)
 	dlPlant(t, lp, dlRecord(cmd.Process.Pid), 0)
 
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 	if !strings.Contains(rep.InFlight[0].Message, "in progress (model locked by pid") {
 		t.Errorf("message %q", rep.InFlight[0].Message)
 	}
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair with a live holder: %+v %v", rep, err)
 	}
@@ -194,7 +194,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,13 +240,13 @@ func TestDoctorFindsEveryLockFileFindLockFilesFinds(t *testing.T) {
 	if len(wantPaths) != len(places) {
 		t.Fatalf("the fixture: FindLockFiles finds %q, planted %q", wantPaths, places)
 	}
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var dead []string
 	for _, f := range rep.Findings {
-		if f.Code == ops.DoctorLockDead {
+		if f.Code == doctor.CodeLockDead {
 			dead = append(dead, f.Path)
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // TestDoctorProgressCounts: the scan reports items (done of walked) with
@@ -41,8 +42,8 @@ func TestDoctorProgressCounts(t *testing.T) {
 
 	for _, verify := range []bool{false, true} {
 		var mu sync.Mutex
-		var events []ops.ProgressEvent
-		rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{VerifyChecksum: verify, Progress: func(ev ops.ProgressEvent) {
+		var events []report.ProgressEvent
+		rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{VerifyChecksum: verify, Progress: func(ev report.ProgressEvent) {
 			mu.Lock()
 			events = append(events, ev)
 			mu.Unlock()
@@ -58,13 +59,13 @@ func TestDoctorProgressCounts(t *testing.T) {
 			t.Fatalf("verify=%v: %d events", verify, len(events))
 		}
 		// The last event of the scan phase (later phases carry no counts).
-		var last ops.ProgressEvent
+		var last report.ProgressEvent
 		for _, ev := range events {
 			if ev.Phase == phase {
 				last = ev
 			}
 		}
-		want := ops.ProgressEvent{Phase: phase, Done: int64(rep.Items), Total: int64(rep.Items), Unit: "items",
+		want := report.ProgressEvent{Phase: phase, Done: int64(rep.Items), Total: int64(rep.Items), Unit: "items",
 			Versions: int64(rep.Versions), Bytes: wantBytes}
 		if last != want || rep.Items != 10 || rep.Versions != 30 {
 			t.Errorf("verify=%v: last %q event %+v, want %+v", verify, phase, last, want)

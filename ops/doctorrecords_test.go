@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/read"
 )
 
 // TestDoctorRunRecords: the run records swamp reads back (method outputs,
@@ -44,27 +45,27 @@ func TestDoctorRunRecords(t *testing.T) {
 	damaged := []string{audit, output, index, run}
 	sort.Strings(damaged)
 
-	findings := func(rep *ops.DoctorReport) []string {
+	findings := func(rep *doctor.Report) []string {
 		var out []string
 		for _, f := range rep.Findings {
-			if f.Code == ops.DoctorRecordUnreadable {
+			if f.Code == doctor.CodeRecordUnreadable {
 				out = append(out, f.Path)
 			}
 		}
 		sort.Strings(out)
 		return out
 	}
-	recordsCheck := func(rep *ops.DoctorReport) ops.DoctorCheck {
+	recordsCheck := func(rep *doctor.Report) doctor.Check {
 		for _, c := range rep.Checks {
 			if c.ID == "records" {
 				return c
 			}
 		}
 		t.Fatalf("no records check in %+v", rep.Checks)
-		return ops.DoctorCheck{}
+		return doctor.Check{}
 	}
 
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestDoctorRunRecords(t *testing.T) {
 		t.Errorf("records check before the repair: %+v", c)
 	}
 
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestDoctorRunRecords(t *testing.T) {
 		t.Errorf("latest = %q: the data was touched", got)
 	}
 
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("after the repair: %v %+v", err, rep.Findings)
 	}
@@ -130,13 +131,13 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 	stage := filepath.Join(drItemDir(r, "result"), ".swampj-stage-3-0a1b2c")
 	drWrite(t, filepath.Join(stage, "raw"), []byte("partial"))
 
-	changed, err := ops.ChangedItems(ctx, fsx.Real(), r, since)
+	changed, err := read.ChangedItems(ctx, fsx.Real(), r, since)
 	if err != nil {
 		t.Fatal(err)
 	}
 	drWant(t, "changed", changed, []string{drItemDir(r, "result"), written})
 
-	codes := func(rep *ops.DoctorReport) []string {
+	codes := func(rep *doctor.Report) []string {
 		var out []string
 		for _, f := range rep.Findings {
 			out = append(out, string(f.Code)+" "+f.Path+" "+string(f.Status))
@@ -144,7 +145,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Only: changed})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Only: changed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 		"staging_leftover " + stage + " found",
 	})
 
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Only: changed, Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Only: changed, Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair of the changed: %v %+v", err, rep.Findings)
 	}
@@ -165,7 +166,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 	if _, err := os.Stat(before); err != nil {
 		t.Errorf("the record older than the command was moved: %v", err)
 	}
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,12 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -130,8 +135,7 @@ func fmBaseRepo(t *testing.T, dir string) {
 		a repo.Address
 		s string
 	}{{fmAddr(fmM1, "out"), "hello\n"}, {fmAddr(fmM1, "out"), "hello again\n"}, {fmAddr(fmM2, "log"), `{"log":1}`}} {
-		if _, err := ops.WriteVersions(fmCtx, nil, r, []ops.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}},
-			ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+		if _, err := write.WriteVersions(fmCtx, nil, r, []write.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,7 +154,7 @@ func fmNamespaced(t *testing.T, dir string) {
 // fmMigrated is a namespaced repo whose data was migrated by swampj.
 func fmMigrated(t *testing.T, dir string) {
 	fmNamespaced(t, dir)
-	if _, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}); err != nil {
+	if _, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -168,23 +172,22 @@ func fmWriteProtocol(name string, ws []fmWrite) fmProtocol {
 		name:     name,
 		template: fmBaseRepo,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			var in []ops.VersionWrite
+			var in []write.VersionWrite
 			for _, w := range ws {
 				var c io.Reader = strings.NewReader(w.payload)
 				if w.stream {
 					c = nonSeekerT{c}
 				}
-				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
+				in = append(in, write.VersionWrite{Address: w.a, Content: c})
 			}
 			// One fixed id and time: every run writes the same bytes and
 			// rows, so whole repos compare.
-			o := ops.FixIdentity(ops.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second},
-				"55555555-5555-4555-8555-555555555555", crashNewAt)
+			o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second}, "55555555-5555-4555-8555-555555555555", crashNewAt)
 			oFS := fsys
-			return ops.WriteVersions(fmCtx, oFS, r, in, o)
+			return write.WriteVersions(fmCtx, oFS, r, in, o)
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
-			out := res.([]ops.WrittenVersion)
+			out := res.([]write.WrittenVersion)
 			if len(out) != len(ws) {
 				return fmt.Sprintf("%d versions written, want %d", len(out), len(ws))
 			}
@@ -230,7 +233,7 @@ type nonSeekerT struct{ r io.Reader }
 func (s nonSeekerT) Read(b []byte) (int, error) { return s.r.Read(b) }
 
 func fmReadVersion(r *repo.Repo, a repo.Address, v int64) string {
-	c, err := ops.OpenData(fmCtx, fsx.Real(), r, a, v)
+	c, err := read.OpenData(fmCtx, fsx.Real(), r, a, v)
 	if err != nil {
 		return "<" + err.Error() + ">"
 	}
@@ -266,7 +269,7 @@ func fmCatalogLatest(t *testing.T, r *repo.Repo, a repo.Address) int64 {
 
 // ---- migration protocols
 
-func fmMigrateProtocol(name string, template func(*testing.T, string), o ops.MigrateOptions) fmProtocol {
+func fmMigrateProtocol(name string, template func(*testing.T, string), o migrate.MigrateOptions) fmProtocol {
 	preview := o
 	preview.Confirm = false
 	nothingToDo := func(t *testing.T, r *repo.Repo) string {
@@ -296,7 +299,7 @@ func fmMigrateProtocol(name string, template func(*testing.T, string), o ops.Mig
 			oo := o
 			ooFS := fsys
 			res, err := runMigrate(t, r.Dir, ooFS, oo)
-			var ne *ops.NoNamespaceError
+			var ne *migrate.NoNamespaceError
 			if rerun && o.Unset && errors.As(err, &ne) {
 				return res, nil // the unset was complete: nothing to unset
 			}
@@ -340,10 +343,10 @@ func fmProtocols() []fmProtocol {
 		name:     "repair",
 		template: fmRepairTemplate,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			return ops.Doctor(fmCtx, fsys, r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+			return doctor.Run(fmCtx, fsys, r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
-			rep := res.(*ops.DoctorReport)
+			rep := res.(*doctor.Report)
 			if rep.OnlySkipped() {
 				// swamp's per-model lock could not be taken: the repair
 				// skipped the item and says so (rep.Findings' reasons).
@@ -362,7 +365,7 @@ func fmProtocols() []fmProtocol {
 		name:     "rebuild",
 		template: fmRebuildTemplate,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			return ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
+			return catalogsync.Rebuild(fmCtx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			return fmInSync(t, r, false)
@@ -373,18 +376,18 @@ func fmProtocols() []fmProtocol {
 	}
 	return []fmProtocol{
 		w, b,
-		fmMigrateProtocol("migrate", fmNamespaced, ops.MigrateOptions{Confirm: true}),
-		fmMigrateProtocol("reverse", fmMigrated, ops.MigrateOptions{Reverse: true, Confirm: true}),
-		fmMigrateProtocol("unset", fmMigrated, ops.MigrateOptions{Unset: true, Confirm: true}),
+		fmMigrateProtocol("migrate", fmNamespaced, migrate.MigrateOptions{Confirm: true}),
+		fmMigrateProtocol("reverse", fmMigrated, migrate.MigrateOptions{Reverse: true, Confirm: true}),
+		fmMigrateProtocol("unset", fmMigrated, migrate.MigrateOptions{Unset: true, Confirm: true}),
 		repair, rebuild,
 	}
 }
 
 // fmSkippedUnchanged: a repair that skipped every finding left the item
 // alone and says why.
-func fmSkippedUnchanged(t *testing.T, r *repo.Repo, rep *ops.DoctorReport) string {
+func fmSkippedUnchanged(t *testing.T, r *repo.Repo, rep *doctor.Report) string {
 	for _, f := range rep.Findings {
-		if f.Status == ops.DoctorSkipped && f.Reason == "" {
+		if f.Status == doctor.StatusSkipped && f.Reason == "" {
 			return fmt.Sprintf("finding %s skipped without a reason", f.Code)
 		}
 	}
@@ -418,7 +421,7 @@ func drReadQuiet(p string) string {
 }
 
 func fmInSync(t *testing.T, r *repo.Repo, unmigrated bool) string {
-	rep, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Verify(fmCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		return "verify: " + err.Error()
 	}
@@ -641,7 +644,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	// A confirmed repair rebuilds a catalog the journal marks stale,
 	// so a stale mark seen now means the rows are rebuilt either way.
 	rebuilt := catalogStaleOf(t, r.Dir) != nil
-	if _, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
+	if _, derr := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
 		errorf("%s: doctor --repair --confirm: %v", where, derr)
 	}
 	// What the doctor's catalog_stale remedy says (also where the end is
@@ -649,7 +652,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	// or what verify's disagreement calls for.
 	if catalogStaleOf(t, r.Dir) != nil || (!p.unmigratedEnd && fmNeedsRebuild(t, r)) {
 		rebuilt = true
-		if _, berr := ops.RebuildCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); berr != nil {
+		if _, berr := catalogsync.Rebuild(fmCtx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); berr != nil {
 			errorf("%s: catalog rebuild --confirm: %v", where, berr)
 		}
 	}
@@ -658,7 +661,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	if open := fmOpenIntents(t, dir); len(open) > 0 {
 		errorf("%s: intent %d (%s) still open after the ordinary commands: %s", where, open[0].ID, open[0].Summary, open[0].LastError)
 	}
-	rep, derr := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Now: drNow, JournalLockTimeout: time.Second})
+	rep, derr := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Now: drNow, JournalLockTimeout: time.Second})
 	if derr != nil {
 		errorf("%s: doctor: %v", where, derr)
 	} else if !cleanBesideOtherRoot(rep) {
@@ -736,7 +739,7 @@ func fmSortedRows(rows string) string {
 // is one of them or below one.
 func fmLiveWriters(t *testing.T, dir string) func(string) bool {
 	r := migLoad(t, dir)
-	rep, err := ops.Doctor(fmCtx, fsx.Real(), r, ops.DoctorOptions{Now: drNow, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Now: drNow, JournalLockTimeout: time.Second})
 	var paths []string
 	if err == nil {
 		for _, f := range rep.InFlight {
@@ -770,7 +773,7 @@ func fmNeedsRebuild(t *testing.T, r *repo.Repo) bool {
 	if catalogStaleOf(t, r.Dir) != nil {
 		return true
 	}
-	rep, err := ops.VerifyCatalog(fmCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Verify(fmCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
 	return err != nil || !rep.InSync
 }
 
@@ -992,7 +995,7 @@ func fmManifestCheck(before, end, after map[string][]string, mayChange func(stri
 // data_at_other_root: a reverse migration leaves the namespace set by
 // design (its report says to unset it), which the doctor names and no
 // recovery changes.
-func cleanBesideOtherRoot(rep *ops.DoctorReport) bool {
+func cleanBesideOtherRoot(rep *doctor.Report) bool {
 	if rep.Clean() {
 		return true
 	}

@@ -12,6 +12,9 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -30,9 +33,9 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 	dir := filepath.Join(ops.ScratchDir(t), "repo")
 	fmMigrated(t, dir)
 	clean := fmCopy(t, dir)
-	mustRunMigrate(t, clean, nil, ops.MigrateOptions{Reverse: true, Confirm: true})
+	mustRunMigrate(t, clean, nil, migrate.MigrateOptions{Reverse: true, Confirm: true})
 
-	res, err := runMigrate(t, dir, fsx.NewFault(fsx.Real()).FailKind("failpoint:catalog.restamp.commit", syscall.EIO), ops.MigrateOptions{Reverse: true, Confirm: true})
+	res, err := runMigrate(t, dir, fsx.NewFault(fsx.Real()).FailKind("failpoint:catalog.restamp.commit", syscall.EIO), migrate.MigrateOptions{Reverse: true, Confirm: true})
 	if err != nil || res.Completed == nil || len(res.Completed.MigratedDirectories) == 0 {
 		t.Fatalf("the reverse must move the data and go on without the catalog: %+v %v", res, err)
 	}
@@ -40,16 +43,16 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 		t.Fatal("the skipped restamp left no stale mark")
 	}
 	r := migLoad(t, dir)
-	rep, err := ops.Doctor(migCtx, fsx.Real(), r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil || !strings.Contains(strings.Join(drCodes(rep), " "), "catalog_stale") {
 		t.Fatalf("doctor should report the stale catalog: %v %v", drCodes(rep), err)
 	}
 
 	// The preview says what it would do; the confirmed rebuild does it.
-	if pre, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{JournalLockTimeout: time.Second}); err != nil || pre.InSync || pre.Namespace != "" {
+	if pre, err := catalogsync.Rebuild(migCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second}); err != nil || pre.InSync || pre.Namespace != "" {
 		t.Fatalf("rebuild preview: %+v %v; want the solo rows out of sync", pre, err)
 	}
-	built, err := ops.RebuildCatalog(migCtx, fsx.Real(), r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
+	built, err := catalogsync.Rebuild(migCtx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatalf("the rebuild refused: %v", err)
 	}
@@ -59,7 +62,7 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 	if catalogStaleOf(t, dir) != nil {
 		t.Fatal("the rebuild left the stale mark")
 	}
-	if rep, err := ops.Doctor(migCtx, fsx.Real(), migLoad(t, dir), ops.DoctorOptions{JournalLockTimeout: time.Second}); err != nil || !cleanBesideOtherRoot(rep) {
+	if rep, err := doctor.Run(migCtx, fsx.Real(), migLoad(t, dir), doctor.Options{JournalLockTimeout: time.Second}); err != nil || !cleanBesideOtherRoot(rep) {
 		t.Fatalf("after the rebuild: doctor %v %v", drCodes(rep), err)
 	}
 	got, want := migCatalogRows(t, dir), migCatalogRows(t, clean)
@@ -79,8 +82,8 @@ func TestRebuildRefusesDataOnBothSides(t *testing.T) {
 	dir := filepath.Join(ops.ScratchDir(t), "repo")
 	fmMigrated(t, dir)
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/data/command/shell/stray/out/1/raw": "left at the root"})
-	var um *ops.UnmigratedError
-	if _, err := ops.RebuildCatalog(migCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); !errors.As(err, &um) {
+	var um *catalogsync.UnmigratedError
+	if _, err := catalogsync.Rebuild(migCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); !errors.As(err, &um) {
 		t.Fatalf("got %v, want UnmigratedError", err)
 	}
 	if _, err := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {

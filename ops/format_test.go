@@ -13,8 +13,12 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 	swampjrecover "github.com/swampj/swampj/recover"
 )
 
@@ -38,58 +42,58 @@ func formatEntryPoints(dir string) []struct {
 		run     func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error
 	}{
 		{"WriteVersions", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.WriteVersions(ctx, fsys, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, ops.WriteOptions{SwampLockTimeout: time.Second})
+			_, err := write.WriteVersions(ctx, fsys, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{SwampLockTimeout: time.Second})
 			return err
 		}},
 		{"Migrate", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.Migrate(ctx, fsys, r, ops.MigrateOptions{Confirm: true, Getenv: noEnv, JournalLockTimeout: time.Second})
+			_, err := migrate.Migrate(ctx, fsys, r, migrate.MigrateOptions{Confirm: true, Getenv: noEnv, JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"Migrate preview", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.Migrate(ctx, fsys, r, ops.MigrateOptions{Getenv: noEnv})
+			_, err := migrate.Migrate(ctx, fsys, r, migrate.MigrateOptions{Getenv: noEnv})
 			return err
 		}},
 		{"SetNamespace", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.SetNamespace(ctx, fsys, r, "ns2", ops.NamespaceOptions{Getenv: noEnv, JournalLockTimeout: time.Second})
+			_, err := migrate.SetNamespace(ctx, fsys, r, "ns2", migrate.NamespaceOptions{Getenv: noEnv, JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"UnsetNamespace", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.UnsetNamespace(ctx, fsys, r, ops.NamespaceOptions{Getenv: noEnv, JournalLockTimeout: time.Second})
+			_, err := migrate.UnsetNamespace(ctx, fsys, r, migrate.NamespaceOptions{Getenv: noEnv, JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"Doctor repair", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.Doctor(ctx, fsys, r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+			_, err := doctor.Run(ctx, fsys, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"Doctor", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.Doctor(ctx, fsys, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+			_, err := doctor.Run(ctx, fsys, r, doctor.Options{JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"RebuildCatalog", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.RebuildCatalog(ctx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
+			_, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"VerifyCatalog", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.VerifyCatalog(ctx, fsys, r, ops.CatalogOptions{JournalLockTimeout: time.Second})
+			_, err := catalogsync.Verify(ctx, fsys, r, catalogsync.Options{JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"OpenData", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			d, err := ops.OpenData(ctx, fsys, r, a, 0)
+			d, err := read.OpenData(ctx, fsys, r, a, 0)
 			if err == nil {
 				d.Reader.Close()
 			}
 			return err
 		}},
 		{"ResolveItem", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, _, err := ops.ResolveItem(ctx, fsys, r, "command/shell/m1/result", "")
+			_, _, err := read.ResolveItem(ctx, fsys, r, "command/shell/m1/result", "")
 			return err
 		}},
 		{"ListData", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := ops.ListData(ctx, fsys, r, "")
+			_, err := read.ListData(ctx, fsys, r, "")
 			return err
 		}},
 		{"DataVersions", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, _, err := ops.DataVersions(ctx, fsys, r, a)
+			_, _, err := read.DataVersions(ctx, fsys, r, a)
 			return err
 		}},
 		{"recover.Run", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
@@ -111,7 +115,7 @@ func formatAPIRepo(t *testing.T) (string, *repo.Repo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.SetNamespace(context.Background(), nil, r, "ns1", ops.NamespaceOptions{Getenv: func(string) string { return "" }}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), nil, r, "ns1", migrate.NamespaceOptions{Getenv: func(string) string { return "" }}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err = repo.Load(fsx.Real(), dir, func(string) string { return "" }); err != nil {

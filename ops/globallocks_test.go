@@ -12,9 +12,11 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 	swampjrecover "github.com/swampj/swampj/recover"
 )
 
@@ -57,7 +59,7 @@ func TestMigrateWaitsOnEitherGlobalLock(t *testing.T) {
 			pid := glPlantLive(t, held)
 			before := fsxtest.Snapshot(t, dir, nil)
 			start := time.Now()
-			_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
+			_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
 			glTimeoutOn(t, "migrate", err, held, pid)
 			if time.Since(start) > 5*time.Second {
 				t.Fatal("the wait must be bounded by the lock timeout")
@@ -73,7 +75,7 @@ func TestMigrateWaitsOnEitherGlobalLock(t *testing.T) {
 // recovery takes them as the migration did.
 func TestMigrateIntentNamesBothGlobalLocks(t *testing.T) {
 	dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
-	mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 	j, err := journal.Open(fsx.Real(), filepath.Join(dir, ".swamp", "_journal.db"), journal.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func TestWriteWaitsOnEitherGlobalLock(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
-			mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
+			mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 			r := migLoad(t, dir)
 			held := lock.GlobalPath(r.Base, r.Namespace)
 			if newer {
@@ -106,8 +108,7 @@ func TestWriteWaitsOnEitherGlobalLock(t *testing.T) {
 			}
 			pid := glPlantLive(t, held)
 			a, _ := repo.ParseAddress("command/shell/m1/result")
-			_, err := ops.WriteVersions(migCtx, nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader("{}")}},
-				ops.WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
+			_, err := write.WriteVersions(migCtx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
 			glTimeoutOn(t, "write", err, held, pid)
 		})
 	}
@@ -120,9 +121,9 @@ func TestRecoveryOfMigrationTakesBothGlobalLocks(t *testing.T) {
 	dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
 	clean := fsx.NewFault(fsx.Real())
 	probe := migFixture{catalogStamp: "-", manifest: true}.build(t)
-	mustRunMigrate(t, probe, clean, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, probe, clean, migrate.MigrateOptions{Confirm: true})
 	cut := migOpIndex(clean, "failpoint:journal.begin") + 3
-	if _, err := runMigrate(t, dir, fsx.NewFault(fsx.Real()).CrashAfter(cut), ops.MigrateOptions{Confirm: true}); !fsx.IsCrash(err) {
+	if _, err := runMigrate(t, dir, fsx.NewFault(fsx.Real()).CrashAfter(cut), migrate.MigrateOptions{Confirm: true}); !fsx.IsCrash(err) {
 		t.Fatalf("want a crash at cut %d, got %v", cut, err)
 	}
 	base := filepath.Join(dir, ".swamp")
@@ -158,7 +159,7 @@ func migOpenIntents(t *testing.T, dir string) int {
 // left by a process that is gone is dead, and the repair moves it.
 func TestDoctorJudgesBothGlobalLocks(t *testing.T) {
 	dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
-	mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 	r := migLoad(t, dir)
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
@@ -168,14 +169,14 @@ func TestDoctorJudgesBothGlobalLocks(t *testing.T) {
 	for _, p := range paths {
 		fsxtest.WriteFiles(t, filepath.Dir(p), map[string]string{filepath.Base(p): string(dlRecord(cmd.Process.Pid))})
 	}
-	rep, err := ops.Doctor(migCtx, nil, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range paths {
 		found := false
 		for _, f := range rep.Findings {
-			found = found || f.Code == ops.DoctorLockDead && f.Path == p
+			found = found || f.Code == doctor.CodeLockDead && f.Path == p
 		}
 		if !found {
 			t.Errorf("no lock_dead finding for %s: %+v", p, rep.Findings)

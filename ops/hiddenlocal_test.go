@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/migrate"
 )
 
 // Always-local directories that swamp 06b6147's own migrate carried into a
@@ -38,8 +38,8 @@ func hlRepo(t *testing.T, extra map[string]string) (string, string) {
 	return dir, filepath.Join(dir, ".swamp")
 }
 
-func hlFindings(rep *ops.DoctorReport) []ops.DoctorFinding {
-	var out []ops.DoctorFinding
+func hlFindings(rep *doctor.Report) []doctor.Finding {
+	var out []doctor.Finding
 	for _, f := range rep.Findings {
 		if f.Code == doctor.CodeHiddenLocalDir {
 			out = append(out, f)
@@ -76,7 +76,7 @@ func TestDoctorFindsAndReturnsHiddenLocalDirs(t *testing.T) {
 	// to quarantine, not over the root's.
 	dir, base := hlRepo(t, map[string]string{".swamp/secrets/local_encryption/v1/.key": "vault-key"})
 	r := migLoad(t, dir)
-	rep, err := ops.Doctor(migCtx, nil, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestDoctorFindsAndReturnsHiddenLocalDirs(t *testing.T) {
 		}
 	}
 	before := hlFiles(t, dir)
-	rep, err = ops.Doctor(migCtx, nil, r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(migCtx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestDoctorFindsAndReturnsHiddenLocalDirs(t *testing.T) {
 			}
 		}
 	}
-	rep, err = ops.Doctor(migCtx, nil, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(migCtx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil || len(hlFindings(rep)) != 0 {
 		t.Fatalf("after the repair: %v %+v", err, hlFindings(rep))
 	}
@@ -136,18 +136,18 @@ func TestDoctorRefusesAHiddenLocalConflict(t *testing.T) {
 	})
 	r := migLoad(t, dir)
 	before := fsxtest.Snapshot(t, filepath.Join(base, migNS, "secrets"), nil)
-	rep, err := ops.Doctor(migCtx, nil, r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var secrets *ops.DoctorFinding
+	var secrets *doctor.Finding
 	for _, f := range hlFindings(rep) {
 		if strings.HasSuffix(f.Path, "/secrets") {
 			f := f
 			secrets = &f
 		}
 	}
-	if secrets == nil || secrets.Status == ops.DoctorRepaired {
+	if secrets == nil || secrets.Status == doctor.StatusRepaired {
 		t.Fatalf("the conflicting secrets directory must be reported and not repaired: %+v", hlFindings(rep))
 	}
 	for _, w := range []string{"local_encryption/v1/k1.enc", "local_encryption/v1/.key"} {
@@ -171,7 +171,7 @@ func TestDoctorRefusesAHiddenLocalConflict(t *testing.T) {
 // the always-local directories come back; a conflict refuses the run.
 func TestMigrateReturnsHiddenLocalDirs(t *testing.T) {
 	dir, base := hlRepo(t, nil)
-	mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 	if got := drRead(t, filepath.Join(base, "secrets/local_encryption/v1/k1.enc")); got != "ciphertext-1" {
 		t.Fatalf("the secret is not back at the root: %q", got)
 	}
@@ -183,8 +183,8 @@ func TestMigrateReturnsHiddenLocalDirs(t *testing.T) {
 
 	dir, _ = hlRepo(t, map[string]string{".swamp/secrets/local_encryption/v1/k1.enc": "another ciphertext"})
 	before := fsxtest.Snapshot(t, dir, migSkipInfra)
-	_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
-	var ce *ops.CollisionError
+	_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
+	var ce *migrate.CollisionError
 	if !asCollision(err, &ce) || len(ce.Paths) != 1 || !strings.HasSuffix(ce.Paths[0], "secrets/local_encryption/v1/k1.enc") {
 		t.Fatalf("want a collision naming the secret, got %v", err)
 	}
@@ -193,4 +193,4 @@ func TestMigrateReturnsHiddenLocalDirs(t *testing.T) {
 	}
 }
 
-func asCollision(err error, ce **ops.CollisionError) bool { return errors.As(err, ce) }
+func asCollision(err error, ce **migrate.CollisionError) bool { return errors.As(err, ce) }

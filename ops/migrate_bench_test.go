@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/migrate"
 )
 
 // BenchmarkMigrate measures `migrate --confirm` (Go API, real disk, real
@@ -113,7 +113,7 @@ func benchMigrate(b *testing.B, items int) {
 		b.StartTimer()
 
 		start = time.Now()
-		res, err := runMigrate(b, dir, nil, ops.MigrateOptions{Confirm: true})
+		res, err := runMigrate(b, dir, nil, migrate.MigrateOptions{Confirm: true})
 		migrateTime += time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -124,7 +124,7 @@ func benchMigrate(b *testing.B, items int) {
 		fsyncs = res.Completed.DirFsyncs
 
 		b.StopTimer()
-		if _, err := runMigrate(b, dir, nil, ops.MigrateOptions{Reverse: true, Confirm: true}); err != nil {
+		if _, err := runMigrate(b, dir, nil, migrate.MigrateOptions{Reverse: true, Confirm: true}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

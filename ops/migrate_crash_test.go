@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/protocol"
+	"github.com/swampj/swampj/ops/migrate"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
 )
@@ -39,7 +39,7 @@ import (
 type migCrashScenario struct {
 	name string
 	fix  migFixture
-	opts ops.MigrateOptions
+	opts migrate.MigrateOptions
 	// restampOp is the catalog op the intent journals for the restamp
 	// ("move-stamp" unless the destination stamp has rows already).
 	restampOp string
@@ -58,7 +58,7 @@ func migCrashScenarios() []migCrashScenario {
 				ns + "outputs/run-1/extra/notes.txt": "notes",
 				ns + "outputs/run-0/old.json":        "older run",
 			}},
-			opts:      ops.MigrateOptions{Confirm: true},
+			opts:      migrate.MigrateOptions{Confirm: true},
 			restampOp: "move-stamp",
 		},
 		{
@@ -69,7 +69,7 @@ func migCrashScenarios() []migCrashScenario {
 				ns + "vault-bundles/b.js":   "bundle",
 				".swamp/vault-bundles/b.js": "bundle",
 			}},
-			opts:      ops.MigrateOptions{Reverse: true, Confirm: true},
+			opts:      migrate.MigrateOptions{Reverse: true, Confirm: true},
 			restampOp: "move-stamp",
 		},
 		{
@@ -85,7 +85,7 @@ func migCrashScenarios() []migCrashScenario {
 				".swamp/data/command/shell/m3/log/latest": "1",
 				".swamp/audit/2026-08-02.jsonl":           "solo audit",
 			}},
-			opts:      ops.MigrateOptions{Reverse: true, Confirm: true},
+			opts:      migrate.MigrateOptions{Reverse: true, Confirm: true},
 			restampOp: "move-stamp",
 		},
 		{
@@ -93,7 +93,7 @@ func migCrashScenarios() []migCrashScenario {
 			// the emptied namespace directory to the same intent.
 			name:      "unset --migrate",
 			fix:       migFixture{nsLayout: true, catalogStamp: migNS, manifest: true},
-			opts:      ops.MigrateOptions{Unset: true, Confirm: true},
+			opts:      migrate.MigrateOptions{Unset: true, Confirm: true},
 			restampOp: "move-stamp",
 		},
 		{
@@ -102,7 +102,7 @@ func migCrashScenarios() []migCrashScenario {
 			// leaves the row that was there before.
 			name:      "forward onto stamped rows",
 			fix:       migFixture{catalogStamp: "", alsoStamped: []string{migNS}, manifest: true},
-			opts:      ops.MigrateOptions{Confirm: true},
+			opts:      migrate.MigrateOptions{Confirm: true},
 			restampOp: "restamp",
 		},
 	}
@@ -250,7 +250,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 		migRemoveDeadLocks(t, dir)
 		o := sc.opts
 		_, err := runMigrate(t, dir, oFS, o)
-		var ne *ops.NoNamespaceError
+		var ne *migrate.NoNamespaceError
 		if err != nil && !(sc.opts.Unset && errors.As(err, &ne)) {
 			// (An unset whose intent was already marked done leaves no
 			// namespace to unset: swamp's error, with the work complete.)

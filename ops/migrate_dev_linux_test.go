@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/migrate"
 )
 
 // TestCrossDeviceRefusedUpFront: a subdirectory on another file system (a
@@ -28,8 +28,8 @@ func TestCrossDeviceRefusedUpFront(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(mnt, 0) })
 	before := fsxtest.Snapshot(t, dir, nil)
-	_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
-	var xe *ops.CrossDeviceError
+	_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
+	var xe *migrate.CrossDeviceError
 	if !errors.As(err, &xe) || !errors.Is(err, syscall.EXDEV) {
 		t.Fatalf("want a cross-device refusal, got %v", err)
 	}

@@ -8,8 +8,9 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -24,11 +25,11 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 	for _, sc := range []struct {
 		name string
 		fix  migFixture
-		opts ops.MigrateOptions
+		opts migrate.MigrateOptions
 	}{
-		{"forward", migFixture{catalogStamp: "", manifest: true}, ops.MigrateOptions{Confirm: true}},
-		{"reverse", migFixture{nsLayout: true, catalogStamp: migNS, manifest: true}, ops.MigrateOptions{Reverse: true, Confirm: true}},
-		{"unset", migFixture{nsLayout: true, catalogStamp: migNS, manifest: true}, ops.MigrateOptions{Unset: true, Confirm: true}},
+		{"forward", migFixture{catalogStamp: "", manifest: true}, migrate.MigrateOptions{Confirm: true}},
+		{"reverse", migFixture{nsLayout: true, catalogStamp: migNS, manifest: true}, migrate.MigrateOptions{Reverse: true, Confirm: true}},
+		{"unset", migFixture{nsLayout: true, catalogStamp: migNS, manifest: true}, migrate.MigrateOptions{Unset: true, Confirm: true}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			dir := sc.fix.build(t)
@@ -40,7 +41,7 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 			}
 			warned := false
 			for _, w := range res.Completed.Warnings {
-				warned = warned || (strings.Contains(w.Message, "complete on disk") && w.Remedy == ops.RemedyRecover)
+				warned = warned || (strings.Contains(w.Message, "complete on disk") && w.Remedy == report.RemedyRecover)
 			}
 			if !warned {
 				t.Fatalf("no warning says the done mark was lost: %+v", res.Completed.Warnings)

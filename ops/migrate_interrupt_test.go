@@ -11,7 +11,8 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -40,10 +41,10 @@ func TestMigrateInterruptedMidMoves(t *testing.T) {
 	ctx, cancel := context.WithCancel(migCtx)
 	defer cancel()
 	fsys := &cancelAtRename{FS: fsx.Real(), cancel: cancel}
-	_, err := ops.Migrate(ctx, fsys, migLoad(t, dir), ops.MigrateOptions{Confirm: true, JournalLockTimeout: 2 * time.Second,
+	_, err := migrate.Migrate(ctx, fsys, migLoad(t, dir), migrate.MigrateOptions{Confirm: true, JournalLockTimeout: 2 * time.Second,
 		SwampLockTimeout: 2 * time.Second, Getenv: func(string) string { return "" }})
-	var mi *ops.MigrateInterruptedError
-	if !errors.As(err, &mi) || mi.IntentID == 0 || mi.Rerun != ops.RemedyMigrate || !errors.Is(err, context.Canceled) {
+	var mi *migrate.MigrateInterruptedError
+	if !errors.As(err, &mi) || mi.IntentID == 0 || mi.Rerun != report.RemedyMigrate || !errors.Is(err, context.Canceled) {
 		t.Fatalf("want an interrupted migration with its intent open, got %#v", err)
 	}
 	if strings.Contains(err.Error(), "fix the cause") || strings.Contains(err.Error(), "'swampj ") {
@@ -52,7 +53,7 @@ func TestMigrateInterruptedMidMoves(t *testing.T) {
 	if rep, err := recover.Run(migCtx, nil, dir, recover.Options{DryRun: true}); err != nil || len(rep.Intents) != 1 || rep.Intents[0].ID != mi.IntentID {
 		t.Fatalf("the intent must stay open: %+v %v", rep, err)
 	}
-	done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed
+	done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed
 	if len(done.Recovered) != 1 || done.Recovered[0].Status != journal.StatusDone {
 		t.Fatalf("the re-run must finish the interrupted intent: %+v", done)
 	}

@@ -16,9 +16,10 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -217,7 +218,7 @@ func migLoad(t testing.TB, dir string) *repo.Repo {
 	return r
 }
 
-func runMigrate(t testing.TB, dir string, fsys fsx.FS, o ops.MigrateOptions) (*ops.MigrateResult, error) {
+func runMigrate(t testing.TB, dir string, fsys fsx.FS, o migrate.MigrateOptions) (*migrate.MigrateResult, error) {
 	t.Helper()
 	if o.JournalLockTimeout == 0 {
 		o.JournalLockTimeout = 2 * time.Second
@@ -228,10 +229,10 @@ func runMigrate(t testing.TB, dir string, fsys fsx.FS, o ops.MigrateOptions) (*o
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	return ops.Migrate(migCtx, fsys, migLoad(t, dir), o)
+	return migrate.Migrate(migCtx, fsys, migLoad(t, dir), o)
 }
 
-func mustRunMigrate(t testing.TB, dir string, fsys fsx.FS, o ops.MigrateOptions) *ops.MigrateResult {
+func mustRunMigrate(t testing.TB, dir string, fsys fsx.FS, o migrate.MigrateOptions) *migrate.MigrateResult {
 	t.Helper()
 	res, err := runMigrate(t, dir, fsys, o)
 	if err != nil {
@@ -272,7 +273,7 @@ func TestForwardThenReverseOnADefaultRepo(t *testing.T) {
 	start := fsxtest.Snapshot(t, dir, migSkipInfra)
 	startRows := migCatalogRows(t, dir)
 
-	pv := mustRunMigrate(t, dir, nil, ops.MigrateOptions{}).Preview
+	pv := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{}).Preview
 	var subdirs []string
 	for _, d := range pv.Directories {
 		subdirs = append(subdirs, d.Subdir)
@@ -287,7 +288,7 @@ func TestForwardThenReverseOnADefaultRepo(t *testing.T) {
 		t.Fatalf("a preview changed the tree: %v", d)
 	}
 
-	res := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
+	res := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 	done := res.Completed
 	if done.NothingToDo || done.IntentID == 0 || !done.CatalogRestamped || len(done.MigratedDirectories) != 4 {
 		t.Fatalf("completed: %+v", done)
@@ -317,7 +318,7 @@ func TestForwardThenReverseOnADefaultRepo(t *testing.T) {
 	}
 
 	for _, confirm := range []bool{false, true} {
-		again := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: confirm})
+		again := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: confirm})
 		if !again.Preview.NothingToDo || (confirm && !again.Completed.NothingToDo) {
 			t.Fatalf("second run (confirm=%v) found work: %+v", confirm, again.Preview)
 		}
@@ -334,7 +335,7 @@ func TestForwardThenReverseOnADefaultRepo(t *testing.T) {
 	if !migExists(filepath.Join(dir, ".swamp", "data", "_catalog.db-shm")) || !migExists(filepath.Join(dir, ".swamp", "data", "_catalog.db-wal")) {
 		t.Fatal("expected -wal and -shm beside the open catalog")
 	}
-	back := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Reverse: true, Confirm: true}).Completed
+	back := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Reverse: true, Confirm: true}).Completed
 	_ = reader.Close()
 	if back.NothingToDo || len(back.MigratedDirectories) != 4 {
 		t.Fatalf("reverse: %+v", back)
@@ -349,7 +350,7 @@ func TestForwardThenReverseOnADefaultRepo(t *testing.T) {
 // .swamp.yaml and the manifest goes, in one journaled intent.
 func TestUnsetMigrateIsOneIntent(t *testing.T) {
 	dir := migFixture{nsLayout: true, catalogStamp: migNS, manifest: true}.build(t)
-	res := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Unset: true, Confirm: true}).Completed
+	res := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Unset: true, Confirm: true}).Completed
 	if !res.NamespaceUnset || res.Reverse != true || len(res.MigratedDirectories) != 4 {
 		t.Fatalf("%+v", res)
 	}
@@ -392,8 +393,8 @@ func TestForwardMergeRefusesEveryDifferingPath(t *testing.T) {
 	}}.build(t)
 	// A refused run changes no data; swampj's own journal may be created.
 	before := fsxtest.Snapshot(t, dir, fsxtest.SkipJournal)
-	_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
-	var ce *ops.CollisionError
+	_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
+	var ce *migrate.CollisionError
 	if !errors.As(err, &ce) || ce.Code() != "collision" {
 		t.Fatalf("want a collision error, got %v", err)
 	}
@@ -408,7 +409,7 @@ func TestForwardMergeRefusesEveryDifferingPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed
+	done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed
 	if done.NothingToDo {
 		t.Fatal("nothing moved")
 	}
@@ -455,8 +456,8 @@ func TestReverseMergesEntryByEntry(t *testing.T) {
 			".swamp/outputs/run-1/extra/notes.txt": "and this",
 		})
 		before := fsxtest.Snapshot(t, dir, fsxtest.SkipJournal)
-		_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Reverse: true, Confirm: true})
-		var ce *ops.CollisionError
+		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Reverse: true, Confirm: true})
+		var ce *migrate.CollisionError
 		if !errors.As(err, &ce) || ce.Code() != "collision" {
 			t.Fatalf("want a collision, got %v", err)
 		}
@@ -469,7 +470,7 @@ func TestReverseMergesEntryByEntry(t *testing.T) {
 
 	t.Run("merged", func(t *testing.T) {
 		dir := fix.build(t)
-		mustRunMigrate(t, dir, nil, ops.MigrateOptions{Reverse: true, Confirm: true})
+		mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Reverse: true, Confirm: true})
 		want := map[string]string{
 			"outputs/run-2/x.json":             "x",
 			"outputs/run-1/output.json":        `{"ok":true}`,
@@ -493,7 +494,7 @@ func TestReverseMergesEntryByEntry(t *testing.T) {
 				t.Fatalf("%s must be gone from the namespace once merged", p)
 			}
 		}
-		if done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Reverse: true, Confirm: true}).Completed; !done.NothingToDo {
+		if done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Reverse: true, Confirm: true}).Completed; !done.NothingToDo {
 			t.Fatalf("a re-run must find nothing to do: %+v", done)
 		}
 	})
@@ -508,7 +509,7 @@ func TestStatesOlderSwampLeaves(t *testing.T) {
 
 	t.Run("fully migrated: nothing to do", func(t *testing.T) {
 		dir := older.build(t)
-		done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed
+		done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed
 		if done.NothingToDo || len(done.MigratedDirectories) != 0 || len(done.Warnings) != 1 || len(done.Warnings[0].Files) != 3 {
 			t.Fatalf("%+v", done)
 		}
@@ -518,7 +519,7 @@ func TestStatesOlderSwampLeaves(t *testing.T) {
 		if migExists(filepath.Join(dir, ".swamp", migNS, "data", "_catalog.db")) || !migExists(filepath.Join(dir, ".swamp", "data", "_catalog.db")) {
 			t.Fatal("the copy must leave the namespace, the live catalog stay")
 		}
-		if again := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed; !again.NothingToDo {
+		if again := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed; !again.NothingToDo {
 			t.Fatalf("a second run must find nothing to do: %+v", again)
 		}
 	})
@@ -530,7 +531,7 @@ func TestStatesOlderSwampLeaves(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed
+		done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed
 		if got := strings.Join(done.MigratedDirectories, ","); got != "outputs,workflow-runs" || len(done.Warnings) != 1 {
 			t.Fatalf("%+v", done)
 		}
@@ -541,7 +542,7 @@ func TestStatesOlderSwampLeaves(t *testing.T) {
 
 	t.Run("reverse brings everything back, secrets included", func(t *testing.T) {
 		dir := older.build(t)
-		done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Reverse: true, Confirm: true}).Completed
+		done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Reverse: true, Confirm: true}).Completed
 		if !strings.Contains(strings.Join(done.MigratedDirectories, ","), "secrets") || len(done.Warnings) != 1 {
 			t.Fatalf("%+v", done)
 		}
@@ -561,8 +562,8 @@ func TestStatesOlderSwampLeaves(t *testing.T) {
 // finishes the interrupted intent and there is nothing more to do.
 func TestFailedStepThenRerun(t *testing.T) {
 	dir := migFixture{catalogStamp: "", manifest: true, extra: map[string]string{".swamp/" + migNS + "/outputs": "obstacle"}}.build(t)
-	_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
-	var fe *ops.MigrateFailedError
+	_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
+	var fe *migrate.MigrateFailedError
 	if !errors.As(err, &fe) || fe.Failed != "outputs" || strings.Join(fe.Succeeded, ",") != "data" || fe.IntentID == 0 {
 		t.Fatalf("want a partial failure at outputs after data, got %#v", err)
 	}
@@ -572,13 +573,13 @@ func TestFailedStepThenRerun(t *testing.T) {
 			t.Fatalf("the error must name %q: %v", hint, err)
 		}
 	}
-	if fe.Rerun != ops.RemedyMigrate || strings.Contains(err.Error(), "'swampj ") {
+	if fe.Rerun != report.RemedyMigrate || strings.Contains(err.Error(), "'swampj ") {
 		t.Fatalf("rerun %q; the message must not name CLI commands: %v", fe.Rerun, err)
 	}
 	if err := os.Remove(filepath.Join(dir, ".swamp", migNS, "outputs")); err != nil {
 		t.Fatal(err)
 	}
-	done := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed
+	done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed
 	if len(done.Recovered) != 1 || done.Recovered[0].Status != journal.StatusDone || done.NothingToDo {
 		t.Fatalf("the re-run must finish the open intent: %+v", done)
 	}
@@ -587,7 +588,7 @@ func TestFailedStepThenRerun(t *testing.T) {
 			t.Fatalf("%s was not moved", p)
 		}
 	}
-	if again := mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true}).Completed; !again.NothingToDo {
+	if again := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed; !again.NothingToDo {
 		t.Fatalf("third run: %+v", again)
 	}
 }
@@ -606,8 +607,8 @@ func TestExdevAtRenameLeavesIntentForRollback(t *testing.T) {
 	_ = j.Close()
 	f := fsx.NewFault(fsx.Real())
 	f.FailKind("rename-noreplace", syscall.EXDEV)
-	_, err = runMigrate(t, dir, f, ops.MigrateOptions{Confirm: true})
-	var fe *ops.MigrateFailedError
+	_, err = runMigrate(t, dir, f, migrate.MigrateOptions{Confirm: true})
+	var fe *migrate.MigrateFailedError
 	if !errors.As(err, &fe) || !errors.Is(err, syscall.EXDEV) {
 		t.Fatalf("want a failed migration carrying EXDEV, got %v", err)
 	}
@@ -621,7 +622,7 @@ func TestExdevAtRenameLeavesIntentForRollback(t *testing.T) {
 // and no namespace are refused before any file — journal or lock included —
 // is created. (A device boundary: migrate_dev_linux_test.go.)
 func TestBadInputChangesNothing(t *testing.T) {
-	check := func(t *testing.T, dir string, o ops.MigrateOptions, want func(error) bool) {
+	check := func(t *testing.T, dir string, o migrate.MigrateOptions, want func(error) bool) {
 		t.Helper()
 		before := fsxtest.Snapshot(t, dir, nil)
 		_, err := runMigrate(t, dir, nil, o)
@@ -639,24 +640,24 @@ func TestBadInputChangesNothing(t *testing.T) {
 		if err := os.Symlink(filepath.Join(elsewhere, "outputs"), filepath.Join(dir, ".swamp", "outputs")); err != nil {
 			t.Fatal(err)
 		}
-		check(t, dir, ops.MigrateOptions{Confirm: true}, func(err error) bool {
-			var se *ops.SymlinkedPathError
+		check(t, dir, migrate.MigrateOptions{Confirm: true}, func(err error) bool {
+			var se *migrate.SymlinkedPathError
 			return errors.As(err, &se) && se.Outside && se.Code() == "outside_base"
 		})
 	})
 	t.Run("missing base", func(t *testing.T) {
 		dir := t.TempDir()
 		fsxtest.WriteFiles(t, dir, map[string]string{".swamp.yaml": "datastore:\n  type: filesystem\n  path: ./nowhere\n  namespace: x\n"})
-		check(t, dir, ops.MigrateOptions{Confirm: true}, func(err error) bool {
-			var be *ops.BaseMissingError
+		check(t, dir, migrate.MigrateOptions{Confirm: true}, func(err error) bool {
+			var be *migrate.BaseMissingError
 			return errors.As(err, &be)
 		})
 	})
 	t.Run("no namespace", func(t *testing.T) {
 		dir := migFixture{catalogStamp: "-"}.build(t)
 		fsxtest.WriteFiles(t, dir, map[string]string{".swamp.yaml": migConfig(dir, "")})
-		check(t, dir, ops.MigrateOptions{Confirm: true}, func(err error) bool {
-			var ne *ops.NoNamespaceError
+		check(t, dir, migrate.MigrateOptions{Confirm: true}, func(err error) bool {
+			var ne *migrate.NoNamespaceError
 			return errors.As(err, &ne)
 		})
 	})
@@ -674,7 +675,7 @@ func TestLocks(t *testing.T) {
 	t.Run("global", func(t *testing.T) {
 		dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
 		fresh(lock.GlobalPath(filepath.Join(dir, ".swamp"), migNS))
-		_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
+		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
 		var te *lock.TimeoutError
 		if !errors.As(err, &te) || te.Holder == nil || te.Holder.Pid != os.Getppid() {
 			t.Fatalf("want a lock timeout naming pid %d, got %v", os.Getppid(), err)
@@ -684,7 +685,7 @@ func TestLocks(t *testing.T) {
 		dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
 		fresh(lock.ModelPath(filepath.Join(dir, ".swamp"), "", "command/shell", "m1"))
 		start := time.Now()
-		_, err := runMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
+		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
 		if !errors.Is(err, lock.ErrTimeout) || !strings.Contains(err.Error(), "m1") {
 			t.Fatalf("want a model-lock timeout, got %v", err)
 		}
@@ -709,9 +710,9 @@ func migHostname(t *testing.T) string {
 func TestSetUnsetList(t *testing.T) {
 	dir := t.TempDir()
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp.yaml": migConfig(dir, ""), ".swamp/data/x": "1"})
-	o := ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: func(string) string { return "" }}
-	res, err := ops.SetNamespace(migCtx, nil, migLoad(t, dir), "infra", o)
-	if err != nil || res.IntentID == 0 || res.WarningRemedy != ops.RemedyMigrate || !strings.Contains(res.Warning, "namespace migration moves it") {
+	o := migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: func(string) string { return "" }}
+	res, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "infra", o)
+	if err != nil || res.IntentID == 0 || res.WarningRemedy != report.RemedyMigrate || !strings.Contains(res.Warning, "namespace migration moves it") {
 		t.Fatalf("%+v %v", res, err)
 	}
 	if r := migLoad(t, dir); r.Namespace != "infra" {
@@ -724,27 +725,27 @@ func TestSetUnsetList(t *testing.T) {
 	if !migExists(filepath.Join(dir, ".swamp", "data", "x")) {
 		t.Fatal("set must not move data")
 	}
-	if _, err := ops.SetNamespace(migCtx, nil, migLoad(t, dir), "infra", o); !errors.As(err, new(*ops.AlreadySetError)) {
+	if _, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "infra", o); !errors.As(err, new(*migrate.AlreadySetError)) {
 		t.Fatalf("want already set, got %v", err)
 	}
-	if _, err := ops.SetNamespace(migCtx, nil, migLoad(t, dir), "Bad_Slug", o); !errors.Is(err, repo.ErrInvalidNamespace) {
+	if _, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "Bad_Slug", o); !errors.Is(err, repo.ErrInvalidNamespace) {
 		t.Fatalf("want invalid namespace, got %v", err)
 	}
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/other/.namespace.json": string(repo.WriteManifestBytes("other", "someone-else", time.Now()))})
-	if _, err := ops.SetNamespace(migCtx, nil, migLoad(t, dir), "other", o); !errors.As(err, new(*ops.NamespaceTakenError)) {
+	if _, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "other", o); !errors.As(err, new(*migrate.NamespaceTakenError)) {
 		t.Fatalf("want namespace taken, got %v", err)
 	}
-	l, err := ops.ListNamespaceManifests(nil, migLoad(t, dir))
+	l, err := migrate.ListNamespaceManifests(nil, migLoad(t, dir))
 	if err != nil || len(l.Namespaces) != 2 || !l.Namespaces[0].IsCurrent || l.CurrentNamespace != "infra" {
 		t.Fatalf("%+v %v", l, err)
 	}
-	if _, err := ops.UnsetNamespace(migCtx, nil, migLoad(t, dir), o); !errors.As(err, new(*ops.MultipleNamespacesError)) {
+	if _, err := migrate.UnsetNamespace(migCtx, nil, migLoad(t, dir), o); !errors.As(err, new(*migrate.MultipleNamespacesError)) {
 		t.Fatalf("want multiple namespaces, got %v", err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, ".swamp", "other")); err != nil {
 		t.Fatal(err)
 	}
-	un, err := ops.UnsetNamespace(migCtx, nil, migLoad(t, dir), o)
+	un, err := migrate.UnsetNamespace(migCtx, nil, migLoad(t, dir), o)
 	if err != nil || un.PreviousNamespace != "infra" {
 		t.Fatalf("%+v %v", un, err)
 	}
@@ -755,7 +756,7 @@ func TestSetUnsetList(t *testing.T) {
 	if !migExists(repo.ManifestPath(filepath.Join(dir, ".swamp"), "infra")) {
 		t.Fatal("plain unset leaves the manifest")
 	}
-	if _, err := ops.UnsetNamespace(migCtx, nil, migLoad(t, dir), o); !errors.As(err, new(*ops.NoNamespaceError)) {
+	if _, err := migrate.UnsetNamespace(migCtx, nil, migLoad(t, dir), o); !errors.As(err, new(*migrate.NoNamespaceError)) {
 		t.Fatalf("want no namespace, got %v", err)
 	}
 }

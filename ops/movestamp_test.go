@@ -14,8 +14,8 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -55,7 +55,7 @@ func msRow(ns, model, name string, v int64) catalog.Row {
 func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 	fix := migFixture{catalogStamp: "", manifest: true}
 	clean := fsx.NewFault(fsx.Real())
-	mustRunMigrate(t, fix.build(t), clean, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, fix.build(t), clean, migrate.MigrateOptions{Confirm: true})
 	commit := migOpIndex(clean, "failpoint:"+catalog.FailpointRestamp)
 	if commit > clean.Ops() {
 		t.Fatal("the migration never committed a restamp")
@@ -63,7 +63,7 @@ func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 
 	dir := fix.build(t)
 	f := fsx.NewFault(fsx.Real()).CrashAfter(commit) // the commit happens, the next operation crashes
-	if _, err := runMigrate(t, dir, f, ops.MigrateOptions{Confirm: true}); !fsx.IsCrash(err) {
+	if _, err := runMigrate(t, dir, f, migrate.MigrateOptions{Confirm: true}); !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}
 	c := msCatalog(t, dir)
@@ -133,7 +133,7 @@ func TestPreparedRestampLetsGoOfTheCatalogForAWriter(t *testing.T) {
 		_ = os.Remove(lockPath)
 		writerDone <- err
 	}()
-	res, err := runMigrate(t, dir, fsys, ops.MigrateOptions{Confirm: true, SwampLockTimeout: 120 * time.Second})
+	res, err := runMigrate(t, dir, fsys, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 120 * time.Second})
 	if werr := <-writerDone; werr != nil {
 		t.Fatalf("the writer's catalog write failed: %v", werr)
 	}

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 	swampjrecover "github.com/swampj/swampj/recover"
 )
 
@@ -67,8 +68,7 @@ func TestNestedWriteWorksUnderTheAncestorsLock(t *testing.T) {
 			dlPlant(t, lp, rec, 0)
 			nestedSetenv(t, tc.env)
 			a, _ := repo.ParseAddress("command/shell/m1/result")
-			_, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}},
-				ops.WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
+			_, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
 			if tc.lends && err != nil {
 				t.Fatalf("a write under its ancestor's lock must go on: %v", err)
 			}
@@ -91,7 +91,7 @@ func TestNestedDoctorRepairWorksUnderTheAncestorsLock(t *testing.T) {
 			rec := dlRecord(pid)
 			dlPlant(t, lp, rec, 0)
 			nestedSetenv(t, tc.env)
-			rep, err := ops.Doctor(context.Background(), fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
+			rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,13 +121,11 @@ func TestNestedRecoveryWorksUnderTheAncestorsLock(t *testing.T) {
 			a, _ := repo.ParseAddress("command/shell/m1/result")
 			clean := fsx.NewFault(fsx.Real())
 			probe := apiRepo(t)
-			if _, err := ops.WriteVersions(context.Background(), clean, migLoad(t, probe), []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}},
-				ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+			if _, err := write.WriteVersions(context.Background(), clean, migLoad(t, probe), []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 				t.Fatal(err)
 			}
 			cut := migOpIndex(clean, "failpoint:journal.begin") + 2
-			_, err := ops.WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}},
-				ops.WriteOptions{SwampLockTimeout: time.Second})
+			_, err := write.WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: time.Second})
 			if !fsx.IsCrash(err) {
 				t.Fatalf("want a crash at cut %d, got %v", cut, err)
 			}

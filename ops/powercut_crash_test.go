@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -303,12 +304,12 @@ func TestDoctorRepairPowerCutAtEveryCutPoint(t *testing.T) {
 
 func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 	ctx := context.Background()
-	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
+	opts := doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
 	start := fixture()
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	clean := fsx.NewFault(fsx.Real())
-	if rep, err := ops.Doctor(ctx, clean, start, opts); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, clean, start, opts); err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %+v %v", rep, err)
 	}
 	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
@@ -325,7 +326,7 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 			cc.Check()
 			r := fixture()
 			p := &pcRun{k: k, f: newPCFault(k)}
-			if _, err := ops.Doctor(ctx, p.f, r, opts); err != nil && !fsx.IsCrash(err) {
+			if _, err := doctor.Run(ctx, p.f, r, opts); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("want a crash, got %v\n%s", err, p)
 			}
 			p.powerCut(t)

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // phaseLog records the phases a Progress callback saw, in order, once each.
@@ -17,7 +19,7 @@ type phaseLog struct {
 	phases []string
 }
 
-func (l *phaseLog) progress(ev ops.ProgressEvent) {
+func (l *phaseLog) progress(ev report.ProgressEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n := len(l.phases); n == 0 || l.phases[n-1] != ev.Phase {
@@ -37,19 +39,19 @@ func TestProgressPhasesAfterTheScan(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		run  func(ops.Progress) error
+		run  func(report.Progress) error
 		want []string
 	}{
-		{"rebuild", func(p ops.Progress) error {
-			_, err := ops.RebuildCatalog(ctx, nil, r, ops.CatalogOptions{Confirm: true, Progress: p})
+		{"rebuild", func(p report.Progress) error {
+			_, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true, Progress: p})
 			return err
 		}, []string{"scanning", "writing catalog"}},
-		{"verify", func(p ops.Progress) error {
-			_, err := ops.VerifyCatalog(ctx, nil, r, ops.CatalogOptions{Progress: p})
+		{"verify", func(p report.Progress) error {
+			_, err := catalogsync.Verify(ctx, nil, r, catalogsync.Options{Progress: p})
 			return err
 		}, []string{"scanning", "comparing with catalog"}},
-		{"doctor", func(p ops.Progress) error {
-			_, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{Progress: p})
+		{"doctor", func(p report.Progress) error {
+			_, err := doctor.Run(ctx, nil, r, doctor.Options{Progress: p})
 			return err
 		}, []string{"scanning", "checking locks", "reading catalog", "checking items", "checking staging and run records", "swamp's checks"}},
 	}

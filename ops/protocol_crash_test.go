@@ -31,7 +31,9 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -58,7 +60,7 @@ type pxProtocol struct {
 
 func pxProtocols() []pxProtocol {
 	items := []repo.Address{fmAddr(fmM1, "out"), fmAddr(fmM2, "log")}
-	write := []fmWrite{{a: fmAddr(fmM1, "out"), payload: "version three"}}
+	single := []fmWrite{{a: fmAddr(fmM1, "out"), payload: "version three"}}
 	batch := []fmWrite{
 		{a: fmAddr(fmM1, "out"), payload: "batch one"},
 		{a: fmAddr(fmM2, "log"), payload: "batch two", stream: true},
@@ -70,28 +72,27 @@ func pxProtocols() []pxProtocol {
 	// same bytes and rows and whole repos can be compared.
 	asRun := func(ws []fmWrite) func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
 		return func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-			var in []ops.VersionWrite
+			var in []write.VersionWrite
 			for _, w := range ws {
 				var c io.Reader = strings.NewReader(w.payload)
 				if w.stream {
 					c = nonSeekerT{c}
 				}
-				in = append(in, ops.VersionWrite{Address: w.a, Content: c})
+				in = append(in, write.VersionWrite{Address: w.a, Content: c})
 			}
-			o := ops.FixIdentity(ops.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second},
-				"44444444-4444-4444-8444-444444444444", crashNewAt)
+			o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second}, "44444444-4444-4444-8444-444444444444", crashNewAt)
 			oFS := fsys
-			_, err := ops.WriteVersions(fmCtx, oFS, r, in, o)
+			_, err := write.WriteVersions(fmCtx, oFS, r, in, o)
 			return err
 		}
 	}
 	return []pxProtocol{
-		{name: "version-write", template: fmBaseRepo, run: asRun(write), commit: catalog.FailpointUpsert, journaled: true, items: items},
+		{name: "version-write", template: fmBaseRepo, run: asRun(single), commit: catalog.FailpointUpsert, journaled: true, items: items},
 		{name: "batch-write", template: fmBaseRepo, run: asRun(batch), commit: catalog.FailpointUpsert, journaled: true,
 			items: append(items, fmAddr(fmM2, "new"))},
 		{name: "catalog-rebuild", template: fmRebuildTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
+				_, err := catalogsync.Rebuild(fmCtx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
 				return err
 			}},
 		// The first rebuild of a repo without a catalog: the catalog is
@@ -100,7 +101,7 @@ func pxProtocols() []pxProtocol {
 		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			linkedIn: filepath.Base(repo.CatalogPathOf("/")),
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-				_, err := ops.RebuildCatalog(fmCtx, fsys, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
+				_, err := catalogsync.Rebuild(fmCtx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
 				return err
 			}},
 	}

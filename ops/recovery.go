@@ -10,6 +10,7 @@ import (
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // RecoverOptions are the options of Recover and PreviewRecovery.
@@ -26,7 +27,7 @@ type RecoverOptions struct {
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone; and "restamping catalog" while a migration's
 	// restamp runs.
-	Progress Progress
+	Progress report.Progress
 	// Logger receives the executor's step records at level Debug (nil:
 	// nothing is logged).
 	Logger *slog.Logger
@@ -37,7 +38,7 @@ type RecoverOptions struct {
 // intents may depend on it — and returns the outcomes so far with that
 // error; that intent stays open. recover.Run is the usual way in: it finds
 // and opens the journal first.
-func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]report.IntentOutcome, error) {
 	fsys = fsx.OrReal(fsys)
 	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
 		Progress: opts.Progress.Steps("recovering"), IntentProgress: recoveryProgress(opts.Progress), Log: opts.Logger}
@@ -49,7 +50,7 @@ func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverO
 // migration's catalog restamp (one long step, the last one left when a
 // migration was killed after its renames) as "restamping catalog" while it
 // runs, as the migration itself does (migrateStepProgress).
-func recoveryProgress(p Progress) func(*journal.Intent, journal.Direction) func(done, total int) {
+func recoveryProgress(p report.Progress) func(*journal.Intent, journal.Direction) func(done, total int) {
 	if p == nil {
 		return nil
 	}
@@ -72,7 +73,7 @@ func recoveryProgress(p Progress) func(*journal.Intent, journal.Direction) func(
 // PreviewRecovery observes every step of every open intent of j without
 // changing anything (the catalog is opened read-only): what Recover would
 // do. It works on read-only media.
-func PreviewRecovery(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]IntentOutcome, error) {
+func PreviewRecovery(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]report.IntentOutcome, error) {
 	fsys = fsx.OrReal(fsys)
 	env := &engine.Env{FS: fsys, Catalog: protocol.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
 	defer env.CloseCatalog()

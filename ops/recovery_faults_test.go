@@ -49,6 +49,8 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -80,7 +82,7 @@ func frProtocols() []frProtocol {
 	return []frProtocol{
 		asPx(px[0]), asPx(px[1]), asMig(mig[0]), asMig(mig[1]),
 		{name: "repair", build: fmRepairTemplate, run: func(t *testing.T, dir string, fsys fsx.FS) error {
-			_, err := ops.Doctor(fmCtx, fsys, migLoad(t, dir), ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+			_, err := doctor.Run(fmCtx, fsys, migLoad(t, dir), doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 			return err
 		}},
 	}
@@ -273,8 +275,8 @@ func frCleanEnd(t *testing.T, dir string, crashed map[string][]string, rollback 
 	// fixture without metadata). It refuses where the namespace is
 	// configured over data at the solo path (a reverse that keeps the
 	// namespace, a forward migration rolled back).
-	var um *ops.UnmigratedError
-	switch _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); {
+	var um *catalogsync.UnmigratedError
+	switch _, err := catalogsync.Rebuild(fmCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); {
 	case errors.As(err, &um):
 	case err != nil:
 		t.Fatalf("rebuilding the catalog after the clean recovery (rollback=%v): %v", rollback, err)
@@ -388,7 +390,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 		stale := catalogStaleOf(t, dir) != nil
 		switch {
 		case stale && !end.stale && frRowsOnly(d) && end.rebuilt != nil:
-			if _, err := ops.RebuildCatalog(fmCtx, fsx.Real(), migLoad(t, dir), ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := catalogsync.Rebuild(fmCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 				errorf("the catalog is marked stale and the rebuild failed: %v", err)
 			} else if d := frSortRows(fmState(t, dir)).diff(frSortRows(*end.rebuilt)); len(d) > 0 {
 				errorf("the catalog is marked stale, and a rebuild does not give what it gives after a clean recovery:\n%s", strings.Join(d, "\n"))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
@@ -78,14 +78,14 @@ func drCopies(t *testing.T, build func() *repo.Repo) func() *repo.Repo {
 
 func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	ctx := context.Background()
-	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
+	opts := doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
 
 	// An uncut run gives the repaired tree and the number of cut points.
 	start := fixture()
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	clean := fsx.NewFault(fsx.Real())
-	rep, err := ops.Doctor(ctx, clean, start, opts)
+	rep, err := doctor.Run(ctx, clean, start, opts)
 	if err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %+v %v", rep, err)
 	}
@@ -102,7 +102,7 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	stateRows := [][]string{initialRows}
 	for _, f := range flushes[:len(flushes)-1] {
 		r := fixture()
-		if _, err := ops.Doctor(ctx, fsx.NewFault(fsx.Real()).CrashAfter(f), r, opts); !fsx.IsCrash(err) {
+		if _, err := doctor.Run(ctx, fsx.NewFault(fsx.Real()).CrashAfter(f), r, opts); !fsx.IsCrash(err) {
 			t.Fatalf("cut after the done mark at %d: want a crash, got %v", f, err)
 		}
 		states, stateRows = append(states, fsxtest.Snapshot(t, r.Dir, drSkip(r))), append(stateRows, drRowsFull(t, r))
@@ -147,7 +147,7 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 		crashed, rolled := fixture(), fixture()
 		for _, r := range []*repo.Repo{crashed, rolled} {
 			f := fsx.NewFault(fsx.Real()).CrashAfter(k)
-			if _, err := ops.Doctor(ctx, f, r, opts); err != nil && !fsx.IsCrash(err) {
+			if _, err := doctor.Run(ctx, f, r, opts); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("cut %d (after %s): want a crash, got %v", k, drLastOp(f), err)
 			}
 		}
@@ -220,7 +220,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 		every = 16
 	}
 	ctx := context.Background()
-	opts := ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
+	opts := doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
 	fixture := drCopies(t, func() *repo.Repo {
 		return drBuild(t, t.TempDir(), drSpec{stepCol: true, items: []drItem{drWorkflowItem(), dr3955()}})
 	})
@@ -228,7 +228,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	clean := fsx.NewFault(fsx.Real())
-	if rep, err := ops.Doctor(ctx, clean, start, opts); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, clean, start, opts); err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %+v %v", rep, err)
 	}
 	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
@@ -241,7 +241,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 		for _, rollback := range []bool{false, true} {
 			crashAt := func() *repo.Repo {
 				r := fixture()
-				if _, err := ops.Doctor(ctx, fsx.NewFault(fsx.Real()).CrashAfter(k), r, opts); !fsx.IsCrash(err) {
+				if _, err := doctor.Run(ctx, fsx.NewFault(fsx.Real()).CrashAfter(k), r, opts); !fsx.IsCrash(err) {
 					t.Fatalf("cut %d: want a crash, got %v", k, err)
 				}
 				return r

@@ -20,13 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogrow"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
@@ -278,7 +278,7 @@ func drRel(base, p string) string {
 }
 
 // drCodes lists "code@version/status" of every finding, sorted.
-func drCodes(rep *ops.DoctorReport) []string {
+func drCodes(rep *doctor.Report) []string {
 	var out []string
 	for _, f := range rep.Findings {
 		out = append(out, fmt.Sprintf("%s@%d/%s", f.Code, f.Version, f.Status))
@@ -329,7 +329,7 @@ func TestDoctor3955(t *testing.T) {
 	drWant(t, "fixture rows", startRows, []string{"result/v1:00", "result/v2:00", "result/v3:00", "result/v4:00", "result/v5:10"})
 
 	// Detection: every symptom of the report, and nothing changed.
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,12 +344,12 @@ func TestDoctor3955(t *testing.T) {
 		if f.Item != drType+"/"+drModel+"/result" || f.Message == "" || f.Fix == "" || f.Path == "" {
 			t.Fatalf("finding lacks a field: %+v", f)
 		}
-		if f.Code == ops.DoctorVersionUnreadable && !strings.Contains(f.Message, "zero bytes") {
+		if f.Code == doctor.CodeVersionUnreadable && !strings.Contains(f.Message, "zero bytes") {
 			t.Fatalf("a #3955 version must be reported as zero bytes: %+v", f)
 		}
 	}
 	// Preview: the plan, still nothing changed.
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Now: drNow})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestDoctor3955(t *testing.T) {
 		t.Fatalf("preview: %+v", rep)
 	}
 	for _, f := range rep.Findings {
-		if f.Status != ops.DoctorWouldRepair {
+		if f.Status != doctor.StatusWouldRepair {
 			t.Fatalf("preview status: %+v", f)
 		}
 	}
@@ -368,7 +368,7 @@ func TestDoctor3955(t *testing.T) {
 	drWant(t, "rows after preview", drRows(t, r), startRows)
 
 	// Repair.
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestDoctor3955(t *testing.T) {
 		t.Fatalf("repair: %+v", rep)
 	}
 	for _, f := range rep.Findings {
-		if f.Status != ops.DoctorRepaired {
+		if f.Status != doctor.StatusRepaired {
 			t.Fatalf("not repaired: %+v", f)
 		}
 	}
@@ -418,11 +418,11 @@ func TestDoctor3955(t *testing.T) {
 	drNothingLost(t, start, fsxtest.Snapshot(t, r.Dir, skip))
 
 	// A second doctor finds nothing; a second repair has nothing to do.
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
 	if err != nil || !rep.Clean() || len(rep.Findings) != 0 {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() || rep.IntentID != 0 {
 		t.Fatalf("second repair: %+v %v", rep, err)
 	}
@@ -466,14 +466,14 @@ func TestDoctorWorkflowStepGroups(t *testing.T) {
 			ctx := context.Background()
 			r := drBuild(t, t.TempDir(), drSpec{stepCol: tc.stepCol, items: []drItem{drWorkflowItem()}})
 			drWant(t, "fixture rows", drRows(t, r), tc.before)
-			rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow})
+			rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep.StepLatestColumn != tc.stepCol || rep.Remaining != 6 {
 				t.Fatalf("check: %+v", rep)
 			}
-			rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+			rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 			if err != nil || !rep.Clean() {
 				t.Fatalf("repair: %+v %v", rep, err)
 			}
@@ -481,7 +481,7 @@ func TestDoctorWorkflowStepGroups(t *testing.T) {
 			if got := drRead(t, filepath.Join(drItemDir(r, "report"), "latest")); got != "3" {
 				t.Fatalf("latest = %q", got)
 			}
-			if rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow}); err != nil || !rep.Clean() {
+			if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
 				t.Fatalf("second check: %+v %v", rep, err)
 			}
 		})
@@ -496,7 +496,7 @@ func TestDoctorNoReadableVersionLeft(t *testing.T) {
 		dr3955(),
 		{name: "state", latest: "1", versions: []drVer{{n: 1, empty: true}}},
 	}})
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -510,7 +510,7 @@ func TestDoctorNoReadableVersionLeft(t *testing.T) {
 		t.Fatalf("latest must be moved into quarantine: %q", got)
 	}
 	drWant(t, "rows", drRows(t, r), []string{"result/v1:00", "result/v2:00", "result/v3:10"})
-	if rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow}); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
 }
@@ -526,7 +526,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 		t.Fatalf("busy model: %+v", rep)
 	}
 	for _, f := range rep.Findings {
-		if f.Status != ops.DoctorSkipped || !strings.Contains(f.Reason, "lock is busy") {
+		if f.Status != doctor.StatusSkipped || !strings.Contains(f.Reason, "lock is busy") {
 			t.Fatalf("finding must be skipped for the busy lock: %+v", f)
 		}
 	}
@@ -544,7 +544,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 	if err := held.Release(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("after the lock is released: %+v %v", rep, err)
 	}
@@ -587,20 +587,20 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 	}
 	j.Abandon()
 
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	drWant(t, "findings", drCodes(rep), []string{"catalog_copy@0/found", "open_intent@0/found", "staging_leftover@0/found"}) // a confirmed repair finishes it first
 	for _, f := range rep.Findings {
-		if f.Code == ops.DoctorStagingLeftover && f.Path != leftover {
+		if f.Code == doctor.CodeStagingLeftover && f.Path != leftover {
 			t.Fatalf("the owned staging directory must not be reported: %+v", f)
 		}
 	}
 	// A confirmed repair finishes the interrupted intent first (its stage
 	// cannot be redone from the journal, so recovery rolls it back and
 	// removes the owned staging directory), then repairs the rest.
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -617,7 +617,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 	if _, err := os.Stat(r.CatalogPath); err != nil {
 		t.Fatalf("the live catalog must stay: %v", err)
 	}
-	if rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow}); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
 }
@@ -643,7 +643,7 @@ func TestDoctorLeavesUnreadableFilesAlone(t *testing.T) {
 	fsys := drEIO{FS: fsx.Real(), path: filepath.Join(drItemDir(r, "result"), "2", "metadata.yaml")}
 	skip := drSkip(r)
 	start := fsxtest.Snapshot(t, r.Dir, skip)
-	rep, err := ops.Doctor(ctx, fsys, r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+	rep, err := doctor.Run(ctx, fsys, r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -651,7 +651,7 @@ func TestDoctorLeavesUnreadableFilesAlone(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, f := range rep.Findings {
-		if f.Status != ops.DoctorManual || !strings.Contains(f.Fix, "cannot be read") {
+		if f.Status != doctor.StatusManual || !strings.Contains(f.Fix, "cannot be read") {
 			t.Fatalf("finding: %+v", f)
 		}
 	}
@@ -664,7 +664,7 @@ func TestDoctorLeavesUnreadableFilesAlone(t *testing.T) {
 // TestDoctorCleanRepo: nothing to find, nothing created (no journal).
 func TestDoctorCleanRepo(t *testing.T) {
 	r := drBuild(t, t.TempDir(), drSpec{items: []drItem{{name: "result", latest: "2", versions: []drVer{{n: 1}, {n: 2}}}}})
-	rep, err := ops.Doctor(context.Background(), fsx.Real(), r, ops.DoctorOptions{})
+	rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{})
 	if err != nil || !rep.Clean() || len(rep.Findings) != 0 || rep.Items != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -691,12 +691,12 @@ func TestDoctorCatalogOnlyFixes(t *testing.T) {
 	skip := drSkip(r)
 	start := fsxtest.Snapshot(t, r.Dir, skip)
 
-	rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow})
+	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	drWant(t, "findings", drCodes(rep), []string{"catalog_latest_wrong@2/found", "catalog_row_unreadable@1/found"})
-	rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() || rep.IntentID == 0 || len(rep.Moves) != 0 {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -704,7 +704,7 @@ func TestDoctorCatalogOnlyFixes(t *testing.T) {
 	if d := fsxtest.Diff(start, fsxtest.Snapshot(t, r.Dir, skip)); len(d) > 0 {
 		t.Fatalf("a catalog-only repair changed files: %v", d)
 	}
-	if rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Now: drNow}); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
 }

@@ -75,40 +75,32 @@ func exportedDecls(t *testing.T, dir, importPath string) map[string]string {
 	return out
 }
 
-// hostFacing is everything ops may export: what a host program uses to
-// open a repo and then recover, write, read, migrate, doctor, rebuild and
-// verify — the entry points, their options, results and typed errors.
-// A new export goes here only if a host needs it; the executor's machinery
-// (steps, kinds, the dirty set, the loop itself) lives in ops/internal/engine.
-var hostFacing = strings.Fields(`
-	Recover PreviewRecovery RecoverOptions IntentOutcome StepView DescribeStep RemoveCrashLeftovers
-	WriteVersions WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
-	InputChangedError UnmigratedWriteError IntentKindVersionWrite
-	DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod
-	OpenData DataContent DataVersions DataVersion DataItem DataGroup ListData GroupByModel ModelData
-	ChangedItems ResolveItem ResolveModel Model ModelNotFoundError AmbiguousModelError Workflow
-	DataNotFoundError UnreadableDataError UnreadableVersion UnmigratedError
-	SetNamespace UnsetNamespace PreviewUnsetNamespace UnsetPreview NamespaceOptions SetResult UnsetResult ListNamespaceManifests NamespaceListing
-	NamespaceEntry ForeignNamespace AlreadySetError NamespaceTakenError ReservedNamespaceError NoNamespaceError
-	MultipleNamespacesError ForeignNamespacesError NamespaceChangedError EnvOverrideError BaseMissingError
-	Migrate MigrateOptions MigrateResult MigratePreview MigrateCompleted MigrateWarning MigrateFailedError MigrateInterruptedError
-	DirectoryMove CollisionError CrossDeviceError NotADirectoryError SymlinkedPathError OwnerMismatchError
-	Doctor DoctorOptions DoctorReport DoctorCheck DoctorCode DoctorFinding DoctorInFlight DoctorMove
-	DoctorRepairError DoctorStatus SwampCheck Problem DataProblem ItemProblem LockChangedError IntentKindRepair
-	DoctorCatalogCopy DoctorCatalogLatestWrong DoctorCatalogRowUnreadable DoctorCatalogStale DoctorCatalogUnusable
-	DoctorDirectoryUnreadable DoctorFound DoctorJournalHolderStale DoctorLatestDamaged DoctorLatestNotFound
-	DoctorLatestUnreadable DoctorLockDead DoctorManual DoctorOpenIntent DoctorRecordUnreadable DoctorRepaired
-	DoctorSkipped DoctorStagingLeftover DoctorSwampCheck DoctorVersionUnreadable DoctorWouldRepair DoctorLocalDirHidden
-	SwampCheckCompleteness SwampCheckContamination SwampCheckHealth SwampCheckMigration
-	RebuildCatalog VerifyCatalog CatalogOptions CatalogReport CatalogCounts RebuildTimings CatalogHandle OpenCatalog StaleNamespace
-	ExpectedRows ExpectedOptions Expected CodeRowInvalid CodeTypeNotNormalized
-	Progress ProgressEvent
-	Remedy RemedyRecover RemedyRecoverOrRollback RemedyRebuildCatalog RemedyMigrate RemedyMigrateReverse
-	RemedyUnsetMigrate RemedyUnsetNamespace RemedyRepair RemedyNone RemedyFixAccess RemedyInspect RemedySwampUpgrade RemedyMountReadWrite
-	RemedyRetry RemedyCheckAgain DoctorNotice DoctorOutcome DoctorAction DoctorClean DoctorRepairedAll DoctorRepairable
-	DoctorBusy DoctorManualLeft DoctorNoticeNote DoctorNoticeWarning
-	ErrBusy ErrNotARepo ErrConflict ErrStepFailed IsConflict OpenIntentsError UnfinishedIntentError IntentStillOpenError
-`)
+// hostFacing is, per package, everything the host's API may export: what a
+// host program uses to open a repo and then recover (ops), write
+// (ops/write), read (ops/read) and migrate (ops/migrate) — the entry
+// points, their options, results and typed errors. The doctor, the catalog
+// sync and the shared vocabulary (progress, remedies, problems) keep their
+// names in ops/doctor, ops/catalogsync and ops/report. A new export goes
+// here only if a host needs it; the executor's machinery (steps, kinds, the
+// dirty set, the loop itself) lives in ops/internal/engine.
+var hostFacing = map[string]string{
+	"": `Recover PreviewRecovery RecoverOptions DescribeStep RemoveCrashLeftovers IsConflict`,
+	"write": `WriteVersions WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
+		InputChangedError UnmigratedWriteError NamespaceChangedError OwnerMismatchError IntentKindVersionWrite Workflow
+		DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod`,
+	"read": `OpenData DataContent DataVersions DataVersion DataItem DataGroup ListData GroupByModel ModelData
+		ChangedItems ResolveItem ResolveModel Model ModelName CurrentVersion ModelNotFoundError AmbiguousModelError
+		DataNotFoundError UnreadableDataError`,
+	"migrate": `Migrate MigrateOptions MigrateResult MigratePreview MigrateCompleted MigrateWarning MigrateFailedError
+		MigrateInterruptedError DirectoryMove CollisionError CrossDeviceError NotADirectoryError SymlinkedPathError
+		SetNamespace UnsetNamespace PreviewUnsetNamespace UnsetPreview NamespaceOptions SetResult UnsetResult
+		ListNamespaceManifests NamespaceListing NamespaceEntry AlreadySetError NamespaceTakenError ReservedNamespaceError
+		NoNamespaceError MultipleNamespacesError ForeignNamespacesError EnvOverrideError BaseMissingError UnfinishedIntentError`,
+}
+
+// maxOpsExports bounds the ops root: a door with the entry points a host
+// needs first, not a second home for the protocols' vocabulary.
+const maxOpsExports = 40
 
 // executorNames are the executor's own names: none may come back to ops,
 // whatever the allow-list says.
@@ -118,13 +110,86 @@ var executorNames = strings.Fields(`
 	Result StepError ConflictError RecoverOpen PreviewOpen Register Kinds
 `)
 
-// TestOpsExportsOnlyHostFacingNames keeps the wall up: go doc ./ops lists
-// the host's API and nothing of the executor — no executor name, no step
-// kind, no declaration that mentions ops/internal/engine (a host cannot
-// name those types, so an exported field or signature holding one is
-// unusable and leaks the machinery).
+// TestOpsExportsOnlyHostFacingNames keeps the wall up: go doc of ops and
+// of each protocol package lists the host's API and nothing of the
+// executor — no executor name, no step kind, no declaration that mentions
+// ops/internal/engine (a host cannot name those types, so an exported field
+// or signature holding one is unusable and leaks the machinery).
 func TestOpsExportsOnlyHostFacingNames(t *testing.T) {
-	checkWall(t, ".", "github.com/swampj/swampj/ops", hostFacing)
+	for sub, names := range hostFacing {
+		dir, importPath := ".", "github.com/swampj/swampj/ops"
+		if sub != "" {
+			dir, importPath = sub, importPath+"/"+sub
+		}
+		checkWall(t, dir, importPath, strings.Fields(names))
+	}
+	if n := len(strings.Fields(hostFacing[""])); n > maxOpsExports {
+		t.Errorf("ops exports %d names, more than %d: the protocols' names belong in their own packages", n, maxOpsExports)
+	}
+}
+
+// TestOpsExportsNoAliases: a name lives in one package and is spelled one
+// way. Neither ops nor a protocol package re-exports another package's
+// type (type X = pkg.Y) or value (X = pkg.Y); callers name the package the
+// name lives in.
+func TestOpsExportsNoAliases(t *testing.T) {
+	for sub := range hostFacing {
+		dir := "."
+		if sub != "" {
+			dir = sub
+		}
+		for _, a := range exportedAliases(t, dir) {
+			t.Errorf("ops/%s: %s is an alias; use the name where it lives", sub, a)
+		}
+	}
+}
+
+// exportedAliases lists the exported type aliases and the exported
+// constants and variables whose value is only another package's name.
+func exportedAliases(t *testing.T, dir string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, dir+"/"+n, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range g.Specs {
+				switch sp := spec.(type) {
+				case *ast.TypeSpec:
+					if sp.Name.IsExported() && sp.Assign.IsValid() {
+						out = append(out, n+": type "+sp.Name.Name)
+					}
+				case *ast.ValueSpec:
+					for i, name := range sp.Names {
+						if !name.IsExported() || i >= len(sp.Values) {
+							continue
+						}
+						if sel, ok := sp.Values[i].(*ast.SelectorExpr); ok {
+							if _, ok := sel.X.(*ast.Ident); ok {
+								out = append(out, n+": "+name.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestRecoverExportsOnlyHostFacingNames: the same for package recover.

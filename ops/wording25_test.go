@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -21,19 +23,19 @@ import (
 // eventLog records every progress event.
 type eventLog struct {
 	mu     sync.Mutex
-	events []ops.ProgressEvent
+	events []report.ProgressEvent
 }
 
-func (l *eventLog) progress(ev ops.ProgressEvent) {
+func (l *eventLog) progress(ev report.ProgressEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, ev)
 }
 
-func (l *eventLog) phase(name string) []ops.ProgressEvent {
+func (l *eventLog) phase(name string) []report.ProgressEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []ops.ProgressEvent
+	var out []report.ProgressEvent
 	for _, ev := range l.events {
 		if ev.Phase == name {
 			out = append(out, ev)
@@ -54,8 +56,7 @@ func TestWriteTraceSaysWrittenAhead(t *testing.T) {
 	a, _ := repo.ParseAddress("command/shell/m1/result")
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if _, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}},
-		ops.WriteOptions{SwampLockTimeout: time.Second, Logger: log}); err != nil {
+	if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: time.Second, Logger: log}); err != nil {
 		t.Fatal(err)
 	}
 	ahead := false
@@ -85,11 +86,11 @@ func TestPlanningProgressEndsWithItsTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.SetNamespace(context.Background(), nil, r, "team", ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), nil, r, "team", migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
 		t.Fatal(err)
 	}
 	var l eventLog
-	if _, err := ops.Migrate(context.Background(), nil, r, ops.MigrateOptions{Confirm: true, JournalLockTimeout: time.Second,
+	if _, err := migrate.Migrate(context.Background(), nil, r, migrate.MigrateOptions{Confirm: true, JournalLockTimeout: time.Second,
 		SwampLockTimeout: time.Second, Getenv: env, Progress: l.progress}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,19 +114,19 @@ func TestRecoveryShowsTheRestampByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.SetNamespace(context.Background(), nil, r, "team", ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), nil, r, "team", migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
 		t.Fatal(err)
 	}
 	probeDir := apiRepo(t)
 	probe := fsx.NewFault(fsx.Real())
 	pr, _ := repo.Load(nil, probeDir, env)
-	if _, err := ops.SetNamespace(context.Background(), nil, pr, "team", ops.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), nil, pr, "team", migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
 		t.Fatal(err)
 	}
-	mo := ops.MigrateOptions{Confirm: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
+	mo := migrate.MigrateOptions{Confirm: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
 	po := mo
 	poFS := probe
-	if _, err := ops.Migrate(context.Background(), poFS, pr, po); err != nil {
+	if _, err := migrate.Migrate(context.Background(), poFS, pr, po); err != nil {
 		t.Fatal(err)
 	}
 	cut := -1
@@ -138,7 +139,7 @@ func TestRecoveryShowsTheRestampByName(t *testing.T) {
 		t.Fatalf("no restamp commit in the trace")
 	}
 	moFS := fsx.NewFault(fsx.Real()).CrashAfter(cut)
-	if _, err := ops.Migrate(context.Background(), moFS, r, mo); !fsx.IsCrash(err) {
+	if _, err := migrate.Migrate(context.Background(), moFS, r, mo); !fsx.IsCrash(err) {
 		t.Fatalf("want the migration to crash before its restamp commit, got %v", err)
 	}
 	var l eventLog

@@ -18,8 +18,9 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // Benchmarks of the versioned write against the bare durable file work it
@@ -121,7 +122,7 @@ func (bl *baseline) write(payload []byte) error {
 type library struct {
 	r   *repo.Repo
 	j   *journal.Journal
-	cat *ops.CatalogHandle
+	cat *catalogsync.Handle
 }
 
 func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
@@ -129,13 +130,13 @@ func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 	if err != nil {
 		b.Fatal(err)
 	}
-	l := &library{r: r, j: j, cat: ops.OpenCatalog(fsys, r.Dir)}
+	l := &library{r: r, j: j, cat: catalogsync.OpenHandle(fsys, r.Dir)}
 	b.Cleanup(func() { l.cat.Close(); j.Close() })
 	return l
 }
 
-func (l *library) opts() ops.WriteOptions {
-	return ops.WriteOptions{Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
+func (l *library) opts() write.WriteOptions {
+	return write.WriteOptions{Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
 }
 
 var benchAddr = repo.Address{Type: "bench/model", ModelID: "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c", DataName: "result"}
@@ -157,12 +158,12 @@ func BenchmarkWrite64KiB(b *testing.B) {
 			defer flushes.observeFlushes()()
 			tfs := timingFS{log: flushes}
 			minimal, recipe := newBaseline(b, tfs, false), newBaseline(b, fsx.Real(), true)
-			var opts ops.WriteOptions
+			var opts write.WriteOptions
 			optsFS := tfs
 			if mode == "lib" {
 				opts = openLibrary(b, r, tfs).opts()
 			} else {
-				opts = ops.WriteOptions{SwampLockTimeout: 5 * time.Second}
+				opts = write.WriteOptions{SwampLockTimeout: 5 * time.Second}
 			}
 			ctx := context.Background()
 			var ours, baseMin, baseRecipe time.Duration
@@ -180,7 +181,7 @@ func BenchmarkWrite64KiB(b *testing.B) {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
-				if _, err := ops.WriteVersions(ctx, optsFS, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+				if _, err := write.WriteVersions(ctx, optsFS, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
 					b.Fatal(err)
 				}
 				ours += time.Since(t2)
@@ -206,7 +207,7 @@ func BenchmarkWriteBatch100(b *testing.B) {
 	minimal, recipe := newBaseline(b, fsx.Real(), false), newBaseline(b, fsx.Real(), true)
 	opts := openLibrary(b, r, fsx.Real()).opts()
 	ctx := context.Background()
-	writes := make([]ops.VersionWrite, 100)
+	writes := make([]write.VersionWrite, 100)
 	var ours, base, baseRecipe time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -228,9 +229,9 @@ func BenchmarkWriteBatch100(b *testing.B) {
 		for k := range writes {
 			a := benchAddr
 			a.DataName = fmt.Sprintf("item-%d", k%4)
-			writes[k] = ops.VersionWrite{Address: a, Content: bytes.NewReader(benchPayload)}
+			writes[k] = write.VersionWrite{Address: a, Content: bytes.NewReader(benchPayload)}
 		}
-		res, err := ops.WriteVersions(ctx, fsx.Real(), r, writes, opts)
+		res, err := write.WriteVersions(ctx, fsx.Real(), r, writes, opts)
 		if err != nil || len(res) != 100 {
 			b.Fatal(err)
 		}
@@ -254,22 +255,22 @@ func BenchmarkWriteFsyncs(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			r := benchRepo(b)
 			f := fsx.NewFault(fsx.Real())
-			var opts ops.WriteOptions
+			var opts write.WriteOptions
 			optsFS := f
 			if mode == "lib" {
 				opts = openLibrary(b, r, f).opts()
 			} else {
-				opts = ops.WriteOptions{SwampLockTimeout: 5 * time.Second}
+				opts = write.WriteOptions{SwampLockTimeout: 5 * time.Second}
 			}
 			// One write first, so every measured write is into an existing
 			// item of an existing repo (journal and catalog created).
-			if _, err := ops.WriteVersions(context.Background(), optsFS, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+			if _, err := write.WriteVersions(context.Background(), optsFS, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
 				b.Fatal(err)
 			}
 			start := len(f.Trace())
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := ops.WriteVersions(context.Background(), optsFS, r, []ops.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+				if _, err := write.WriteVersions(context.Background(), optsFS, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -347,8 +348,7 @@ func TestWrite1GiBStreamsInBoundedMemory(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}},
-		ops.WriteOptions{SwampLockTimeout: 5 * time.Second})
+	res, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}}, write.WriteOptions{SwampLockTimeout: 5 * time.Second})
 	elapsed := time.Since(start)
 	close(stop)
 	<-done

@@ -14,8 +14,8 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // Concurrent writers through the Go API: several goroutines of
@@ -68,9 +68,8 @@ func goWide(b *testing.B, writers, perWriter int, fn func(i int) error) time.Dur
 }
 
 func concurrentWrite(fsys fsx.FS, r *repo.Repo, i int) error {
-	_, err := ops.WriteVersions(context.Background(), fsys, r,
-		[]ops.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}},
-		ops.WriteOptions{SwampLockTimeout: 30 * time.Second})
+	_, err := write.WriteVersions(context.Background(), fsys, r,
+		[]write.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}}, write.WriteOptions{SwampLockTimeout: 30 * time.Second})
 	return err
 }
 
@@ -87,7 +86,7 @@ func medianFloat(xs []float64) float64 {
 }
 
 // BenchmarkWriteConcurrent6: 6 goroutines at once, each calling
-// ops.WriteVersions 10 times for its own model (16 KiB versions), against
+// write.WriteVersions 10 times for its own model (16 KiB versions), against
 // the minimal bare durable write (baseline, 5 flushes) from 6 goroutines
 // at once, 10 each, each into its own item directory. Rounds alternate
 // which goes first; the metrics are medians over the rounds (the ratio the

@@ -26,8 +26,10 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -54,8 +56,8 @@ func concNew(i int) []byte {
 
 // concWrite writes payload as the next version of model i through fsys.
 func concWrite(fsys fsx.FS, r *repo.Repo, i int, payload []byte, timeout time.Duration) error {
-	_, err := ops.WriteVersions(context.Background(), fsys, r, []ops.VersionWrite{{Address: concAddr(i), Content: bytes.NewReader(payload),
-		ModelName: fmt.Sprintf("m%d", i), SpecName: "result"}}, ops.WriteOptions{SwampLockTimeout: timeout, JournalLockTimeout: timeout})
+	_, err := write.WriteVersions(context.Background(), fsys, r, []write.VersionWrite{{Address: concAddr(i), Content: bytes.NewReader(payload),
+		ModelName: fmt.Sprintf("m%d", i), SpecName: "result"}}, write.WriteOptions{SwampLockTimeout: timeout, JournalLockTimeout: timeout})
 	return err
 }
 
@@ -194,7 +196,7 @@ func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	}
 
 	// The doctor sees A's intent as a live writer's, not as a problem.
-	rep, err := ops.Doctor(context.Background(), nil, r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

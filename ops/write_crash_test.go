@@ -21,6 +21,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -80,8 +81,8 @@ func (s *crashScenario) setup(t *testing.T) *repo.Repo {
 	}
 	r := loadCrashRepo(t, dir)
 	if s.existing {
-		o := ops.FixIdentity(ops.WriteOptions{SwampLockTimeout: time.Second}, "11111111-1111-4111-8111-111111111111", crashOldAt)
-		if _, err := ops.WriteVersions(context.Background(), nil, r, []ops.VersionWrite{{Address: crashAddr, Content: bytes.NewReader(crashOldPayload)}}, o); err != nil {
+		o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second}, "11111111-1111-4111-8111-111111111111", crashOldAt)
+		if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: crashAddr, Content: bytes.NewReader(crashOldPayload)}}, o); err != nil {
 			t.Fatal(err)
 		}
 		s.template = dir
@@ -105,9 +106,9 @@ func (s *crashScenario) write(r *repo.Repo, fsys fsx.FS) error {
 	if s.stream {
 		c = crashPipe{c}
 	}
-	o := ops.FixIdentity(ops.WriteOptions{SwampLockTimeout: time.Second}, "22222222-2222-4222-8222-222222222222", crashNewAt)
+	o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second}, "22222222-2222-4222-8222-222222222222", crashNewAt)
 	oFS := fsys
-	_, err := ops.WriteVersions(context.Background(), oFS, r, []ops.VersionWrite{{Address: crashAddr, Content: c, ModelName: "m", SpecName: "result"}}, o)
+	_, err := write.WriteVersions(context.Background(), oFS, r, []write.VersionWrite{{Address: crashAddr, Content: c, ModelName: "m", SpecName: "result"}}, o)
 	return err
 }
 

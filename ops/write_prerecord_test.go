@@ -18,6 +18,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -106,7 +107,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 
 	t.Run("doctor reports it and its repair moves it away", func(t *testing.T) {
 		r, stage := crashed()
-		rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+		rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,9 +116,9 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 		var stages []string
 		for _, f := range rep.Findings {
 			switch f.Code {
-			case ops.DoctorStagingLeftover:
+			case doctor.CodeStagingLeftover:
 				stages = append(stages, f.Path)
-			case ops.DoctorLockDead:
+			case doctor.CodeLockDead:
 			default:
 				t.Errorf("unexpected finding %+v", f)
 			}
@@ -125,7 +126,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 		if len(stages) != 1 || stages[0] != stage {
 			t.Fatalf("doctor found staging leftovers %v, want [%s]", stages, stage)
 		}
-		rep, err = ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+		rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 		if err != nil || !rep.Clean() {
 			t.Fatalf("doctor --repair --confirm: %+v %v", rep, err)
 		}
@@ -133,7 +134,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 			t.Fatalf("%s is still there after the repair", stage)
 		}
 		checkOutcome(t, "after doctor --repair", sc, r, false)
-		if rep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{JournalLockTimeout: time.Second}); err != nil || !rep.Clean() {
+		if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second}); err != nil || !rep.Clean() {
 			t.Fatalf("doctor after the repair: %+v %v", rep, err)
 		}
 	})
@@ -191,7 +192,7 @@ func TestStageOfALiveWriterIsLeftAlone(t *testing.T) {
 	if ok, _ := fsx.Exists(fsx.Real(), stage); !ok {
 		t.Fatalf("recover removed the stage of a live writer")
 	}
-	drep, err := ops.Doctor(ctx, fsx.Real(), r, ops.DoctorOptions{JournalLockTimeout: time.Second})
+	drep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil || !drep.Clean() || len(drep.InFlight) != 1 || drep.InFlight[0].Path != stage {
 		t.Fatalf("doctor on a live writer's stage: findings %+v, in flight %+v, %v", drep.Findings, drep.InFlight, err)
 	}

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // A writer and a structural change do not interleave: the writer
@@ -23,7 +24,7 @@ func raceWrite(t *testing.T, r *repo.Repo, addr, content string, timeout time.Du
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ops.WriteVersions(migCtx, nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, ops.WriteOptions{SwampLockTimeout: timeout})
+	_, err = write.WriteVersions(migCtx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, write.WriteOptions{SwampLockTimeout: timeout})
 	return err
 }
 
@@ -82,7 +83,7 @@ func TestWriteRefusesDataNotMigrated(t *testing.T) {
 	dir := migFixture{catalogStamp: "", manifest: true}.build(t)
 	r := migLoad(t, dir)
 	err := raceWrite(t, r, "command/shell/m1/out", "x", time.Second)
-	var ue *ops.UnmigratedWriteError
+	var ue *write.UnmigratedWriteError
 	if !errors.As(err, &ue) || ue.Code() != "unmigrated_data" || !strings.Contains(err.Error(), "Migrate the data into the namespace first") {
 		t.Fatalf("want an unmigrated-data refusal, got %v", err)
 	}
@@ -94,7 +95,7 @@ func TestWriteRefusesDataNotMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once migrated, the model is written again.
-	mustRunMigrate(t, dir, nil, ops.MigrateOptions{Confirm: true})
+	mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 	if err := raceWrite(t, migLoad(t, dir), "command/shell/m1/out", "v3", time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -38,8 +41,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := ops.WriteVersions(fmCtx, nil, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
-			ops.WriteOptions{Journal: j, SwampLockTimeout: time.Second})
+		res, err := write.WriteVersions(fmCtx, nil, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{Journal: j, SwampLockTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +87,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		dir, item := build(t)
 		before := fmState(t, dir)
 		_, err := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
-		if !errors.Is(err, ops.ErrConflict) {
+		if !errors.Is(err, swampj.ErrConflict) {
 			t.Fatalf("rollback: got %v, want a conflict", err)
 		}
 		for _, want := range []string{"latest", "4", "later"} {
@@ -112,8 +114,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 // says so, and the rebuild agrees with the disk.
 func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	write := func(fsys fsx.FS, r *repo.Repo) error {
-		_, err := ops.WriteVersions(fmCtx, fsys, r, []ops.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}},
-			ops.WriteOptions{SwampLockTimeout: time.Second})
+		_, err := write.WriteVersions(fmCtx, fsys, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{SwampLockTimeout: time.Second})
 		return err
 	}
 	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
@@ -150,7 +151,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	if l := fmLatest(r, a); l != "4" {
 		t.Fatalf("latest is %q, want 4", l)
 	}
-	if _, err := ops.RebuildCatalog(fmCtx, nil, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := catalogsync.Rebuild(fmCtx, nil, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if msg := fmInSync(t, r, false); msg != "" {

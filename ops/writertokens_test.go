@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/catalogwriters"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // Writer tokens for a datastore shared between checkouts (swamp-format §13.7): a
@@ -67,7 +69,7 @@ func TestWriterTokenAfterWriteAndRepairNotRebuild(t *testing.T) {
 	a, _ := repo.ParseAddress("command/shell/m1/result")
 	write := func(body string) {
 		t.Helper()
-		if _, err := ops.WriteVersions(ctx, nil, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, ops.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+		if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +91,7 @@ func TestWriterTokenAfterWriteAndRepairNotRebuild(t *testing.T) {
 	if err := os.WriteFile(md, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ops.Doctor(ctx, nil, r, ops.DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(ctx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil || rep.IntentID == 0 {
 		t.Fatalf("repair: %v %+v", err, rep)
 	}
@@ -100,7 +102,7 @@ func TestWriterTokenAfterWriteAndRepairNotRebuild(t *testing.T) {
 		}
 	}
 
-	if _, err := ops.RebuildCatalog(ctx, nil, r, ops.CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if got := wtTokens(t, shared); len(got) != len(third) || got[firstKey(third)] != third[firstKey(third)] {

@@ -20,7 +20,7 @@
 // the same executor every command uses.
 //
 // When recovery itself fails, the error says what is true now (errors.As):
-// *ops.IntentStillOpenError — the intent it stopped at stays open, its
+// *report.IntentStillOpenError — the intent it stopped at stays open, its
 // steps' effects on disk; *OpenError — the journal could not be opened
 // for writing, nothing was changed; *MarksLostError — every step is done,
 // but the journal could not record it, so the intent stays open there;

@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -40,7 +41,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone.
-	Progress ops.Progress
+	Progress report.Progress
 }
 
 // Report is what Run found and did.
@@ -52,10 +53,10 @@ type Report struct {
 	Rollback      bool   `json:"rollback"`
 	// ReadOnly: the journal was only read — a dry run, or media that
 	// cannot be written holding no open intent (nothing to do).
-	ReadOnly   bool                `json:"readOnly"`
-	Intents    []ops.IntentOutcome `json:"intents"`
-	Finished   int                 `json:"finished"`
-	RolledBack int                 `json:"rolledBack"`
+	ReadOnly   bool                   `json:"readOnly"`
+	Intents    []report.IntentOutcome `json:"intents"`
+	Finished   int                    `json:"finished"`
+	RolledBack int                    `json:"rolledBack"`
 	// RemovedStages are the staging directories and temp files removed
 	// because a write died before its intent was journaled (they never
 	// held anything acknowledged).
@@ -114,7 +115,7 @@ func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, e
 		repoDir, err = lost.Dir, nil
 	}
 	if err != nil {
-		return &Report{Repo: dir, DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}, err
+		return &Report{Repo: dir, DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []report.IntentOutcome{}}, err
 	}
 	rep, err := runAt(ctx, fsys, repoDir, opts)
 	if lost != nil {
@@ -148,7 +149,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 }
 
 func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Report, error) {
-	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []ops.IntentOutcome{}}
+	rep := &Report{Repo: repoDir, Journal: JournalPath(repoDir), DryRun: opts.DryRun, Rollback: opts.Rollback, Intents: []report.IntentOutcome{}}
 	// The format marker before the journal (swamp-format §13.1): a host's startup hook
 	// must not recover into a layout swampj does not know. A dry run only
 	// reads.
@@ -299,7 +300,7 @@ func marksLost(rep *Report, err error) error {
 
 // removeOrphanStages removes what a write that died before its intent was
 // journaled left: staging directories and `latest` temp files of a process
-// that is gone (ops.RemoveOrphanStages). Only after a crash (the journal
+// that is gone (session.RemoveOrphanStages). Only after a crash (the journal
 // remembers one until this has run): the walk lists every item directory.
 func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *journal.Journal, opts Options, rep *Report) error {
 	r, err := repo.Load(fsys, repoDir, nil)
@@ -326,7 +327,7 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 	rep.Intents, err = ops.PreviewRecovery(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
 		SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger})
 	if rep.Intents == nil {
-		rep.Intents = []ops.IntentOutcome{}
+		rep.Intents = []report.IntentOutcome{}
 	}
 	if err == nil {
 		for _, in := range rep.Intents {
@@ -341,11 +342,11 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 // BlockedError is a dry run's answer when recovery of an open intent
 // would stop at a step the disk contradicts (someone changed the paths by
 // hand): the run would change nothing more and leave the intent open.
-// It matches ops.ErrConflict.
+// It matches swampj.ErrConflict.
 type BlockedError struct {
 	Intent    uint64
 	Direction journal.Direction
-	Step      ops.StepView
+	Step      report.StepView
 }
 
 func (e *BlockedError) Error() string {
@@ -358,7 +359,7 @@ func (e *BlockedError) Error() string {
 		dir, e.Intent, e.Step.Index, e.Step.Description, e.Step.Detail)
 }
 
-func (e *BlockedError) Is(target error) bool { return target == ops.ErrConflict }
+func (e *BlockedError) Is(target error) bool { return target == swampj.ErrConflict }
 
 // readOnlyRecover is recover on a journal that cannot be opened for writing
 // (read-only media, no write permission): with no open intent there is

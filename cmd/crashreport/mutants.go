@@ -26,13 +26,13 @@ const writeTests = "TestWritePowerCutAtEveryCutPoint|TestProtocolCrashAtEveryCut
 
 var mutants = []mutant{
 	{
-		name: "raw-not-fsynced-before-publish", file: "ops/writeplan.go",
+		name: "raw-not-fsynced-before-publish", file: "ops/write/writeplan.go",
 		old: "if err := d.DeferFile(raw); err != nil {",
 		new: "if err := raw.Close(); err != nil {",
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "stage-directory-not-fsynced", file: "ops/writeplan.go",
+		name: "stage-directory-not-fsynced", file: "ops/write/writeplan.go",
 		old: "\td.DeferDir(s.Path)\n\treturn nil\n}",
 		new: "\treturn nil\n}",
 		pkg: "./ops", run: writeTests,
@@ -44,13 +44,13 @@ var mutants = []mutant{
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "latest-written-before-the-version-is-renamed-in", file: "ops/writeplan.go",
+		name: "latest-written-before-the-version-is-renamed-in", file: "ops/write/writeplan.go",
 		old: publishLoop + latestLoop,
 		new: latestLoop + publishLoop,
 		pkg: "./ops", run: writeTests,
 	},
 	{
-		name: "catalog-committed-before-latest", file: "ops/writeplan.go",
+		name: "catalog-committed-before-latest", file: "ops/write/writeplan.go",
 		old: publishSteps + catalogStep,
 		new: catalogStep + publishSteps,
 		pkg: "./ops", run: writeTests,

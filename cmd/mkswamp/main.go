@@ -22,7 +22,7 @@ import (
 	"path/filepath"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store/storetest"
 )
@@ -92,10 +92,10 @@ func buildCatalog(ctx context.Context, fsys fsx.FS, dir string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := ops.RebuildCatalog(ctx, fsys, r, ops.CatalogOptions{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true}); err != nil {
 		return fmt.Errorf("building the catalog: %w", err)
 	}
-	rep, err := ops.VerifyCatalog(ctx, fsys, r, ops.CatalogOptions{})
+	rep, err := catalogsync.Verify(ctx, fsys, r, catalogsync.Options{})
 	if err != nil {
 		return fmt.Errorf("verifying the catalog: %w", err)
 	}

@@ -123,7 +123,7 @@ var wrapDiskFS func(fsx.FS) fsx.FS
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fsys, err := fsx.WithKillPoint(fsx.Real(), os.Getenv)
 	if err != nil {
-		return report(stderr, false, usageErr(err))
+		return reportError(stderr, false, usageErr(err))
 	}
 	if wrapDiskFS != nil {
 		fsys = wrapDiskFS(fsys)
@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintln(stderr, "swampj: debug: "+msg)
 		}
 	}
-	return report(stderr, wantsJSON(argv), err)
+	return reportError(stderr, wantsJSON(argv), err)
 }
 
 // hasFlag reports whether one of the boolean flags names is given (before

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/catalog"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 )
 
 // shownDifferences is how many differences the text output lists; --json
@@ -57,8 +57,8 @@ func init() {
 	})
 }
 
-func catalogOptions(e *env, c *cli.Context) ops.CatalogOptions {
-	return ops.CatalogOptions{
+func catalogOptions(e *env, c *cli.Context) catalogsync.Options {
+	return catalogsync.Options{
 		Confirm:            c.Bool("confirm"),
 		JournalLockTimeout: e.lockTO,
 		Command:            e.command(),
@@ -74,7 +74,7 @@ func runCatalogVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := ops.VerifyCatalog(c.Context, e.fs, r, catalogOptions(e, c))
+	rep, err := catalogsync.Verify(c.Context, e.fs, r, catalogOptions(e, c))
 	e.out.endProgress()
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func runCatalogRebuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := ops.RebuildCatalog(c.Context, e.fs, r, catalogOptions(e, c))
+	rep, err := catalogsync.Rebuild(c.Context, e.fs, r, catalogOptions(e, c))
 	e.out.endProgress()
 	if err != nil {
 		return err
@@ -114,7 +114,7 @@ func runCatalogRebuild(c *cli.Context) error {
 }
 
 // printCatalogReport renders a verify or rebuild report as text.
-func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
+func printCatalogReport(w io.Writer, rep *catalogsync.Report) {
 	ns := fmt.Sprintf("namespace %q", rep.Namespace)
 	if rep.Namespace == "" {
 		ns = "solo, no namespace"
@@ -195,7 +195,7 @@ func printCatalogReport(w io.Writer, rep *ops.CatalogReport) {
 	printUnreadable(w, rep)
 }
 
-func driftSummary(rep *ops.CatalogReport) string {
+func driftSummary(rep *catalogsync.Report) string {
 	k := rep.Counts
 	return fmt.Sprintf("%d rows missing, %d stale, %d with wrong latest flags, %d with wrong fields, %d with an old namespace stamp",
 		k.RowsMissing, k.RowsStale, k.FlagsWrong, k.FieldsWrong, k.WrongNamespace)
@@ -221,7 +221,7 @@ func b2i(b bool) int {
 }
 
 // printDifferences lists the first shownDifferences differences.
-func printDifferences(w io.Writer, rep *ops.CatalogReport) {
+func printDifferences(w io.Writer, rep *catalogsync.Report) {
 	d := rep.Diff
 	if d == nil {
 		return
@@ -257,7 +257,7 @@ func printDifferences(w io.Writer, rep *ops.CatalogReport) {
 }
 
 // printUnreadable lists versions that got no row, and item findings.
-func printUnreadable(w io.Writer, rep *ops.CatalogReport) {
+func printUnreadable(w io.Writer, rep *catalogsync.Report) {
 	if len(rep.Unreadable) == 0 && len(rep.ItemProblems) == 0 {
 		return
 	}

@@ -18,9 +18,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
+	"github.com/swampj/swampj/ops/write"
 )
 
 func init() {
@@ -49,10 +51,10 @@ func init() {
 					modelFlag(), nameFlag(),
 					&cli.StringFlag{Name: "file", Usage: "read the content from `PATH` ('-': stdin)"},
 					&cli.BoolFlag{Name: "allow-empty", Usage: "write a zero-byte version (refused by default: an empty stdin — cron's /dev/null — is almost never meant)"},
-					&cli.StringFlag{Name: "content-type", Value: ops.DefaultContentType, Usage: "MIME type of the content"},
+					&cli.StringFlag{Name: "content-type", Value: write.DefaultContentType, Usage: "MIME type of the content"},
 					&cli.GenericFlag{Name: "tag", Value: &tagFlag{}, Usage: "tag `KEY=VALUE` (repeatable; type defaults to resource)"},
-					&cli.StringFlag{Name: "lifetime", Value: ops.DefaultLifetime, Usage: "infinite, ephemeral, job, workflow, or a duration like 30d"},
-					&cli.StringFlag{Name: "garbage-collection", Value: strconv.Itoa(ops.DefaultGC), Usage: "versions to keep, or a duration like 30d"},
+					&cli.StringFlag{Name: "lifetime", Value: write.DefaultLifetime, Usage: "infinite, ephemeral, job, workflow, or a duration like 30d"},
+					&cli.StringFlag{Name: "garbage-collection", Value: strconv.Itoa(write.DefaultGC), Usage: "versions to keep, or a duration like 30d"},
 					&cli.StringFlag{Name: "owner-type", Usage: "model-method, workflow-step or manual (default: the current version's owner, which swamp enforces; a new item: model-method)"},
 					&cli.StringFlag{Name: "owner-ref", Usage: "owner reference (default: the current version's; a new item: the model id)"},
 					&cli.StringFlag{Name: "model-name", Usage: "model name, tag modelName (default: the current version's; a new item: the name in the model's definition file)"},
@@ -181,8 +183,8 @@ func addressNotModel(model, next string) string {
 }
 
 // resolveItem resolves the words itemArgs returned.
-func (e *env) resolveItem(r *repo.Repo, model, name string) (repo.Address, ops.Model, error) {
-	a, m, err := ops.ResolveItem(e.c.Context, e.fs, r, model, name)
+func (e *env) resolveItem(r *repo.Repo, model, name string) (repo.Address, read.Model, error) {
+	a, m, err := read.ResolveItem(e.c.Context, e.fs, r, model, name)
 	if err == nil {
 		e.out.debug("item %s: model %s, resolved from %s", a, m, m.From)
 	}
@@ -233,7 +235,7 @@ func runDataWrite(c *cli.Context) error {
 		return err
 	}
 
-	w := ops.VersionWrite{
+	w := write.VersionWrite{
 		Address:     a,
 		Content:     content,
 		ContentType: c.String("content-type"),
@@ -242,7 +244,7 @@ func runDataWrite(c *cli.Context) error {
 		OwnerRef:    c.String("owner-ref"),
 		ModelName:   c.String("model-name"),
 		SpecName:    c.String("spec-name"),
-		Workflow: ops.Workflow{
+		Workflow: write.Workflow{
 			ID: c.String("workflow-id"), RunID: c.String("workflow-run-id"), Name: c.String("workflow-name"),
 			Job: c.String("job-name"), Step: c.String("step-name"), Source: c.String("source"),
 		},
@@ -262,7 +264,7 @@ func runDataWrite(c *cli.Context) error {
 		w.GarbageCollection.Duration = gc
 	}
 
-	res, err := ops.WriteVersions(c.Context, e.fs, r, []ops.VersionWrite{w}, ops.WriteOptions{
+	res, err := write.WriteVersions(c.Context, e.fs, r, []write.VersionWrite{w}, write.WriteOptions{
 		JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 	})
 	if err != nil {
@@ -306,7 +308,7 @@ func checkWriteFlags(c *cli.Context) error {
 	}
 	md := &meta.Metadata{
 		ID: "00000000-0000-0000-0000-000000000000", Name: "x", Version: 1,
-		ContentType: set("content-type", ops.DefaultContentType), Lifetime: set("lifetime", ops.DefaultLifetime),
+		ContentType: set("content-type", write.DefaultContentType), Lifetime: set("lifetime", write.DefaultLifetime),
 		GarbageCollection: meta.GarbageCollection{N: 1},
 		Tags:              meta.Tags{{Key: "type", Value: "resource"}},
 		Owner: meta.Owner{OwnerType: set("owner-type", "manual"), OwnerRef: set("owner-ref", "x"),
@@ -424,7 +426,7 @@ func runDataGet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dc, err := ops.OpenData(c.Context, e.fs, r, a, version)
+	dc, err := read.OpenData(c.Context, e.fs, r, a, version)
 	if err != nil {
 		return err
 	}
@@ -480,7 +482,7 @@ func runDataVersions(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	item, vs, err := ops.DataVersions(c.Context, e.fs, r, a)
+	item, vs, err := read.DataVersions(c.Context, e.fs, r, a)
 	if err != nil {
 		return err
 	}
@@ -488,7 +490,7 @@ func runDataVersions(c *cli.Context) error {
 		item.ModelName = m.Name
 	}
 	// swamp's document (data/versions.ts), newest first, then swampj's keys.
-	desc := make([]ops.DataVersion, len(vs))
+	desc := make([]read.DataVersion, len(vs))
 	for i, v := range vs {
 		desc[len(vs)-1-i] = v
 	}
@@ -543,16 +545,16 @@ func runDataList(c *cli.Context) error {
 		return err
 	}
 	prefix := arg
-	var model *ops.Model
+	var model *read.Model
 	if arg != "" && !strings.Contains(arg, "/") {
-		m, err := ops.ResolveModel(c.Context, e.fs, r, arg)
+		m, err := read.ResolveModel(c.Context, e.fs, r, arg)
 		if err != nil {
 			return err
 		}
 		e.out.debug("model %s, resolved from %s", m, m.From)
 		model, prefix = &m, m.Type+"/"+m.ID+"/"
 	}
-	items, err := ops.ListData(c.Context, e.fs, r, prefix)
+	items, err := read.ListData(c.Context, e.fs, r, prefix)
 	if err != nil {
 		if len(items) == 0 {
 			return err
@@ -560,12 +562,12 @@ func runDataList(c *cli.Context) error {
 		e.out.warn(err.Error())
 	}
 	if model == nil && prefix != "" && len(items) == 0 {
-		return &ops.DataNotFoundError{Address: prefix + "*", Reason: "no data item's TYPE/MODEL_ID/DATA_NAME starts with " + strconv.Quote(prefix)}
+		return &read.DataNotFoundError{Address: prefix + "*", Reason: "no data item's TYPE/MODEL_ID/DATA_NAME starts with " + strconv.Quote(prefix)}
 	}
-	groups := ops.GroupByModel(items, r.Namespace)
+	groups := read.GroupByModel(items, r.Namespace)
 	var doc any = listJSON{Models: groups, Total: len(items)}
 	if model != nil {
-		md := ops.ModelData{ModelID: model.ID, ModelName: model.Name, ModelType: model.Type, Namespace: r.Namespace, Groups: []ops.DataGroup{}}
+		md := read.ModelData{ModelID: model.ID, ModelName: model.Name, ModelType: model.Type, Namespace: r.Namespace, Groups: []read.DataGroup{}}
 		if len(groups) > 0 {
 			md = groups[0]
 			if model.Name != "" {
@@ -602,7 +604,7 @@ func runDataList(c *cli.Context) error {
 	})
 }
 
-func latestText(it *ops.DataItem) string {
+func latestText(it *read.DataItem) string {
 	if it.LatestOutOfRange != "" {
 		return strconv.Quote(it.LatestOutOfRange) + " (out of range)"
 	}
@@ -616,7 +618,7 @@ func latestText(it *ops.DataItem) string {
 	return s
 }
 
-func problemText(ps []ops.DataProblem) string {
+func problemText(ps []report.Problem) string {
 	msgs := make([]string, len(ps))
 	for i, p := range ps {
 		msgs[i] = p.Message
@@ -636,27 +638,27 @@ func joinInts(ns []int64) string {
 // modelId, modelName, modelType, versions newest first, total), then
 // swampj's facts about the item, named as in `data list`.
 type versionsJSON struct {
-	DataName         string            `json:"dataName"`
-	ModelID          string            `json:"modelId"`
-	ModelName        string            `json:"modelName"`
-	ModelType        string            `json:"modelType"`
-	Versions         []ops.DataVersion `json:"versions"`
-	Total            int               `json:"total"`
-	Address          string            `json:"address"`
-	Path             string            `json:"path"`
-	LatestOutOfRange string            `json:"latestOutOfRange,omitempty"`
-	LatestRule       string            `json:"latestRule"`
-	LatestReadable   bool              `json:"latestReadable"`
-	LastReadable     *int64            `json:"lastReadable"`
-	Unreadable       []int64           `json:"unreadableVersions"`
-	Problems         []ops.DataProblem `json:"problems"`
+	DataName         string             `json:"dataName"`
+	ModelID          string             `json:"modelId"`
+	ModelName        string             `json:"modelName"`
+	ModelType        string             `json:"modelType"`
+	Versions         []read.DataVersion `json:"versions"`
+	Total            int                `json:"total"`
+	Address          string             `json:"address"`
+	Path             string             `json:"path"`
+	LatestOutOfRange string             `json:"latestOutOfRange,omitempty"`
+	LatestRule       string             `json:"latestRule"`
+	LatestReadable   bool               `json:"latestReadable"`
+	LastReadable     *int64             `json:"lastReadable"`
+	Unreadable       []int64            `json:"unreadableVersions"`
+	Problems         []report.Problem   `json:"problems"`
 }
 
 // listJSON is `data list --json` without a model: each model's document
 // as swamp prints it for `data list MODEL --json`.
 type listJSON struct {
-	Models []ops.ModelData `json:"models"`
-	Total  int             `json:"total"`
+	Models []read.ModelData `json:"models"`
+	Total  int              `json:"total"`
 }
 
 func modelNameText(name string) string {

@@ -9,7 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/report"
 )
 
 func init() {
@@ -53,7 +54,7 @@ func runDoctor(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
+	rep, err := doctor.Run(c.Context, e.fs, r, doctor.Options{
 		Repair:             c.Bool("repair"),
 		Confirm:            c.Bool("confirm"),
 		JournalLockTimeout: e.lockTO,
@@ -70,7 +71,7 @@ func runDoctor(c *cli.Context) error {
 	renderDoctorRemedies(rep)
 	if rep != nil {
 		for _, n := range rep.Notices {
-			if n.Kind == ops.DoctorNoticeWarning {
+			if n.Kind == doctor.NoticeWarning {
 				e.out.warn(fmt.Sprintf("%s [remedy: %s]", n.Message, n.Remedy))
 			}
 		}
@@ -88,16 +89,16 @@ func runDoctor(c *cli.Context) error {
 // leaves (rep.Outcome): 0 clean or all repaired; 75 only busy models left;
 // exitManual (doctor_manual) when what is left needs a person first; 1
 // (doctor_findings) when the repair or another command fixes it.
-func doctorExit(rep *ops.DoctorReport) error {
+func doctorExit(rep *doctor.Report) error {
 	switch rep.Outcome {
-	case ops.DoctorClean, ops.DoctorRepairedAll:
+	case doctor.OutcomeClean, doctor.OutcomeRepaired:
 		return nil
-	case ops.DoctorBusy:
+	case doctor.OutcomeBusy:
 		if rep.Mode == "repair" {
 			return withCode("lock_timeout", exitLockTimeout, fmt.Errorf(
 				"%d problem(s) left in models whose swamp lock stayed busy; run 'swampj doctor --repair --confirm' again when they are idle", rep.Remaining))
 		}
-	case ops.DoctorManualLeft:
+	case doctor.OutcomeManual:
 		return withCode(codeDoctorManual, exitManual, fmt.Errorf("%d problem(s) %s that only a person can fix: %s",
 			rep.Remaining, map[bool]string{true: "remain", false: "found"}[rep.Mode == "repair"], personActions(rep)))
 	}
@@ -112,9 +113,9 @@ func doctorExit(rep *ops.DoctorReport) error {
 }
 
 // repairActs reports whether the doctor's repair is one of the actions.
-func repairActs(rep *ops.DoctorReport) bool {
+func repairActs(rep *doctor.Report) bool {
 	for _, a := range rep.Actions {
-		if a.Remedy == ops.RemedyRepair {
+		if a.Remedy == report.RemedyRepair {
 			return true
 		}
 	}
@@ -122,7 +123,7 @@ func repairActs(rep *ops.DoctorReport) bool {
 }
 
 // personActions names, in order, what a person must do (rep.Actions).
-func personActions(rep *ops.DoctorReport) string {
+func personActions(rep *doctor.Report) string {
 	var what []string
 	for _, a := range rep.Actions {
 		if a.Person {
@@ -132,7 +133,7 @@ func personActions(rep *ops.DoctorReport) string {
 	return strings.Join(what, "; and ")
 }
 
-func joinCodes(cs []ops.DoctorCode) string {
+func joinCodes(cs []doctor.Code) string {
 	s := make([]string, len(cs))
 	for i, c := range cs {
 		s[i] = string(c)
@@ -143,7 +144,7 @@ func joinCodes(cs []ops.DoctorCode) string {
 // printDoctorReport renders a report as text: where it looked, one line
 // per check, one line per finding, what happened, what to do next
 // (grouped by remedy), then the notes. verbose adds each finding's fix.
-func printDoctorReport(w io.Writer, rep *ops.DoctorReport, verbose bool) {
+func printDoctorReport(w io.Writer, rep *doctor.Report, verbose bool) {
 	ns := fmt.Sprintf("namespace %q", rep.Namespace)
 	if rep.Namespace == "" {
 		ns = "solo, no namespace"
@@ -221,9 +222,9 @@ func printDoctorReport(w io.Writer, rep *ops.DoctorReport, verbose bool) {
 
 // printDoctorNotes prints the notes (states that are not problems, what
 // swamp's own doctor misreports) after the results.
-func printDoctorNotes(w io.Writer, rep *ops.DoctorReport) {
+func printDoctorNotes(w io.Writer, rep *doctor.Report) {
 	for _, n := range rep.Notices {
-		if n.Kind == ops.DoctorNoticeNote {
+		if n.Kind == doctor.NoticeNote {
 			fmt.Fprintf(w, "note: %s [remedy: %s]\n", n.Message, n.Remedy)
 		}
 	}
@@ -231,7 +232,7 @@ func printDoctorNotes(w io.Writer, rep *ops.DoctorReport) {
 
 // printDoctorChecks prints the doctor's own checks and swamp's, one line
 // each, whether or not they found anything.
-func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
+func printDoctorChecks(w io.Writer, rep *doctor.Report) {
 	for _, c := range rep.Checks {
 		mark := "ok  "
 		if !c.Passed {
@@ -257,7 +258,7 @@ func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
 				mark = "✗"
 			}
 			fmt.Fprintf(w, "    %s %s: %s", mark, c.Check, c.Message)
-			if !c.Passed && c.Check == ops.SwampCheckHealth {
+			if !c.Passed && c.Check == doctor.SwampCheckHealth {
 				switch {
 				case rep.ReadOnly:
 					fmt.Fprint(w, " (read-only media: a note, not a finding)")
@@ -277,7 +278,7 @@ func printDoctorChecks(w io.Writer, rep *ops.DoctorReport) {
 // person's actions marked as such: an action for one kind of finding
 // shows its fix; one for several shows its command (the findings' own
 // fixes are under -v and in --json), or each distinct fix of a person's.
-func printDoctorActions(w io.Writer, rep *ops.DoctorReport) {
+func printDoctorActions(w io.Writer, rep *doctor.Report) {
 	if len(rep.Actions) == 0 {
 		return
 	}

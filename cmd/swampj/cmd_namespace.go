@@ -8,12 +8,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // `swampj datastore namespace set|unset|migrate|list`. This file parses
-// flags, calls package ops and renders; the behaviour lives in
-// ops/namespace.go and ops/migrate.go.
+// flags, calls package migrate and renders; the behaviour lives in
+// ops/migrate/namespace.go and ops/migrate/migrate.go.
 
 func init() {
 	g := datastoreGroup()
@@ -77,8 +78,8 @@ func confirmFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "confirm", Aliases: []string{"y", "yes"}, Usage: "execute; without it only a preview is shown"}
 }
 
-func namespaceOptions(e *env) ops.NamespaceOptions {
-	return ops.NamespaceOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
+func namespaceOptions(e *env) migrate.NamespaceOptions {
+	return migrate.NamespaceOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
 }
 
 func runNamespaceSet(c *cli.Context) error {
@@ -90,7 +91,7 @@ func runNamespaceSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.SetNamespace(c.Context, e.fs, r, c.Args().First(), namespaceOptions(e))
+	res, err := migrate.SetNamespace(c.Context, e.fs, r, c.Args().First(), namespaceOptions(e))
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func runNamespaceSet(c *cli.Context) error {
 
 func runNamespaceUnset(c *cli.Context) error {
 	if c.Bool("migrate") {
-		return runMigration(c, ops.MigrateOptions{Unset: true, Confirm: c.Bool("confirm")})
+		return runMigration(c, migrate.MigrateOptions{Unset: true, Confirm: c.Bool("confirm")})
 	}
 	e := newEnv(c)
 	confirm := c.Bool("confirm")
@@ -116,7 +117,7 @@ func runNamespaceUnset(c *cli.Context) error {
 		return err
 	}
 	if !confirm {
-		p, err := ops.PreviewUnsetNamespace(e.fs, r)
+		p, err := migrate.PreviewUnsetNamespace(e.fs, r)
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func runNamespaceUnset(c *cli.Context) error {
 			fmt.Fprintln(w, "Add --confirm to execute: swampj datastore namespace unset --confirm")
 		})
 	}
-	res, err := ops.UnsetNamespace(c.Context, e.fs, r, namespaceOptions(e))
+	res, err := migrate.UnsetNamespace(c.Context, e.fs, r, namespaceOptions(e))
 	if err != nil {
 		return err
 	}
@@ -140,10 +141,10 @@ func runNamespaceUnset(c *cli.Context) error {
 }
 
 func runNamespaceMigrate(c *cli.Context) error {
-	return runMigration(c, ops.MigrateOptions{Reverse: c.Bool("reverse"), Confirm: c.Bool("confirm")})
+	return runMigration(c, migrate.MigrateOptions{Reverse: c.Bool("reverse"), Confirm: c.Bool("confirm")})
 }
 
-func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
+func runMigration(c *cli.Context, opts migrate.MigrateOptions) error {
 	e := newEnv(c)
 	r, err := e.loadRepo(opts.Confirm)
 	if err != nil {
@@ -152,10 +153,10 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	opts.JournalLockTimeout, opts.Command = e.lockTO, e.command()
 	opts.Progress, opts.Logger = e.out.progress(), e.out.logger()
 	defer e.out.endProgress()
-	res, err := ops.Migrate(c.Context, e.fs, r, opts)
-	var failed *ops.MigrateFailedError
-	var unfinished *ops.UnfinishedIntentError
-	var stopped *ops.MigrateInterruptedError
+	res, err := migrate.Migrate(c.Context, e.fs, r, opts)
+	var failed *migrate.MigrateFailedError
+	var unfinished *migrate.UnfinishedIntentError
+	var stopped *migrate.MigrateInterruptedError
 	if errors.As(err, &stopped) {
 		return withCode("interrupted", exitInterrupted, errors.New(interruptedText(stopped)))
 	}
@@ -167,7 +168,7 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	}
 	if errors.As(err, &failed) {
 		partial := struct {
-			*ops.MigrateFailedError
+			*migrate.MigrateFailedError
 			Error string `json:"error"`
 		}{failed, err.Error()}
 		_ = e.out.result(partial, func(w io.Writer) {
@@ -191,7 +192,7 @@ func runMigration(c *cli.Context, opts ops.MigrateOptions) error {
 	return renderMigrateCompleted(e, res)
 }
 
-func renderMigratePreview(e *env, p *ops.MigratePreview) error {
+func renderMigratePreview(e *env, p *migrate.MigratePreview) error {
 	if err := printMigratePreview(e, p); err != nil {
 		return err
 	}
@@ -207,7 +208,7 @@ func renderMigratePreview(e *env, p *ops.MigratePreview) error {
 	return withCode("migration_blocked", exitFailure, fmt.Errorf("the migration would stop part way: %s", strings.Join(blocked, "; and ")))
 }
 
-func printMigratePreview(e *env, p *ops.MigratePreview) error {
+func printMigratePreview(e *env, p *migrate.MigratePreview) error {
 	renderMigrateRemedies(p.Warnings)
 	if !e.json {
 		for _, w := range p.Warnings {
@@ -246,7 +247,7 @@ func printMigratePreview(e *env, p *ops.MigratePreview) error {
 	})
 }
 
-func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
+func renderMigrateCompleted(e *env, res *migrate.MigrateResult) error {
 	d := res.Completed
 	renderMigrateRemedies(d.Warnings)
 	if !e.json {
@@ -284,7 +285,7 @@ func renderMigrateCompleted(e *env, res *ops.MigrateResult) error {
 		}
 		if d.NamespaceStillSet {
 			fmt.Fprintf(w, "Namespace %q is still set in .swamp.yaml: swamp reads %s, which is now empty, and finds no data until it is unset. %s.\n",
-				d.Namespace, d.SwampReads, "R"+remedyHint(ops.RemedyUnsetNamespace)[1:])
+				d.Namespace, d.SwampReads, "R"+remedyHint(report.RemedyUnsetNamespace)[1:])
 		}
 	})
 }
@@ -296,7 +297,7 @@ func nothingToMigrate(reverse bool) string {
 	return "Nothing to migrate — data is already in the namespace directory."
 }
 
-func printRecovered(w io.Writer, outs []ops.IntentOutcome) {
+func printRecovered(w io.Writer, outs []report.IntentOutcome) {
 	for _, o := range outs {
 		fmt.Fprintf(w, "Finished interrupted operation %d (%s): %s.\n", o.ID, o.Summary, o.Status)
 	}
@@ -308,7 +309,7 @@ func runNamespaceList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := ops.ListNamespaceManifests(e.fs, r)
+	l, err := migrate.ListNamespaceManifests(e.fs, r)
 	if err != nil {
 		return err
 	}
@@ -359,7 +360,7 @@ func orDash(s string) string {
 
 // interruptedText says what an interrupted migration left, with the
 // commands that finish it or undo it.
-func interruptedText(e *ops.MigrateInterruptedError) string {
+func interruptedText(e *migrate.MigrateInterruptedError) string {
 	if e.IntentID == 0 {
 		return fmt.Sprintf("interrupted during %s; nothing was changed", e.Phase)
 	}

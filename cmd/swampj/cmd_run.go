@@ -22,9 +22,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/ops"
+	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/wrapped"
 	"github.com/swampj/swampj/recover"
 )
@@ -116,7 +119,7 @@ func runRun(c *cli.Context) error {
 		return withCode(unsup.Code(), exitFailure, fmt.Errorf("%w; %q was not run and nothing was changed. "+
 			"Run it with 'swampj run --unguarded -- ...' to go on without the barrier (protected only when it exits)", err, args[0]))
 	}
-	if errors.Is(err, ops.ErrBusy) {
+	if errors.Is(err, swampjerr.ErrBusy) {
 		return fmt.Errorf("recording the run before starting %q: %w; it was not run", args[0], err)
 	}
 	if err != nil {
@@ -203,7 +206,7 @@ func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *remote.
 	// syncfs waits for every dirty page of the file system, other
 	// processes' too: seconds on a busy disk, shown as a phase.
 	if p := e.out.progress(); p != nil {
-		p(ops.ProgressEvent{Phase: "syncing file system"})
+		p(report.ProgressEvent{Phase: "syncing file system"})
 	}
 	changed, ferr := w.Finish(c.Context)
 	e.out.endProgress()
@@ -216,7 +219,7 @@ func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *remote.
 		runRemoteAfter(c, e, rc, start)
 	case unguarded:
 		// No change log: the walk of what changed since the start.
-		if only, err := ops.ChangedItems(c.Context, e.fs, r, start); err != nil {
+		if only, err := read.ChangedItems(c.Context, e.fs, r, start); err != nil {
 			e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
 		} else {
 			doctorChanged(c, e, r, only)
@@ -279,7 +282,7 @@ func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
 	if len(changed) == 0 {
 		return
 	}
-	drep, derr := ops.Doctor(c.Context, e.fs, r, ops.DoctorOptions{
+	drep, derr := doctor.Run(c.Context, e.fs, r, doctor.Options{
 		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), JournalLockTimeout: e.lockTO,
 		Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
 	})
@@ -290,7 +293,7 @@ func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
 		e.out.warn(fmt.Sprintf("the doctor after the command failed: %v; run 'swampj doctor'", derr))
 	case drep.Remaining > 0:
 		for _, f := range drep.Findings {
-			if f.Status != ops.DoctorRepaired {
+			if f.Status != doctor.StatusRepaired {
 				e.out.warn(fmt.Sprintf("after the command: %s %s v%d: %s (%s)", f.Code, f.Item, f.Version, f.Message, f.Status))
 			}
 		}

@@ -200,7 +200,7 @@ func TestDataWriteThenReadBack(t *testing.T) {
 // TestDataWriteMetadataMatchesSwamp writes the inputs of swamp-format
 // §2.4.2's examples through the CLI and compares metadata.yaml with the
 // golden files, after substituting the two lines that differ per write (id,
-// createdAt). ops.TestWriteGoldenMetadata compares them byte for byte with a
+// createdAt). ops/write's TestWriteGoldenMetadata compares them byte for byte with a
 // fixed id and clock.
 func TestDataWriteMetadataMatchesSwamp(t *testing.T) {
 	dir := newRepo(t)

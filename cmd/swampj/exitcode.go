@@ -10,13 +10,19 @@ import (
 	"strings"
 	"syscall"
 
+	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -59,11 +65,11 @@ func classify(err error) (exit int, code string) {
 	var ce *codedError
 	var src *fsx.SourceError
 	var notFound *journal.NotFoundError
-	var openIntents *ops.OpenIntentsError
+	var openIntents *report.OpenIntentsError
 	var unreadable *store.UnreadableError
-	var dataNotFound *ops.DataNotFoundError
-	var invalidWrite *ops.InvalidWriteError
-	var inputChanged *ops.InputChangedError
+	var dataNotFound *read.DataNotFoundError
+	var invalidWrite *write.InvalidWriteError
+	var inputChanged *write.InputChangedError
 	var media *journal.MediaError
 	var lost *repo.ConfigLostError
 	var (
@@ -102,8 +108,8 @@ func classify(err error) (exit int, code string) {
 		return exitFailure, unreadable.Code()
 	case errors.As(err, &inputChanged):
 		return exitFailure, inputChanged.Code()
-	case errors.Is(err, ops.ErrConflict):
-		return exitFailure, codeOf(ops.ErrConflict)
+	case errors.Is(err, swampjerr.ErrConflict):
+		return exitFailure, codeOf(swampjerr.ErrConflict)
 	}
 	for _, sentinel := range []error{repo.ErrNotARepo, repo.ErrInvalidNamespace, repo.ErrInvalidAddress,
 		repo.ErrOutsideDataRoot, repo.ErrUnsupportedDatastore, repo.ErrConfig} {
@@ -119,11 +125,11 @@ func classify(err error) (exit int, code string) {
 	case errors.Is(err, syscall.ENOSPC):
 		return exitFailure, codeNoSpace
 	case errors.Is(err, syscall.EXDEV):
-		return exitFailure, (*ops.CrossDeviceError)(nil).Code()
+		return exitFailure, (*migrate.CrossDeviceError)(nil).Code()
 	case errors.Is(err, syscall.EIO):
 		return exitFailure, codeIOError
-	case errors.Is(err, ops.ErrStepFailed):
-		return exitFailure, codeOf(ops.ErrStepFailed)
+	case errors.Is(err, swampjerr.ErrStepFailed):
+		return exitFailure, codeOf(swampjerr.ErrStepFailed)
 	case errors.As(err, &openIntents):
 		return exitFailure, openIntents.Code()
 	case catalog.ErrorCode(err) == catalog.CodeBusy:
@@ -131,9 +137,9 @@ func classify(err error) (exit int, code string) {
 		return exitLockTimeout, catalog.CodeBusy
 	case catalog.ErrorCode(err) != "":
 		return exitFailure, catalog.ErrorCode(err)
-	case errors.Is(err, ops.ErrBusy):
+	case errors.Is(err, swampjerr.ErrBusy):
 		// Any other "someone else holds it": retry later.
-		return exitLockTimeout, codeOf(ops.ErrBusy)
+		return exitLockTimeout, codeOf(swampjerr.ErrBusy)
 	}
 	if c, ok := err.(interface{ Code() string }); ok {
 		return exitFailure, c.Code()
@@ -164,8 +170,8 @@ const codeReadOnly = "read_only_media"
 // (EACCES, EPERM); journal.MediaError and lock.AccessError carry it too.
 const codePermission = "permission_denied"
 
-// report prints err on stderr and returns its exit code.
-func report(stderr io.Writer, asJSON bool, err error) int {
+// reportError prints err on stderr and returns its exit code.
+func reportError(stderr io.Writer, asJSON bool, err error) int {
 	exit, code := classify(err)
 	msg := err.Error()
 	if code == codeReadOnly && !strings.Contains(msg, "read-only (EROFS)") {
@@ -215,10 +221,10 @@ func cliHint(err error, code, msg string) string {
 	}
 	var (
 		swampLock    *lock.TimeoutError
-		writeFailed  *ops.WriteFailedError
-		repairFailed *ops.DoctorRepairError
-		unfinished   *ops.UnfinishedIntentError
-		migFailed    *ops.MigrateFailedError
+		writeFailed  *write.WriteFailedError
+		repairFailed *doctor.RepairError
+		unfinished   *migrate.UnfinishedIntentError
+		migFailed    *migrate.MigrateFailedError
 	)
 	var lost *repo.ConfigLostError
 	var named *namedRepoError
@@ -267,7 +273,7 @@ func cliHint(err error, code, msg string) string {
 // reads and the catalog (the second half of its cases, in its order).
 func journalOrDataHint(err error, add func(string) string) string {
 	const roCommands = "'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify'"
-	const migrate = "'swampj datastore namespace migrate --confirm'"
+	const migrateCommand = "'swampj datastore namespace migrate --confirm'"
 	var (
 		pending      *recover.PendingError
 		media        *journal.MediaError
@@ -276,16 +282,16 @@ func journalOrDataHint(err error, add func(string) string) string {
 		notAFile     *journal.NotAFileError
 		ccorrupt     *catalog.CorruptError
 		cforeign     *catalog.ForeignSchemaError
-		noModel      *ops.ModelNotFoundError
+		noModel      *read.ModelNotFoundError
 		cmissing     *catalog.MissingError
 		moveAside    *catalog.MoveAsideError
-		openIntents  *ops.OpenIntentsError
-		dataNotFound *ops.DataNotFoundError
-		unreadable   *ops.UnreadableDataError
-		unmigrated   *ops.UnmigratedError
-		unmigratedW  *ops.UnmigratedWriteError
-		lockChanged  *ops.LockChangedError
-		noNamespace  *ops.NoNamespaceError
+		openIntents  *report.OpenIntentsError
+		dataNotFound *read.DataNotFoundError
+		unreadable   *read.UnreadableDataError
+		unmigrated   *catalogsync.UnmigratedError
+		unmigratedW  *write.UnmigratedWriteError
+		lockChanged  *lock.ChangedError
+		noNamespace  *migrate.NoNamespaceError
 	)
 	switch {
 	case errors.As(err, &pending):
@@ -311,7 +317,7 @@ func journalOrDataHint(err error, add func(string) string) string {
 		return add(" (run 'swampj journal list --all')")
 	case errors.As(err, &notAFile):
 		return add(" ('swampj recover' then has nothing to do)")
-	case errors.Is(err, ops.ErrConflict):
+	case errors.Is(err, swampjerr.ErrConflict):
 		return add(": run 'swampj recover' (or 'swampj recover --rollback')")
 	case errors.As(err, &openIntents):
 		return add(". Run 'swampj recover' first")
@@ -326,9 +332,9 @@ func journalOrDataHint(err error, add func(string) string) string {
 			return add(fmt.Sprintf(" (swampj data get %s --version %d)", unreadable.Address, unreadable.LastReadable))
 		}
 	case errors.As(err, &unmigrated):
-		return add(": run " + migrate + ", then 'swampj catalog rebuild --confirm'")
+		return add(": run " + migrateCommand + ", then 'swampj catalog rebuild --confirm'")
 	case errors.As(err, &unmigratedW):
-		return add(": run " + migrate + " first")
+		return add(": run " + migrateCommand + " first")
 	case errors.As(err, &noNamespace):
 		if noNamespace.NeedSet {
 			return add(" Run 'swampj datastore namespace set <slug>'.")

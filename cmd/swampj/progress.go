@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // progressTick is how often the progress line is redrawn: on a clock of its
@@ -19,7 +19,7 @@ const progressTick = 250 * time.Millisecond
 type progressLine struct {
 	p        *printer
 	mu       sync.Mutex // guards the fields below (events come from workers)
-	ev       ops.ProgressEvent
+	ev       report.ProgressEvent
 	start    time.Time // first event
 	phaseAt  time.Time // first event of the current phase
 	width    int       // characters of the last line drawn
@@ -32,11 +32,11 @@ type progressLine struct {
 // when no progress is shown (stderr not a terminal, --json, --quiet). The
 // ticker starts at the first event; endProgress stops it and clears the
 // line (result, warn, and every command that passes a callback defers it).
-func (p *printer) progress() ops.Progress {
+func (p *printer) progress() report.Progress {
 	if p.json || p.quiet || !p.tty {
 		return nil
 	}
-	return func(ev ops.ProgressEvent) {
+	return func(ev report.ProgressEvent) {
 		p.mu.Lock()
 		b := p.bar
 		first := b == nil

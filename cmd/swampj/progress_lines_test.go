@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/report"
 )
 
 // slowTerminal is a terminal's byte stream: every Write lands whole, and
@@ -36,7 +36,7 @@ func (l *slowTerminal) Write(p []byte) (int, error) {
 func TestLogLinesNeverShareAProgressLine(t *testing.T) {
 	var out slowTerminal
 	p := &printer{stdout: &bytes.Buffer{}, stderr: &out, verbose: true, tty: true}
-	report := p.progress()
+	emit := p.progress()
 	log := p.logger()
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -49,7 +49,7 @@ func TestLogLinesNeverShareAProgressLine(t *testing.T) {
 				return
 			default:
 			}
-			report(ops.ProgressEvent{Phase: []string{"scanning", "checking items"}[i%2], Done: int64(i), Unit: "items"})
+			emit(report.ProgressEvent{Phase: []string{"scanning", "checking items"}[i%2], Done: int64(i), Unit: "items"})
 		}
 	}()
 	for i := 0; i < 2000; i++ {

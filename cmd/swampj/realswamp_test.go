@@ -155,9 +155,9 @@ func nsSet(t *testing.T, dir, ns string) {
 // moved: the files a migration is asked to change (the config it rewrites).
 func configOnly(k string) bool { return k == ".swamp.yaml" || k == ".swamp/.namespace.json" }
 
-// migrate runs a swampj migration and checks it moved every data file
+// migrateChecked runs a swampj migration and checks it moved every data file
 // exactly once with the same bytes (keys are namespace-free).
-func migrate(t *testing.T, dir, ns string, args ...string) bool {
+func migrateChecked(t *testing.T, dir, ns string, args ...string) bool {
 	t.Helper()
 	before := takeManifest(t, dir, ns)
 	_, ok := swampjOK(t, dir, args...)
@@ -201,10 +201,10 @@ func realSwamp3316(t *testing.T, base swampBase) {
 		if _, ok := swampjReadOnly(t, dir, "ns1", "datastore", "namespace", "migrate"); !ok {
 			t.Error("preview failed")
 		}
-		migrate(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
+		migrateChecked(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
 		for i := 0; i < 2; i++ { // re-run, preview and confirm: nothing to move, exit 0
 			swampjReadOnly(t, dir, "ns1", "datastore", "namespace", "migrate")
-			migrate(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
+			migrateChecked(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
 		}
 		healthy(t, dir, "ns1", "namespaced")
 		agree(t, dir, base.models, false)
@@ -213,10 +213,10 @@ func realSwamp3316(t *testing.T, base swampBase) {
 		swampUses(t, dir, base, "namespaced-run")
 		healthy(t, dir, "ns1", "after a swamp run in the namespace")
 		swampUnmigratedReport(t, dir)
-		if !migrate(t, dir, "ns1", "datastore", "namespace", "migrate", "--reverse", "--confirm") {
+		if !migrateChecked(t, dir, "ns1", "datastore", "namespace", "migrate", "--reverse", "--confirm") {
 			t.FailNow() // the rest reads a solo repo
 		}
-		migrate(t, dir, "ns1", "datastore", "namespace", "migrate", "--reverse", "--confirm") // re-run
+		migrateChecked(t, dir, "ns1", "datastore", "namespace", "migrate", "--reverse", "--confirm") // re-run
 		swampjOK(t, dir, "datastore", "namespace", "unset", "--confirm")
 		if isNamespaced(t, dir, "ns1") {
 			t.Error(".swamp.yaml still names ns1 after unset")
@@ -243,8 +243,8 @@ func realSwamp3316(t *testing.T, base swampBase) {
 			(r.code != 1 || !strings.Contains(r.stdout+r.stderr, "Cannot migrate") || !strings.Contains(r.stdout+r.stderr, "already exist")) {
 			t.Fatalf("swamp's retry: exit %d, want 0 or #3316 B's exit 1 \"Cannot migrate: ... already exist\":\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		migrate(t, dir, "half-ns", "datastore", "namespace", "migrate", "--confirm")
-		migrate(t, dir, "half-ns", "datastore", "namespace", "migrate", "--confirm")
+		migrateChecked(t, dir, "half-ns", "datastore", "namespace", "migrate", "--confirm")
+		migrateChecked(t, dir, "half-ns", "datastore", "namespace", "migrate", "--confirm")
 		swampCatalogCopies(t, dir, "half-ns")
 		for _, sub := range []string{"data", "outputs", "definitions-evaluated"} {
 			if _, err := os.Stat(filepath.Join(dir, ".swamp", "half-ns", sub)); err != nil {
@@ -268,16 +268,16 @@ func realSwamp3316(t *testing.T, base swampBase) {
 		after := takeManifest(t, dir, "half-ns")
 		sameExcept(t, "failed swampj migrate", before, after, func(k string) bool { return k == ".swamp/outputs" })
 		os.Remove(obstacle)
-		migrate(t, dir, "half-ns", "datastore", "namespace", "migrate", "--confirm")
+		migrateChecked(t, dir, "half-ns", "datastore", "namespace", "migrate", "--confirm")
 		healthy(t, dir, "half-ns", "resumed")
 		swampUses(t, dir, base, "")
 	})
 	t.Run("C_unset_migrate_after_use", func(t *testing.T) {
 		dir := copyRepo(t, base)
 		nsSet(t, dir, "ns1")
-		migrate(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
+		migrateChecked(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
 		swampUses(t, dir, base, "ns-use") // reads (catalog sidecars) and a run (.log un-namespaced)
-		if !migrate(t, dir, "ns1", "datastore", "namespace", "unset", "--migrate", "--confirm") {
+		if !migrateChecked(t, dir, "ns1", "datastore", "namespace", "unset", "--migrate", "--confirm") {
 			t.FailNow()
 		}
 		if isNamespaced(t, dir, "ns1") {
@@ -310,7 +310,7 @@ func realSwampD(t *testing.T, base swampBase) {
 		!strings.Contains(r.stdout+r.stderr, "Cannot migrate") || !strings.Contains(r.stdout+r.stderr, "already exist") {
 		t.Fatalf("swamp's second migrate: exit %d, want #3316 A's exit 1 \"Cannot migrate: ... already exist\":\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	migrate(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
+	migrateChecked(t, dir, "ns1", "datastore", "namespace", "migrate", "--confirm")
 	sameExcept(t, "swamp's migrate and swampj's", start, takeManifest(t, dir, "ns1"), configOnly)
 	swampCatalogCopies(t, dir, "ns1")
 	healthy(t, dir, "ns1", "after swampj finished swamp's migrate")

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 // TestRecoverUnderSwampsLock: `swampj recover` finishes an interrupted
@@ -32,8 +32,7 @@ func TestRecoverUnderSwampsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(r *repo.Repo, fsys fsx.FS, content string) error {
-		_, err := ops.WriteVersions(context.Background(), fsys, r, []ops.VersionWrite{{Address: a, Content: strings.NewReader(content)}},
-			ops.WriteOptions{SwampLockTimeout: time.Second})
+		_, err := write.WriteVersions(context.Background(), fsys, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, write.WriteOptions{SwampLockTimeout: time.Second})
 		return err
 	}
 	// Where version 2's publish rename falls, from a probe run.

@@ -3,50 +3,52 @@ package main
 import (
 	"strings"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/migrate"
+	"github.com/swampj/swampj/ops/report"
 )
 
-// remedyHint is this CLI's way of carrying out an ops.Remedy: the library
-// says which action a finding, warning or error calls for (ops.Remedy) and
+// remedyHint is this CLI's way of carrying out a report.Remedy: the library
+// says which action a finding, warning or error calls for (report.Remedy) and
 // describes it in words; the command that does it is named only here, as
 // cliHint does for errors.
-func remedyHint(r ops.Remedy) string {
+func remedyHint(r report.Remedy) string {
 	switch r {
-	case ops.RemedyRecover:
+	case report.RemedyRecover:
 		return "run 'swampj recover'"
-	case ops.RemedyRecoverOrRollback:
+	case report.RemedyRecoverOrRollback:
 		return "run 'swampj recover' (or 'swampj recover --rollback')"
-	case ops.RemedyRebuildCatalog:
+	case report.RemedyRebuildCatalog:
 		return "run 'swampj catalog rebuild --confirm'"
-	case ops.RemedyMigrate:
+	case report.RemedyMigrate:
 		return "run 'swampj datastore namespace migrate --confirm'"
-	case ops.RemedyMigrateReverse:
+	case report.RemedyMigrateReverse:
 		return "run 'swampj datastore namespace migrate --reverse --confirm'"
-	case ops.RemedyUnsetMigrate:
+	case report.RemedyUnsetMigrate:
 		return "run 'swampj datastore namespace unset --migrate --confirm'"
-	case ops.RemedyUnsetNamespace:
+	case report.RemedyUnsetNamespace:
 		return "run 'swampj datastore namespace unset --confirm'"
-	case ops.RemedyRepair:
+	case report.RemedyRepair:
 		return "run 'swampj doctor --repair --confirm'"
-	case ops.RemedyCheckAgain:
+	case report.RemedyCheckAgain:
 		return "run 'swampj doctor'"
-	case ops.RemedyRetry:
+	case report.RemedyRetry:
 		return "run 'swampj doctor --repair --confirm' again once the lock is free"
 	}
-	// A person's actions (ops.Remedy.Human) and "nothing to do" have no
+	// A person's actions (report.Remedy.Human) and "nothing to do" have no
 	// command: the text beside them says what to do.
 	return ""
 }
 
 // rerunCommand is the command line that finishes a failed migration.
-func rerunCommand(r ops.Remedy) string {
+func rerunCommand(r report.Remedy) string {
 	return strings.TrimSuffix(strings.TrimPrefix(remedyHint(r), "run '"), "'")
 }
 
 // withRemedy appends the command of r to text: as a new sentence after a
 // full stop, after a semicolon otherwise. Text without a remedy (or that
 // already names the command) is returned as it is.
-func withRemedy(text string, r ops.Remedy) string {
+func withRemedy(text string, r report.Remedy) string {
 	h := remedyHint(r)
 	if h == "" || strings.Contains(text, strings.TrimPrefix(h, "run ")) {
 		return text
@@ -59,7 +61,7 @@ func withRemedy(text string, r ops.Remedy) string {
 
 // withRemedies is withRemedy for an action and the one that follows it
 // (then; "" for none): both commands, in order.
-func withRemedies(text string, r, then ops.Remedy) string {
+func withRemedies(text string, r, then report.Remedy) string {
 	text = withRemedy(text, r)
 	h := remedyHint(then)
 	if h == "" || strings.Contains(text, strings.TrimPrefix(h, "run ")) {
@@ -74,7 +76,7 @@ func withRemedies(text string, r, then ops.Remedy) string {
 // renderDoctorRemedies puts this CLI's commands into a doctor report's
 // texts, for the text and the --json output alike (the "fix" and
 // "message" keys read as before; "remedy" says which action it is).
-func renderDoctorRemedies(rep *ops.DoctorReport) {
+func renderDoctorRemedies(rep *doctor.Report) {
 	if rep == nil {
 		return
 	}
@@ -101,7 +103,7 @@ func renderDoctorRemedies(rep *ops.DoctorReport) {
 }
 
 // renderMigrateRemedies does the same for a migration's warnings.
-func renderMigrateRemedies(ws []ops.MigrateWarning) {
+func renderMigrateRemedies(ws []migrate.MigrateWarning) {
 	for i := range ws {
 		ws[i].Message = withRemedy(ws[i].Message, ws[i].Remedy)
 	}

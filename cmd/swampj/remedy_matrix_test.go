@@ -363,7 +363,7 @@ func matrixFinding(t *testing.T, r result, code string) *matrixFindingJSON {
 	return nil
 }
 
-// isHuman mirrors ops.Remedy.Human for the codes the JSON carries.
+// isHuman mirrors report.Remedy.Human for the codes the JSON carries.
 func isHuman(remedy string) bool {
 	switch remedy {
 	case "fix_access", "inspect", "swamp_repo_upgrade", "mount_read_write":

@@ -104,7 +104,7 @@ func isAlwaysLocal(subdir string) bool {
 
 // Repo is a resolved swamp repo: the configuration swamp would use for it,
 // as .swamp.yaml said when Load read it. It is never updated in place. The
-// namespace operations (ops.SetNamespace, ops.UnsetNamespace, ops.Migrate)
+// namespace operations (migrate.SetNamespace, migrate.UnsetNamespace, migrate.Migrate)
 // read the configuration again from disk before they plan, so a Repo loaded
 // before a namespace change stays usable for them; every other function
 // uses the Repo as given: Load again after changing the namespace.

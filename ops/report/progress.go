@@ -2,7 +2,7 @@
 // progress events and the Counter that emits them, the Remedy a finding or
 // error advises, what recovery did with each open intent (IntentOutcome,
 // StepView), and the errors of an intent left open (OpenIntentsError,
-// IntentStillOpenError). ops re-exports each name; a host needs only ops.
+// IntentStillOpenError). Hosts name them here: report.Progress, report.Remedy.
 package report
 
 import "sync/atomic"

@@ -19,7 +19,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
 )
@@ -64,7 +64,7 @@ func run(ctx context.Context, dir string) int {
 		fmt.Fprintf(os.Stderr, "hostprog: %v\n", err)
 		return 1
 	}
-	items, err := ops.ListData(ctx, nil, r, "")
+	items, err := read.ListData(ctx, nil, r, "")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hostprog: listing the data: %v\n", err)
 		return 1

@@ -1,7 +1,7 @@
 package protocol
 
 // The catalog-publish step kind: the catalog half of a versioned write
-// (ops/write.go).
+// (ops/write/write.go).
 
 import (
 	"context"

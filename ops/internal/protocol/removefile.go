@@ -1,7 +1,7 @@
 package protocol
 
 // The remove-file step kind: a namespace manifest removed by a migration
-// (ops/migrate.go, ops/namespace.go), put back byte for byte on undo.
+// (ops/migrate/migrate.go, ops/migrate/namespace.go), put back byte for byte on undo.
 
 import (
 	"bytes"

@@ -1,5 +1,5 @@
 // Command batchwrite is a test-only program: it writes several versions in
-// one intent, through the public API (ops.WriteVersions), on the disk that
+// one intent, through the public API (write.WriteVersions), on the disk that
 // SWAMPJ_FAILPOINT wraps, so the kill-point test can kill a real batch
 // write. swampj's CLI writes one version per command, as swamp's does
 // (swamp has no data write command taking several), and a multi-item form
@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/write"
 )
 
 func main() {
@@ -44,7 +44,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	var writes []ops.VersionWrite
+	var writes []write.VersionWrite
 	for _, a := range args {
 		addr, content, ok := strings.Cut(a, "=")
 		if !ok {
@@ -54,8 +54,8 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		writes = append(writes, ops.VersionWrite{Address: ad, Content: strings.NewReader(content)})
+		writes = append(writes, write.VersionWrite{Address: ad, Content: strings.NewReader(content)})
 	}
-	_, err = ops.WriteVersions(context.Background(), fsys, r, writes, ops.WriteOptions{})
+	_, err = write.WriteVersions(context.Background(), fsys, r, writes, write.WriteOptions{})
 	return err
 }

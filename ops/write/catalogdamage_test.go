@@ -1,4 +1,4 @@
-package ops
+package write
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/catalogsync"
 
 	_ "modernc.org/sqlite"
 )
@@ -82,7 +83,7 @@ func TestWriteOnDamagedCatalogFinishesDataAndRebuildMovesItAside(t *testing.T) {
 		t.Fatalf("the write moved the catalog aside (%v): that is the rebuild's job", aside)
 	}
 
-	rep, err := RebuildCatalog(ctx, fsx.Real(), r, CatalogOptions{Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestWriteOnDamagedCatalogFinishesDataAndRebuildMovesItAside(t *testing.T) {
 	if cs := catalogStaleMark(t, r); cs != nil {
 		t.Fatalf("rebuild left the stale mark: %+v", cs)
 	}
-	vr, err := VerifyCatalog(ctx, fsx.Real(), r, CatalogOptions{})
+	vr, err := catalogsync.Verify(ctx, fsx.Real(), r, catalogsync.Options{})
 	if err != nil || !vr.InSync {
 		t.Fatalf("verify after the rebuild: %v %+v", err, vr)
 	}

@@ -1,4 +1,4 @@
-package ops
+package write
 
 import (
 	"bytes"
@@ -80,7 +80,7 @@ func TestWriteInheritsOwnerOfSwampVersion(t *testing.T) {
 	at := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader(shellResult)},
 		FixIdentity(WriteOptions{}, "7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f", at))
-	golden := mustRead(t, filepath.Join("..", "testdata", "golden", "metadata-model-method.yaml"))
+	golden := mustRead(t, filepath.Join("..", "..", "testdata", "golden", "metadata-model-method.yaml"))
 	if md := mustRead(t, filepath.Join(got.Dir, "metadata.yaml")); got.Version != 3 || !bytes.Equal(md, golden) {
 		t.Fatalf("version %d metadata.yaml:\n%s\nwant (swamp's):\n%s", got.Version, md, golden)
 	}

@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // Counting what a migration moves (files, bytes, lock files on the way), on a few
 // goroutines, and the same-device check of each move.

@@ -1,4 +1,4 @@
-package ops
+package write
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -31,13 +32,13 @@ import (
 // again under the lock, a write that lost the race is planned again, and a
 // lock that cannot be had leaves the item and the journal as they were.
 
-func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, *CatalogHandle) {
+func openLibJournal(t *testing.T, r *repo.Repo) (*journal.Journal, *catalogsync.Handle) {
 	t.Helper()
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := OpenCatalog(fsx.Real(), r.Dir)
+	cat := catalogsync.OpenHandle(fsx.Real(), r.Dir)
 	t.Cleanup(func() { cat.Close(); j.Close() })
 	return j, cat
 }

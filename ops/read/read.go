@@ -1,4 +1,4 @@
-package ops
+package read
 
 // Reading data items (`swampj data get / versions / list`): a thin layer over
 // package store that resolves versions the way swamp does — `latest` read as
@@ -23,10 +23,6 @@ import (
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
 )
-
-// maxRenameDepth is how many rename tombstones a latest-lookup follows
-// before giving up, as swamp's findByName does (swamp-format §2.6.6).
-const maxRenameDepth = 5
 
 // DataNotFoundError: the item, or the version asked for, does not exist.
 type DataNotFoundError struct {
@@ -208,9 +204,6 @@ func lastReadable(fsys fsx.FS, a repo.Address, itemDir string, below int64) int6
 	return best
 }
 
-// DataProblem is Problem, the name the data reads have always used.
-type DataProblem = report.Problem
-
 // DataVersion is one version of an item as `data versions` shows it. Every
 // field is always present in JSON.
 type DataVersion struct {
@@ -231,8 +224,8 @@ type DataVersion struct {
 	// RenamedTo is the new name a rename marker points at ("" otherwise).
 	RenamedTo string `json:"renamedTo"`
 	// RawSize is raw's size on disk (-1: no regular raw file).
-	RawSize  int64         `json:"rawSize"`
-	Problems []DataProblem `json:"problems"`
+	RawSize  int64            `json:"rawSize"`
+	Problems []report.Problem `json:"problems"`
 }
 
 // DataItem is one item as `data list` shows it: swamp's keys for the same
@@ -268,9 +261,9 @@ type DataItem struct {
 	LastReadable *int64 `json:"lastReadable"`
 	// Versions counts the version directories; Unreadable lists those that
 	// cannot be read.
-	Versions   int           `json:"versions"`
-	Unreadable []int64       `json:"unreadableVersions"`
-	Problems   []DataProblem `json:"problems"`
+	Versions   int              `json:"versions"`
+	Unreadable []int64          `json:"unreadableVersions"`
+	Problems   []report.Problem `json:"problems"`
 }
 
 // DataVersions lists the versions of one item: every canonical version
@@ -296,7 +289,7 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 		return nil, nil, err
 	}
 	item := itemOf(st)
-	item.ModelName, _ = modelNameOf(fsys, r, a)
+	item.ModelName, _ = ModelName(fsys, r, a)
 	vs := make([]DataVersion, 0, len(st.Versions)+1)
 	listed := false
 	for _, v := range st.Versions {
@@ -346,7 +339,7 @@ func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]
 		k := [2]string{it.Type, it.ModelID}
 		name, ok := names[k]
 		if !ok {
-			name, _ = modelNameOf(fsys, r, repo.Address{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName})
+			name, _ = ModelName(fsys, r, repo.Address{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName})
 			names[k] = name
 		}
 		d.ModelName = name

@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // Namespace set, unset and list (swamp-format §1.5.2–§1.5.4), and the pieces
 // every mutating namespace command shares with Migrate (migrate.go): the
@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/protocol"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -54,18 +54,18 @@ type SetResult struct {
 	Warning       string `json:"warning"`
 	// WarningRemedy is the action Warning advises (the CLI appends its
 	// command to the warning, in text and JSON alike).
-	WarningRemedy       Remedy          `json:"-"`
-	RegistrationSkipped bool            `json:"registrationSkipped"`
-	PreviousNamespace   string          `json:"previousNamespace,omitempty"`
-	IntentID            uint64          `json:"intentId"`
-	Recovered           []IntentOutcome `json:"recovered,omitempty"`
+	WarningRemedy       report.Remedy          `json:"-"`
+	RegistrationSkipped bool                   `json:"registrationSkipped"`
+	PreviousNamespace   string                 `json:"previousNamespace,omitempty"`
+	IntentID            uint64                 `json:"intentId"`
+	Recovered           []report.IntentOutcome `json:"recovered,omitempty"`
 }
 
 // UnsetResult is what `namespace unset` (without --migrate) did.
 type UnsetResult struct {
-	PreviousNamespace string          `json:"previousNamespace"`
-	IntentID          uint64          `json:"intentId"`
-	Recovered         []IntentOutcome `json:"recovered,omitempty"`
+	PreviousNamespace string                 `json:"previousNamespace"`
+	IntentID          uint64                 `json:"intentId"`
+	Recovered         []report.IntentOutcome `json:"recovered,omitempty"`
 }
 
 // NamespaceEntry is one registered namespace (swamp's list JSON).
@@ -176,7 +176,7 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 	}
 	res := &SetResult{Namespace: slug, DatastorePath: r.Base, PreviousNamespace: r.Namespace, IntentID: in.ID, Recovered: run.recovered,
 		Warning: fmt.Sprintf("Existing data was not moved: it stays at the un-namespaced paths under %s. "+
-			"The namespace migration moves it into %s.", r.Base, nsDir), WarningRemedy: RemedyMigrate}
+			"The namespace migration moves it into %s.", r.Base, nsDir), WarningRemedy: report.RemedyMigrate}
 	if r.Namespace != "" {
 		res.Warning += fmt.Sprintf(" The manifest of the previous namespace %q is left in place.", r.Namespace)
 	}
@@ -248,106 +248,4 @@ func PreviewUnsetNamespace(fsys fsx.FS, r *repo.Repo) (*UnsetPreview, error) {
 		return nil, err
 	}
 	return &UnsetPreview{Namespace: r.Namespace, ConfigPath: r.ConfigPath, DataPath: r.DatastorePath(), Preview: true}, nil
-}
-
-// NoNamespaceError: the command needs a configured namespace.
-type NoNamespaceError struct {
-	Msg string
-	// NeedSet: the operation needs a namespace set first.
-	NeedSet bool
-}
-
-func (e *NoNamespaceError) Error() string { return e.Msg }
-func (e *NoNamespaceError) Code() string  { return "no_namespace" }
-
-// AlreadySetError: `set` to the namespace already configured.
-type AlreadySetError struct{ Slug string }
-
-func (e *AlreadySetError) Error() string {
-	return fmt.Sprintf("Namespace is already set to %q.", e.Slug)
-}
-func (e *AlreadySetError) Code() string { return "already_set" }
-
-// NamespaceTakenError: another repo registered the slug in this datastore.
-type NamespaceTakenError struct{ Slug, RepoID string }
-
-func (e *NamespaceTakenError) Error() string {
-	return fmt.Sprintf("Namespace %q is already registered in this datastore by repo %s. Choose another slug "+
-		"(or, if that repo is gone, remove its manifest first).", e.Slug, e.RepoID)
-}
-func (e *NamespaceTakenError) Code() string { return "namespace_taken" }
-
-// ReservedNamespaceError: the slug is the name of a datastore subdirectory,
-// so {base}/{slug} would share a directory with the solo layout.
-type ReservedNamespaceError struct{ Slug string }
-
-func (e *ReservedNamespaceError) Error() string {
-	return fmt.Sprintf("namespace %q is the name of a datastore subdirectory; {base}/%s would mix namespaced and solo data. Choose another slug", e.Slug, e.Slug)
-}
-func (e *ReservedNamespaceError) Unwrap() error { return repo.ErrInvalidNamespace }
-
-// MultipleNamespacesError: unset is allowed only with a single namespace.
-type MultipleNamespacesError struct{ Namespaces []string }
-
-func (e *MultipleNamespacesError) Error() string {
-	return fmt.Sprintf("Cannot unset namespace: datastore contains %d namespaces (%s). Unsetting is only allowed when a single namespace exists.",
-		len(e.Namespaces), strings.Join(e.Namespaces, ", "))
-}
-func (e *MultipleNamespacesError) Code() string { return "multiple_namespaces" }
-
-// EnvOverrideError: SWAMP_DATASTORE replaces the datastore block, namespace
-// included (swamp-format §9.14), so namespace commands would act on the wrong layout.
-type EnvOverrideError struct{}
-
-func (e *EnvOverrideError) Error() string {
-	return "SWAMP_DATASTORE is set: it overrides the datastore block of .swamp.yaml, namespace included, " +
-		"so namespace commands cannot act on it. Unset SWAMP_DATASTORE and run the command again"
-}
-func (e *EnvOverrideError) Code() string { return "env_override" }
-
-// BaseMissingError: the datastore base directory does not exist.
-type BaseMissingError struct {
-	Base   string
-	NotDir bool
-}
-
-func (e *BaseMissingError) Error() string {
-	if e.NotDir {
-		return fmt.Sprintf("the datastore base %s is not a directory; fix datastore.path in .swamp.yaml", e.Base)
-	}
-	return fmt.Sprintf("the datastore base %s does not exist; fix datastore.path in .swamp.yaml or create the directory", e.Base)
-}
-func (e *BaseMissingError) Code() string { return "base_missing" }
-
-// NotADirectoryError: a namespace directory position holds something else.
-type NotADirectoryError struct{ Path string }
-
-func (e *NotADirectoryError) Error() string {
-	return fmt.Sprintf("%s exists and is not a directory; move it away and run the command again", e.Path)
-}
-func (e *NotADirectoryError) Code() string { return "not_a_directory" }
-
-// SymlinkedPathError: a namespace or subdirectory position is a symlink.
-type SymlinkedPathError struct {
-	Path, Target string
-	Outside      bool // the link leaves the datastore base
-	Dangling     bool
-}
-
-func (e *SymlinkedPathError) Error() string {
-	switch {
-	case e.Dangling:
-		return fmt.Sprintf("%s is a symlink that points nowhere; remove it and run the command again", e.Path)
-	case e.Outside:
-		return fmt.Sprintf("%s is a symlink to %s, outside the datastore base; swampj moves directories, not links to them. "+
-			"Move the data into the base (or point datastore.path at it) and run the command again", e.Path, e.Target)
-	}
-	return fmt.Sprintf("%s is a symlink to %s; swampj moves directories, not links to them. Replace the link by the directory and run the command again",
-		e.Path, e.Target)
-}
-func (e *SymlinkedPathError) Code() string {
-	if e.Outside {
-		return "outside_base"
-	}
-	return "symlink"
 }

@@ -1,4 +1,4 @@
-package ops
+package read
 
 // Model-name addressing: a model is named as swamp users name
 // it — by its name (`m1`), or by its id — and resolved the way swamp's
@@ -124,7 +124,7 @@ func ResolveModel(ctx context.Context, fsys fsx.FS, r *repo.Repo, idOrName strin
 	for _, it := range items {
 		if it.ModelID == idOrName {
 			a := repo.Address{Type: it.Type, ModelID: it.ModelID, DataName: it.DataName}
-			name, _ := modelNameOf(fsys, r, a)
+			name, _ := ModelName(fsys, r, a)
 			ms = append(ms, Model{Type: it.Type, ID: it.ModelID, Name: name, From: "data"})
 		}
 	}
@@ -196,7 +196,7 @@ func ResolveItem(ctx context.Context, fsys fsx.FS, r *repo.Repo, model, name str
 		if err != nil {
 			return repo.Address{}, Model{}, err
 		}
-		mn, _ := modelNameOf(fsys, r, a)
+		mn, _ := ModelName(fsys, r, a)
 		return a, Model{Type: a.Type, ID: a.ModelID, Name: mn, From: "address"}, nil
 	}
 	if strings.ContainsAny(name, "/\\") {

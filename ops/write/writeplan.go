@@ -1,4 +1,4 @@
-package ops
+package write
 
 // A version write's plan: allocate version numbers under the locks, then one intent
 // (mkdirs, stage, publish, latest, catalog) and the live work that streams each stage.

@@ -1,4 +1,4 @@
-package ops
+package write
 
 // A version write's inputs and locks: each VersionWrite checked and hashed, its tags
 // and owner, swamp's per-model locks taken in path order, and the checks made under them.
@@ -293,11 +293,4 @@ func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 func hexSHA256(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
-}
-
-func shortSum(sum string) string {
-	if len(sum) > 12 {
-		return sum[:12] + "…"
-	}
-	return sum
 }

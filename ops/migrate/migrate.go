@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // Namespace migration: `datastore namespace migrate [--reverse]` and
 // `datastore namespace unset --migrate` (swamp-format §4), the root fix of
@@ -41,138 +41,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/wrapped"
 )
-
-// MigrateOptions configure Migrate.
-type MigrateOptions struct {
-	// Reverse moves {base}/{ns}/… back to the solo layout {base}/….
-	Reverse bool
-	// Unset is `namespace unset --migrate`: the reverse migration plus the
-	// removal of the namespace from .swamp.yaml and of its manifest, in the
-	// same intent. It implies Reverse.
-	Unset bool
-	// Confirm executes the plan; without it Migrate only previews.
-	Confirm bool
-	// fsys is Migrate's disk, carried to the planner.
-	fsys fsx.FS
-	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
-	JournalLockTimeout time.Duration
-	// SwampLockTimeout bounds the wait for swamp's global datastore lock and
-	// for live per-model locks (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
-	SwampLockTimeout time.Duration
-	// Progress, if set, receives the run's phases: "planning" (files
-	// walked), "moving" (steps applied of the plan's steps) and, before the
-	// catalog commit, "restamping catalog".
-	Progress Progress
-	// Command is recorded as the lock holder and in the intent.
-	Command []string
-	// Catalog serves the catalog steps (nil: the repo's own catalog).
-	Catalog *catalogsync.Handle
-	// Getenv looks up SWAMP_LOCK_TIMEOUT_MS, SWAMP_LOCK_HOLDER_PID and
-	// SWAMP_DATASTORE (nil: the process environment).
-	Getenv func(string) string
-	// Logger receives the executor's step records at level Debug (nil:
-	// nothing is logged).
-	Logger *slog.Logger
-}
-
-// DirectoryMove is one subdirectory the plan moves (swamp's preview entry).
-// FileCount and TotalBytes count the files that change sides; catalog files
-// are not counted.
-type DirectoryMove struct {
-	Subdir      string `json:"subdir"`
-	Source      string `json:"source"`
-	Destination string `json:"destination"`
-	FileCount   int64  `json:"fileCount"`
-	TotalBytes  int64  `json:"totalBytes"`
-	// Blocked says what stops this move on the disk as it is (a plain
-	// file where the directory must go); "" when nothing does. A
-	// confirmed run moves the directories before it and stops there,
-	// its intent open.
-	Blocked string `json:"blocked,omitempty"`
-}
-
-// MigrateWarning reports files the migration leaves where they are on
-// purpose: catalog copies an older swamp moved into the namespace.
-type MigrateWarning struct {
-	Subdir  string   `json:"subdir"`
-	Path    string   `json:"path"`
-	Files   []string `json:"files"`
-	Message string   `json:"message"`
-	// Remedy is the action the message advises, when it is one of
-	// swampj's own (the CLI appends its command); "" otherwise.
-	Remedy Remedy `json:"remedy,omitempty"`
-}
-
-// MigratePreview is the plan: swamp's preview object plus the number of
-// steps and of directory fsyncs the plan will make.
-type MigratePreview struct {
-	Namespace     string           `json:"namespace"`
-	DatastorePath string           `json:"datastorePath"`
-	Reverse       bool             `json:"reverse"`
-	Confirm       bool             `json:"confirm"`
-	Directories   []DirectoryMove  `json:"directories"`
-	TotalFiles    int64            `json:"totalFiles"`
-	TotalBytes    int64            `json:"totalBytes"`
-	Steps         int              `json:"steps"`
-	Fsyncs        int              `json:"fsyncs"`
-	NothingToDo   bool             `json:"nothingToDo"`
-	Warnings      []MigrateWarning `json:"warnings,omitempty"`
-	// OpenIntents counts interrupted operations in the journal; a confirmed
-	// run finishes them before it plans.
-	OpenIntents int `json:"openIntents,omitempty"`
-}
-
-// MigrateCompleted is a confirmed run: swamp's completed object plus the
-// intent, its step count, the directory fsyncs made and whether there was
-// nothing to do.
-type MigrateCompleted struct {
-	Namespace           string   `json:"namespace"`
-	DatastorePath       string   `json:"datastorePath"`
-	Reverse             bool     `json:"reverse"`
-	MigratedDirectories []string `json:"migratedDirectories"`
-	TotalFiles          int64    `json:"totalFiles"`
-	TotalBytes          int64    `json:"totalBytes"`
-	IntentID            uint64   `json:"intentId"`
-	Steps               int      `json:"steps"`
-	DirFsyncs           int      `json:"dirFsyncs"`
-	NothingToDo         bool     `json:"nothingToDo"`
-	NamespaceUnset      bool     `json:"namespaceUnset,omitempty"`
-	CatalogRestamped    bool     `json:"catalogRestamped,omitempty"`
-	// CatalogBuilt: the catalog was not built yet (swamp invalidated it)
-	// and the run filled it from the disk.
-	CatalogBuilt bool             `json:"catalogBuilt,omitempty"`
-	Warnings     []MigrateWarning `json:"warnings,omitempty"`
-	// Recovered lists the interrupted operations finished before planning.
-	Recovered []IntentOutcome `json:"recovered,omitempty"`
-	// NamespaceStillSet: a reverse migration left the namespace in
-	// .swamp.yaml, so swamp reads SwampReads (the namespace's data root,
-	// now empty) and finds no data until the namespace is unset.
-	NamespaceStillSet bool   `json:"namespaceStillSet,omitempty"`
-	SwampReads        string `json:"swampReads,omitempty"`
-}
-
-// MigrateResult is the plan (always) and, for a confirmed run, what it did.
-type MigrateResult struct {
-	Preview   *MigratePreview
-	Completed *MigrateCompleted
-}
 
 // Migrate previews or (with Confirm) runs a namespace migration of the repo
 // at r.Dir.
@@ -210,7 +94,8 @@ func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions
 		res, err := previewMigration(ctx, r, opts)
 		return res, interrupted(ctx, err, "the preview", opts)
 	}
-	if err := settleWrappedRuns(ctx, fsys, r, opts.JournalLockTimeout, opts.SwampLockTimeout, opts.Command, opts.Logger); err != nil {
+	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
+		Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
 		return nil, err
 	}
 	if r.Namespace != "" {
@@ -239,29 +124,6 @@ func interrupted(ctx context.Context, err error, phase string, opts MigrateOptio
 	}
 	return &MigrateInterruptedError{Phase: phase, Rerun: rerunRemedy(opts), Err: err}
 }
-
-// MigrateInterruptedError: the run was cancelled (its context: Ctrl-C,
-// SIGTERM). IntentID 0: before its intent was journaled, so nothing of the
-// migration changed; otherwise the intent stays open, Done steps of it
-// done: the same migration run again (Rerun) finishes it, a rollback
-// undoes it. It matches context.Canceled.
-type MigrateInterruptedError struct {
-	Phase    string
-	IntentID uint64
-	Done     int
-	Rerun    Remedy
-	Err      error
-}
-
-func (e *MigrateInterruptedError) Error() string {
-	if e.IntentID == 0 {
-		return fmt.Sprintf("interrupted during %s; nothing was changed", e.Phase)
-	}
-	return fmt.Sprintf("interrupted during %s (%d step(s) done); intent %d is open: the same migration run again finishes it, or a rollback undoes it",
-		e.Phase, e.Done, e.IntentID)
-}
-func (e *MigrateInterruptedError) Unwrap() error { return e.Err }
-func (e *MigrateInterruptedError) Code() string  { return "interrupted" }
 
 // precheckPositions looks at the namespace directory and every
 // subdirectory position: a symlink there, another namespace's manifest
@@ -531,7 +393,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	if err != nil {
 		done.Warnings = append(done.Warnings, MigrateWarning{Path: r.CatalogPath, Message: fmt.Sprintf(
 			"the catalog is not built yet and building it failed (%v); swamp builds it on its next read, or rebuild it now", err),
-			Remedy: RemedyRebuildCatalog})
+			Remedy: report.RemedyRebuildCatalog})
 	}
 	done.CatalogBuilt = built
 	return nil
@@ -591,66 +453,3 @@ func planWhileNoWriter(ctx context.Context, r *repo.Repo, opts MigrateOptions, t
 	}
 	return planMigration(ctx, r, opts, rows)
 }
-
-const (
-	posAbsent subdirPosition = iota
-	posDir
-	posOther
-)
-
-// CollisionError: files exist on both sides with different content (or a
-// file faces a directory). Nothing was touched.
-type CollisionError struct{ Paths []string }
-
-func (e *CollisionError) Error() string {
-	return fmt.Sprintf("Cannot migrate: %d path(s) exist on both sides with different content and would be lost in a merge. "+
-		"Nothing was changed. Remove or rename the conflicting files first:\n  %s", len(e.Paths), strings.Join(e.Paths, "\n  "))
-}
-func (e *CollisionError) Code() string { return "collision" }
-
-// ForeignNamespacesError: other namespaces are registered under the base
-// (swamp's guard, swamp-format §4.4 step 2; swamp-format §9.12).
-type ForeignNamespacesError struct{ Namespaces []string }
-
-func (e *ForeignNamespacesError) Error() string {
-	return fmt.Sprintf("Cannot migrate: the datastore also holds other namespaces (%s). Their data must not be absorbed into "+
-		"this namespace, and the un-namespaced paths may hold data of theirs. Nothing was changed. Move this repo's "+
-		"un-namespaced data by hand, or remove the other namespaces' manifests if they are stale", strings.Join(e.Namespaces, ", "))
-}
-func (e *ForeignNamespacesError) Code() string { return "foreign_namespaces" }
-
-// CrossDeviceError: source and destination are on different file systems,
-// so renames would fail with EXDEV. Nothing was touched.
-type CrossDeviceError struct{ Source, Destination string }
-
-func (e *CrossDeviceError) Error() string {
-	return fmt.Sprintf("Cannot migrate: %s and %s are on different file systems, and swampj only moves by rename. Nothing was changed. "+
-		"Put the namespace directory on the same file system as the data", e.Source, e.Destination)
-}
-func (e *CrossDeviceError) Unwrap() error { return syscall.EXDEV }
-func (e *CrossDeviceError) Code() string  { return "cross_device" }
-
-// MigrateFailedError: a step failed part way. The intent stays open; the
-// error names both ways out.
-type MigrateFailedError struct {
-	Namespace     string   `json:"namespace"`
-	DatastorePath string   `json:"datastorePath"`
-	Reverse       bool     `json:"reverse"`
-	IntentID      uint64   `json:"intentId"`
-	Succeeded     []string `json:"succeededDirectories"`
-	Failed        string   `json:"failedDirectory"`
-	Err           error    `json:"-"`
-	// Rerun is the run that finishes the job: this same migration again.
-	Rerun Remedy `json:"-"`
-}
-
-func (e *MigrateFailedError) Error() string {
-	what := "Failed to finish the migration"
-	if e.Failed != "" {
-		what = fmt.Sprintf("Failed to migrate %q", e.Failed)
-	}
-	return fmt.Sprintf("%s: %v. Partially migrated: %d directory(s) moved before the failure. "+
-		"The run is journaled as intent %d and stays open: fix the cause and run the same migration again to finish it, "+
-		"or roll it back to return to the starting layout", what, e.Err, len(e.Succeeded), e.IntentID)
-}
-func (e *MigrateFailedError) Unwrap() error { return e.Err }

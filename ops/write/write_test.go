@@ -1,4 +1,4 @@
-package ops
+package write
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/read"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
@@ -31,12 +32,9 @@ import (
 )
 
 // FixIdentity makes a write deterministic: every version gets id and
-// createdAt at. It is exported (from a test file) for the crash suite in
-// package ops_test, which compares whole trees.
+// createdAt at.
 func FixIdentity(o WriteOptions, id string, at time.Time) WriteOptions {
-	o.newID = func() string { return id }
-	o.now = func() time.Time { return at }
-	return o
+	return fixIdentity(o, id, at)
 }
 
 // The 124-byte result of the command/shell model (swamp-format §2.4.2).
@@ -53,7 +51,6 @@ func (s nonSeeker) Read(b []byte) (int, error) { return s.r.Read(b) }
 // one. These tests model process crashes and injected errors — what reached
 // the kernel survives — so fsync latency would only slow them down without
 // changing an outcome. (The benchmarks and the CLI tests use the real disk.)
-// Exported for the crash suite in package ops_test.
 func ScratchDir(t testing.TB) string {
 	t.Helper()
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
@@ -220,7 +217,7 @@ func catalogStaleMark(t testing.TB, r *repo.Repo) *journal.CatalogStale {
 // both examples of swamp-format §2.4.2, in both modes (hashed in advance and
 // self-verifying), and the catalog row of the new version (swamp-format §3.4).
 func TestWriteGoldenMetadata(t *testing.T) {
-	golden := func(name string) []byte { return mustRead(t, filepath.Join("..", "testdata", "golden", name)) }
+	golden := func(name string) []byte { return mustRead(t, filepath.Join("..", "..", "testdata", "golden", name)) }
 	for _, mode := range []string{"known", "stream"} {
 		t.Run(mode, func(t *testing.T) {
 			content := func() io.Reader {
@@ -825,7 +822,7 @@ func TestWriteNamespacedDatastore(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 1 || v.Latest != "1" {
 		t.Fatalf("catalog (namespace team-a) and latest: %v", v)
 	}
-	item, vs, err := DataVersions(context.Background(), fsx.Real(), r, a)
+	item, vs, err := read.DataVersions(context.Background(), fsx.Real(), r, a)
 	if err != nil || len(vs) != 1 || !vs[0].Latest || item.Address != "aws/ec2/vpc/m1/state" {
 		t.Fatalf("versions: %+v %+v %v", item, vs, err)
 	}

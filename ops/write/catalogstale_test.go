@@ -1,4 +1,4 @@
-package ops
+package write
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -56,11 +58,11 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 		t.Fatalf("stale mark = %+v, want two intents on %s", cs, r.CatalogPath)
 	}
 
-	rep, err := Doctor(context.Background(), fsx.Real(), r, DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !hasFinding(rep, DoctorCatalogStale) || rep.Clean() {
+	if !hasFinding(rep, doctor.CodeCatalogStale) || rep.Clean() {
 		t.Fatalf("doctor does not report the stale catalog: %+v", rep.Findings)
 	}
 
@@ -69,7 +71,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 	if err := os.Remove(r.CatalogPath); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RebuildCatalog(context.Background(), fsx.Real(), r, CatalogOptions{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := catalogsync.Rebuild(context.Background(), fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if cs := catalogStaleMark(t, r); cs != nil {
@@ -78,7 +80,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 3 {
 		t.Fatalf("catalog latest after rebuild = %d, want 3", v.CatalogLatest)
 	}
-	rep, err = Doctor(context.Background(), fsx.Real(), r, DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after rebuild: %v %+v", err, rep)
 	}
@@ -170,7 +172,7 @@ func latestFile(t testing.TB, r *repo.Repo, a repo.Address) string {
 	return string(b)
 }
 
-func hasFinding(rep *DoctorReport, code DoctorCode) bool {
+func hasFinding(rep *doctor.Report, code doctor.Code) bool {
 	for _, f := range rep.Findings {
 		if f.Code == code {
 			return true
@@ -206,16 +208,16 @@ func TestDoctorRepairClearsStaleMark(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep, err := Doctor(context.Background(), fsx.Real(), r, DoctorOptions{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range rep.Findings {
-		if f.Status != DoctorRepaired {
+		if f.Status != doctor.StatusRepaired {
 			t.Errorf("%s left %s: %s (fix: %s)", f.Code, f.Status, f.Message, f.Fix)
 		}
 	}
-	if !hasFinding(rep, DoctorCatalogStale) || !rep.Clean() {
+	if !hasFinding(rep, doctor.CodeCatalogStale) || !rep.Clean() {
 		t.Fatalf("the repair must report the stale catalog repaired and leave nothing: remaining %d, %+v", rep.Remaining, rep.Findings)
 	}
 	if cs := catalogStaleMark(t, r); cs != nil {
@@ -224,7 +226,7 @@ func TestDoctorRepairClearsStaleMark(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 2 {
 		t.Fatalf("catalog latest after the repair = %d, want 2", v.CatalogLatest)
 	}
-	rep, err = Doctor(context.Background(), fsx.Real(), r, DoctorOptions{JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after the repair: %v %+v", err, rep.Findings)
 	}

@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // The session-bound mutation the namespace commands and migration run in
 // (nsMutation over session.Session), and the checks both make first.
@@ -17,6 +17,7 @@ import (
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -90,7 +91,7 @@ type nsMutation struct {
 	sess      *session.Session
 	env       *engine.Env
 	repo      *repo.Repo
-	recovered []IntentOutcome
+	recovered []report.IntentOutcome
 }
 
 func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
@@ -173,7 +174,7 @@ func (m *nsMutation) finishCompleted(done *MigrateCompleted) error {
 	}
 	done.Warnings = append(done.Warnings, MigrateWarning{Path: path, Message: fmt.Sprintf(
 		"the migration is complete on disk, but recording that in the journal failed (%v): its intent stays open "+
-			"until recovery (or the next swampj command) finds every step done and closes it", err), Remedy: RemedyRecover})
+			"until recovery (or the next swampj command) finds every step done and closes it", err), Remedy: report.RemedyRecover})
 	return nil
 }
 
@@ -228,7 +229,7 @@ func readIfExists(fsys fsx.FS, path string) ([]byte, bool, error) {
 // UnfinishedIntentError: an open intent found at the start of a mutating
 // command could not be finished, so the command did not plan anything.
 type UnfinishedIntentError struct {
-	Outcomes []IntentOutcome
+	Outcomes []report.IntentOutcome
 	Err      error
 }
 

@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // A migration's plan: the moves of each subdirectory (merging into what is already
 // there), the manifest and configuration steps, the catalog restamp, and the
@@ -16,6 +16,7 @@ import (
 
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
+	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
@@ -120,19 +121,19 @@ func (p *migrationPlan) failure(id uint64, err error, opts MigrateOptions) error
 }
 
 // rerunRemedy is the run that finishes a failed migration: the same one.
-func rerunRemedy(opts MigrateOptions) Remedy {
+func rerunRemedy(opts MigrateOptions) report.Remedy {
 	switch {
 	case opts.Unset:
-		return RemedyUnsetMigrate
+		return report.RemedyUnsetMigrate
 	case opts.Reverse:
-		return RemedyMigrateReverse
+		return report.RemedyMigrateReverse
 	}
-	return RemedyMigrate
+	return report.RemedyMigrate
 }
 
 // migrationPlanner walks the two sides and collects the plan.
 type migrationPlanner struct {
-	progress    Progress
+	progress    report.Progress
 	ctx         context.Context
 	fsys        fsx.FS
 	r           *repo.Repo
@@ -221,7 +222,7 @@ func planMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions, rows 
 // migrateStepProgress reports the executor's steps as "moving", and the
 // catalog steps (the restamp, whose commit is one long step) as
 // "restamping catalog" before they run.
-func migrateStepProgress(p Progress, steps []journal.Step) func(done, total int) {
+func migrateStepProgress(p report.Progress, steps []journal.Step) func(done, total int) {
 	if p == nil {
 		return nil
 	}
@@ -566,7 +567,7 @@ func (p *migrationPlanner) warnCatalogCopies(dir string, names []string) {
 		Message: fmt.Sprintf("%s holds catalog files (%s) that an older swamp moved with the data. "+
 			"They are not data and are left where they are; the live catalog is %s. "+
 			"The doctor's repair moves them to quarantine",
-			dir, strings.Join(names, ", "), p.r.CatalogPath), Remedy: RemedyRepair})
+			dir, strings.Join(names, ", "), p.r.CatalogPath), Remedy: report.RemedyRepair})
 }
 
 // quarantineDir is where a forward run puts the catalog copies it finds in

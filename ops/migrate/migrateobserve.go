@@ -1,4 +1,4 @@
-package ops
+package migrate
 
 // What the migration planner observes on disk: where each subdirectory sits, catalog
 // files, identical content, the catalog rows a restamp changes; and the
@@ -19,8 +19,6 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 )
-
-type subdirPosition int
 
 // positionKind looks at a subdirectory position (source or destination). A
 // symlink there is refused (topLevelDir).

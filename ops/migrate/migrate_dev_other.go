@@ -1,6 +1,6 @@
 //go:build !linux
 
-package ops
+package migrate
 
 import "github.com/swampj/swampj/fsx"
 
