@@ -23,6 +23,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogwriters"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
@@ -198,9 +199,11 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err := remote.ReadSyncState(nil, &remote.Cache{Dir: fx.scratch})
 			return err
 		},
-		"ops/remote.DoctorOptions": func(t *testing.T, fx *nilFixture) error {
-			_, err := remote.Doctor(fx.ctx, &remote.Cache{Dir: fx.scratch}, remote.DoctorOptions{})
-			return err
+		"ops/remote.LockerFor": func(t *testing.T, fx *nilFixture) error {
+			if remote.LockerFor(&remote.Cache{}, nil) == nil {
+				return errors.New("no locker")
+			}
+			return nil
 		},
 		"ops/remote.Options": func(t *testing.T, fx *nilFixture) error {
 			_, err := remote.Discover(fx.dir, remote.Options{})
@@ -402,6 +405,11 @@ func init() { // an init, not an initializer: some entries reuse others
 		"ops.Doctor": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
 			_, err := ops.Doctor(fx.ctx, nil, fx.r, ops.DoctorOptions{})
+			return err
+		},
+		"ops/doctor.RunAt": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := doctor.RunAt(fx.ctx, nil, fx.dir, doctor.Options{})
 			return err
 		},
 		"ops.DoctorOptions": func(t *testing.T, fx *nilFixture) error {
