@@ -50,13 +50,17 @@
 //
 // # Reading order
 //
-// doctor.go (Run, its options and report), codes.go (every finding code
-// with its check and remedy, and the survey's phases in order), survey.go
-// (the survey: its state and the phases that walk and scan), then one file
-// per check family: items.go, catalog.go, staging.go, locks.go,
-// records.go, inflight.go (what a live writer is doing), swamp.go (swamp's
-// own checks); plan.go (the repair intent), repair.go (running it, under
-// which locks), findings.go (the report), helpers.go.
+// doctor.go (RunAt, the entry point for any datastore kind, and Run, a
+// filesystem datastore's; their options and report), codes.go (every
+// finding code with its check and remedy, and the survey's phases in
+// order), survey.go (the survey: its state and the phases that walk and
+// scan), then one file per check family: items.go, catalog.go,
+// staging.go, locks.go, records.go, inflight.go (what a live writer is
+// doing), swamp.go (swamp's own checks); plan.go (the repair intent),
+// repair.go (running it, under which locks), findings.go (the report),
+// helpers.go. An extension datastore (S3, GCS): cache.go (the checks of
+// swamp's local cache of the bucket) and cacherepair.go (its repair,
+// under the bucket's lock).
 package doctor
 
 import (
