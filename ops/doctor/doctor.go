@@ -415,6 +415,7 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	if rep != nil {
 		if formatWarning != "" {
 			rep.Warnings = append([]string{formatWarning}, rep.Warnings...)
+			rep.Notices = append([]Notice{warningNotice(formatWarning)}, rep.Notices...)
 		}
 		rep.fillChecks()
 		rep.summarize()
