@@ -124,18 +124,23 @@ func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Re
 		return d.report(mode, StatusFound, nil), nil
 	}
 	done, err := repairCache(ctx, fsys, c, o)
-	if done == nil {
-		// Refused (the lock, the bucket) or failed before the plan was
-		// made again: the findings stand as found, none was repaired.
-		rep := d.report("repair", StatusSkipped, nil)
-		for i := range rep.Findings {
-			if rep.Findings[i].Status == StatusSkipped && err != nil {
-				rep.Findings[i].Reason = err.Error()
-			}
-		}
-		return rep, err
+	if err == nil {
+		return done.d.report("repair", StatusRepaired, done), nil
 	}
-	return done.d.report("repair", StatusRepaired, done), err
+	// Refused (the lock, the bucket), or failed and rolled back: the
+	// findings stand as found, none was repaired, nothing moved.
+	found := d
+	if done != nil && done.d != nil {
+		found = done.d
+		found.moves, found.rewrites, found.quarantine = nil, nil, ""
+	}
+	rep := found.report("repair", StatusSkipped, done)
+	for i := range rep.Findings {
+		if rep.Findings[i].Status == StatusSkipped {
+			rep.Findings[i].Reason = err.Error()
+		}
+	}
+	return rep, err
 }
 
 // diagnoseCache walks the cache and judges every file and item.
