@@ -303,3 +303,41 @@ func TestRunAtRefusesAnUnknownExtension(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A repair whose step fails: the error says so (*CacheRepairError), the
+// report calls no finding repaired and lists no move, and the cache's
+// files are where they were. (Here the engine finds both the source and
+// its place in quarantine, so it leaves the intent open for recovery.)
+func TestCacheRepairFailedReportsNothingRepaired(t *testing.T) {
+	f := newCacheRepo(t, 3)
+	raw := filepath.Join(f.cache, cacheItem, "2", "raw")
+	if err := os.Truncate(raw, 0); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
+	// The move of the torn raw finds its place in quarantine taken (a
+	// rename into quarantine never replaces).
+	now := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
+	taken := filepath.Join(f.cache+".swampj-quarantine", now.Format("20060102T150405.000Z"), cacheItem, "2", "raw")
+	put(t, taken, []byte("someone's"))
+	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: &lockGranted{},
+		JournalLockTimeout: time.Second, Now: func() time.Time { return now }})
+	var re *doctor.CacheRepairError
+	if !errors.As(err, &re) || re.IntentID == 0 {
+		t.Fatalf("want a *CacheRepairError, got %v", err)
+	}
+	if rep == nil || rep.IntentID != 0 || len(rep.Moves) != 0 || rep.Quarantine != "" || rep.Remaining != 2 {
+		t.Fatalf("%+v", rep)
+	}
+	for _, fd := range rep.Findings {
+		if fd.Status != doctor.StatusSkipped || fd.Reason == "" {
+			t.Errorf("a finding of a rolled-back repair: %+v", fd)
+		}
+	}
+	if fi, err := os.Stat(raw); err != nil || fi.Size() != 0 {
+		t.Errorf("the torn raw is not in place: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.cache, cacheItem, "latest")); string(b) != "1" {
+		t.Errorf("latest %q after the failed repair, want 1", b)
+	}
+}
