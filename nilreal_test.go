@@ -203,9 +203,11 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err := remote.ReadSyncState(nil, &remote.Cache{Dir: fx.scratch})
 			return err
 		},
-		"ops/remote.DoctorOptions": func(t *testing.T, fx *nilFixture) error {
-			_, err := remote.Doctor(fx.ctx, &remote.Cache{Dir: fx.scratch}, remote.DoctorOptions{})
-			return err
+		"ops/remote.LockerFor": func(t *testing.T, fx *nilFixture) error {
+			if remote.LockerFor(&remote.Cache{}, nil) == nil {
+				return errors.New("no locker")
+			}
+			return nil
 		},
 		"ops/remote.Options": func(t *testing.T, fx *nilFixture) error {
 			_, err := remote.Discover(fx.dir, remote.Options{})
@@ -407,6 +409,11 @@ func init() { // an init, not an initializer: some entries reuse others
 		"ops/doctor.Run": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
 			_, err := doctor.Run(fx.ctx, nil, fx.r, doctor.Options{})
+			return err
+		},
+		"ops/doctor.RunAt": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			_, err := doctor.RunAt(fx.ctx, nil, fx.dir, doctor.Options{})
 			return err
 		},
 		"ops/doctor.Options": func(t *testing.T, fx *nilFixture) error {

@@ -47,14 +47,13 @@ func runDoctor(c *cli.Context) error {
 		return usageErr(errors.New("--confirm requires --repair"))
 	}
 	e := newEnv(c)
-	if handled, err := doctorRemote(c, e); handled { // remote-backed repo: the cache doctor (cmd_remote.go)
-		return err
-	}
-	r, err := e.loadRepo(c.Bool("confirm"))
+	dir, err := e.repoDir()
 	if err != nil {
 		return err
 	}
-	rep, err := doctor.Run(c.Context, e.fs, r, doctor.Options{
+	// One doctor for every datastore kind: a filesystem datastore's data
+	// root and catalog, or an extension datastore's local cache.
+	rep, err := doctor.RunAt(c.Context, e.fs, dir, doctor.Options{
 		Repair:             c.Bool("repair"),
 		Confirm:            c.Bool("confirm"),
 		JournalLockTimeout: e.lockTO,
@@ -80,7 +79,7 @@ func runDoctor(c *cli.Context) error {
 		}
 	}
 	if err != nil {
-		return err
+		return remoteErr(err)
 	}
 	return doctorExit(rep)
 }
@@ -145,6 +144,10 @@ func joinCodes(cs []doctor.Code) string {
 // per check, one line per finding, what happened, what to do next
 // (grouped by remedy), then the notes. verbose adds each finding's fix.
 func printDoctorReport(w io.Writer, rep *doctor.Report, verbose bool) {
+	if rep.Cache != nil {
+		printCacheReport(w, rep)
+		return
+	}
 	ns := fmt.Sprintf("namespace %q", rep.Namespace)
 	if rep.Namespace == "" {
 		ns = "solo, no namespace"
@@ -298,4 +301,80 @@ func printDoctorActions(w io.Writer, rep *doctor.Report) {
 		}
 		fmt.Fprintf(w, "  %d. [%s, %s] %s (%s)\n", i+1, who, a.Remedy, what, joinCodes(a.Codes))
 	}
+}
+
+// printCacheReport renders the doctor's report of an extension
+// datastore's cache: the datastore and its cache, the notes (files the
+// next pull fetches), each finding with what swamp would do next with it,
+// what the run did.
+func printCacheReport(w io.Writer, rep *doctor.Report) {
+	c := rep.Cache
+	fmt.Fprintf(w, "Doctor: %s (datastore %s, bucket %s", c.Repo, c.Type, c.Bucket())
+	if c.Prefix() != "" {
+		fmt.Fprintf(w, ", prefix %s", c.Prefix())
+	}
+	fmt.Fprintln(w, ")")
+	fmt.Fprintf(w, "  cache:     %s (%d file(s); the index lists %d)\n", c.Dir, c.Files, c.IndexEntries)
+	fast := "off (the next pull walks the index)"
+	if c.FastPath {
+		fast = "armed (the next pull fetches nothing unless the bucket's index changed)"
+	}
+	fmt.Fprintf(w, "  fast path: %s\n", fast)
+	var notes []doctor.Notice
+	for _, n := range rep.Notices {
+		if n.Kind == doctor.NoticeNote && n.Path != "" {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "%d note(s): file(s) other checkouts wrote that this cache has not fetched yet; the next pull fetches them\n", len(notes))
+		for i, n := range notes {
+			if i == 5 {
+				fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(notes)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", n.Path)
+		}
+	}
+	if len(rep.Findings) == 0 {
+		if rep.Mode == "repair" {
+			fmt.Fprintln(w, "No problems found in the cache: nothing to repair, nothing was changed.")
+			return
+		}
+		fmt.Fprintln(w, "No problems found in the cache.")
+		return
+	}
+	fmt.Fprintf(w, "%d problem(s):\n", len(rep.Findings))
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "  %-20s %s  [%s]\n", f.Code, f.Path, f.Status)
+		fmt.Fprintf(w, "      %s\n", f.Message)
+		fmt.Fprintf(w, "      next, swamp would %s it: %s\n", f.Next, f.NextSays)
+		fmt.Fprintf(w, "      fix: %s\n", f.Fix)
+		if f.Reason != "" {
+			fmt.Fprintf(w, "      skipped: %s\n", f.Reason)
+		}
+	}
+	switch rep.Mode {
+	case "check":
+		fmt.Fprintln(w, "Nothing was changed. Preview the repair with 'swampj doctor --repair'.")
+	case "preview":
+		for _, m := range rep.Moves {
+			fmt.Fprintf(w, "  would move %s into quarantine\n", m.From)
+		}
+		for _, r := range c.Rewrites {
+			fmt.Fprintf(w, "  would rewrite %s\n", r)
+		}
+		fmt.Fprintln(w, "Nothing was changed. Apply the repair with 'swampj doctor --repair --confirm' (it takes the bucket's lock).")
+	case "repair":
+		if rep.IntentID > 0 {
+			fmt.Fprintf(w, "Repaired as intent %d under the bucket lock %s: %d file(s) moved into %s, %d latest pointer(s) rewritten.\n",
+				rep.IntentID, c.Lock, len(rep.Moves), rep.Quarantine, len(c.Rewrites))
+		} else {
+			fmt.Fprintln(w, "Nothing was repaired: no finding is one swampj repairs; nothing was changed.")
+		}
+		if rep.Remaining > 0 {
+			fmt.Fprintf(w, "%d problem(s) remain (see above).\n", rep.Remaining)
+		}
+	}
+	printDoctorActions(w, rep)
 }

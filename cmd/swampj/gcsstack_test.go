@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
 )
 
@@ -339,7 +340,7 @@ func TestGCSStaleLatestRepairedByDoctor(t *testing.T) {
 	}
 	found := false
 	for _, f := range rep.Findings {
-		if f.Code == remote.StaleLatest && strings.HasSuffix(f.Path, "/result/latest") && f.Next == remote.NextServe {
+		if f.Code == string(doctor.CodeCacheStaleLatest) && strings.HasSuffix(f.Path, "/result/latest") && f.Next == doctor.NextServe {
 			found = true
 		}
 	}

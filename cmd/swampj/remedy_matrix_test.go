@@ -293,7 +293,7 @@ func printedCommands(fix string) [][]string {
 }
 
 func TestRemedyMatrix(t *testing.T) {
-	rows := remedyMatrix()
+	rows := append(remedyMatrix(), cacheMatrixRows()...)
 	has := map[string]bool{}
 	for _, r := range rows {
 		has[r.code] = true

@@ -25,6 +25,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
 )
 
@@ -432,19 +433,19 @@ func TestS3DoctorUnpulledFilesAreNotes(t *testing.T) {
 	r := b.swampj("doctor", "--json")
 	var rep struct {
 		Findings []struct{ Code, Path string }
-		Notes    []struct{ Code, Path string }
+		Notices  []struct{ Code, Path string }
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
 	item := b.itemRel("m1", "result")
 	noted := false
-	for _, n := range rep.Notes {
-		noted = noted || (n.Code == remote.MissingFile && strings.HasPrefix(n.Path, item+"/2/"))
+	for _, n := range rep.Notices {
+		noted = noted || (n.Code == string(doctor.CodeCacheMissingFile) && strings.HasPrefix(n.Path, item+"/2/"))
 	}
 	if r.code != 0 || len(rep.Findings) != 0 || !noted {
 		t.Fatalf("swampj doctor: exit %d, want 0, no findings and a note for A's %s/2: findings %+v, notes %+v\n%s",
-			r.code, item, rep.Findings, rep.Notes, r.stderr)
+			r.code, item, rep.Findings, rep.Notices, r.stderr)
 	}
 	r = b.swampj("doctor", "--repair", "--confirm")
 	if r.code != 0 || !strings.Contains(r.stdout, "nothing to repair") || strings.Contains(r.stdout+r.stderr, "Apply the repair") {
@@ -500,10 +501,10 @@ func TestS3SameSizeDamageUnderDirtyPath(t *testing.T) {
 		_ = json.Unmarshal([]byte(r.stdout), &rep)
 		found := false
 		for _, f := range rep.Findings {
-			found = found || (f.Path == rel && f.Code == remote.StaleFile && f.Next == remote.NextPush)
+			found = found || (f.Path == rel && f.Code == string(doctor.CodeCacheStaleFile) && f.Next == doctor.NextPush)
 		}
 		if r.code != 1 || !found {
-			t.Errorf("swampj %v: exit %d, want 1 and a %s finding (next: push) for %s\n%s%s", args, r.code, remote.StaleFile, rel, r.stdout, r.stderr)
+			t.Errorf("swampj %v: exit %d, want 1 and a %s finding (next: push) for %s\n%s%s", args, r.code, doctor.CodeCacheStaleFile, rel, r.stdout, r.stderr)
 		}
 	}
 	r := b.swampj("run", "--", b.s.swamp, "model", "method", "run", "m2", "execute", "--input", "run=echo w3")

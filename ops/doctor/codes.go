@@ -113,6 +113,12 @@ var codeTable = []CodeInfo{
 	{CodeSwampCheck, "", "swamp.go", report.RemedyFixAccess},
 	{CodeHiddenLocalDir, "local_dirs", "hiddenlocal.go", report.RemedyRepair},
 	{CodeDataAtOtherRoot, "data_root", "otherroot.go", report.RemedyUnsetNamespace},
+	{CodeCacheTornFile, cacheCheck, "cache.go", report.RemedyRepair},
+	{CodeCacheStaleFile, cacheCheck, "cache.go", report.RemedyRepair},
+	{CodeCacheStaleLatest, cacheCheck, "cache.go", report.RemedyRepair},
+	{CodeCacheMissingFile, cacheCheck, "cache.go", report.RemedyRepair},
+	{CodeCacheTempLeftover, cacheCheck, "cache.go", report.RemedyRepair},
+	{CodeCacheUnknownFile, cacheCheck, "cache.go", report.RemedyInspect},
 }
 
 // Codes lists every finding code the doctor reports, with its check, the
@@ -120,9 +126,13 @@ var codeTable = []CodeInfo{
 // test that every code has a fixture).
 func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
 
-// checkIDs is the report order of the checks.
-var checkIDs = []string{"data_root", "versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
-	"local_dirs"}
+// checkIDs is the report order of the checks of a filesystem datastore;
+// cacheCheckIDs those of an extension datastore's cache.
+var (
+	checkIDs = []string{"data_root", "versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
+		"local_dirs"}
+	cacheCheckIDs = []string{cacheCheck}
+)
 
 // checkOf maps each finding code to the check it belongs to.
 var checkOf = func() map[Code]string {
@@ -180,16 +190,24 @@ type Check struct {
 func (rep *Report) fillChecks() {
 	by := map[string]*Check{}
 	rep.Checks = rep.Checks[:0]
-	for _, id := range checkIDs {
+	ids := checkIDs
+	if rep.Cache != nil {
+		ids = cacheCheckIDs
+	}
+	for _, id := range ids {
 		rep.Checks = append(rep.Checks, Check{ID: id, Checked: -1})
 	}
 	for i := range rep.Checks {
 		by[rep.Checks[i].ID] = &rep.Checks[i]
 	}
-	by["versions"].Checked = rep.Versions + rep.OtherVersions
-	by["latest"].Checked = rep.Items + rep.OtherItems
-	by["locks"].Checked = rep.Locks
-	by["records"].Checked = rep.Records
+	if rep.Cache != nil {
+		by[cacheCheck].Checked = rep.Cache.Files
+	} else {
+		by["versions"].Checked = rep.Versions + rep.OtherVersions
+		by["latest"].Checked = rep.Items + rep.OtherItems
+		by["locks"].Checked = rep.Locks
+		by["records"].Checked = rep.Records
+	}
 	for _, f := range rep.Findings {
 		c := by[checkOf[f.Code]]
 		if c == nil {

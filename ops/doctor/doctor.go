@@ -50,13 +50,17 @@
 //
 // # Reading order
 //
-// doctor.go (Run, its options and report), codes.go (every finding code
-// with its check and remedy, and the survey's phases in order), survey.go
-// (the survey: its state and the phases that walk and scan), then one file
-// per check family: items.go, catalog.go, staging.go, locks.go,
-// records.go, inflight.go (what a live writer is doing), swamp.go (swamp's
-// own checks); plan.go (the repair intent), repair.go (running it, under
-// which locks), findings.go (the report), helpers.go.
+// doctor.go (RunAt, the entry point for any datastore kind, and Run, a
+// filesystem datastore's; their options and report), codes.go (every
+// finding code with its check and remedy, and the survey's phases in
+// order), survey.go (the survey: its state and the phases that walk and
+// scan), then one file per check family: items.go, catalog.go,
+// staging.go, locks.go, records.go, inflight.go (what a live writer is
+// doing), swamp.go (swamp's own checks); plan.go (the repair intent),
+// repair.go (running it, under which locks), findings.go (the report),
+// helpers.go. An extension datastore (S3, GCS): cache.go (the checks of
+// swamp's local cache of the bucket) and cacherepair.go (its repair,
+// under the bucket's lock).
 package doctor
 
 import (
@@ -64,6 +68,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/session"
@@ -71,6 +76,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -114,6 +120,11 @@ type Finding struct {
 	// Remedy is all there is to do.
 	Then   report.Remedy `json:"then,omitempty"`
 	Status Status        `json:"status"`
+	// Next, for a finding of an extension datastore's cache, is what
+	// swamp does next with its file when nothing intervenes (NextPush,
+	// NextServe, NextRepull); NextSays says it in words. "" elsewhere.
+	Next     string `json:"next,omitempty"`
+	NextSays string `json:"nextSays,omitempty"`
 	// Reason says why a finding was skipped.
 	Reason string `json:"reason,omitempty"`
 
@@ -163,6 +174,18 @@ type Options struct {
 	// records (with their .log). Other items, records, catalog copies and
 	// swamp's repo-wide checks are not looked at.
 	Only []string
+	// ChangedSince, when set, limits the check of an extension
+	// datastore's cache to the files modified at or after it (what a
+	// wrapped command wrote) and the items they are in.
+	ChangedSince time.Time
+	// Env looks environment variables up (nil: the process environment):
+	// SWAMP_DATASTORE, SWAMP_HOME and HOME say which datastore and which
+	// cache RunAt checks, and the bucket lock reads its credentials.
+	Env func(string) string
+	// BucketLock takes the lock in the bucket that a repair of an
+	// extension datastore's cache runs under (nil: the datastore's own,
+	// over S3 or GCS); SwampLockTimeout bounds the wait for it.
+	BucketLock remote.Locker
 
 	// quarantine, when set, is the quarantine directory to use (the one
 	// the lock intent of the same run created).
@@ -188,6 +211,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Env == nil {
+		o.Env = os.Getenv
 	}
 	o.warn = session.WarnTo(o.Logger)
 	return o
@@ -256,6 +282,10 @@ type Report struct {
 	// next, in order, for the findings still there.
 	Outcome Outcome  `json:"outcome"`
 	Actions []Action `json:"actions"`
+	// Cache is set when the datastore is an extension datastore (S3,
+	// GCS): the data root checked is swamp's local cache of the bucket
+	// (cache.go), and the catalog and item counts are not looked at.
+	Cache *CacheReport `json:"cache,omitempty"`
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
 	catalogRebuilt bool
@@ -278,7 +308,36 @@ func (r *Report) OnlySkipped() bool {
 	return true
 }
 
-// Doctor checks the repo's data root and catalog, and with opts.Repair
+// RunAt is the doctor of the repo at or above dir, whatever its
+// datastore's kind: a filesystem datastore is checked by Run; the S3 or
+// GCS extension's datastore by the doctor of swamp's local cache of it
+// (cache.go), whose repair runs under the datastore's lock in the bucket.
+// Both answer with the same Report. An extension datastore of another
+// type is a *remote.UnknownTypeError (remote.ErrUnknownType): swampj
+// leaves it to swamp.
+func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, error) {
+	fsys = fsx.OrReal(fsys)
+	env := opts.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	c, err := remote.Discover(dir, remote.Options{FS: fsys, Env: env})
+	switch {
+	case err == nil:
+		return runCache(ctx, fsys, c, opts)
+	case errors.Is(err, remote.ErrUnknownType):
+		return nil, err
+	}
+	// A filesystem datastore, or a configuration Load reports.
+	r, err := repo.Load(fsys, dir, env)
+	if err != nil {
+		return nil, err
+	}
+	return Run(ctx, fsys, r, opts)
+}
+
+// Run checks the repo's data root and catalog (a filesystem datastore:
+// RunAt checks any kind), and with opts.Repair
 // plans (and with opts.Confirm executes) the repair. It never prints. The
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
@@ -356,6 +415,7 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	if rep != nil {
 		if formatWarning != "" {
 			rep.Warnings = append([]string{formatWarning}, rep.Warnings...)
+			rep.Notices = append([]Notice{warningNotice(formatWarning)}, rep.Notices...)
 		}
 		rep.fillChecks()
 		rep.summarize()

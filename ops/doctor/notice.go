@@ -21,6 +21,13 @@ type Notice struct {
 	Remedy  report.Remedy `json:"remedy"`
 	// Then is the action that follows Remedy ("" for none).
 	Then report.Remedy `json:"then,omitempty"`
+	// Code and Path, when set, name what a note is about: a state of an
+	// extension datastore's cache that the next pull settles by itself
+	// (a file other checkouts wrote that this cache has not fetched yet).
+	Code Code   `json:"code,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Next is what swamp does next with that file (Finding.Next).
+	Next string `json:"next,omitempty"`
 }
 
 // The kinds of Notice.

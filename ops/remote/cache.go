@@ -2,16 +2,16 @@
 // extension, @swamp/s3-datastore, and the GCS one, @swamp/gcs-datastore,
 // whose cache has the same layout): the local cache swamp keeps for it at
 // $SWAMP_HOME/repos/{repoId}/ (or $HOME/.swamp/repos/{repoId}/), the
-// cache's bookkeeping (.datastore-index.json, .datastore-sync-state.json),
-// the doctor of the cache and its journaled repair, taken under the
-// bucket's own lock (s3lock.go, gcslock.go).
+// cache's bookkeeping (.datastore-index.json, .datastore-sync-state.json)
+// and the bucket's own lock (s3lock.go, gcslock.go). The doctor of the
+// cache and its journaled repair are ops/doctor's (cache.go there).
 //
 // Reading order: cache.go (where the cache is and what swamp would read
 // there), index.go (the index and the sync-state sidecar, and what the
-// extension's next pull and push do with a file), doctor.go (findings),
-// repair.go (the plan and its execution), s3lock.go (the bucket's lock
-// protocol, spoken from Go); for GCS, gcscache.go (what differs from S3),
-// gcslock.go (its lock by generation) and gcsauth.go (its credentials).
+// extension's next pull and push do with a file), s3lock.go (the bucket's
+// lock protocol, spoken from Go); for GCS, gcscache.go (what differs from
+// S3), gcslock.go (its lock by generation) and gcsauth.go (its
+// credentials).
 //
 // The extension's protocol, as read from s3_cache_sync.ts at
 // swamp-club/swamp-extensions c25ec917 and checked against it running:

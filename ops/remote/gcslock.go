@@ -53,8 +53,8 @@ type GCSLocker struct {
 	Client *http.Client
 }
 
-// lockerFor is the bucket lock of c's datastore kind.
-func lockerFor(c *Cache, env func(string) string) Locker {
+// LockerFor is the bucket lock of c's datastore kind.
+func LockerFor(c *Cache, env func(string) string) Locker {
 	if c.GCS != nil {
 		return GCSLocker{Env: env}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/recover"
 )
@@ -187,10 +188,10 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
-func codes(rep *remote.Report) map[string]remote.Finding {
-	out := map[string]remote.Finding{}
+func codes(rep *doctor.Report) map[doctor.Code]doctor.Finding {
+	out := map[doctor.Code]doctor.Finding{}
 	for _, f := range rep.Findings {
-		out[f.Code+" "+f.Path] = f
+		out[f.Code+" "+doctor.Code(f.Path)] = f
 	}
 	return out
 }
@@ -199,8 +200,8 @@ func TestDoctorFindings(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 4)
 	c := f.discover(t)
-	rep, err := remote.Doctor(ctx, c, remote.DoctorOptions{Options: remote.Options{Env: f.env}})
-	if err != nil || !rep.Clean() || rep.Files != 9 || rep.IndexEntries != 9 || !rep.FastPath {
+	rep, err := doctor.RunAt(ctx, nil, c.Repo, doctor.Options{Env: f.env})
+	if err != nil || !rep.Clean() || rep.Cache.Files != 9 || rep.Cache.IndexEntries != 9 || !rep.Cache.FastPath {
 		t.Fatalf("clean fixture: %v %+v", err, rep)
 	}
 	// The damage a killed pull and a stale pull leave.
@@ -213,17 +214,17 @@ func TestDoctorFindings(t *testing.T) {
 	}
 	write(t, filepath.Join(f.cache, "outputs", "stray.yaml"), []byte("x: 1\n"))
 	write(t, filepath.Join(f.cache, ".0b0e6f1d-3a8e-4a57-9b0c-1f7c8a3c5e21.tmp"), []byte("{"))
-	rep, err = remote.Doctor(ctx, c, remote.DoctorOptions{Options: remote.Options{Env: f.env}})
+	rep, err = doctor.RunAt(ctx, nil, c.Repo, doctor.Options{Env: f.env})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := codes(rep)
-	want := map[string]string{
-		remote.TornFile + " " + fxItem + "/2/raw":                          remote.NextPush,
-		remote.StaleFile + " " + fxItem + "/4/metadata.yaml":               remote.NextServe,
-		remote.MissingFile + " " + fxItem + "/1/raw":                       remote.NextServe,
-		remote.UnknownFile + " outputs/stray.yaml":                         remote.NextPush,
-		remote.TempLeftover + " .0b0e6f1d-3a8e-4a57-9b0c-1f7c8a3c5e21.tmp": remote.NextPush,
+	want := map[doctor.Code]string{
+		doctor.CodeCacheTornFile + " " + fxItem + "/2/raw":                          doctor.NextPush,
+		doctor.CodeCacheStaleFile + " " + fxItem + "/4/metadata.yaml":               doctor.NextServe,
+		doctor.CodeCacheMissingFile + " " + fxItem + "/1/raw":                       doctor.NextServe,
+		doctor.CodeCacheUnknownFile + " outputs/stray.yaml":                         doctor.NextPush,
+		doctor.CodeCacheTempLeftover + " .0b0e6f1d-3a8e-4a57-9b0c-1f7c8a3c5e21.tmp": doctor.NextPush,
 	}
 	for k, next := range want {
 		if g, ok := got[k]; !ok || g.Next != next {
@@ -248,12 +249,12 @@ func staleLatest(t *testing.T) *fixture {
 
 func TestDoctorStaleLatest(t *testing.T) {
 	f := staleLatest(t)
-	rep, err := remote.Doctor(context.Background(), f.discover(t), remote.DoctorOptions{Options: remote.Options{Env: f.env}})
+	rep, err := doctor.RunAt(context.Background(), nil, f.repo, doctor.Options{Env: f.env})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, ok := codes(rep)[remote.StaleLatest+" "+fxItem+"/latest"]
-	if !ok || g.Version != 5 || g.Next != remote.NextServe || len(rep.Findings) != 1 {
+	g, ok := codes(rep)[doctor.CodeCacheStaleLatest+" "+fxItem+"/latest"]
+	if !ok || g.Version != 5 || g.Next != doctor.NextServe || len(rep.Findings) != 1 {
 		t.Fatalf("%+v", rep.Findings)
 	}
 }
@@ -280,9 +281,9 @@ func TestRepairRefusedWithoutTheLock(t *testing.T) {
 	f := staleLatest(t)
 	_ = os.Truncate(filepath.Join(f.cache, fxItem, "2", "raw"), 0)
 	before := fsxtest.Snapshot(t, filepath.Dir(f.repo), skipJournal)
-	_, err := remote.Doctor(context.Background(), f.discover(t), remote.DoctorOptions{Options: remote.Options{Env: f.env},
-		Repair: true, Confirm: true, Lock: deny{}})
-	var le *remote.LockError
+	_, err := doctor.RunAt(context.Background(), nil, f.repo, doctor.Options{Env: f.env,
+		Repair: true, Confirm: true, BucketLock: deny{}})
+	var le *doctor.CacheLockError
 	if !errors.As(err, &le) || le.Code() != "lock_timeout" || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("%v", err)
 	}
@@ -296,8 +297,8 @@ func TestRepairUnderTheLock(t *testing.T) {
 	_ = os.Truncate(filepath.Join(f.cache, fxItem, "2", "raw"), 0)
 	g := &grant{}
 	c := f.discover(t)
-	rep, err := remote.Doctor(context.Background(), c, remote.DoctorOptions{Options: remote.Options{Env: f.env},
-		Repair: true, Confirm: true, Lock: g})
+	rep, err := doctor.RunAt(context.Background(), nil, c.Repo, doctor.Options{Env: f.env,
+		Repair: true, Confirm: true, BucketLock: g})
 	if err != nil || !rep.Clean() || rep.IntentID == 0 || g.taken != 1 || g.released != 1 {
 		t.Fatalf("%v %+v %+v", err, rep, g)
 	}
@@ -319,9 +320,9 @@ func TestRepairUnderTheLock(t *testing.T) {
 	}
 	// Afterwards only the missing raw is left, as a note, not a problem:
 	// the next pull fetches it.
-	rep, err = remote.Doctor(context.Background(), c, remote.DoctorOptions{Options: remote.Options{Env: f.env}})
-	if err != nil || !rep.Clean() || len(rep.Notes) != 1 || rep.Notes[0].Code != remote.MissingFile || rep.Notes[0].Next != remote.NextRepull {
-		t.Fatalf("%v %+v %+v", err, rep.Findings, rep.Notes)
+	rep, err = doctor.RunAt(context.Background(), nil, c.Repo, doctor.Options{Env: f.env})
+	if err != nil || !rep.Clean() || len(rep.Notices) != 1 || rep.Notices[0].Code != doctor.CodeCacheMissingFile || rep.Notices[0].Next != doctor.NextRepull {
+		t.Fatalf("%v %+v %+v", err, rep.Findings, rep.Notices)
 	}
 }
 
@@ -337,9 +338,9 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 		return f
 	}
 	now := func() time.Time { return time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC) }
-	opts := func(f *fixture, fsys fsx.FS) remote.DoctorOptions {
-		return remote.DoctorOptions{Options: remote.Options{FS: fsys, Env: f.env}, Repair: true, Confirm: true, Lock: &grant{}, Now: now,
-			LockTimeout: time.Second}
+	opts := func(f *fixture, fsys fsx.FS) doctor.Options {
+		return doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: &grant{}, Now: now,
+			JournalLockTimeout: time.Second}
 	}
 	snap := func(f *fixture) fsxtest.Tree {
 		return fsxtest.Snapshot(t, filepath.Dir(f.repo), func(rel string) bool {
@@ -349,7 +350,7 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 	start := build()
 	initial := snap(start)
 	clean := fsx.NewFault(fsx.Real())
-	if rep, err := remote.Doctor(ctx, start.discover(t), opts(start, clean)); err != nil || !rep.Clean() {
+	if rep, err := doctor.RunAt(ctx, clean, start.repo, opts(start, clean)); err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %v %+v", err, rep)
 	}
 	final := snap(start)
@@ -362,7 +363,7 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 		for _, back := range []bool{false, true} {
 			f := build()
 			fault := fsx.NewFault(fsx.Real()).CrashAfter(k)
-			if _, err := remote.Doctor(ctx, f.discover(t), opts(f, fault)); err != nil && !fsx.IsCrash(err) {
+			if _, err := doctor.RunAt(ctx, fault, f.repo, opts(f, fault)); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("cut %d: want a crash, got %v", k, err)
 			}
 			for round := 0; round < 2; round++ {
@@ -393,12 +394,12 @@ func TestRepairKeepsTornFileWhenDirtyTrackingOverflowed(t *testing.T) {
 	raw := filepath.Join(f.cache, fxItem, "2", "raw")
 	_ = os.Truncate(raw, 0)
 	c := f.discover(t)
-	rep, err := remote.Doctor(context.Background(), c, remote.DoctorOptions{Options: remote.Options{Env: f.env},
-		Repair: true, Confirm: true, Lock: &grant{}})
+	rep, err := doctor.RunAt(context.Background(), nil, c.Repo, doctor.Options{Env: f.env,
+		Repair: true, Confirm: true, BucketLock: &grant{}})
 	if err != nil || rep.IntentID == 0 {
 		t.Fatalf("%v %+v", err, rep)
 	}
-	if g, ok := codes(rep)[remote.TornFile+" "+fxItem+"/2/raw"]; !ok || g.Next != remote.NextPush {
+	if g, ok := codes(rep)[doctor.CodeCacheTornFile+" "+fxItem+"/2/raw"]; !ok || g.Next != doctor.NextPush {
 		t.Fatalf("%+v", rep.Findings)
 	}
 	if fi, err := os.Stat(raw); err != nil || fi.Size() != 0 {

@@ -1,4 +1,15 @@
-package remote
+package doctor
+
+// The doctor of an extension datastore's local cache (the S3 and the GCS
+// extension: ops/remote says where the cache is and what swamp's next
+// pull and push do with a file). The cache is that datastore's data root
+// on this machine, so it is what the doctor checks there: each file
+// against the index (the bucket's sizes and SHA-256), each version
+// against its own metadata.yaml, each `latest` against the versions the
+// cache or the bucket holds. The findings, statuses and report are the
+// doctor's own (doctor.go); what the cache adds is Finding.Next (what
+// swamp does next with the file) and Report.Cache. The repair is
+// cacherepair.go.
 
 import (
 	"bytes"
@@ -8,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"path"
 	"path/filepath"
 	"sort"
@@ -18,116 +28,61 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/meta"
+	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/report"
 )
 
-// Finding codes of the cache doctor.
+// Finding codes of an extension datastore's cache.
 const (
-	// TornFile: a cache file whose size is not the index's (a zero-byte or
-	// cut file a killed pull or a power cut left), or a version file its
-	// own metadata.yaml refuses.
-	TornFile = "cache_torn_file"
-	// StaleFile: a cache file of the index's size but other bytes (a pull
-	// compares sizes only, so it is never fetched again).
-	StaleFile = "cache_stale_file"
-	// StaleLatest: a `latest` that names another version than the one the
-	// index says is latest, or a version neither the cache nor the bucket
-	// holds.
-	StaleLatest = "cache_stale_latest"
-	// UnknownFile: a cache file the index does not know and the sync state
-	// does not list as a local change.
-	UnknownFile = "cache_unknown_file"
-	// MissingFile: an index entry the cache lacks.
-	MissingFile = "cache_missing_file"
-	// TempLeftover: a .{uuid}.tmp of the extension's atomic writes that a
-	// crash left; the next push would upload it.
-	TempLeftover = "cache_temp_leftover"
+	// CodeCacheTornFile: a cache file whose size is not the index's (a
+	// zero-byte or cut file a killed pull or a power cut left), or a
+	// version file its own metadata.yaml refuses.
+	CodeCacheTornFile Code = "cache_torn_file"
+	// CodeCacheStaleFile: a cache file of the index's size but other bytes
+	// (a pull compares sizes only, so it is never fetched again).
+	CodeCacheStaleFile Code = "cache_stale_file"
+	// CodeCacheStaleLatest: a `latest` that names another version than the
+	// one the index says is latest, or a version neither the cache nor the
+	// bucket holds.
+	CodeCacheStaleLatest Code = "cache_stale_latest"
+	// CodeCacheUnknownFile: a cache file the index does not know and the
+	// sync state does not list as a local change.
+	CodeCacheUnknownFile Code = "cache_unknown_file"
+	// CodeCacheMissingFile: an index entry the cache lacks while the fast
+	// path is armed, so no pull fetches it (without the fast path it is a
+	// note: the next pull fetches it).
+	CodeCacheMissingFile Code = "cache_missing_file"
+	// CodeCacheTempLeftover: a .{uuid}.tmp of the extension's atomic
+	// writes that a crash left; the next push would upload it.
+	CodeCacheTempLeftover Code = "cache_temp_leftover"
 )
 
-// What swamp does next with a finding's file, when nothing intervenes.
+// What swamp does next with a cache finding's file, when nothing
+// intervenes (Finding.Next).
 const (
 	NextPush   = "push"    // the next push uploads it to the bucket
 	NextServe  = "serve"   // reads get it (or miss it) as it is; no pull fetches it again
 	NextRepull = "re-pull" // the next pull fetches the bucket's copy
 )
 
-// Status of a finding.
-const (
-	StatusFound      = "found"
-	StatusWouldFix   = "would repair"
-	StatusRepaired   = "repaired"
-	StatusReportOnly = "report only"
-	StatusNote       = "note"
-)
-
-// Finding is one problem in the cache.
-type Finding struct {
-	Code    string `json:"code"`
-	Path    string `json:"path"` // cache-relative (the index key)
-	Item    string `json:"item,omitempty"`
-	Version int    `json:"version,omitempty"`
-	Message string `json:"message"`
-	// Next is what swamp would do with it next (NextPush, NextServe,
-	// NextRepull); NextSays says it in words.
-	Next     string `json:"next"`
-	NextSays string `json:"nextSays"`
-	Fix      string `json:"fix"`
-	Status   string `json:"status"`
-	// Repairable: the repair plan covers it (else it is reported only).
-	Repairable bool `json:"repairable"`
-}
-
-// Move is one rename into quarantine.
-type Move struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
-// Report is the doctor's answer.
-type Report struct {
-	Cache        *Cache    `json:"cache"`
-	Mode         string    `json:"mode"` // check, preview, repair
-	Files        int       `json:"files"`
-	IndexEntries int       `json:"indexEntries"`
-	FastPath     bool      `json:"fastPathArmed"`
-	Findings     []Finding `json:"findings"`
-	// Notes are states normal in a lazily pulled cache (files other
-	// checkouts wrote that this cache has not fetched yet and that the
-	// next pull fetches): reported, never counted as problems.
-	Notes      []Finding `json:"notes,omitempty"`
-	Remaining  int       `json:"remaining"`
-	Quarantine string    `json:"quarantine,omitempty"`
-	Moves      []Move    `json:"moves,omitempty"`
-	Rewrites   []string  `json:"rewrites,omitempty"`
-	IntentID   uint64    `json:"intentId,omitempty"`
-	Lock       string    `json:"lock,omitempty"` // the bucket lock the repair held
-	Warnings   []string  `json:"warnings,omitempty"`
-
-	plan *plan
-}
-
-// Clean reports whether nothing is (left) to fix.
-func (r *Report) Clean() bool { return r != nil && r.Remaining == 0 }
-
-// DoctorOptions control Doctor.
-type DoctorOptions struct {
-	Options
-	Repair, Confirm bool
-	// VerifyChecksums also reads every file larger than 64 KiB to compare
-	// it with the index's SHA-256 (smaller files are always compared).
-	VerifyChecksums bool
-	// ChangedSince, when set, limits the doctor to files modified at or
-	// after it (what a wrapped command wrote) and the items they are in.
-	ChangedSince time.Time
-	LockTimeout  time.Duration
-	Command      []string
-	Logger       *slog.Logger
-	// Lock takes the datastore's lock for the repair (nil: the bucket's
-	// own lock, BucketLocker over S3, GCSLocker over GCS).
-	Lock Locker
-	Now  func() time.Time
+// CacheReport is what the doctor of an extension datastore's cache
+// (Report.Cache) adds to the report: the datastore and its cache, and
+// what the repair rewrote and under which lock.
+type CacheReport struct {
+	*remote.Cache
+	Files        int  `json:"files"`
+	IndexEntries int  `json:"indexEntries"`
+	FastPath     bool `json:"fastPathArmed"`
+	// Rewrites are the `latest` pointers the repair rewrites (rewrote).
+	Rewrites []string `json:"rewrites,omitempty"`
+	// Lock is the bucket lock the repair held.
+	Lock string `json:"lock,omitempty"`
 }
 
 const alwaysHashBelow = 64 << 10
+
+// cacheCheck is the id of the cache's check (Report.Checks).
+const cacheCheck = "cache"
 
 // cacheFile is one file found in the cache.
 type cacheFile struct {
@@ -137,71 +92,145 @@ type cacheFile struct {
 	mod  time.Time
 }
 
-// Doctor checks the cache against its index and each version's metadata,
-// and, with Repair and Confirm, repairs it (repair.go).
-func Doctor(ctx context.Context, c *Cache, o DoctorOptions) (*Report, error) {
-	fsys := o.fs()
-	rep := &Report{Cache: c, Mode: "check", Findings: []Finding{}}
+// cacheFinding is a finding of the cache and whether the repair plan
+// covers it.
+type cacheFinding struct {
+	Finding
+	repairable bool
+}
+
+// runCache is the doctor of c, the cache of an extension datastore:
+// checks it against its index and each version's metadata and, with
+// Repair and Confirm, repairs it under the bucket's lock (cacherepair.go).
+func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Report, error) {
+	if o.Confirm && !o.Repair {
+		return nil, errors.New("doctor: Confirm requires Repair")
+	}
+	o = o.withDefaults()
+	mode := "check"
 	if o.Repair {
-		rep.Mode = "preview"
+		mode = "preview"
 	}
-	if _, ok, err := exists(fsys, c.Dir); err != nil || !ok {
-		return rep, err // no cache yet: nothing pulled, nothing to push
-	}
-	ix, err := ReadIndex(fsys, c)
+	d, err := diagnoseCache(ctx, fsys, c, o)
 	if err != nil {
-		rep.Warnings = append(rep.Warnings, err.Error())
+		return nil, err
 	}
-	st, err := ReadSyncState(fsys, c)
+	if !o.Repair || !o.Confirm || !d.plan.nonEmpty() {
+		if o.Repair && o.Confirm {
+			mode = "repair" // nothing the repair could change
+		} else if o.Repair {
+			d.plan.describe(d)
+		}
+		return d.report(mode, StatusFound, nil), nil
+	}
+	done, err := repairCache(ctx, fsys, c, o)
+	if err == nil {
+		return done.d.report("repair", StatusRepaired, done), nil
+	}
+	// Refused (the lock, the bucket), or failed and rolled back: the
+	// findings stand as found, none was repaired, nothing moved.
+	found := d
+	if done != nil && done.d != nil {
+		found = done.d
+		found.moves, found.rewrites, found.quarantine = nil, nil, ""
+	}
+	rep := found.report("repair", StatusSkipped, done)
+	for i := range rep.Findings {
+		if rep.Findings[i].Status == StatusSkipped {
+			rep.Findings[i].Reason = err.Error()
+		}
+	}
+	return rep, err
+}
+
+// diagnoseCache walks the cache and judges every file and item.
+func diagnoseCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*cacheDiagnosis, error) {
+	d := &cacheDiagnosis{c: c, fsys: fsys, o: o, files: map[string]*cacheFile{}}
+	if _, err := fsys.Stat(c.Dir); errors.Is(err, fs.ErrNotExist) {
+		return d, nil // no cache yet: nothing pulled, nothing to push
+	} else if err != nil {
+		return nil, err
+	}
+	ix, err := remote.ReadIndex(fsys, c)
 	if err != nil {
-		return rep, err
+		d.warnings = append(d.warnings, err.Error())
 	}
-	rep.FastPath = FastPathArmed(st, ix)
+	st, err := remote.ReadSyncState(fsys, c)
+	if err != nil {
+		return nil, err
+	}
+	d.ix, d.st = ix, st
+	d.fastPath = remote.FastPathArmed(st, ix)
 	if ix != nil {
-		rep.IndexEntries = len(ix.Entries)
+		d.indexEntries = len(ix.Entries)
 	}
 	files, err := walkCache(ctx, fsys, c)
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
-	rep.Files = len(files)
-	d := &diagnosis{c: c, fsys: fsys, o: o, ix: ix, st: st, rep: rep, files: map[string]*cacheFile{}}
+	d.fileCount = len(files)
 	for i := range files {
 		d.files[files[i].rel] = &files[i]
 	}
 	if err := d.run(ctx); err != nil {
-		return rep, err
+		return nil, err
 	}
-	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Path < rep.Findings[j].Path })
-	for i := range rep.Findings {
-		f := &rep.Findings[i]
-		switch {
-		case !f.Repairable:
-			f.Status = StatusReportOnly
-		case o.Repair:
-			f.Status = StatusWouldFix
-		default:
-			f.Status = StatusFound
+	sort.SliceStable(d.findings, func(i, j int) bool { return d.findings[i].Path < d.findings[j].Path })
+	return d, nil
+}
+
+// report is the doctor's report of d in mode: each finding the plan
+// covers has status done (found: found or would-repair, by mode), the
+// others are a person's (StatusManual); the notes are notices.
+func (d *cacheDiagnosis) report(mode string, done Status, rr *cacheRepaired) *Report {
+	c := d.c
+	rep := &Report{Repo: c.Repo, DataRoot: c.Dir, Namespace: c.Namespace, Mode: mode, ChecksumsVerified: d.o.VerifyChecksum,
+		Findings: []Finding{}, Moves: []Move{}, InFlight: []InFlight{}, SwampChecks: []SwampCheck{},
+		Cache: &CacheReport{Cache: c, Files: d.fileCount, IndexEntries: d.indexEntries, FastPath: d.fastPath, Rewrites: d.rewrites}}
+	if done == StatusFound && mode == "preview" {
+		done = StatusWouldRepair
+	}
+	for _, f := range d.findings {
+		f.Status = StatusManual
+		if f.repairable {
+			f.Status = done
+		}
+		if f.Remedy == "" {
+			f.Remedy = codeRemedy(f.Code)
+		}
+		if f.Status != StatusRepaired {
+			rep.Remaining++
+		}
+		rep.Findings = append(rep.Findings, f.Finding)
+	}
+	if len(d.moves) > 0 {
+		rep.Moves = d.moves
+	}
+	rep.Quarantine = d.quarantine
+	warnings := d.warnings
+	if rr != nil {
+		rep.IntentID, rep.Cache.Lock = rr.intentID, rr.lock
+		warnings = append(warnings, rr.warnings...)
+	}
+	rep.setNotices(d.notes, warnings)
+	rep.fillChecks()
+	rep.summarize()
+	return rep
+}
+
+// codeRemedy is the usual remedy of code (the codes table).
+func codeRemedy(code Code) report.Remedy {
+	for _, c := range codeTable {
+		if c.Code == code {
+			return c.Remedy
 		}
 	}
-	rep.Remaining = len(rep.Findings)
-	rep.plan = &d.plan
-	if o.Repair && o.Confirm {
-		rep.Mode = "repair"
-		if !d.plan.nonEmpty() {
-			return rep, nil // nothing the repair could change
-		}
-		return rep, repair(ctx, fsys, c, &d.plan, o, rep)
-	}
-	if o.Repair {
-		d.plan.describe(rep)
-	}
-	return rep, nil
+	return ""
 }
 
 // walkCache lists every file of the cache that may cross the sync
 // boundary, as the push walk sees it.
-func walkCache(ctx context.Context, fsys fsx.FS, c *Cache) ([]cacheFile, error) {
+func walkCache(ctx context.Context, fsys fsx.FS, c *remote.Cache) ([]cacheFile, error) {
 	var out []cacheFile
 	root := c.Dir
 	if c.Namespace != "" {
@@ -229,7 +258,7 @@ func walkCache(ctx context.Context, fsys fsx.FS, c *Cache) ([]cacheFile, error) 
 			}
 			rel, _ := filepath.Rel(root, p)
 			rel = filepath.ToSlash(rel)
-			if Internal(rel) {
+			if remote.Internal(rel) {
 				continue
 			}
 			fi, err := fsys.Lstat(p)
@@ -243,37 +272,60 @@ func walkCache(ctx context.Context, fsys fsx.FS, c *Cache) ([]cacheFile, error) 
 	return out, walk(root)
 }
 
-type diagnosis struct {
-	c     *Cache
-	fsys  fsx.FS
-	o     DoctorOptions
-	ix    *Index
-	st    *SyncState
-	rep   *Report
-	files map[string]*cacheFile
-	plan  plan
+// cacheDiagnosis is what the doctor found in a cache, and the repair's
+// plan.
+type cacheDiagnosis struct {
+	c            *remote.Cache
+	fsys         fsx.FS
+	o            Options
+	ix           *remote.Index
+	st           *remote.SyncState
+	files        map[string]*cacheFile
+	fileCount    int
+	indexEntries int
+	fastPath     bool
+	findings     []cacheFinding
+	// notes are states normal in a lazily pulled cache (files other
+	// checkouts wrote that this cache has not fetched yet and that the
+	// next pull fetches): reported, never counted as problems.
+	notes    []Notice
+	warnings []string
+	plan     cachePlan
+	// What the repair plans (preview) or did: moves into quarantine,
+	// `latest` rewrites.
+	moves      []Move
+	rewrites   []string
+	quarantine string
 }
 
-func (d *diagnosis) changed(f *cacheFile) bool {
+func (d *cacheDiagnosis) changed(f *cacheFile) bool {
 	return d.o.ChangedSince.IsZero() || f == nil || !f.mod.Before(d.o.ChangedSince)
 }
 
-func (d *diagnosis) add(f Finding) { d.rep.Findings = append(d.rep.Findings, f) }
+func (d *cacheDiagnosis) add(f Finding, repairable bool) {
+	d.findings = append(d.findings, cacheFinding{Finding: f, repairable: repairable})
+}
 
-// item is one data item (data/{type}/{id}/{name}) of the cache.
-type item struct {
+// note records f as a note: a state the next pull settles by itself.
+func (d *cacheDiagnosis) note(f Finding) {
+	d.notes = append(d.notes, Notice{Kind: NoticeNote, Code: f.Code, Path: f.Path, Next: f.Next,
+		Message: f.Path + ": " + f.Message + "; " + f.NextSays, Remedy: report.RemedyNone})
+}
+
+// cacheItem is one data item (data/{type}/{id}/{name}) of the cache.
+type cacheItem struct {
 	dir      string // cache-relative
 	versions map[int]map[string]*cacheFile
 	latest   *cacheFile
 	touched  bool
 }
 
-func (d *diagnosis) run(ctx context.Context) error {
-	items := map[string]*item{}
-	getItem := func(dir string) *item {
+func (d *cacheDiagnosis) run(ctx context.Context) error {
+	items := map[string]*cacheItem{}
+	getItem := func(dir string) *cacheItem {
 		it := items[dir]
 		if it == nil {
-			it = &item{dir: dir, versions: map[int]map[string]*cacheFile{}}
+			it = &cacheItem{dir: dir, versions: map[int]map[string]*cacheFile{}}
 			items[dir] = it
 		}
 		return it
@@ -305,7 +357,7 @@ func (d *diagnosis) run(ctx context.Context) error {
 	// Index entries of items the cache has no file of at all.
 	if d.ix != nil {
 		for rel := range d.ix.Entries {
-			if _, ok := d.files[rel]; ok || Internal(rel) {
+			if _, ok := d.files[rel]; ok || remote.Internal(rel) {
 				continue
 			}
 			d.missing(rel)
@@ -336,26 +388,25 @@ func (d *diagnosis) run(ctx context.Context) error {
 }
 
 // indexed is the index entry of rel, when the index has one.
-func (d *diagnosis) indexed(rel string) (IndexEntry, bool) {
+func (d *cacheDiagnosis) indexed(rel string) (remote.IndexEntry, bool) {
 	if d.ix == nil {
-		return IndexEntry{}, false
+		return remote.IndexEntry{}, false
 	}
 	e, ok := d.ix.Entries[rel]
 	return e, ok
 }
 
-func (d *diagnosis) missing(rel string) {
+func (d *cacheDiagnosis) missing(rel string) {
 	if d.st != nil && d.st.LazyPullActive && strings.HasPrefix(rel, "data/") && strings.HasSuffix(rel, "/raw") {
 		return // lazy hydration: raw files come on first read
 	}
 	if !d.o.ChangedSince.IsZero() {
 		return // a wrapped command's doctor judges what it wrote
 	}
-	f := Finding{Code: MissingFile, Path: rel, Message: "the index lists it (the bucket holds it) but the cache has no such file"}
-	if d.rep.FastPath {
+	f := Finding{Code: CodeCacheMissingFile, Path: rel, Message: "the index lists it (the bucket holds it) but the cache has no such file"}
+	if d.fastPath {
 		f.Next, f.NextSays = NextServe, "reads find nothing, and the next pull takes the fast path and does not fetch it"
 		f.Fix = "turn the sidecar's fast path off so the next pull fetches it"
-		f.Repairable = true
 		d.plan.disarm = true
 	} else {
 		// Normal in a team: another checkout wrote it, and this cache
@@ -363,20 +414,19 @@ func (d *diagnosis) missing(rel string) {
 		f.Message = "the index lists it (another checkout wrote it) and this cache has not fetched it yet"
 		f.Next, f.NextSays = NextRepull, "the next pull fetches it (its fast path is off)"
 		f.Fix = "none needed: the next pull fetches it"
-		f.Status = StatusNote
-		d.rep.Notes = append(d.rep.Notes, f)
+		d.note(f)
 		return
 	}
-	d.add(f)
+	d.add(f, true)
 }
 
 // judgeFile compares one file with the index: torn (size), stale
 // (checksum), unknown. torn/stale are quarantined; v, when set, is the
 // version the file belongs to (its metadata judged it readable).
-func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
+func (d *cacheDiagnosis) judgeFile(f *cacheFile, onTorn func()) {
 	if isTemp(f.rel) {
-		d.add(Finding{Code: TempLeftover, Path: f.rel, Message: fmt.Sprintf("a temp file of the extension's atomic write (%d bytes) left by a crash", f.size),
-			Next: NextPush, NextSays: "the next push walk uploads it to the bucket", Fix: "move it into quarantine", Repairable: true})
+		d.add(Finding{Code: CodeCacheTempLeftover, Path: f.rel, Message: fmt.Sprintf("a temp file of the extension's atomic write (%d bytes) left by a crash", f.size),
+			Next: NextPush, NextSays: "the next push walk uploads it to the bucket", Fix: "move it into quarantine"}, true)
 		d.plan.quarantine(f)
 		return
 	}
@@ -393,9 +443,9 @@ func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		if d.ix == nil || dirty {
 			return // nothing pulled yet, or a new local file: judged by its metadata
 		}
-		d.add(Finding{Code: UnknownFile, Path: f.rel, Message: "the index does not know this file and the sync state does not list it as a local change",
+		d.add(Finding{Code: CodeCacheUnknownFile, Path: f.rel, Message: "the index does not know this file and the sync state does not list it as a local change",
 			Next: NextPush, NextSays: "the next push that walks the cache uploads it as a new object",
-			Fix: "check what wrote it; swampj leaves it in place"})
+			Fix: "check what wrote it; swampj leaves it in place"}, false)
 		return
 	}
 	if e.Size != f.size {
@@ -405,7 +455,7 @@ func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		}
 		return
 	}
-	if e.SHA256 == "" || (f.size > alwaysHashBelow && !d.o.VerifyChecksums) {
+	if e.SHA256 == "" || (f.size > alwaysHashBelow && !d.o.VerifyChecksum) {
 		return
 	}
 	data, err := d.fsys.ReadFile(f.abs)
@@ -413,32 +463,32 @@ func (d *diagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		return
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != e.SHA256 {
-		fd := Finding{Code: StaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
-			Fix: "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy", Repairable: true}
+		fd := Finding{Code: CodeCacheStaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
+			Fix: "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
 		fd.Next, fd.NextSays = NextServe, "reads get these bytes; a pull compares sizes only and never fetches it again"
 		if dirty {
 			fd.Next, fd.NextSays = NextPush, "reads get these bytes, and the next push walks this path (the sync state marks it changed) "+
 				"and uploads them over the bucket's copy: their SHA-256 is not the index's"
 		}
 		d.moveOut(f, &fd)
-		d.add(fd)
+		d.add(fd, true)
 		if onTorn != nil {
 			onTorn()
 		}
 	}
 }
 
-func (d *diagnosis) tornVsIndex(f *cacheFile, e IndexEntry) {
-	fd := Finding{Code: TornFile, Path: f.rel, Repairable: true,
+func (d *cacheDiagnosis) tornVsIndex(f *cacheFile, e remote.IndexEntry) {
+	fd := Finding{Code: CodeCacheTornFile, Path: f.rel,
 		Message: fmt.Sprintf("%d bytes in the cache, %d in the index (what the bucket holds): cut by a killed pull or a power cut", f.size, e.Size),
 		Fix:     "move it into quarantine (out of the push walk) and turn the fast path off, so the next pull fetches the bucket's copy"}
-	if d.rep.FastPath {
+	if d.fastPath {
 		fd.Next, fd.NextSays = NextPush, "reads get the torn bytes; the next pull skips it (fast path) and the next write command's push uploads it over the bucket's good copy"
 	} else {
 		fd.Next, fd.NextSays = NextRepull, "reads get the torn bytes until the next pull, which fetches it again (sizes differ)"
 	}
 	d.moveOut(f, &fd)
-	d.add(fd)
+	d.add(fd, true)
 }
 
 // moveOut plans a torn or stale indexed file's move into quarantine. When
@@ -446,7 +496,7 @@ func (d *diagnosis) tornVsIndex(f *cacheFile, e IndexEntry) {
 // bucket every indexed object the cache lacks, so the file stays in place
 // (the pull the fast path's removal forces replaces it: sizes or bytes
 // differ) and only a copy of it goes to quarantine.
-func (d *diagnosis) moveOut(f *cacheFile, fd *Finding) {
+func (d *cacheDiagnosis) moveOut(f *cacheFile, fd *Finding) {
 	d.plan.disarm = true
 	if d.st != nil && d.st.DirtyPathsOverflowed && d.st.LocalDirty {
 		fd.Fix = "copy it into quarantine and turn the fast path off, so the next pull replaces it with the bucket's copy " +
@@ -459,7 +509,7 @@ func (d *diagnosis) moveOut(f *cacheFile, fd *Finding) {
 
 // judgeItem judges each version's files against the index and against the
 // version's own metadata.yaml, then `latest`.
-func (d *diagnosis) judgeItem(it *item) error {
+func (d *cacheDiagnosis) judgeItem(it *cacheItem) error {
 	comes := map[int]bool{} // versions readable now, or whose good copy the next pull brings
 	whole := map[int]bool{} // versions this cache holds whole now: `latest` may name them
 	for n, files := range it.versions {
@@ -510,13 +560,13 @@ func (d *diagnosis) judgeItem(it *item) error {
 				if e, ok := d.indexed(f.rel); ok && e.SHA256 != "" {
 					continue // the bytes the bucket holds
 				}
-				fd := Finding{Code: TornFile, Path: f.rel, Item: it.dir, Version: n, Repairable: true,
+				fd := Finding{Code: CodeCacheTornFile, Path: f.rel, Item: it.dir, Version: int64(n),
 					Message:  fmt.Sprintf("%d bytes, the index's size, but its version's metadata refuses it: %s", f.size, why),
 					Next:     NextPush,
 					NextSays: "reads fail on it, and the next push (it is under a path the sync state marks changed) uploads it over the bucket's copy",
 					Fix:      "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
 				d.moveOut(f, &fd)
-				d.add(fd)
+				d.add(fd, true)
 			}
 			comes[n] = true
 			continue
@@ -527,11 +577,11 @@ func (d *diagnosis) judgeItem(it *item) error {
 					d.plan.quarantine(f)
 				}
 			}
-			d.add(Finding{Code: TornFile, Path: vrel, Item: it.dir, Version: n, Repairable: true,
+			d.add(Finding{Code: CodeCacheTornFile, Path: vrel, Item: it.dir, Version: int64(n),
 				Message:  "version " + strconv.Itoa(n) + " is not readable: " + why + " (the bucket has no good copy)",
 				Next:     NextPush,
 				NextSays: "reads fail on it, and the next push uploads it as it is",
-				Fix:      "move its files into quarantine; `latest` is pointed at the last readable version"})
+				Fix:      "move its files into quarantine; `latest` is pointed at the last readable version"}, true)
 		}
 	}
 	// Versions the bucket holds (the index lists their metadata.yaml)
@@ -554,7 +604,7 @@ func (d *diagnosis) judgeItem(it *item) error {
 // versionUnreadable is why swamp cannot read a version ("" when it can):
 // metadata.yaml absent, empty or refused; raw absent or of another size
 // than the metadata says.
-func (d *diagnosis) versionUnreadable(files map[string]*cacheFile) string {
+func (d *cacheDiagnosis) versionUnreadable(files map[string]*cacheFile) string {
 	mf := files["metadata.yaml"]
 	if mf == nil {
 		return "metadata.yaml is missing"
@@ -579,7 +629,7 @@ func (d *diagnosis) versionUnreadable(files map[string]*cacheFile) string {
 			return fmt.Sprintf("raw has %d bytes, its metadata says %d", rf.size, *m.Size)
 		}
 	}
-	if m.Checksum != "" && rf != nil && (rf.size <= alwaysHashBelow || d.o.VerifyChecksums) {
+	if m.Checksum != "" && rf != nil && (rf.size <= alwaysHashBelow || d.o.VerifyChecksum) {
 		raw, err := d.fsys.ReadFile(rf.abs)
 		if err == nil {
 			if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != m.Checksum {
@@ -593,7 +643,7 @@ func (d *diagnosis) versionUnreadable(files map[string]*cacheFile) string {
 // judgeLatest: the pointer should name the version the index's `latest`
 // names (when this cache has not changed it itself), and never a version
 // that neither the cache nor the bucket holds.
-func (d *diagnosis) judgeLatest(it *item, comes, whole map[int]bool) error {
+func (d *cacheDiagnosis) judgeLatest(it *cacheItem, comes, whole map[int]bool) error {
 	lf := it.latest
 	if lf == nil {
 		return nil
@@ -648,7 +698,7 @@ func (d *diagnosis) judgeLatest(it *item, comes, whole map[int]bool) error {
 		// Pointing `latest` at a version this cache does not hold would
 		// turn a stale read into "Data not found": it is left as it is
 		// until the pull has brought the version.
-		f := Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want,
+		f := Finding{Code: CodeCacheStaleLatest, Path: rel, Item: it.dir, Version: int64(want),
 			Message: fmt.Sprintf("`latest` says %q: %s; version %d is not in this cache yet, so `latest` is left as it is",
 				string(bytes.TrimSpace(cur)), why, want),
 			Next: NextRepull,
@@ -656,37 +706,35 @@ func (d *diagnosis) judgeLatest(it *item, comes, whole map[int]bool) error {
 				string(bytes.TrimSpace(cur)), want),
 			Fix: fmt.Sprintf("after the pull that fetches version %d (a sync of the datastore, or the item's next write), "+
 				"a confirmed repair points `latest` at it", want)}
-		if d.rep.FastPath {
+		if d.fastPath {
 			// The fast path would keep the version from ever arriving.
 			f.Next, f.NextSays = NextServe, fmt.Sprintf("'swamp data get' returns version %q, and the next pull takes the fast path and does not fetch version %d",
 				string(bytes.TrimSpace(cur)), want)
 			f.Fix = fmt.Sprintf("turn the sidecar's fast path off so the next pull fetches version %d; then rerun the repair to point `latest` at it", want)
-			f.Repairable = true
 			d.plan.disarm = true
-			d.add(f)
+			d.add(f, true)
 			return nil
 		}
-		f.Status = StatusNote
-		d.rep.Notes = append(d.rep.Notes, f)
+		d.note(f)
 		return nil
 	}
-	d.add(Finding{Code: StaleLatest, Path: rel, Item: it.dir, Version: want, Repairable: true,
+	d.add(Finding{Code: CodeCacheStaleLatest, Path: rel, Item: it.dir, Version: int64(want),
 		Message:  fmt.Sprintf("`latest` says %q: %s", string(bytes.TrimSpace(cur)), why),
 		Next:     NextServe,
 		NextSays: fmt.Sprintf("'swamp data get' returns version %q until this checkout writes the item itself", string(bytes.TrimSpace(cur))),
-		Fix:      fmt.Sprintf("rewrite `latest` to %d through the journal (its old bytes kept in quarantine)", want)})
+		Fix:      fmt.Sprintf("rewrite `latest` to %d through the journal (its old bytes kept in quarantine)", want)}, true)
 	d.plan.latest = append(d.plan.latest, latestFix{file: lf, rel: rel, old: cur, want: want})
 	return nil
 }
 
-func (d *diagnosis) dropFinding(rel string) {
-	out := d.rep.Findings[:0]
-	for _, f := range d.rep.Findings {
+func (d *cacheDiagnosis) dropFinding(rel string) {
+	out := d.findings[:0]
+	for _, f := range d.findings {
 		if f.Path != rel {
 			out = append(out, f)
 		}
 	}
-	d.rep.Findings = out
+	d.findings = out
 }
 
 func sha(b []byte) string {

@@ -1,4 +1,4 @@
-package remote
+package doctor
 
 // The cache repair, as one journaled intent (kind "cache-repair"), under
 // the bucket's lock:
@@ -29,17 +29,17 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/remote"
 )
 
-// IntentKind is the journal kind of a cache repair.
-const IntentKind = "cache-repair"
+// IntentKindCacheRepair is the journal kind of a cache repair.
+const IntentKindCacheRepair = "cache-repair"
 
 type latestFix struct {
 	file *cacheFile
@@ -48,18 +48,19 @@ type latestFix struct {
 	want int
 }
 
-type plan struct {
+// cachePlan is what the cache repair changes.
+type cachePlan struct {
 	moves  []*cacheFile
 	keep   []*cacheFile // copied into quarantine, left in place (moveOut)
 	latest []latestFix
 	disarm bool
 }
 
-func (p *plan) nonEmpty() bool {
+func (p *cachePlan) nonEmpty() bool {
 	return len(p.moves) > 0 || len(p.keep) > 0 || len(p.latest) > 0 || p.disarm
 }
 
-func (p *plan) quarantine(f *cacheFile) {
+func (p *cachePlan) quarantine(f *cacheFile) {
 	for _, m := range p.moves {
 		if m.rel == f.rel {
 			return
@@ -68,7 +69,7 @@ func (p *plan) quarantine(f *cacheFile) {
 	p.moves = append(p.moves, f)
 }
 
-func (p *plan) unquarantine(rel string) {
+func (p *cachePlan) unquarantine(rel string) {
 	out := p.moves[:0]
 	for _, m := range p.moves {
 		if m.rel != rel {
@@ -78,123 +79,115 @@ func (p *plan) unquarantine(rel string) {
 	p.moves = out
 }
 
-func (p *plan) describe(rep *Report) {
+// describe fills d's moves and rewrites for a preview (the quarantine's
+// stamp is not chosen yet).
+func (p *cachePlan) describe(d *cacheDiagnosis) {
 	for _, m := range p.moves {
-		rep.Moves = append(rep.Moves, Move{From: m.abs, To: filepath.Join("{quarantine}", filepath.FromSlash(m.rel))})
+		d.moves = append(d.moves, Move{From: m.abs, To: filepath.Join("{quarantine}", filepath.FromSlash(m.rel))})
 	}
 	for _, l := range p.latest {
-		rep.Rewrites = append(rep.Rewrites, fmt.Sprintf("%s: %q -> %q", l.rel, string(l.old), strconv.Itoa(l.want)))
+		d.rewrites = append(d.rewrites, fmt.Sprintf("%s: %q -> %q", l.rel, string(l.old), strconv.Itoa(l.want)))
 	}
 }
 
-// LockError: the datastore's lock could not be taken, so the repair did
-// not run and nothing changed.
-type LockError struct {
+// CacheLockError: the datastore's lock in the bucket could not be taken,
+// so the cache repair did not run and nothing changed.
+type CacheLockError struct {
 	Key string
 	Err error
 }
 
-func (e *LockError) Error() string {
+func (e *CacheLockError) Error() string {
 	return fmt.Sprintf("the repair changes what swamp will push, so it runs only under the datastore's lock %q in the bucket, "+
 		"and that lock could not be taken: %v; nothing was changed", e.Key, e.Err)
 }
-func (e *LockError) Unwrap() error { return e.Err }
+func (e *CacheLockError) Unwrap() error { return e.Err }
 
 // Code is the error code of the CLI: lock_timeout when someone held the
 // lock, remote_lock_unavailable otherwise.
-func (e *LockError) Code() string {
-	if errors.Is(e.Err, ErrLockBusy) {
+func (e *CacheLockError) Code() string {
+	if errors.Is(e.Err, remote.ErrLockBusy) {
 		return "lock_timeout"
 	}
 	return "remote_lock_unavailable"
 }
 
-// RepairError: the journaled repair failed; it was rolled back.
-type RepairError struct {
+// CacheRepairError: the journaled cache repair failed; it was rolled back
+// (or, when RollbackErr is set, stays open in the journal for recovery).
+type CacheRepairError struct {
 	IntentID    uint64
 	Err         error
 	RollbackErr error
 }
 
-func (e *RepairError) Error() string {
+func (e *CacheRepairError) Error() string {
 	if e.RollbackErr != nil {
 		return fmt.Sprintf("cache repair (intent %d) failed: %v; rolling it back failed too: %v; the intent stays open in the journal for recovery", e.IntentID, e.Err, e.RollbackErr)
 	}
 	return fmt.Sprintf("cache repair (intent %d) failed and was rolled back, so the cache is as it was: %v", e.IntentID, e.Err)
 }
-func (e *RepairError) Unwrap() error { return e.Err }
+func (e *CacheRepairError) Unwrap() error { return e.Err }
 
-func repair(ctx context.Context, fsys fsx.FS, c *Cache, _ *plan, o DoctorOptions, rep *Report) (err error) {
-	locker := o.Lock
+// cacheRepaired is what a confirmed cache repair did: the diagnosis made
+// again under the lock, and the intent that ran its plan (0: none).
+type cacheRepaired struct {
+	d        *cacheDiagnosis
+	intentID uint64
+	lock     string
+	warnings []string
+}
+
+// repairCache takes the bucket's lock, makes the diagnosis again from
+// what the disk says now, and runs its plan as one intent. A nil result:
+// nothing ran (the lock or the bucket refused, or the diagnosis failed).
+func repairCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (done *cacheRepaired, err error) {
+	locker := o.BucketLock
 	if locker == nil {
-		locker = lockerFor(c, o.Env)
+		locker = remote.LockerFor(c, o.Env)
 	}
-	timeout := o.LockTimeout
-	if timeout <= 0 {
-		timeout = 60 * time.Second
-	}
-	release, err := locker.Lock(ctx, c, timeout)
+	release, err := locker.Lock(ctx, c, o.SwampLockTimeout)
 	if err != nil {
-		var ae *AccessError
+		var ae *remote.AccessError
 		if errors.As(err, &ae) {
-			return ae // the bucket itself could not be used: not a lock matter
+			return nil, ae // the bucket itself could not be used: not a lock matter
 		}
-		return &LockError{Key: c.LockKey(), Err: err}
+		return nil, &CacheLockError{Key: c.LockKey(), Err: err}
 	}
-	rep.Lock = c.LockKey()
+	done = &cacheRepaired{lock: c.LockKey()}
 	defer func() {
 		if rerr := release(); rerr != nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("releasing the bucket lock: %v (it expires after its TTL)", rerr))
+			done.warnings = append(done.warnings, fmt.Sprintf("releasing the bucket lock: %v (it expires after its TTL)", rerr))
 		}
 	}()
-
-	// Plan again from what the disk says now, under the lock.
-	o2 := o
-	o2.Repair, o2.Confirm = true, false
-	again, err := Doctor(ctx, c, o2)
+	d, err := diagnoseCache(ctx, fsys, c, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	*rep = *again
-	rep.Mode, rep.Lock = "repair", c.LockKey()
-	p := again.plan
-	if p == nil || !p.nonEmpty() {
-		return nil
+	done.d = d
+	if !d.plan.nonEmpty() {
+		return done, nil
 	}
-	st, err := ReadSyncState(fsys, c)
+	st, err := remote.ReadSyncState(fsys, c)
 	if err != nil {
-		return err
+		return done, err
 	}
-
-	now := time.Now
-	if o.Now != nil {
-		now = o.Now
-	}
-	q := filepath.Join(c.QuarantineRoot(), now().UTC().Format("20060102T150405.000Z"))
-	in, err := repairIntent(fsys, c, p, st, q, o, rep)
+	q := filepath.Join(c.QuarantineRoot(), o.Now().UTC().Format("20060102T150405.000Z"))
+	in, err := repairIntent(fsys, c, &d.plan, st, q, o, d)
 	if in == nil || err != nil {
-		return err
+		return done, err
 	}
-	if err := runRepair(ctx, fsys, c, o, in); err != nil {
-		return err
+	if err := runCacheRepair(ctx, fsys, c, o, in); err != nil {
+		return done, err
 	}
-	rep.IntentID = in.ID
-	rep.Remaining = 0
-	for i := range rep.Findings {
-		if rep.Findings[i].Repairable {
-			rep.Findings[i].Status = StatusRepaired
-		} else {
-			rep.Remaining++
-		}
-	}
-	return nil
+	done.intentID = in.ID
+	return done, nil
 }
 
 // repairIntent is the cache repair's plan as one intent (nil: nothing to
 // do): quarantine directories, the moves and copies into quarantine, the
 // `latest` rewrites, the sync state's fast path turned off, barriers.
-func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o DoctorOptions, rep *Report) (*journal.Intent, error) {
-	in := &journal.Intent{Kind: IntentKind, Repo: c.Repo, Command: o.Command}
+func repairIntent(fsys fsx.FS, c *remote.Cache, p *cachePlan, st *remote.SyncState, q string, o Options, d *cacheDiagnosis) (*journal.Intent, error) {
+	in := &journal.Intent{Kind: IntentKindCacheRepair, Repo: c.Repo, Command: o.Command}
 	planned := map[string]bool{}
 	var mk []journal.Step
 	need := func(dir string) error {
@@ -209,14 +202,14 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 		return nil
 	}
 	var body []journal.Step
-	rep.Moves = nil
+	d.moves = nil
 	for _, m := range p.moves {
 		to := filepath.Join(q, filepath.FromSlash(m.rel))
 		if err := need(filepath.Dir(to)); err != nil {
 			return nil, err
 		}
 		body = append(body, journal.Step{Kind: protocol.KindRename, Path: m.abs, To: to, Note: "move a torn cache file into quarantine"})
-		rep.Moves = append(rep.Moves, Move{From: m.abs, To: to})
+		d.moves = append(d.moves, Move{From: m.abs, To: to})
 	}
 	for _, k := range p.keep {
 		data, err := fsys.ReadFile(k.abs)
@@ -229,7 +222,7 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 		}
 		body = append(body, journal.Step{Kind: protocol.KindWrite, Path: to, Data: data, Note: "keep a copy of a torn cache file in quarantine"})
 	}
-	rep.Rewrites = nil
+	d.rewrites = nil
 	for _, l := range p.latest {
 		keep := filepath.Join(q, filepath.FromSlash(l.rel))
 		if err := need(filepath.Dir(keep)); err != nil {
@@ -239,7 +232,7 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 			journal.Step{Kind: protocol.KindWrite, Path: keep, Data: l.old, Note: "keep the stale latest in quarantine"},
 			journal.Step{Kind: protocol.KindWrite, Path: l.file.abs, Data: []byte(strconv.Itoa(l.want)), OldData: l.old, OldExists: true,
 				Note: fmt.Sprintf("point latest at version %d", l.want)})
-		rep.Rewrites = append(rep.Rewrites, fmt.Sprintf("%s: %q -> %q", l.rel, string(l.old), strconv.Itoa(l.want)))
+		d.rewrites = append(d.rewrites, fmt.Sprintf("%s: %q -> %q", l.rel, string(l.old), strconv.Itoa(l.want)))
 	}
 	if st != nil && (len(p.moves) > 0 || p.disarm) {
 		data, err := st.Disarmed()
@@ -260,19 +253,19 @@ func repairIntent(fsys fsx.FS, c *Cache, p *plan, st *SyncState, q string, o Doc
 	in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the repair durable"})
 	in.Summary = fmt.Sprintf("cache doctor: move %d cache file(s) into quarantine, rewrite %d latest pointer(s)", len(p.moves), len(p.latest))
 	if len(p.moves) > 0 || len(p.keep) > 0 || len(p.latest) > 0 {
-		rep.Quarantine = q
+		d.quarantine = q
 	}
 
 	return in, nil
 }
 
-// runRepair journals in and runs it in the journal session; a failure is
-// rolled back here and now (*RepairError).
-func runRepair(ctx context.Context, fsys fsx.FS, c *Cache, o DoctorOptions, in *journal.Intent) (err error) {
+// runCacheRepair journals in and runs it in the journal session; a
+// failure is rolled back here and now (*CacheRepairError).
+func runCacheRepair(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options, in *journal.Intent) (err error) {
 	if err := fsx.MkdirAllDurable(fsys, filepath.Dir(c.JournalPath), fsx.DirMode); err != nil {
 		return err
 	}
-	sess, err := session.Open(fsys, c.JournalPath, journal.Options{LockTimeout: o.LockTimeout, Command: o.Command})
+	sess, err := session.Open(fsys, c.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
 	if err != nil {
 		return err
 	}
@@ -294,7 +287,7 @@ func runRepair(ctx context.Context, fsys fsx.FS, c *Cache, o DoctorOptions, in *
 		if in.ID == 0 {
 			return fmt.Errorf("recording the cache repair in the journal: %w", err)
 		}
-		re := &RepairError{IntentID: in.ID, Err: err}
+		re := &CacheRepairError{IntentID: in.ID, Err: err}
 		_, re.RollbackErr = engine.Drive(context.WithoutCancel(ctx), env, sess.Journal(), in, journal.Backward, nil)
 		if sess.Note(re.RollbackErr); sess.Crashed() {
 			return re.RollbackErr
