@@ -25,7 +25,7 @@ func TestErrBusyMatchesEveryRetryLater(t *testing.T) {
 	dir := t.TempDir()
 	busy := func(what string, err error) {
 		t.Helper()
-		if !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, recover.ErrBusy) {
+		if !errors.Is(err, swampj.ErrBusy) || !errors.Is(err, recover.ErrBusy) {
 			t.Errorf("%s: want errors.Is ErrBusy, got %T %v", what, err, err)
 		}
 		// A library message says what happened; the CLI adds the flag.

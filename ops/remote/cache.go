@@ -32,7 +32,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,13 +240,4 @@ func str(n *swampyaml.Node, key string) string {
 		return ""
 	}
 	return v.Str
-}
-
-// exists is a stat that says no for a missing file.
-func exists(fsys fsx.FS, p string) (fs.FileInfo, bool, error) {
-	fi, err := fsys.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	return fi, err == nil, err
 }
