@@ -4,6 +4,7 @@ package main
 // deletes a version the checkout holds, and `swampj run` names it.
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/swampj/swampj/ops/remote"
 )
 
 // pausingSwamp is a swamp wrapper (its name starts with "swamp", so swampj
@@ -102,4 +105,36 @@ func TestGCSRunNamesLostVersion(t *testing.T) {
 		}
 		resp.Body.Close()
 	})
+}
+
+// While another checkout's wrapped command holds swampj's run lock, a
+// wrapped command waits up to --run-lock-timeout, then is not run: exit
+// 75, lock_timeout, and the bucket gains nothing.
+func TestS3RunWaitsForRunLock(t *testing.T) {
+	a, b := newS3Team(t, 1)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_REGION", "us-east-1")
+	c, err := remote.Discover(b.dir, remote.Options{Env: envLookup(b.env())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := remote.RunLock(context.Background(), c, nil, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := bucketData(t, a.srv)
+	r := a.swampj("--json", "run", "--run-lock-timeout", "3s", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo blocked")
+	if r.code != exitLockTimeout || !strings.Contains(r.stderr, `"code":"lock_timeout"`) || !strings.Contains(r.stderr, "was not run") {
+		t.Fatalf("swampj run under another's run lock: exit %d\n%s", r.code, tail(r.stderr, 2000))
+	}
+	if after := bucketData(t, a.srv); len(after) != len(before) {
+		t.Fatalf("the bucket changed while the command was refused: %d objects, was %d", len(after), len(before))
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if r := a.swampj("run", "--run-lock-timeout", "3s", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo free"); r.code != 0 {
+		t.Fatalf("swampj run once the run lock is free: exit %d\n%s", r.code, tail(r.stderr, 2000))
+	}
 }
