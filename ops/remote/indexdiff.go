@@ -74,11 +74,12 @@ func SnapshotBucket(ctx context.Context, c *Cache, o Options) (*BucketSnapshot, 
 		return nil, err
 	}
 	ns := indexPrefix(c)
+	taken := time.Now() // before the listing: a file the command writes after it is newer
 	all, err := br.list(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
-	s := &BucketSnapshot{Objects: map[string]BucketObject{}, Local: map[string]bool{}, Taken: time.Now()}
+	s := &BucketSnapshot{Objects: map[string]BucketObject{}, Local: map[string]bool{}, Taken: taken}
 	for key, obj := range all {
 		rel := strings.TrimPrefix(key, ns)
 		if Internal(rel) || rel == RunLockKey {
