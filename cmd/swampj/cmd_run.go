@@ -49,13 +49,19 @@ func init() {
 			"   walk of the repo); --repair repairs it (quarantine, never delete). The record is then closed.\n" +
 			"   A run killed before this (power cut, SIGKILL) is settled by the next swampj run, recover, write\n" +
 			"   or migration.\n\n" +
+			"On a remote (S3, GCS) datastore, a swamp command (not swamp serve) also holds swampj's run lock in the\n" +
+			"bucket (wrapped commands from every checkout run one at a time), runs 'swamp datastore sync --pull'\n" +
+			"under it before the command, and compares the bucket before and after: objects the command did not\n" +
+			"write that were deleted, overwritten or dropped from the index are named (bucket_versions_lost).\n\n" +
 			"EXIT STATUS: the command's own (128+N when a signal N ended it; 127 when it is not found, 126 when it\n" +
-			"cannot be run), unless step 1 or 2 stops it.\n\n" +
+			"cannot be run), unless step 1 or 2 stops it; 3 when it exited 0 but the bucket lost objects it did not\n" +
+			"write.\n\n" +
 			"EXAMPLE:\n   swampj run -- swamp model method run m1 execute --input run='echo hi'\n" +
 			"   swampj run --repair -- swamp serve",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "repair what the doctor finds after the command (as doctor --repair --confirm)"},
 			&cli.BoolFlag{Name: "unguarded", Usage: "run the command even where the write barrier cannot run (a power cut can then leave torn versions until the next start settles them)"},
+			&cli.DurationFlag{Name: "run-lock-timeout", Value: defaultRunLockTimeout, Usage: "on a remote (S3, GCS) datastore, how long to wait for swampj's run lock while another checkout's wrapped command holds it (then the command is not run, exit 75)"},
 			&cli.DurationFlag{Name: "sync-interval", Value: wrapped.DefaultSyncInterval, Usage: "while the command runs, sync the datastore this often (files written in place; 0: never)"},
 		},
 		Action: runRun,
@@ -87,6 +93,11 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	guard, err := runRemoteGuard(c, e, rc, dir, args) // remote-backed repo: run lock, pull, snapshot (cmd_runguard.go)
+	if err != nil {
+		return err
+	}
+	defer guard.done(e)
 
 	// 2. The command under the barrier, recorded, with signals passed
 	// through.
@@ -131,8 +142,16 @@ func runRun(c *cli.Context) error {
 	}
 
 	finishRun(c, e, w, r, rc, wopts.Unguarded, start, code)
+	lost := guard.losses(c, e)
+	guard.done(e)
 	if code != 0 {
+		if lost != nil {
+			e.out.warn(lost.Error() + "; " + restoreHint(lost))
+		}
 		return &runExit{code}
+	}
+	if lost != nil {
+		return withCode(lost.Code(), exitManual, fmt.Errorf("%q exited 0, but %w; %s", args[0], lost, restoreHint(lost)))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
+	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
@@ -196,7 +197,12 @@ func reportError(stderr io.Writer, asJSON bool, err error) int {
 	if asJSON {
 		// swamp's shape (presentation/output/error_output.ts buildErrorJson):
 		// the message under "error", the code beside it; plus the exit code.
-		b, _ := json.Marshal(map[string]any{"error": msg, "code": code, "exitCode": exit})
+		doc := map[string]any{"error": msg, "code": code, "exitCode": exit}
+		var lost *remote.LossError
+		if errors.As(err, &lost) {
+			doc["lost"] = lost.Lost // what the bucket lost, one object each
+		}
+		b, _ := json.Marshal(doc)
 		fmt.Fprintln(stderr, string(b))
 		return exit
 	}

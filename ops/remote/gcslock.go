@@ -160,7 +160,7 @@ func (c *gcsClient) do(ctx context.Context, method, u string, body []byte) (*gcs
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<26)) // the remote index too, not only the lock
 	if err != nil {
 		return nil, err
 	}
