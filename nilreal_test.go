@@ -209,6 +209,21 @@ func init() { // an init, not an initializer: some entries reuse others
 			}
 			return nil
 		},
+		"ops/remote.RunLock": func(t *testing.T, fx *nilFixture) error {
+			// nil getenv is the process's: the emulator named only in the
+			// environment is the one asked (a closed port, so refused).
+			t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
+			c := &remote.Cache{Dir: fx.scratch, Type: remote.GCSType, GCS: &remote.GCSConfig{Bucket: "nilreal"}}
+			release, err := remote.RunLock(context.Background(), c, nil, time.Second)
+			if err == nil {
+				_ = release()
+				return errors.New("a run lock was taken from a closed port")
+			}
+			if !strings.Contains(err.Error(), "127.0.0.1:1") {
+				return fmt.Errorf("the error does not name the emulator from the environment: %w", err)
+			}
+			return nil
+		},
 		"ops/remote.Options": func(t *testing.T, fx *nilFixture) error {
 			_, err := remote.Discover(fx.dir, remote.Options{})
 			if errors.Is(err, remote.ErrNotRemote) {
