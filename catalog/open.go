@@ -327,7 +327,7 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 	if errors.Is(err, fs.ErrNotExist) {
 		var orphans []string
 		for _, suf := range sidecarSuffixes {
-			ok, err := fsx.Exists(fsys, path+suf)
+			ok, err := orphanWithContent(fsys, path+suf)
 			if err != nil {
 				return true, "", err
 			}
@@ -360,7 +360,7 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 		// Its sidecars may also have been moved already by an interrupted
 		// move-aside, which is then finished.
 		for _, suf := range sidecarSuffixes {
-			if ok, err := fsx.Exists(fsys, path+suf); err != nil || ok {
+			if ok, err := orphanWithContent(fsys, path+suf); err != nil || ok {
 				return false, "zero-byte file beside " + filepath.Base(path+suf), err
 			}
 		}
@@ -387,6 +387,27 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 		return false, "not an SQLite database (no \"SQLite format 3\" header)", nil
 	}
 	return false, "", nil
+}
+
+// orphanWithContent reports whether a sidecar of a missing database could
+// hold something: a -journal, or a -wal with frames. A zero-byte -wal (the
+// one kept between processes, persistwal.go, after its database was
+// deleted) and a -shm (an index the first connection resets) are left in
+// place: the new catalog is built aside and linked in beside them, and
+// SQLite finds nothing in them to replay.
+func orphanWithContent(fsys fsx.FS, p string) (bool, error) {
+	fi, err := fsys.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case strings.HasSuffix(p, "-shm"):
+		return false, nil
+	case strings.HasSuffix(p, "-wal") && fi.Mode().IsRegular() && fi.Size() == 0:
+		return false, nil
+	}
+	return true, nil
 }
 
 // moveAside closes any connection (a database must not be renamed while in

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -117,5 +118,45 @@ func TestCloseWALRemovesTheSidecars(t *testing.T) {
 	var n int
 	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM catalog`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("after CloseWAL the file holds %d rows (%v), want 1", n, err)
+	}
+}
+
+// TestDeletedCatalogBesideKeptSidecars: a catalog deleted by hand leaves
+// the kept zero-byte -wal and the -shm; the next Open creates a fresh
+// catalog beside them without moving them aside (they hold nothing), and
+// it works. A -wal with frames beside no database is still moved aside
+// (TestOrphanSidecarsAreMovedAside).
+func TestDeletedCatalogBesideKeptSidecars(t *testing.T) {
+	path := catalogPath(t)
+	c := openRW(t, path)
+	if err := c.UpsertNewVersion(ctx, row("", "aws/ec2/vpc", "m1", "main", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	c = openRW(t, path)
+	if m := c.MovedAside(); m != nil {
+		t.Fatalf("moved aside: %+v", m)
+	}
+	if !c.Created() {
+		t.Fatal("want a fresh catalog")
+	}
+	if err := c.UpsertNewVersion(ctx, row("", "aws/ec2/vpc", "m1", "main", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := sortedKeys(dirListing(t, filepath.Dir(path)))
+	if want := "_catalog.db _catalog.db-shm _catalog.db-wal"; strings.Join(got, " ") != want {
+		t.Fatalf("beside the catalog: %v, want %s", got, want)
+	}
+	var n int
+	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM catalog`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the fresh catalog holds %d rows (%v), want 1", n, err)
 	}
 }
