@@ -134,7 +134,7 @@ func (c *Catalog) createFresh(ctx context.Context, fill func(b *Catalog) error) 
 	if err := f.Close(); err != nil {
 		return discard(&DBError{Op: "create", Path: tmp, Err: err})
 	}
-	t := &Catalog{fsys: c.fsys, path: tmp, mode: ModeReadWrite, noCheck: true, building: fill != nil}
+	t := &Catalog{fsys: c.fsys, path: tmp, mode: ModeReadWrite, noCheck: true, building: fill != nil, aside: true}
 	err = func() error {
 		if _, err := t.connect(ctx); err != nil {
 			return err

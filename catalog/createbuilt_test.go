@@ -178,7 +178,7 @@ func TestCreateBuiltCutEverywhere(t *testing.T) {
 				}
 				c := openRW(t, path)
 				c.Close()
-				if got := sortedKeys(dirListing(t, filepath.Dir(path))); strings.Join(got, " ") != "_catalog.db" {
+				if got := sortedKeys(dirListing(t, filepath.Dir(path))); strings.Join(got, " ") != "_catalog.db _catalog.db-shm _catalog.db-wal" {
 					t.Fatalf("cut %d: after a read-write Open the directory holds %v", k, got)
 				}
 				if !fault.Crashed() {
@@ -207,7 +207,7 @@ func TestCreateBuiltLeavesAnExistingCatalogAlone(t *testing.T) {
 	if _, err := catalog.CreateBuilt(ctx, fsx.Real(), path, "", builtRows(), nil); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("CreateBuilt over an existing catalog: %v, want fs.ErrExist", err)
 	}
-	if got := sortedKeys(dirListing(t, filepath.Dir(path))); strings.Join(got, " ") != "_catalog.db" {
+	if got := sortedKeys(dirListing(t, filepath.Dir(path))); strings.Join(got, " ") != "_catalog.db _catalog.db-shm _catalog.db-wal" {
 		t.Fatalf("beside the catalog: %v", got)
 	}
 	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {

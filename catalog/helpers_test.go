@@ -195,3 +195,7 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// keptSidecar: the -wal and -shm SQLite keeps beside the catalog between
+// processes (persistwal.go).
+func keptSidecar(name string) bool { return name == "_catalog.db-wal" || name == "_catalog.db-shm" }

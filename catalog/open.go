@@ -86,6 +86,7 @@ type Catalog struct {
 	noCheck       bool // Options.NoIntegrityCheck
 	noCreate      bool // Options.NoCreate
 	building      bool // a temp catalog being built aside (create.go): no journal, no sync
+	aside         bool // a temp catalog created aside (create.go): its last close deletes its WAL
 	closeOnce     sync.Once
 	closeErr      error
 	stmts         stmtCache
@@ -111,7 +112,8 @@ func (c *Catalog) MovedAside() *MoveAside { return c.movedAside }
 func (c *Catalog) Foreign() *ForeignSchemaError { return c.foreign }
 
 // Close closes every connection. SQLite checkpoints the WAL when the last
-// connection of any process closes; nothing else happens to the files.
+// connection of any process closes; the -wal and -shm stay (persistwal.go,
+// CloseWAL removes them).
 func (c *Catalog) Close() error {
 	c.closeOnce.Do(func() {
 		if c.db != nil {
@@ -325,7 +327,7 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 	if errors.Is(err, fs.ErrNotExist) {
 		var orphans []string
 		for _, suf := range sidecarSuffixes {
-			ok, err := fsx.Exists(fsys, path+suf)
+			ok, err := orphanWithContent(fsys, path+suf)
 			if err != nil {
 				return true, "", err
 			}
@@ -358,7 +360,7 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 		// Its sidecars may also have been moved already by an interrupted
 		// move-aside, which is then finished.
 		for _, suf := range sidecarSuffixes {
-			if ok, err := fsx.Exists(fsys, path+suf); err != nil || ok {
+			if ok, err := orphanWithContent(fsys, path+suf); err != nil || ok {
 				return false, "zero-byte file beside " + filepath.Base(path+suf), err
 			}
 		}
@@ -385,6 +387,27 @@ func checkFile(fsys fsx.FS, path string) (missing bool, damage string, err error
 		return false, "not an SQLite database (no \"SQLite format 3\" header)", nil
 	}
 	return false, "", nil
+}
+
+// orphanWithContent reports whether a sidecar of a missing database could
+// hold something: a -journal, or a -wal with frames. A zero-byte -wal (the
+// one kept between processes, persistwal.go, after its database was
+// deleted) and a -shm (an index the first connection resets) are left in
+// place: the new catalog is built aside and linked in beside them, and
+// SQLite finds nothing in them to replay.
+func orphanWithContent(fsys fsx.FS, p string) (bool, error) {
+	fi, err := fsys.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case strings.HasSuffix(p, "-shm"):
+		return false, nil
+	case strings.HasSuffix(p, "-wal") && fi.Mode().IsRegular() && fi.Size() == 0:
+		return false, nil
+	}
+	return true, nil
 }
 
 // moveAside closes any connection (a database must not be renamed while in
@@ -429,6 +452,11 @@ func (c *Catalog) dsn() string {
 		q.Add("_pragma", "threads("+strconv.Itoa(buildSortThreads())+")")
 	} else {
 		q.Add("_pragma", "synchronous(FULL)")
+		// With the WAL kept between processes (persistwal.go), a
+		// non-negative limit makes the last close truncate it to zero
+		// bytes; without one the log grows by every process's write
+		// (measured: about 45 KB per one-version write).
+		q.Add("_pragma", "journal_size_limit("+strconv.Itoa(walSizeLimit)+")")
 	}
 	if c.mode == ModeReport {
 		q.Add("_pragma", "query_only(1)")
@@ -453,7 +481,7 @@ func buildSortThreads() int { return min(max(runtime.GOMAXPROCS(0)-1, 1), 3) }
 // file, where SQLITE_NOTADB shows up), runs quick_check (unless
 // Options.NoIntegrityCheck) and inspects the schema. Damage is returned as *damagedError with the pool closed.
 func (c *Catalog) connect(ctx context.Context) (schemaState, error) {
-	db, err := sql.Open("sqlite", c.dsn())
+	db, err := openDB(c.dsn(), c.keepsWAL())
 	if err != nil {
 		return schemaState{}, &DBError{Op: "open", Path: c.path, Err: err}
 	}

@@ -28,7 +28,9 @@ func populated(t *testing.T, hot, keepShm bool) string {
 			t.Fatal(err)
 		}
 	}
-	c.Close()
+	if err := c.CloseWAL(); err != nil {
+		t.Fatal(err)
+	}
 	if !hot {
 		return path
 	}

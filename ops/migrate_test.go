@@ -391,8 +391,10 @@ func TestForwardMergeRefusesEveryDifferingPath(t *testing.T) {
 		ns + "outputs/run-0/old.json":        "older run",    // only at the destination
 		ns + "audit/2026-08-01.jsonl":        "different\n",  // differs
 	}}.build(t)
-	// A refused run changes no data; swampj's own journal may be created.
-	before := fsxtest.Snapshot(t, dir, fsxtest.SkipJournal)
+	// A refused run changes no data; swampj's own journal may be created,
+	// and the catalog's WAL, kept between processes.
+	skip := func(rel string) bool { return fsxtest.SkipJournal(rel) || fsxtest.SkipCatalogSidecars(rel) }
+	before := fsxtest.Snapshot(t, dir, skip)
 	_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true})
 	var ce *migrate.CollisionError
 	if !errors.As(err, &ce) || ce.Code() != "collision" {
@@ -401,7 +403,7 @@ func TestForwardMergeRefusesEveryDifferingPath(t *testing.T) {
 	if got := strings.Join(ce.Paths, ","); got != "audit/2026-08-01.jsonl,outputs/run-1/output.json" {
 		t.Fatalf("collision paths: %s", got)
 	}
-	migNoDiff(t, "a refused run must change nothing", before, fsxtest.Snapshot(t, dir, fsxtest.SkipJournal))
+	migNoDiff(t, "a refused run must change nothing", before, fsxtest.Snapshot(t, dir, skip))
 
 	// Resolve the two clashes; the identical file is then dropped, not kept twice.
 	for _, p := range []string{ns + "outputs/run-1/output.json", ns + "audit/2026-08-01.jsonl"} {

@@ -163,6 +163,7 @@ func main() {
 	withMutants := flag.Bool("mutants", true, "run the mutants")
 	withLayers := flag.Bool("layers", true, "run the layers (false: only the mutants)")
 	out := flag.String("out", "crash-report.json", "report file, relative to the module root")
+	only := flag.String("mutant", "", "run only the mutant of this name (with -layers=false: to check one mutant; the report it writes is partial)")
 	compare := flag.String("compare", "", "a committed report to check for staleness against the one made now (CI: git show HEAD:crash-report.json)")
 	flag.Parse()
 	root, err := moduleRoot()
@@ -205,7 +206,7 @@ func main() {
 	tabulate(rep, cells, images, *withLayers)
 
 	if *withMutants {
-		rep.Mutants = runMutants(root)
+		rep.Mutants = runMutants(root, selectMutants(mutants, *only))
 		for _, m := range rep.Mutants.Survived {
 			rep.Failures = append(rep.Failures, "mutant not caught: "+m)
 		}
@@ -225,7 +226,11 @@ func main() {
 	sort.Strings(rep.Failures)
 	rep.Seconds = time.Since(start).Round(time.Second).Seconds()
 	b, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.WriteFile(filepath.Join(root, *out), append(b, '\n'), 0o644); err != nil {
+	outPath := *out
+	if !filepath.IsAbs(outPath) {
+		outPath = filepath.Join(root, outPath)
+	}
+	if err := os.WriteFile(outPath, append(b, '\n'), 0o644); err != nil {
 		fatal(err)
 	}
 	printTable(os.Stdout, rep)

@@ -81,6 +81,17 @@ var mutants = []mutant{
 		pkg: "./ops", run: "TestProtocolCrashAtEveryCutPoint",
 	},
 	{
+		// The write's intent is marked done, in a journal commit of its
+		// own, before the catalog transaction that holds the new row: a
+		// cut in between leaves the row missing and nothing open to redo
+		// it, so forward recovery gives a tree whose catalog lacks an
+		// acknowledged version.
+		name: "intent-closed-before-its-catalog-row-is-durable", file: "ops/internal/engine/exec.go",
+		old: "\t\t\tapply := k.Apply\n\t\t\tif f := live[i]; f != nil {\n",
+		new: "\t\t\tif k.Derived {\n\t\t\t\tj.Finish(in.ID, journal.StatusDone)\n\t\t\t\tif err := j.Flush(); err != nil {\n\t\t\t\t\treturn err\n\t\t\t\t}\n\t\t\t}\n\t\t\tapply := k.Apply\n\t\t\tif f := live[i]; f != nil {\n",
+		pkg: "./ops", run: writeTests,
+	},
+	{
 		// Recovery that refuses every rename it finds half done (the
 		// source gone, the target there: the rename happened) instead of
 		// taking it as done: every such state is refused, none recovered.
@@ -157,7 +168,7 @@ const catalogStep = `	cs := protocol.CatalogStep(fmt.Sprintf("upsert %d version(
 // pass), then applies each mutant to its own copy (the files git knows,
 // committed or not) and runs its tests there. A mutant is caught only
 // when a test that passed in the control fails under it.
-func runMutants(root string) Mutants {
+func runMutants(root string, mutants []mutant) Mutants {
 	m := Mutants{Control: "passed"}
 	files, err := moduleFiles(root)
 	if err != nil {
@@ -204,6 +215,21 @@ func runMutants(root string) Mutants {
 		fmt.Printf("== mutant %s (%s, go test %s -run '%s'): %s, %s (%s)\n", mu.name, mu.file, mu.pkg, mu.run, verdict, r.Why, time.Since(t0).Round(time.Second))
 	}
 	return m
+}
+
+// selectMutants is ms, or only the one named name when name is not empty
+// (crashreport stops when no mutant has that name).
+func selectMutants(ms []mutant, name string) []mutant {
+	if name == "" {
+		return ms
+	}
+	for _, mu := range ms {
+		if mu.name == name {
+			return []mutant{mu}
+		}
+	}
+	fatal(fmt.Errorf("no mutant is named %q", name))
+	return nil
 }
 
 // selection is one go test run: a package and a -run pattern.

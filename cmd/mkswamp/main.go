@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/repo"
@@ -108,6 +109,15 @@ func buildCatalog(ctx context.Context, fsys fsx.FS, dir string) error {
 				return err
 			}
 		}
+	}
+	// The repo is handed on as files: the catalog goes without the -wal
+	// and -shm SQLite keeps between processes.
+	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{NoIntegrityCheck: true})
+	if err != nil {
+		return err
+	}
+	if err := c.CloseWAL(); err != nil {
+		return err
 	}
 	for _, suf := range []string{"-wal", "-shm", "-journal"} {
 		if ok, _ := fsx.Exists(fsys, r.CatalogPath+suf); ok {

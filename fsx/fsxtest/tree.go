@@ -146,6 +146,13 @@ func SkipJournal(rel string) bool {
 	return strings.HasPrefix(rel, ".swamp/_journal.db")
 }
 
+// SkipCatalogSidecars skips the -wal and -shm SQLite keeps beside a
+// catalog between processes (catalog/persistwal.go): a command that
+// opened the catalog leaves them, whatever it changed.
+func SkipCatalogSidecars(rel string) bool {
+	return strings.HasSuffix(rel, "_catalog.db-wal") || strings.HasSuffix(rel, "_catalog.db-shm")
+}
+
 // WriteFiles creates files (and their directories) below root.
 func WriteFiles(t testing.TB, root string, files map[string]string) {
 	t.Helper()

@@ -481,7 +481,7 @@ func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]str
 			Remedy:  report.RemedyFixAccess, Then: report.RemedyRebuildCatalog}, false)
 		return nil, nil
 	}
-	if c.ReadOnlyMedia() && fsx.Writable(s.r.Base) {
+	if (c.ReadOnlyMedia() || !catalogWritable(s.fsys, s.r.CatalogPath)) && fsx.Writable(s.r.Base) {
 		// This user may write the datastore but not the catalog (another
 		// user's file in another user's directory): the catalog cannot
 		// follow this user's changes, which only a person can end. On
@@ -506,4 +506,27 @@ func (s *survey) openCatalog(ctx context.Context, general *unit, warnings *[]str
 		return nil, nil
 	}
 	return c, nil
+}
+
+// catalogWritable reports whether this user may write the catalog: the
+// file, and its -wal and -shm, or, where either is missing, the directory
+// that SQLite creates it in. SQLite opens sidecars it may not write
+// read-only by itself, so an open alone does not tell: the -wal and -shm
+// are kept between processes (catalog/persistwal.go) and usually exist.
+func catalogWritable(fsys fsx.FS, path string) bool {
+	if !fsx.Writable(path) {
+		return false
+	}
+	for _, suf := range []string{"-wal", "-shm"} {
+		if _, err := fsys.Lstat(path + suf); err != nil {
+			if !fsx.Writable(filepath.Dir(path)) {
+				return false
+			}
+			continue
+		}
+		if !fsx.Writable(path + suf) {
+			return false
+		}
+	}
+	return true
 }
