@@ -28,10 +28,7 @@ const (
 )
 
 // Coded is implemented by every error this package returns on purpose.
-type Coded interface {
-	error
-	Code() string
-}
+type Coded = swampj.Coded
 
 // ErrorCode returns the stable code of err, or "" when err carries none.
 func ErrorCode(err error) string {
@@ -58,7 +55,8 @@ type ForeignSchemaError struct {
 	Columns []Column `json:"columns,omitempty"`
 }
 
-func (e *ForeignSchemaError) Code() string { return CodeSchema }
+func (e *ForeignSchemaError) Code() string        { return CodeSchema }
+func (e *ForeignSchemaError) Class() swampj.Class { return swampj.ClassFailed }
 func (e *ForeignSchemaError) Error() string {
 	return fmt.Sprintf("catalog %s: %s; swampj left it untouched (swamp itself would drop it). "+
 		"If it is disposable, stop every swamp process, move %s together with its -wal, -shm and -journal "+
@@ -75,7 +73,21 @@ type CorruptError struct {
 	Err    error  `json:"-"`
 }
 
-func (e *CorruptError) Code() string  { return CodeCorrupt }
+// Code is the code of a failure of the system below when that caused it
+// (a full disk, an I/O error), else CodeCorrupt.
+func (e *CorruptError) Code() string {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Code()
+	}
+	return CodeCorrupt
+}
+
+func (e *CorruptError) Class() swampj.Class {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 func (e *CorruptError) Unwrap() error { return e.Err }
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("catalog %s is not usable: %s. A confirmed rebuild "+
@@ -93,7 +105,8 @@ type MissingError struct {
 	MovedAside *MoveAside `json:"movedAside,omitempty"`
 }
 
-func (e *MissingError) Code() string { return CodeMissing }
+func (e *MissingError) Code() string        { return CodeMissing }
+func (e *MissingError) Class() swampj.Class { return swampj.ClassFailed }
 func (e *MissingError) Error() string {
 	return fmt.Sprintf("catalog %s: %s. A confirmed rebuild builds it from the data on disk",
 		e.Path, e.Detail)
@@ -110,7 +123,21 @@ type MoveAsideError struct {
 	Err    error       `json:"-"`
 }
 
-func (e *MoveAsideError) Code() string  { return CodeMoveAside }
+// Code is the code of a failure of the system below when that caused it
+// (a full disk, an I/O error), else CodeMoveAside.
+func (e *MoveAsideError) Code() string {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Code()
+	}
+	return CodeMoveAside
+}
+
+func (e *MoveAsideError) Class() swampj.Class {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 func (e *MoveAsideError) Unwrap() error { return e.Err }
 func (e *MoveAsideError) Error() string {
 	var moved []string
@@ -132,7 +159,8 @@ type ReadOnlyError struct {
 	Op   string
 }
 
-func (e *ReadOnlyError) Code() string { return CodeReadOnly }
+func (e *ReadOnlyError) Code() string        { return CodeReadOnly }
+func (e *ReadOnlyError) Class() swampj.Class { return swampj.ClassFailed }
 func (e *ReadOnlyError) Error() string {
 	return fmt.Sprintf("catalog %s was opened in report mode; %s needs a read-write Open", e.Path, e.Op)
 }
@@ -146,7 +174,8 @@ type InvalidRowError struct {
 	Reason string
 }
 
-func (e *InvalidRowError) Code() string { return CodeInvalidRow }
+func (e *InvalidRowError) Code() string        { return CodeInvalidRow }
+func (e *InvalidRowError) Class() swampj.Class { return swampj.ClassFailed }
 func (e *InvalidRowError) Error() string {
 	return fmt.Sprintf("catalog %s: invalid row %s/%s/%s (namespace %q): %s",
 		e.Op, e.Row.TypeNormalized, e.Row.ModelID, e.Row.DataName, e.Row.Namespace, e.Reason)
@@ -172,11 +201,27 @@ func (e *DBError) Unwrap() []error {
 // the busy timeout (code catalog_busy): retry later.
 func (e *DBError) Is(target error) bool { return target == swampj.ErrBusy && isBusy(e.Err) }
 
+// Code is CodeBusy when another connection held the lock, the full disk's
+// code when the disk is full, else CodeSQLite.
 func (e *DBError) Code() string {
 	if isBusy(e.Err) {
 		return CodeBusy
 	}
+	if c := swampj.SystemFailure(e); c != nil {
+		return c.Code()
+	}
 	return CodeSQLite
+}
+
+// Class is swampj.ClassBusy when another connection held the lock.
+func (e *DBError) Class() swampj.Class {
+	if isBusy(e.Err) {
+		return swampj.ClassBusy
+	}
+	if c := swampj.SystemFailure(e); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
 }
 func (e *DBError) Error() string {
 	msg := fmt.Sprintf("catalog %s %s: %v", e.Op, e.Path, e.Err)

@@ -361,6 +361,10 @@ func (e *BlockedError) Error() string {
 
 func (e *BlockedError) Is(target error) bool { return target == swampj.ErrConflict }
 
+// Code is swampj.ErrConflict's.
+func (e *BlockedError) Code() string        { return swampj.ErrConflict.(swampj.Coded).Code() }
+func (e *BlockedError) Class() swampj.Class { return swampj.ClassFailed }
+
 // readOnlyRecover is recover on a journal that cannot be opened for writing
 // (read-only media, no write permission): with no open intent there is
 // nothing to do — the startup-hook case — and with one it is an error that
@@ -404,6 +408,8 @@ func (e *PendingError) Unwrap() error { return e.Media }
 
 // Code is the stable code of the cause (read_only_media, permission_denied).
 func (e *PendingError) Code() string { return e.Media.Code() }
+
+func (e *PendingError) Class() swampj.Class { return swampj.ClassFailed }
 
 func (e *PendingError) Error() string {
 	ids := make([]string, len(e.Intents))
