@@ -22,6 +22,9 @@ import (
 
 // Options for Run.
 type Options struct {
+	// FS is the file system every file operation goes through (nil: the
+	// real disk; tests hand in a fault-injecting one).
+	FS fsx.FS
 	// Rollback undoes open intents instead of finishing them.
 	Rollback bool
 	// DryRun reports what each open intent's steps observe, changing nothing.
@@ -105,10 +108,8 @@ var (
 // (*repo.ConfigLostError) is still recovered: an interrupted intent that
 // was rewriting the file puts it back. If the file is still missing
 // afterwards, Run returns the *repo.ConfigLostError, saying why.
-func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, error) {
-	if fsys == nil {
-		fsys = fsx.Real()
-	}
+func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
+	fsys := fsx.OrReal(opts.FS)
 	repoDir, err := repo.Find(fsys, dir)
 	var lost *repo.ConfigLostError
 	if errors.As(err, &lost) {
