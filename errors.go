@@ -61,7 +61,7 @@ func (c Class) String() string {
 // be done about it. errors.As(err, &coded) finds the outermost one in a
 // chain, and that one decides: an error that only says where a failure
 // happened (a step, a repair) reports the code and class of what failed
-// below it when that has one (see CodedOf).
+// below it when that has one (see CauseOf).
 type Coded interface {
 	error
 	Code() string
@@ -98,13 +98,29 @@ func (e *Error) Class() Class { return e.class }
 // system below swampj that has a code of its own (a cancelled context,
 // read-only media, a full disk, a rename across file systems, an I/O
 // error); nil for anything else. An error that only says where a failure
-// happened (a step, a repair) answers with CodedOf of its cause first.
+// happened (a step, a repair) answers with its cause's first (CauseOf).
 func CodedOf(err error) Coded {
 	var c Coded
 	if errors.As(err, &c) {
 		return c
 	}
 	return SystemFailure(err)
+}
+
+// CauseOf is what an error that only says where a failure happened (a
+// step, a repair) answers with: the Coded error that decides for its cause
+// (CodedOf), except that an error of derived state — one whose
+// DerivedState method says so: the catalog, which a rebuild makes again —
+// does not speak for it; then only a failure of the system under it does,
+// and nil leaves the wrapper's own code.
+func CauseOf(cause error) Coded {
+	var c Coded
+	if errors.As(cause, &c) {
+		if d, ok := c.(interface{ DerivedState() bool }); !ok || !d.DerivedState() {
+			return c
+		}
+	}
+	return SystemFailure(cause)
 }
 
 // SystemFailure is the Coded of the failure below swampj in err's chain

@@ -28,6 +28,9 @@ const (
 )
 
 // Coded is implemented by every error this package returns on purpose.
+// Each also says DerivedState: the catalog is derived state, so an error
+// that only says where a failure happened (a step, a repair) keeps its own
+// code over a catalog error under it (swampj.CauseOf).
 type Coded = swampj.Coded
 
 // ErrorCode returns the stable code of err, or "" when err carries none.
@@ -57,6 +60,7 @@ type ForeignSchemaError struct {
 
 func (e *ForeignSchemaError) Code() string        { return CodeSchema }
 func (e *ForeignSchemaError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *ForeignSchemaError) DerivedState() bool  { return true }
 func (e *ForeignSchemaError) Error() string {
 	return fmt.Sprintf("catalog %s: %s; swampj left it untouched (swamp itself would drop it). "+
 		"If it is disposable, stop every swamp process, move %s together with its -wal, -shm and -journal "+
@@ -88,7 +92,8 @@ func (e *CorruptError) Class() swampj.Class {
 	}
 	return swampj.ClassFailed
 }
-func (e *CorruptError) Unwrap() error { return e.Err }
+func (e *CorruptError) DerivedState() bool { return true }
+func (e *CorruptError) Unwrap() error      { return e.Err }
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("catalog %s is not usable: %s. A confirmed rebuild "+
 		"moves it aside with its sidecars (nothing is deleted) and rebuilds it from the data on disk",
@@ -107,6 +112,7 @@ type MissingError struct {
 
 func (e *MissingError) Code() string        { return CodeMissing }
 func (e *MissingError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *MissingError) DerivedState() bool  { return true }
 func (e *MissingError) Error() string {
 	return fmt.Sprintf("catalog %s: %s. A confirmed rebuild builds it from the data on disk",
 		e.Path, e.Detail)
@@ -138,7 +144,8 @@ func (e *MoveAsideError) Class() swampj.Class {
 	}
 	return swampj.ClassFailed
 }
-func (e *MoveAsideError) Unwrap() error { return e.Err }
+func (e *MoveAsideError) DerivedState() bool { return true }
+func (e *MoveAsideError) Unwrap() error      { return e.Err }
 func (e *MoveAsideError) Error() string {
 	var moved []string
 	for _, m := range e.Moved {
@@ -161,6 +168,7 @@ type ReadOnlyError struct {
 
 func (e *ReadOnlyError) Code() string        { return CodeReadOnly }
 func (e *ReadOnlyError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *ReadOnlyError) DerivedState() bool  { return true }
 func (e *ReadOnlyError) Error() string {
 	return fmt.Sprintf("catalog %s was opened in report mode; %s needs a read-write Open", e.Path, e.Op)
 }
@@ -176,6 +184,7 @@ type InvalidRowError struct {
 
 func (e *InvalidRowError) Code() string        { return CodeInvalidRow }
 func (e *InvalidRowError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *InvalidRowError) DerivedState() bool  { return true }
 func (e *InvalidRowError) Error() string {
 	return fmt.Sprintf("catalog %s: invalid row %s/%s/%s (namespace %q): %s",
 		e.Op, e.Row.TypeNormalized, e.Row.ModelID, e.Row.DataName, e.Row.Namespace, e.Reason)
@@ -223,6 +232,7 @@ func (e *DBError) Class() swampj.Class {
 	}
 	return swampj.ClassFailed
 }
+func (e *DBError) DerivedState() bool { return true }
 func (e *DBError) Error() string {
 	msg := fmt.Sprintf("catalog %s %s: %v", e.Op, e.Path, e.Err)
 	switch {

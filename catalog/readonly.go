@@ -48,6 +48,7 @@ type WALUnreadableError struct {
 // the read-only media (or a directory this user may not write).
 func (e *WALUnreadableError) Code() string        { return CodeWALUnreadable }
 func (e *WALUnreadableError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *WALUnreadableError) DerivedState() bool  { return true }
 func (e *WALUnreadableError) Unwrap() error       { return e.Err }
 func (e *WALUnreadableError) Error() string {
 	return fmt.Sprintf("catalog %s was not inspected: its write-ahead log %s (%d bytes) holds changes not yet copied into the database, "+

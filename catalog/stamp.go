@@ -33,6 +33,7 @@ type StampError struct {
 
 func (e *StampError) Code() string        { return CodeInvalidRow }
 func (e *StampError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *StampError) DerivedState() bool  { return true }
 func (e *StampError) Error() string {
 	if e.ToRows > 0 {
 		return fmt.Sprintf("catalog %s: cannot move the rows stamped %q to %q: %d rows are stamped %q already",

@@ -38,6 +38,8 @@ func TestClassifyWhereAChainHoldsSeveral(t *testing.T) {
 		{"an I/O error under a repair", &doctor.RepairError{Err: syscall.EIO}, exitFailure, "io_error"},
 		{"a conflict under a repair", &doctor.RepairError{Err: wrapped(swampjerr.ErrConflict)}, exitFailure, "conflict"},
 		{"a repair that failed", &doctor.RepairError{Err: errors.New("x")}, exitFailure, "repair_failed"},
+		{"a catalog error under a repair", &doctor.RepairError{Err: &catalog.DBError{Err: errors.New("x"), Path: "/nonexistent/c.db"}},
+			exitFailure, "repair_failed"},
 		{"an interruption under a migration", &migrate.MigrateFailedError{Err: context.Canceled}, exitInterrupted, "interrupted"},
 		{"a rename across file systems", wrapped(syscall.EXDEV), exitFailure, "cross_device"},
 		{"an I/O error under a damaged catalog", &catalog.CorruptError{Err: syscall.EIO}, exitFailure, "io_error"},

@@ -111,7 +111,7 @@ func (e *CacheLockError) Code() string {
 	if errors.Is(e.Err, remote.ErrLockBusy) {
 		return "lock_timeout"
 	}
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Code()
 	}
 	return "remote_lock_unavailable"
@@ -123,7 +123,7 @@ func (e *CacheLockError) Class() swampj.Class {
 	if errors.Is(e.Err, remote.ErrLockBusy) {
 		return swampj.ClassBusy
 	}
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Class()
 	}
 	return swampj.ClassFailed

@@ -34,7 +34,7 @@ type RepairError struct {
 
 // Code is the code of what failed below when that has one, else "repair_failed".
 func (e *RepairError) Code() string {
-	if c := swampj.CodedOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
+	if c := swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
 		return c.Code()
 	}
 	return "repair_failed"
@@ -42,7 +42,7 @@ func (e *RepairError) Code() string {
 
 // Class is the class of what failed below when that has one, else ClassFailed.
 func (e *RepairError) Class() swampj.Class {
-	if c := swampj.CodedOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
+	if c := swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
 		return c.Class()
 	}
 	return swampj.ClassFailed

@@ -201,7 +201,7 @@ func (e *AccessError) Unwrap() error { return e.Err }
 // Code is the error code of the CLI.
 // Code is the code of what failed below when that has one, else e.Kind.
 func (e *AccessError) Code() string {
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Code()
 	}
 	return e.Kind
@@ -209,7 +209,7 @@ func (e *AccessError) Code() string {
 
 // Class is the class of what failed below when that has one, else ClassFailed.
 func (e *AccessError) Class() swampj.Class {
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Class()
 	}
 	return swampj.ClassFailed

@@ -58,7 +58,7 @@ func (e *UnsupportedError) Unwrap() error { return e.Err }
 // Code is the stable error code.
 // Code is the code of what failed below when that has one, else "barrier_unsupported".
 func (e *UnsupportedError) Code() string {
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Code()
 	}
 	return "barrier_unsupported"
@@ -66,7 +66,7 @@ func (e *UnsupportedError) Code() string {
 
 // Class is the class of what failed below when that has one, else ClassFailed.
 func (e *UnsupportedError) Class() swampj.Class {
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Class()
 	}
 	return swampj.ClassFailed

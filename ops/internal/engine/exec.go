@@ -171,7 +171,7 @@ func (e *StepError) Is(target error) bool { return target == swampj.ErrStepFaile
 // Code is the code of what failed below when that has one (a full disk,
 // a conflict), else swampj.ErrStepFailed's.
 func (e *StepError) Code() string {
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Code()
 	}
 	return swampj.ErrStepFailed.(swampj.Coded).Code()
@@ -179,7 +179,7 @@ func (e *StepError) Code() string {
 
 // Class is the class of what failed below when that has one.
 func (e *StepError) Class() swampj.Class {
-	if c := swampj.CodedOf(e.Err); c != nil {
+	if c := swampj.CauseOf(e.Err); c != nil {
 		return c.Class()
 	}
 	return swampj.ClassFailed
