@@ -150,7 +150,7 @@ func init() { // an init, not an initializer: some entries reuse others
 		// recover
 		"recover.Options": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := swampjrecover.Run(fx.ctx, nil, fx.dir, swampjrecover.Options{})
+			_, err := swampjrecover.Run(fx.ctx, fx.dir, swampjrecover.Options{})
 			return err
 		},
 

@@ -28,10 +28,10 @@ const (
 )
 
 // Coded is implemented by every error this package returns on purpose.
-type Coded interface {
-	error
-	Code() string
-}
+// Each also says DerivedState: the catalog is derived state, so an error
+// that only says where a failure happened (a step, a repair) keeps its own
+// code over a catalog error under it (swampj.CauseOf).
+type Coded = swampj.Coded
 
 // ErrorCode returns the stable code of err, or "" when err carries none.
 func ErrorCode(err error) string {
@@ -58,7 +58,9 @@ type ForeignSchemaError struct {
 	Columns []Column `json:"columns,omitempty"`
 }
 
-func (e *ForeignSchemaError) Code() string { return CodeSchema }
+func (e *ForeignSchemaError) Code() string        { return CodeSchema }
+func (e *ForeignSchemaError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *ForeignSchemaError) DerivedState() bool  { return true }
 func (e *ForeignSchemaError) Error() string {
 	return fmt.Sprintf("catalog %s: %s; swampj left it untouched (swamp itself would drop it). "+
 		"If it is disposable, stop every swamp process, move %s together with its -wal, -shm and -journal "+
@@ -75,8 +77,23 @@ type CorruptError struct {
 	Err    error  `json:"-"`
 }
 
-func (e *CorruptError) Code() string  { return CodeCorrupt }
-func (e *CorruptError) Unwrap() error { return e.Err }
+// Code is the code of a failure of the system below when that caused it
+// (a full disk, an I/O error), else CodeCorrupt.
+func (e *CorruptError) Code() string {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Code()
+	}
+	return CodeCorrupt
+}
+
+func (e *CorruptError) Class() swampj.Class {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
+func (e *CorruptError) DerivedState() bool { return true }
+func (e *CorruptError) Unwrap() error      { return e.Err }
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("catalog %s is not usable: %s. A confirmed rebuild "+
 		"moves it aside with its sidecars (nothing is deleted) and rebuilds it from the data on disk",
@@ -93,7 +110,9 @@ type MissingError struct {
 	MovedAside *MoveAside `json:"movedAside,omitempty"`
 }
 
-func (e *MissingError) Code() string { return CodeMissing }
+func (e *MissingError) Code() string        { return CodeMissing }
+func (e *MissingError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *MissingError) DerivedState() bool  { return true }
 func (e *MissingError) Error() string {
 	return fmt.Sprintf("catalog %s: %s. A confirmed rebuild builds it from the data on disk",
 		e.Path, e.Detail)
@@ -110,8 +129,23 @@ type MoveAsideError struct {
 	Err    error       `json:"-"`
 }
 
-func (e *MoveAsideError) Code() string  { return CodeMoveAside }
-func (e *MoveAsideError) Unwrap() error { return e.Err }
+// Code is the code of a failure of the system below when that caused it
+// (a full disk, an I/O error), else CodeMoveAside.
+func (e *MoveAsideError) Code() string {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Code()
+	}
+	return CodeMoveAside
+}
+
+func (e *MoveAsideError) Class() swampj.Class {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
+func (e *MoveAsideError) DerivedState() bool { return true }
+func (e *MoveAsideError) Unwrap() error      { return e.Err }
 func (e *MoveAsideError) Error() string {
 	var moved []string
 	for _, m := range e.Moved {
@@ -132,7 +166,9 @@ type ReadOnlyError struct {
 	Op   string
 }
 
-func (e *ReadOnlyError) Code() string { return CodeReadOnly }
+func (e *ReadOnlyError) Code() string        { return CodeReadOnly }
+func (e *ReadOnlyError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *ReadOnlyError) DerivedState() bool  { return true }
 func (e *ReadOnlyError) Error() string {
 	return fmt.Sprintf("catalog %s was opened in report mode; %s needs a read-write Open", e.Path, e.Op)
 }
@@ -146,7 +182,9 @@ type InvalidRowError struct {
 	Reason string
 }
 
-func (e *InvalidRowError) Code() string { return CodeInvalidRow }
+func (e *InvalidRowError) Code() string        { return CodeInvalidRow }
+func (e *InvalidRowError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *InvalidRowError) DerivedState() bool  { return true }
 func (e *InvalidRowError) Error() string {
 	return fmt.Sprintf("catalog %s: invalid row %s/%s/%s (namespace %q): %s",
 		e.Op, e.Row.TypeNormalized, e.Row.ModelID, e.Row.DataName, e.Row.Namespace, e.Reason)
@@ -172,12 +210,29 @@ func (e *DBError) Unwrap() []error {
 // the busy timeout (code catalog_busy): retry later.
 func (e *DBError) Is(target error) bool { return target == swampj.ErrBusy && isBusy(e.Err) }
 
+// Code is CodeBusy when another connection held the lock, the full disk's
+// code when the disk is full, else CodeSQLite.
 func (e *DBError) Code() string {
 	if isBusy(e.Err) {
 		return CodeBusy
 	}
+	if c := swampj.SystemFailure(e); c != nil {
+		return c.Code()
+	}
 	return CodeSQLite
 }
+
+// Class is swampj.ClassBusy when another connection held the lock.
+func (e *DBError) Class() swampj.Class {
+	if isBusy(e.Err) {
+		return swampj.ClassBusy
+	}
+	if c := swampj.SystemFailure(e); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
+func (e *DBError) DerivedState() bool { return true }
 func (e *DBError) Error() string {
 	msg := fmt.Sprintf("catalog %s %s: %v", e.Op, e.Path, e.Err)
 	switch {

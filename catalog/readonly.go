@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/swampj/swampj"
 )
 
 // Read-only media (an inspection in ModeReport).
@@ -42,8 +44,12 @@ type WALUnreadableError struct {
 	Err     error  `json:"-"`
 }
 
-func (e *WALUnreadableError) Code() string  { return CodeWALUnreadable }
-func (e *WALUnreadableError) Unwrap() error { return e.Err }
+// Code is CodeWALUnreadable, what the RUNBOOK names, though the cause is
+// the read-only media (or a directory this user may not write).
+func (e *WALUnreadableError) Code() string        { return CodeWALUnreadable }
+func (e *WALUnreadableError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *WALUnreadableError) DerivedState() bool  { return true }
+func (e *WALUnreadableError) Unwrap() error       { return e.Err }
 func (e *WALUnreadableError) Error() string {
 	return fmt.Sprintf("catalog %s was not inspected: its write-ahead log %s (%d bytes) holds changes not yet copied into the database, "+
 		"and SQLite cannot read them here because it cannot create the -shm index beside them (the directory is not writable: %v). "+

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/swampj/swampj"
 )
 
 // Set-based restamp: a namespace migration moves every row
@@ -29,7 +31,9 @@ type StampError struct {
 	WantFrom int64  `json:"wantFrom"` // -1: any
 }
 
-func (e *StampError) Code() string { return CodeInvalidRow }
+func (e *StampError) Code() string        { return CodeInvalidRow }
+func (e *StampError) Class() swampj.Class { return swampj.ClassFailed }
+func (e *StampError) DerivedState() bool  { return true }
 func (e *StampError) Error() string {
 	if e.ToRows > 0 {
 		return fmt.Sprintf("catalog %s: cannot move the rows stamped %q to %q: %d rows are stamped %q already",

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/swampj/swampj"
 )
 
 // TempName returns a hidden, unique name for a temp file next to target, in
@@ -237,8 +239,21 @@ func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {
 // failure to write the disk), so the CLI can say "could not read your file".
 type SourceError struct{ Err error }
 
-// Code is "input_unreadable".
-func (e *SourceError) Code() string { return "input_unreadable" }
+// Code is "input_unreadable", or "interrupted" when reading was.
+func (e *SourceError) Code() string {
+	if c := swampj.Interruption(e.Err); c != nil {
+		return c.Code()
+	}
+	return "input_unreadable"
+}
+
+// Class is swampj.ClassInterrupted when reading was interrupted.
+func (e *SourceError) Class() swampj.Class {
+	if c := swampj.Interruption(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 
 func (e *SourceError) Error() string { return "reading input: " + e.Err.Error() }
 func (e *SourceError) Unwrap() error { return e.Err }

@@ -12,7 +12,7 @@ import (
 )
 
 // ErrLockTimeout is matched (errors.Is) by a LockTimeoutError.
-var ErrLockTimeout error = swampj.NewError("lock_timeout", "journal: timed out waiting for the repo lock")
+var ErrLockTimeout error = swampj.NewClassError(swampj.ClassBusy, "lock_timeout", "journal: timed out waiting for the repo lock")
 
 // ErrCorrupt is matched (errors.Is) by a CorruptError.
 var ErrCorrupt error = swampj.NewError("journal_corrupt", "journal: damaged journal file")
@@ -41,6 +41,10 @@ func (e *LockTimeoutError) Is(target error) bool {
 	return target == ErrLockTimeout || target == swampj.ErrBusy
 }
 
+// Code is ErrLockTimeout's; Class is swampj.ClassBusy.
+func (e *LockTimeoutError) Code() string        { return ErrLockTimeout.(swampj.Coded).Code() }
+func (e *LockTimeoutError) Class() swampj.Class { return swampj.ClassBusy }
+
 // CorruptError is returned when the journal file cannot be read. The file
 // has been moved to MovedTo (when not empty) and nothing was deleted.
 type CorruptError struct {
@@ -67,11 +71,16 @@ func (e *CorruptError) Error() string {
 
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
+// Code is ErrCorrupt's.
+func (e *CorruptError) Code() string        { return ErrCorrupt.(swampj.Coded).Code() }
+func (e *CorruptError) Class() swampj.Class { return swampj.ClassFailed }
+
 // NotFoundError is returned for an unknown intent id.
 type NotFoundError struct{ ID uint64 }
 
 // Code is "not_found".
-func (e *NotFoundError) Code() string { return "not_found" }
+func (e *NotFoundError) Code() string        { return "not_found" }
+func (e *NotFoundError) Class() swampj.Class { return swampj.ClassFailed }
 
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("no intent %d in the journal", e.ID)
@@ -128,10 +137,21 @@ func (e *MediaError) ReadOnly() bool { return errors.Is(e.Err, syscall.EROFS) }
 func (e *MediaError) Reading() bool { return e.Op == opReading }
 
 func (e *MediaError) Code() string {
+	if c := swampj.Interruption(e.Err); c != nil {
+		return c.Code()
+	}
 	if e.ReadOnly() {
 		return "read_only_media"
 	}
 	return "permission_denied"
+}
+
+// Class is swampj.ClassInterrupted when the cause was an interruption.
+func (e *MediaError) Class() swampj.Class {
+	if c := swampj.Interruption(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
 }
 
 func (e *MediaError) Error() string {
@@ -176,7 +196,8 @@ type NotAFileError struct {
 	Mode fs.FileMode
 }
 
-func (e *NotAFileError) Code() string { return "journal_not_a_file" }
+func (e *NotAFileError) Code() string        { return "journal_not_a_file" }
+func (e *NotAFileError) Class() swampj.Class { return swampj.ClassFailed }
 
 func (e *NotAFileError) Error() string {
 	what := "not a regular file (" + e.Mode.Type().String() + ")"

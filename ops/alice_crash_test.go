@@ -155,7 +155,7 @@ func TestWriteALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d (after %s), crash state %s: %v", p.name, k, b.trace[max(k-1, 0)], st, did)
 					fmProcessExits(t, dir)
-					_, rerr := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
+					_, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 					got := fmState(t, dir)
 					isNew, isOld := len(got.diff(b.final)) == 0, len(got.diff(b.initial)) == 0
 					switch {
@@ -214,7 +214,7 @@ func TestMigrateALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d, crash state %s: %v", sc.name, k, st, did)
 					migRemoveDeadLocks(t, dir)
-					_, rerr := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
+					_, rerr := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 					want := final
 					if k < beginAt {
 						want = initial

@@ -600,9 +600,9 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	// more: forward recovery must succeed. (The rollback after a failed
 	// one only lets the rest of the cell say what else is wrong.)
 	migLoad(t, dir) // the configuration reads before recovery too
-	if _, rerr := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
+	if _, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
 		errorf("%s: recover failed on a clean disk: %v", where, rerr)
-		if _, rberr := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
+		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
 			errorf("%s: WEDGE: recover failed (%v) and recover --rollback failed (%v)", where, rerr, rberr)
 			return outcome, found
 		}

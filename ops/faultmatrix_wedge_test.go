@@ -86,7 +86,7 @@ func TestRebuildRefusesDataOnBothSides(t *testing.T) {
 	if _, err := catalogsync.Rebuild(migCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); !errors.As(err, &um) {
 		t.Fatalf("got %v, want UnmigratedError", err)
 	}
-	if _, err := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -97,11 +97,11 @@ func formatEntryPoints(dir string) []struct {
 			return err
 		}},
 		{"recover.Run", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := swampjrecover.Run(ctx, fsys, dir, swampjrecover.Options{JournalLockTimeout: time.Second})
+			_, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{FS: fsys, JournalLockTimeout: time.Second})
 			return err
 		}},
 		{"recover.Run dry run", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := swampjrecover.Run(ctx, fsys, dir, swampjrecover.Options{DryRun: true, JournalLockTimeout: time.Second})
+			_, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{FS: fsys, DryRun: true, JournalLockTimeout: time.Second})
 			return err
 		}},
 	}

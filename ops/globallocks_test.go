@@ -132,7 +132,7 @@ func TestRecoveryOfMigrationTakesBothGlobalLocks(t *testing.T) {
 	}
 	held := lock.NewerGlobalPath(base, migNS)
 	pid := glPlantLive(t, held)
-	_, err := swampjrecover.Run(migCtx, nil, dir, swampjrecover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
+	_, err := swampjrecover.Run(migCtx, dir, swampjrecover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
 	if !errors.Is(err, lock.ErrTimeout) || !strings.Contains(err.Error(), held) {
 		t.Fatalf("recovery: want a timeout on %s (pid %d), got %v", held, pid, err)
 	}

@@ -49,7 +49,7 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 			if open := dmOpenIntents(t, dir); len(open) != 1 {
 				t.Fatalf("%d open intents, want the one whose done mark was lost", len(open))
 			}
-			rep, err := recover.Run(migCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
+			rep, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 			if err != nil || rep.Finished != 1 {
 				t.Fatalf("recover: %+v %v", rep, err)
 			}

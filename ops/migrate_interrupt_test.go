@@ -50,7 +50,7 @@ func TestMigrateInterruptedMidMoves(t *testing.T) {
 	if strings.Contains(err.Error(), "fix the cause") || strings.Contains(err.Error(), "'swampj ") {
 		t.Fatalf("the message: %v", err)
 	}
-	if rep, err := recover.Run(migCtx, nil, dir, recover.Options{DryRun: true}); err != nil || len(rep.Intents) != 1 || rep.Intents[0].ID != mi.IntentID {
+	if rep, err := recover.Run(migCtx, dir, recover.Options{DryRun: true}); err != nil || len(rep.Intents) != 1 || rep.Intents[0].ID != mi.IntentID {
 		t.Fatalf("the intent must stay open: %+v %v", rep, err)
 	}
 	done := mustRunMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true}).Completed

@@ -85,7 +85,7 @@ func TestMigrationAbsorbsWriterDebris(t *testing.T) {
 				if rollback {
 					want = initial
 				}
-				if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("rollback=%v: %v", rollback, err)
 				}
 				if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -133,7 +133,7 @@ func TestMigrationDebrisNeverHidesData(t *testing.T) {
 			defer l.Release()
 		}
 		for _, rollback := range []bool{false, true} {
-			_, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
+			_, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
 			if what == "file" && !ops.IsConflict(err) {
 				t.Fatalf("%s, rollback=%v: want a conflict, got %v", what, rollback, err)
 			}

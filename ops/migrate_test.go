@@ -614,7 +614,7 @@ func TestExdevAtRenameLeavesIntentForRollback(t *testing.T) {
 	if !errors.As(err, &fe) || !errors.Is(err, syscall.EXDEV) {
 		t.Fatalf("want a failed migration carrying EXDEV, got %v", err)
 	}
-	if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: true}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true}); err != nil {
 		t.Fatal(err)
 	}
 	migNoDiff(t, "after rollback", start, fsxtest.Snapshot(t, dir, migSkipInfra))

@@ -76,7 +76,7 @@ func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 	_ = c.Close()
 
 	migRemoveDeadLocks(t, dir)
-	if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if !migExists(filepath.Join(dir, ".swamp", "data", "command", "shell", "m1")) {

@@ -133,7 +133,7 @@ func TestNestedRecoveryWorksUnderTheAncestorsLock(t *testing.T) {
 			rec := dlRecord(pid)
 			dlPlant(t, lp, rec, 0) // the crashed writer's lock, now the ancestor's
 			nestedSetenv(t, tc.env)
-			_, err = swampjrecover.Run(context.Background(), nil, dir, swampjrecover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
+			_, err = swampjrecover.Run(context.Background(), dir, swampjrecover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
 			if tc.lends && err != nil {
 				t.Fatalf("recovery under its ancestor's lock must go on: %v", err)
 			}

@@ -144,7 +144,7 @@ func writePowerCutMatrix(t *testing.T, sc *crashScenario) {
 			var prev fsxtest.Tree
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, nil, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := crashTree(t, r)
@@ -245,7 +245,7 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(migCtx, nil, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := migSnapshot(t, dir)
@@ -342,7 +342,7 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, nil, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := fsxtest.Snapshot(t, r.Dir, drSkip(r))

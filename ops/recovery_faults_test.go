@@ -88,9 +88,9 @@ func frProtocols() []frProtocol {
 	}
 }
 
-// frOpts are the recovery options of every run here.
-func frOpts(rollback bool) recover.Options {
-	return recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}
+// frOpts are the recovery options of every run here, on fsys.
+func frOpts(fsys fsx.FS, rollback bool) recover.Options {
+	return recover.Options{FS: fsys, Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}
 }
 
 // frRestore makes dir the crashed tree saved in saved again.
@@ -265,7 +265,7 @@ func frJudge(t *testing.T, cc *fsxtest.CrashCount, where, known string, found []
 func frCleanEnd(t *testing.T, dir string, crashed map[string][]string, rollback bool) (*frEnd, []fsx.Op) {
 	t.Helper()
 	counter := fsx.NewFault(fsx.Real())
-	if _, err := recover.Run(fmCtx, counter, dir, frOpts(rollback)); err != nil {
+	if _, err := recover.Run(fmCtx, dir, frOpts(counter, rollback)); err != nil {
 		t.Fatalf("the clean recovery (rollback=%v) failed: %v", rollback, err)
 	}
 	end := &frEnd{state: fmState(t, dir), stale: catalogStaleOf(t, dir) != nil, keep: frCommon(crashed, fmManifest(t, dir))}
@@ -332,7 +332,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 	t.Helper()
 	errorf := func(format string, args ...any) { found = append(found, fmt.Sprintf(format, args...)) }
 
-	rep, err := recover.Run(fmCtx, fsx.NewFault(fsx.Real()).FailAt(op.N, injected), dir, frOpts(rollback))
+	rep, err := recover.Run(fmCtx, dir, frOpts(fsx.NewFault(fsx.Real()).FailAt(op.N, injected), rollback))
 	open := fmOpenIntents(t, dir)
 	switch {
 	case err == nil:
@@ -378,7 +378,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 
 	// The next recovery, as the operator runs it: the locks the first one
 	// left are not cleaned up by hand.
-	if _, err := recover.Run(fmCtx, nil, dir, frOpts(next)); err != nil {
+	if _, err := recover.Run(fmCtx, dir, frOpts(nil, next)); err != nil {
 		errorf("WEDGE: the next fault-free recovery failed: %v", err)
 		return outcome, found
 	}
@@ -403,7 +403,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 	}
 	// A second recovery is a no-op.
 	before := fmState(t, dir)
-	rep2, err := recover.Run(fmCtx, nil, dir, frOpts(next))
+	rep2, err := recover.Run(fmCtx, dir, frOpts(nil, next))
 	if err != nil {
 		errorf("the second recovery failed: %v", err)
 	} else if len(rep2.Intents) > 0 {

@@ -152,14 +152,14 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 			}
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, nil, crashed.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: forward recovery round %d: %v", k, round, err)
 			}
 			// Every journaled intent is finished.
 			n := count(begins, k)
 			check(k, "forward recovery round "+strconv.Itoa(round), crashed, states[n], stateRows[n])
 
-			if _, err := recover.Run(ctx, nil, rolled.Dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
 			// Intents marked done stay; the open one is undone.
@@ -248,7 +248,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 			}
 			probe := crashAt()
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(ctx, counter, probe.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, probe.Dir, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatal(err)
 			}
 			want, wantRows := final, finalRows
@@ -258,11 +258,11 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 			for _, m := range fsxtest.Cuts(0, counter.Ops()-1, every) {
 				cc.Check()
 				r := crashAt()
-				_, err := recover.Run(ctx, fsx.NewFault(fsx.Real()).CrashAfter(m), r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second})
+				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second})
 				if err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
-				if _, err := recover.Run(ctx, nil, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d, second recovery: %v", k, m, err)
 				}
 				if d := fsxtest.Diff(want, fsxtest.Snapshot(t, r.Dir, drSkip(r))); len(d) > 0 {

@@ -143,7 +143,7 @@ func TestRecoveryShowsTheRestampByName(t *testing.T) {
 		t.Fatalf("want the migration to crash before its restamp commit, got %v", err)
 	}
 	var l eventLog
-	rep, err := recover.Run(context.Background(), nil, dir, recover.Options{JournalLockTimeout: time.Second, Progress: l.progress})
+	rep, err := recover.Run(context.Background(), dir, recover.Options{JournalLockTimeout: time.Second, Progress: l.progress})
 	if err != nil || len(rep.Intents) == 0 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}

@@ -205,7 +205,7 @@ func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	}
 
 	// recover needs the repo alone: it waits for A and times out.
-	if _, err := recover.Run(context.Background(), nil, r.Dir, recover.Options{JournalLockTimeout: 200 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: 200 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Errorf("recover beside a live writer: want a lock timeout, got %v", err)
 	}
 
@@ -378,7 +378,7 @@ func TestConcurrentWritersCrashAtEveryCutPoint(t *testing.T) {
 		if err := <-lDone; err != nil {
 			t.Fatalf("%s: L, resumed: %v", where, err)
 		}
-		if _, err := recover.Run(context.Background(), nil, r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 			t.Fatalf("%s: recover: %v", where, err)
 		}
 		if n := len(openIntentsOf(t, r)); n != 0 {

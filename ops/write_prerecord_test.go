@@ -89,7 +89,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 
 	t.Run("recover removes it", func(t *testing.T) {
 		r, stage := crashed()
-		rep, err := recover.Run(ctx, nil, r.Dir, recover.Options{JournalLockTimeout: time.Second})
+		rep, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 			t.Fatalf("after recover the tree is not the old one:\n%s", strings.Join(d, "\n"))
 		}
 		checkOutcome(t, "after recover", sc, r, false)
-		if rep, err := recover.Run(ctx, nil, r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || len(rep.RemovedStages) > 0 {
+		if rep, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || len(rep.RemovedStages) > 0 {
 			t.Fatalf("second recover: %+v %v", rep, err)
 		}
 	})
@@ -185,7 +185,7 @@ func TestStageOfALiveWriterIsLeftAlone(t *testing.T) {
 	}
 	j.Abandon()
 
-	rep, err := recover.Run(ctx, nil, r.Dir, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second})
 	if err != nil || len(rep.RemovedStages) > 0 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}

@@ -59,7 +59,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 
 	t.Run("forward", func(t *testing.T) {
 		dir, item := build(t)
-		rep, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
+		rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil {
 			t.Fatalf("recover: %v", err)
 		}
@@ -77,7 +77,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if open := fmOpenIntents(t, dir); len(open) != 0 {
 			t.Fatalf("%d intents open after recovery", len(open))
 		}
-		again, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
+		again, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 		if err != nil || again.Finished+again.RolledBack != 0 {
 			t.Fatalf("second recover is not a no-op: %+v %v", again, err)
 		}
@@ -86,7 +86,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 	t.Run("rollback", func(t *testing.T) {
 		dir, item := build(t)
 		before := fmState(t, dir)
-		_, err := recover.Run(fmCtx, nil, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
+		_, err := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
 		if !errors.Is(err, swampj.ErrConflict) {
 			t.Fatalf("rollback: got %v, want a conflict", err)
 		}
@@ -102,7 +102,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 			t.Fatalf("latest is %q, want 4", l)
 		}
 		// Forward still finishes it.
-		if rep, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || rep.Finished != 1 {
+		if rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || rep.Finished != 1 {
 			t.Fatalf("recover after the refused rollback: %+v %v", rep, err)
 		}
 	})
@@ -138,7 +138,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	item := filepath.Join(r.DataRoot, fmType, fmM1, "out")
 	swampWritesNext(t, item, 3, "swamp's version four")
 
-	rep, err := recover.Run(fmCtx, nil, dir, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
 	if err != nil || rep.Finished != 1 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}

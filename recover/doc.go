@@ -4,7 +4,7 @@
 //
 //	import swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
 //
-//	rep, err := swampjrecover.Run(ctx, nil, dir, swampjrecover.Options{}) // nil: the real disk
+//	rep, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{})
 //	switch {
 //	case errors.Is(err, swampjrecover.ErrBusy):     // someone holds the repo: retry later (exit 75)
 //	case errors.Is(err, swampjrecover.ErrNotARepo): // dir is not inside a swamp repo

@@ -22,6 +22,9 @@ import (
 
 // Options for Run.
 type Options struct {
+	// FS is the file system every file operation goes through (nil: the
+	// real disk; tests hand in a fault-injecting one).
+	FS fsx.FS
 	// Rollback undoes open intents instead of finishing them.
 	Rollback bool
 	// DryRun reports what each open intent's steps observe, changing nothing.
@@ -105,10 +108,8 @@ var (
 // (*repo.ConfigLostError) is still recovered: an interrupted intent that
 // was rewriting the file puts it back. If the file is still missing
 // afterwards, Run returns the *repo.ConfigLostError, saying why.
-func Run(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, error) {
-	if fsys == nil {
-		fsys = fsx.Real()
-	}
+func Run(ctx context.Context, dir string, opts Options) (*Report, error) {
+	fsys := fsx.OrReal(opts.FS)
 	repoDir, err := repo.Find(fsys, dir)
 	var lost *repo.ConfigLostError
 	if errors.As(err, &lost) {
@@ -361,6 +362,10 @@ func (e *BlockedError) Error() string {
 
 func (e *BlockedError) Is(target error) bool { return target == swampj.ErrConflict }
 
+// Code is swampj.ErrConflict's.
+func (e *BlockedError) Code() string        { return swampj.ErrConflict.(swampj.Coded).Code() }
+func (e *BlockedError) Class() swampj.Class { return swampj.ClassFailed }
+
 // readOnlyRecover is recover on a journal that cannot be opened for writing
 // (read-only media, no write permission): with no open intent there is
 // nothing to do — the startup-hook case — and with one it is an error that
@@ -404,6 +409,8 @@ func (e *PendingError) Unwrap() error { return e.Media }
 
 // Code is the stable code of the cause (read_only_media, permission_denied).
 func (e *PendingError) Code() string { return e.Media.Code() }
+
+func (e *PendingError) Class() swampj.Class { return swampj.ClassFailed }
 
 func (e *PendingError) Error() string {
 	ids := make([]string, len(e.Intents))

@@ -20,7 +20,7 @@ func TestCleanPathCreatesNothing(t *testing.T) {
 	root := t.TempDir()
 	fsxtest.WriteFiles(t, root, map[string]string{".swamp.yaml": "x: 1\n"})
 	before := fsxtest.Snapshot(t, root, nil)
-	rep, err := recover.Run(context.Background(), nil, root, recover.Options{})
+	rep, err := recover.Run(context.Background(), root, recover.Options{})
 	if err != nil || rep.JournalExists || len(rep.Intents) != 0 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -33,7 +33,7 @@ func TestCleanPathCreatesNothing(t *testing.T) {
 // success that skips recovery.
 func TestRunOutsideARepoIsTyped(t *testing.T) {
 	dir := t.TempDir()
-	_, err := recover.Run(context.Background(), nil, dir, recover.Options{})
+	_, err := recover.Run(context.Background(), dir, recover.Options{})
 	if !errors.Is(err, recover.ErrNotARepo) {
 		t.Fatalf("want ErrNotARepo for %s, got %v", dir, err)
 	}
@@ -59,7 +59,7 @@ func TestNothingOpenBesideRunningWriters(t *testing.T) {
 	w.Release()
 	defer w.Close()
 	start := time.Now()
-	if _, err := recover.Run(context.Background(), nil, root, recover.Options{JournalLockTimeout: 300 * time.Millisecond}); err != nil {
+	if _, err := recover.Run(context.Background(), root, recover.Options{JournalLockTimeout: 300 * time.Millisecond}); err != nil {
 		t.Fatalf("recover with nothing open beside a writer: %v", err)
 	}
 	if d := time.Since(start); d > 250*time.Millisecond {
@@ -68,7 +68,7 @@ func TestNothingOpenBesideRunningWriters(t *testing.T) {
 	if _, err := w.Begin(&journal.Intent{Kind: "test", Summary: "open"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recover.Run(context.Background(), nil, root, recover.Options{JournalLockTimeout: 300 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := recover.Run(context.Background(), root, recover.Options{JournalLockTimeout: 300 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("recover with an intent open beside its live writer: want a lock timeout, got %v", err)
 	}
 }

@@ -38,7 +38,8 @@ func runRecover(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := recover.Run(c.Context, e.fs, dir, recover.Options{
+	rep, err := recover.Run(c.Context, dir, recover.Options{
+		FS:                 e.fs,
 		Rollback:           c.Bool("rollback"),
 		DryRun:             c.Bool("dry-run"),
 		JournalLockTimeout: e.lockTO,

@@ -179,7 +179,7 @@ func lookCommand(dir, name string) error {
 // It returns the repo the barrier covers and, for a remote-backed repo,
 // its cache.
 func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *remote.Cache, error) {
-	rep, err := recover.Run(c.Context, e.fs, dir, recover.Options{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
+	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 		Progress: e.out.progress()})
 	e.out.endProgress() // the line is cleared before the command writes to the terminal
 	if err != nil {

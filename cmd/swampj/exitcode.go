@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
-	"syscall"
 
 	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
 	"github.com/swampj/swampj/catalog"
@@ -22,7 +20,6 @@ import (
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
-	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
@@ -40,8 +37,19 @@ const (
 	exitInterrupted = 130
 )
 
+// exitOf is the exit code of each class of error.
+var exitOf = map[swampjerr.Class]int{
+	swampjerr.ClassFailed:        exitFailure,
+	swampjerr.ClassUsage:         exitUsage,
+	swampjerr.ClassNeedsPerson:   exitManual,
+	swampjerr.ClassBusy:          exitLockTimeout,
+	swampjerr.ClassFormatRefused: exitFormat,
+	swampjerr.ClassInterrupted:   exitInterrupted,
+}
+
 // codedError lets a command attach a stable code to an error it builds
-// itself (collision, conflict, drift).
+// itself (collision, conflict, drift). exit is one of exitOf's, or an exit
+// code no class has (a command that could not be started: 126, 127).
 type codedError struct {
 	code string
 	exit int
@@ -50,6 +58,18 @@ type codedError struct {
 
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
+func (e *codedError) Code() string  { return e.code }
+
+// Class is the class whose exit code is e's (ClassFailed for one no class
+// has; classify uses e.exit itself).
+func (e *codedError) Class() swampjerr.Class {
+	for c, exit := range exitOf {
+		if exit == e.exit {
+			return c
+		}
+	}
+	return swampjerr.ClassFailed
+}
 
 func withCode(code string, exit int, err error) error {
 	return &codedError{code: code, exit: exit, err: err}
@@ -57,108 +77,30 @@ func withCode(code string, exit int, err error) error {
 
 func usageErr(err error) error { return withCode("usage", exitUsage, err) }
 
-// classify is the one place that maps an error to an exit code and a stable
-// error code for --json. The codes are the errors' own (each sentinel is a
-// *swampj.Error, each typed error has a Code method): this switch decides
-// only which class wins where an error matches several, and the exit code.
-// The codes declared here are the CLI's own classes of OS errors.
+// classify maps an error to an exit code and the stable error code for
+// --json. The outermost swampj.Coded error of the chain decides, code and
+// class (a library error, or the command's own codedError); failures of
+// the system below swampj (ENOSPC, EIO, ...) have theirs (swampj.CodedOf).
+// The CLI's own: a refused permission nothing says more about, and
+// "failed" for everything else.
 func classify(err error) (exit int, code string) {
-	var ce *codedError
-	var src *fsx.SourceError
-	var notFound *journal.NotFoundError
-	var openIntents *report.OpenIntentsError
-	var unreadable *store.UnreadableError
-	var dataNotFound *read.DataNotFoundError
-	var invalidWrite *write.InvalidWriteError
-	var inputChanged *write.InputChangedError
-	var media *journal.MediaError
-	var lost *repo.ConfigLostError
-	var (
-		formatUnsupported *repo.FormatUnsupportedError
-		markerInvalid     *repo.FormatMarkerInvalidError
-		markerUnreadable  *repo.FormatMarkerUnreadableError
-	)
-	switch {
-	case errors.As(err, &ce):
+	c := swampjerr.CodedOf(err)
+	if ce, ok := c.(*codedError); ok {
 		return ce.exit, ce.code
-	case errors.As(err, &formatUnsupported):
-		return exitFormat, formatUnsupported.Code()
-	case errors.As(err, &markerInvalid):
-		return exitFormat, markerInvalid.Code()
-	case errors.As(err, &markerUnreadable):
-		return exitFormat, markerUnreadable.Code()
-	case errors.As(err, &lost):
-		return exitFailure, lost.Code()
-	case errors.Is(err, journal.ErrLockTimeout):
-		return exitLockTimeout, codeOf(journal.ErrLockTimeout)
-	case errors.Is(err, lock.ErrTimeout):
-		return exitLockTimeout, codeOf(lock.ErrTimeout)
-	case errors.Is(err, context.Canceled):
-		return exitInterrupted, codeInterrupted
-	case errors.Is(err, journal.ErrCorrupt):
-		return exitFailure, codeOf(journal.ErrCorrupt)
-	case errors.As(err, &media):
-		return exitFailure, media.Code()
-	case errors.Is(err, syscall.EROFS):
-		return exitFailure, codeReadOnly
-	case errors.As(err, &notFound):
-		return exitFailure, notFound.Code()
-	case errors.As(err, &dataNotFound):
-		return exitFailure, dataNotFound.Code()
-	case errors.As(err, &unreadable):
-		return exitFailure, unreadable.Code()
-	case errors.As(err, &inputChanged):
-		return exitFailure, inputChanged.Code()
-	case errors.Is(err, swampjerr.ErrConflict):
-		return exitFailure, codeOf(swampjerr.ErrConflict)
-	}
-	for _, sentinel := range []error{repo.ErrNotARepo, repo.ErrInvalidNamespace, repo.ErrInvalidAddress,
-		repo.ErrOutsideDataRoot, repo.ErrUnsupportedDatastore, repo.ErrConfig} {
-		if errors.Is(err, sentinel) {
-			return exitFailure, codeOf(sentinel)
-		}
 	}
 	switch {
-	case errors.As(err, &invalidWrite):
-		return exitFailure, invalidWrite.Code()
-	case errors.As(err, &src):
-		return exitFailure, src.Code()
-	case errors.Is(err, syscall.ENOSPC):
-		return exitFailure, codeNoSpace
-	case errors.Is(err, syscall.EXDEV):
-		return exitFailure, (*migrate.CrossDeviceError)(nil).Code()
-	case errors.Is(err, syscall.EIO):
-		return exitFailure, codeIOError
-	case errors.Is(err, swampjerr.ErrStepFailed):
-		return exitFailure, codeOf(swampjerr.ErrStepFailed)
-	case errors.As(err, &openIntents):
-		return exitFailure, openIntents.Code()
-	case catalog.ErrorCode(err) == catalog.CodeBusy:
-		// Another process held the catalog past busy_timeout: retry later.
-		return exitLockTimeout, catalog.CodeBusy
-	case catalog.ErrorCode(err) != "":
-		return exitFailure, catalog.ErrorCode(err)
-	case errors.Is(err, swampjerr.ErrBusy):
-		// Any other "someone else holds it": retry later.
-		return exitLockTimeout, codeOf(swampjerr.ErrBusy)
-	}
-	if c, ok := err.(interface{ Code() string }); ok {
-		return exitFailure, c.Code()
-	}
-	if errors.Is(err, fs.ErrPermission) {
+	case c != nil:
+		return exitOf[c.Class()], c.Code()
+	case errors.Is(err, fs.ErrPermission):
 		return exitFailure, codePermission
 	}
 	return exitFailure, codeFailed
 }
 
-// codeOf is a sentinel's own code (every sentinel is a *swampj.Error).
-func codeOf(sentinel error) string { return sentinel.(interface{ Code() string }).Code() }
-
-// The CLI's own codes: OS errors and outcomes no package names.
+// The CLI's own codes: outcomes no package names, and the codes of the
+// system's failures (swampj.CodedOf) reportError adds to.
 const (
 	codeInterrupted = "interrupted"
-	codeNoSpace     = "no_space"
-	codeIOError     = "io_error"
 	codeFailed      = "failed"
 	// codeDoctorManual: the doctor left findings only a person can fix.
 	codeDoctorManual = "doctor_manual"

@@ -42,6 +42,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
@@ -174,7 +175,8 @@ type Timings struct {
 // un-namespaced path: the rebuild would drop rows that a migration keeps.
 type UnmigratedError struct{ Path, Namespace string }
 
-func (e *UnmigratedError) Code() string { return "unmigrated_data" }
+func (e *UnmigratedError) Code() string        { return "unmigrated_data" }
+func (e *UnmigratedError) Class() swampj.Class { return swampj.ClassFailed }
 func (e *UnmigratedError) Error() string {
 	return fmt.Sprintf("namespace %q is configured but data still sits at %s; migrate it into the namespace first "+
 		"(it keeps the catalog rows of that data), then rebuild", e.Namespace, e.Path)

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -103,13 +104,29 @@ func (e *CacheLockError) Error() string {
 }
 func (e *CacheLockError) Unwrap() error { return e.Err }
 
-// Code is the error code of the CLI: lock_timeout when someone held the
-// lock, remote_lock_unavailable otherwise.
+// Code is lock_timeout when someone held the lock, the code of the cause
+// when it has one (a bucket that cannot be used), remote_lock_unavailable
+// otherwise.
 func (e *CacheLockError) Code() string {
 	if errors.Is(e.Err, remote.ErrLockBusy) {
 		return "lock_timeout"
 	}
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Code()
+	}
 	return "remote_lock_unavailable"
+}
+
+// Class is swampj.ClassBusy when someone held the lock, else the class of
+// the cause (a bucket that cannot be used) when it has one.
+func (e *CacheLockError) Class() swampj.Class {
+	if errors.Is(e.Err, remote.ErrLockBusy) {
+		return swampj.ClassBusy
+	}
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
 }
 
 // CacheRepairError: the journaled cache repair failed; it was rolled back

@@ -270,7 +270,7 @@ func TestRepairCutAnywhereIsFinishedByRecover(t *testing.T) {
 			if _, err := doctor.Run(ctx, fault, r, doctor.Options{Repair: true, Confirm: true, Now: now, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("repair cut after %d operations: %v", k, err)
 			}
-			if _, err := recover.Run(ctx, nil, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); err != nil {
 				t.Fatalf("recover: %v", err)
 			}
 			// Finished by recover, or (cut before its intent was

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
@@ -31,7 +32,21 @@ type RepairError struct {
 	RollbackErr error
 }
 
-func (e *RepairError) Code() string { return "repair_failed" }
+// Code is the code of what failed below when that has one, else "repair_failed".
+func (e *RepairError) Code() string {
+	if c := swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
+		return c.Code()
+	}
+	return "repair_failed"
+}
+
+// Class is the class of what failed below when that has one, else ClassFailed.
+func (e *RepairError) Class() swampj.Class {
+	if c := swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 
 func (e *RepairError) Error() string {
 	if e.RollbackErr != nil {

@@ -77,7 +77,7 @@ func (o Options) withDefaults() Options {
 }
 
 // ErrTimeout is matched (errors.Is) by every *TimeoutError.
-var ErrTimeout error = swampj.NewError("lock_timeout", "timed out waiting for a swamp lock")
+var ErrTimeout error = swampj.NewClassError(swampj.ClassBusy, "lock_timeout", "timed out waiting for a swamp lock")
 
 // TimeoutError is returned when a lock stays held for the whole wait.
 // Holder is the last record seen, nil when the file was unreadable.
@@ -117,7 +117,21 @@ type AccessError struct {
 	Err    error
 }
 
-func (e *AccessError) Code() string  { return "permission_denied" }
+// Code is the code of a failure of the system below when that caused it
+// (a full disk, an I/O error), else "permission_denied".
+func (e *AccessError) Code() string {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Code()
+	}
+	return "permission_denied"
+}
+
+func (e *AccessError) Class() swampj.Class {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 func (e *AccessError) Unwrap() error { return e.Err }
 func (e *AccessError) Error() string {
 	why := e.Err.Error()

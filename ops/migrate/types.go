@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/report"
 
@@ -153,8 +154,9 @@ func (e *MigrateInterruptedError) Error() string {
 	return fmt.Sprintf("interrupted during %s (%d step(s) done); intent %d is open: the same migration run again finishes it, or a rollback undoes it",
 		e.Phase, e.Done, e.IntentID)
 }
-func (e *MigrateInterruptedError) Unwrap() error { return e.Err }
-func (e *MigrateInterruptedError) Code() string  { return "interrupted" }
+func (e *MigrateInterruptedError) Unwrap() error       { return e.Err }
+func (e *MigrateInterruptedError) Code() string        { return "interrupted" }
+func (e *MigrateInterruptedError) Class() swampj.Class { return swampj.ClassInterrupted }
 
 // subdirPosition is what stands at a subdirectory position (positionKind).
 type subdirPosition int
@@ -173,7 +175,8 @@ func (e *CollisionError) Error() string {
 	return fmt.Sprintf("Cannot migrate: %d path(s) exist on both sides with different content and would be lost in a merge. "+
 		"Nothing was changed. Remove or rename the conflicting files first:\n  %s", len(e.Paths), strings.Join(e.Paths, "\n  "))
 }
-func (e *CollisionError) Code() string { return "collision" }
+func (e *CollisionError) Code() string        { return "collision" }
+func (e *CollisionError) Class() swampj.Class { return swampj.ClassFailed }
 
 // ForeignNamespacesError: other namespaces are registered under the base
 // (swamp's guard, swamp-format §4.4 step 2; swamp-format §9.12).
@@ -184,7 +187,8 @@ func (e *ForeignNamespacesError) Error() string {
 		"this namespace, and the un-namespaced paths may hold data of theirs. Nothing was changed. Move this repo's "+
 		"un-namespaced data by hand, or remove the other namespaces' manifests if they are stale", strings.Join(e.Namespaces, ", "))
 }
-func (e *ForeignNamespacesError) Code() string { return "foreign_namespaces" }
+func (e *ForeignNamespacesError) Code() string        { return "foreign_namespaces" }
+func (e *ForeignNamespacesError) Class() swampj.Class { return swampj.ClassFailed }
 
 // CrossDeviceError: source and destination are on different file systems,
 // so renames would fail with EXDEV. Nothing was touched.
@@ -194,8 +198,9 @@ func (e *CrossDeviceError) Error() string {
 	return fmt.Sprintf("Cannot migrate: %s and %s are on different file systems, and swampj only moves by rename. Nothing was changed. "+
 		"Put the namespace directory on the same file system as the data", e.Source, e.Destination)
 }
-func (e *CrossDeviceError) Unwrap() error { return syscall.EXDEV }
-func (e *CrossDeviceError) Code() string  { return "cross_device" }
+func (e *CrossDeviceError) Unwrap() error       { return syscall.EXDEV }
+func (e *CrossDeviceError) Code() string        { return "cross_device" }
+func (e *CrossDeviceError) Class() swampj.Class { return swampj.ClassFailed }
 
 // MigrateFailedError: a step failed part way. The intent stays open; the
 // error names both ways out.
@@ -229,8 +234,9 @@ type NoNamespaceError struct {
 	NeedSet bool
 }
 
-func (e *NoNamespaceError) Error() string { return e.Msg }
-func (e *NoNamespaceError) Code() string  { return "no_namespace" }
+func (e *NoNamespaceError) Error() string       { return e.Msg }
+func (e *NoNamespaceError) Code() string        { return "no_namespace" }
+func (e *NoNamespaceError) Class() swampj.Class { return swampj.ClassFailed }
 
 // AlreadySetError: `set` to the namespace already configured.
 type AlreadySetError struct{ Slug string }
@@ -238,7 +244,8 @@ type AlreadySetError struct{ Slug string }
 func (e *AlreadySetError) Error() string {
 	return fmt.Sprintf("Namespace is already set to %q.", e.Slug)
 }
-func (e *AlreadySetError) Code() string { return "already_set" }
+func (e *AlreadySetError) Code() string        { return "already_set" }
+func (e *AlreadySetError) Class() swampj.Class { return swampj.ClassFailed }
 
 // NamespaceTakenError: another repo registered the slug in this datastore.
 type NamespaceTakenError struct{ Slug, RepoID string }
@@ -247,7 +254,8 @@ func (e *NamespaceTakenError) Error() string {
 	return fmt.Sprintf("Namespace %q is already registered in this datastore by repo %s. Choose another slug "+
 		"(or, if that repo is gone, remove its manifest first).", e.Slug, e.RepoID)
 }
-func (e *NamespaceTakenError) Code() string { return "namespace_taken" }
+func (e *NamespaceTakenError) Code() string        { return "namespace_taken" }
+func (e *NamespaceTakenError) Class() swampj.Class { return swampj.ClassFailed }
 
 // ReservedNamespaceError: the slug is the name of a datastore subdirectory,
 // so {base}/{slug} would share a directory with the solo layout.
@@ -265,7 +273,8 @@ func (e *MultipleNamespacesError) Error() string {
 	return fmt.Sprintf("Cannot unset namespace: datastore contains %d namespaces (%s). Unsetting is only allowed when a single namespace exists.",
 		len(e.Namespaces), strings.Join(e.Namespaces, ", "))
 }
-func (e *MultipleNamespacesError) Code() string { return "multiple_namespaces" }
+func (e *MultipleNamespacesError) Code() string        { return "multiple_namespaces" }
+func (e *MultipleNamespacesError) Class() swampj.Class { return swampj.ClassFailed }
 
 // EnvOverrideError: SWAMP_DATASTORE replaces the datastore block, namespace
 // included (swamp-format §9.14), so namespace commands would act on the wrong layout.
@@ -275,7 +284,8 @@ func (e *EnvOverrideError) Error() string {
 	return "SWAMP_DATASTORE is set: it overrides the datastore block of .swamp.yaml, namespace included, " +
 		"so namespace commands cannot act on it. Unset SWAMP_DATASTORE and run the command again"
 }
-func (e *EnvOverrideError) Code() string { return "env_override" }
+func (e *EnvOverrideError) Code() string        { return "env_override" }
+func (e *EnvOverrideError) Class() swampj.Class { return swampj.ClassFailed }
 
 // BaseMissingError: the datastore base directory does not exist.
 type BaseMissingError struct {
@@ -289,7 +299,8 @@ func (e *BaseMissingError) Error() string {
 	}
 	return fmt.Sprintf("the datastore base %s does not exist; fix datastore.path in .swamp.yaml or create the directory", e.Base)
 }
-func (e *BaseMissingError) Code() string { return "base_missing" }
+func (e *BaseMissingError) Code() string        { return "base_missing" }
+func (e *BaseMissingError) Class() swampj.Class { return swampj.ClassFailed }
 
 // NotADirectoryError: a namespace directory position holds something else.
 type NotADirectoryError struct{ Path string }
@@ -297,7 +308,8 @@ type NotADirectoryError struct{ Path string }
 func (e *NotADirectoryError) Error() string {
 	return fmt.Sprintf("%s exists and is not a directory; move it away and run the command again", e.Path)
 }
-func (e *NotADirectoryError) Code() string { return "not_a_directory" }
+func (e *NotADirectoryError) Code() string        { return "not_a_directory" }
+func (e *NotADirectoryError) Class() swampj.Class { return swampj.ClassFailed }
 
 // SymlinkedPathError: a namespace or subdirectory position is a symlink.
 type SymlinkedPathError struct {
@@ -323,3 +335,4 @@ func (e *SymlinkedPathError) Code() string {
 	}
 	return "symlink"
 }
+func (e *SymlinkedPathError) Class() swampj.Class { return swampj.ClassFailed }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/repo"
@@ -52,7 +53,8 @@ func (e *ModelNotFoundError) Error() string {
 	return fmt.Sprintf("Model not found: %s (no definition under models/ has this name or id, no catalog row has this model_name, "+
 		"no data is stored under this model id)", e.Query)
 }
-func (e *ModelNotFoundError) Code() string { return "not_found" }
+func (e *ModelNotFoundError) Code() string        { return "not_found" }
+func (e *ModelNotFoundError) Class() swampj.Class { return swampj.ClassFailed }
 
 // AmbiguousModelError: more than one model answers to the name.
 type AmbiguousModelError struct {
@@ -68,7 +70,8 @@ func (e *AmbiguousModelError) Error() string {
 	return fmt.Sprintf("model name %q is ambiguous: %d models answer to it: %s; name one by its id, or as TYPE/MODEL_ID/DATA_NAME",
 		e.Query, len(e.Candidates), strings.Join(parts, "; "))
 }
-func (e *AmbiguousModelError) Code() string { return "ambiguous_model" }
+func (e *AmbiguousModelError) Code() string        { return "ambiguous_model" }
+func (e *AmbiguousModelError) Class() swampj.Class { return swampj.ClassFailed }
 
 // ResolveModel resolves a model name or id.
 func ResolveModel(ctx context.Context, fsys fsx.FS, r *repo.Repo, idOrName string) (Model, error) {

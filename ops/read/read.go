@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -37,7 +38,8 @@ func (e *DataNotFoundError) Error() string {
 	}
 	return fmt.Sprintf("no data at %s: %s", e.Address, e.Reason)
 }
-func (e *DataNotFoundError) Code() string { return "not_found" }
+func (e *DataNotFoundError) Code() string        { return "not_found" }
+func (e *DataNotFoundError) Class() swampj.Class { return swampj.ClassFailed }
 
 // UnreadableDataError: the version exists but cannot be served — the files
 // are missing, empty, invalid or do not match each other. Err lists every
@@ -81,8 +83,9 @@ func (e *UnreadableDataError) Error() string {
 	}
 	return b.String()
 }
-func (e *UnreadableDataError) Unwrap() error { return e.Err }
-func (e *UnreadableDataError) Code() string  { return "unreadable_version" }
+func (e *UnreadableDataError) Unwrap() error       { return e.Err }
+func (e *UnreadableDataError) Code() string        { return "unreadable_version" }
+func (e *UnreadableDataError) Class() swampj.Class { return swampj.ClassFailed }
 
 // DataContent is one readable version, open for reading.
 type DataContent struct {

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/swampyaml"
@@ -138,8 +139,9 @@ func (e *UnknownTypeError) Error() string {
 	return fmt.Sprintf("%s: datastore type %q: swampj knows the cache of %s only (tested against the real extensions); "+
 		"it leaves this datastore to swamp", e.Source, e.Type, S3Type+" and "+GCSType)
 }
-func (e *UnknownTypeError) Unwrap() error { return ErrUnknownType }
-func (e *UnknownTypeError) Code() string  { return "unsupported_datastore" }
+func (e *UnknownTypeError) Unwrap() error       { return ErrUnknownType }
+func (e *UnknownTypeError) Code() string        { return "unsupported_datastore" }
+func (e *UnknownTypeError) Class() swampj.Class { return swampj.ClassFailed }
 
 // Discover finds the repo at or above dir and, when its datastore is the S3
 // or the GCS extension, its cache, resolved as swamp resolves it

@@ -367,7 +367,7 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 				t.Fatalf("cut %d: want a crash, got %v", k, err)
 			}
 			for round := 0; round < 2; round++ {
-				if _, err := recover.Run(ctx, nil, f.repo, recover.Options{Rollback: back, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, f.repo, recover.Options{Rollback: back, JournalLockTimeout: time.Second}); err != nil {
 					t.Fatalf("cut %d (rollback %v): recovery: %v", k, back, err)
 				}
 			}

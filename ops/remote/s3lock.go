@@ -43,6 +43,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+
+	"github.com/swampj/swampj"
 )
 
 // Locker takes the datastore's lock for a repair; release gives it back.
@@ -197,7 +199,21 @@ func (e *AccessError) Error() string {
 func (e *AccessError) Unwrap() error { return e.Err }
 
 // Code is the error code of the CLI.
-func (e *AccessError) Code() string { return e.Kind }
+// Code is the code of what failed below when that has one, else e.Kind.
+func (e *AccessError) Code() string {
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Code()
+	}
+	return e.Kind
+}
+
+// Class is the class of what failed below when that has one, else ClassFailed.
+func (e *AccessError) Class() swampj.Class {
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 
 // classify turns an SDK error into an *AccessError where the bucket could
 // not be used at all, and otherwise names the operation, without the

@@ -126,6 +126,22 @@ func (e *ManifestError) Error() string {
 }
 func (e *ManifestError) Unwrap() []error { return []error{ErrManifest, e.Err} }
 
+// Code is ErrManifest's, or the code of a failure of the system below
+// when that caused it (an I/O error).
+func (e *ManifestError) Code() string {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Code()
+	}
+	return ErrManifest.(swampj.Coded).Code()
+}
+
+func (e *ManifestError) Class() swampj.Class {
+	if c := swampj.SystemFailure(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
+
 // NotARepoError: a directory named as a repo's root is not one. It
 // matches ErrNotARepo.
 type NotARepoError struct {
@@ -141,7 +157,8 @@ func (e *NotARepoError) Error() string {
 func (e *NotARepoError) Is(target error) bool { return target == ErrNotARepo }
 
 // Code is the stable error code.
-func (e *NotARepoError) Code() string { return "not_a_repo" }
+func (e *NotARepoError) Code() string        { return "not_a_repo" }
+func (e *NotARepoError) Class() swampj.Class { return swampj.ClassFailed }
 
 // ConfigLostError: dir holds swampj's journal but no .swamp.yaml. It is a
 // swamp repo whose configuration file is gone (ALICE's rename that left
@@ -175,4 +192,5 @@ func (e *ConfigLostError) Error() string {
 func (e *ConfigLostError) Unwrap() error { return e.Cause }
 
 // Code is the stable error code.
-func (e *ConfigLostError) Code() string { return "config_lost" }
+func (e *ConfigLostError) Code() string        { return "config_lost" }
+func (e *ConfigLostError) Class() swampj.Class { return swampj.ClassFailed }

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 )
 
@@ -318,7 +319,8 @@ func (e *FormatUnsupportedError) Error() string {
 func (e *FormatUnsupportedError) Unwrap() error { return ErrDatastoreFormat }
 
 // Code is the stable error code.
-func (*FormatUnsupportedError) Code() string { return CodeFormatUnsupported }
+func (*FormatUnsupportedError) Code() string        { return CodeFormatUnsupported }
+func (*FormatUnsupportedError) Class() swampj.Class { return swampj.ClassFormatRefused }
 
 // FormatMarkerInvalidError: something is at the marker's path that is not a
 // marker (code datastore_format_marker_invalid). Treating it as format 2
@@ -336,7 +338,8 @@ func (e *FormatMarkerInvalidError) Error() string {
 func (e *FormatMarkerInvalidError) Unwrap() error { return ErrDatastoreFormat }
 
 // Code is the stable error code.
-func (*FormatMarkerInvalidError) Code() string { return CodeFormatMarkerInvalid }
+func (*FormatMarkerInvalidError) Code() string        { return CodeFormatMarkerInvalid }
+func (*FormatMarkerInvalidError) Class() swampj.Class { return swampj.ClassFormatRefused }
 
 // FormatMarkerUnreadableError: the marker exists but cannot be read
 // (code datastore_format_marker_unreadable). swamp skips its check then;
@@ -355,7 +358,8 @@ func (e *FormatMarkerUnreadableError) Error() string {
 func (e *FormatMarkerUnreadableError) Unwrap() []error { return []error{ErrDatastoreFormat, e.Err} }
 
 // Code is the stable error code.
-func (*FormatMarkerUnreadableError) Code() string { return CodeFormatMarkerUnreadable }
+func (*FormatMarkerUnreadableError) Code() string        { return CodeFormatMarkerUnreadable }
+func (*FormatMarkerUnreadableError) Class() swampj.Class { return swampj.ClassFormatRefused }
 
 // Warning is what a read-only command reports before it goes on.
 func (e *FormatMarkerUnreadableError) Warning() string {

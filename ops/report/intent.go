@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/journal"
 )
 
@@ -78,7 +79,8 @@ func NewOpenIntentsError(open []*journal.Intent, then string) *OpenIntentsError 
 	return e
 }
 
-func (e *OpenIntentsError) Code() string { return "open_intents" }
+func (e *OpenIntentsError) Code() string        { return "open_intents" }
+func (e *OpenIntentsError) Class() swampj.Class { return swampj.ClassFailed }
 func (e *OpenIntentsError) Error() string {
 	ids := make([]string, len(e.IDs))
 	for i, id := range e.IDs {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/swampj/swampj"
 )
 
 // ErrInvalidVersion is returned when a version number is not positive.
@@ -18,7 +20,8 @@ type UnreadableError struct {
 }
 
 // Code is "unreadable_version".
-func (e *UnreadableError) Code() string { return "unreadable_version" }
+func (e *UnreadableError) Code() string        { return "unreadable_version" }
+func (e *UnreadableError) Class() swampj.Class { return swampj.ClassFailed }
 
 func (e *UnreadableError) Error() string {
 	var b strings.Builder

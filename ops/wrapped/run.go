@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/repo"
@@ -55,7 +56,21 @@ func (e *UnsupportedError) Error() string {
 func (e *UnsupportedError) Unwrap() error { return e.Err }
 
 // Code is the stable error code.
-func (e *UnsupportedError) Code() string { return "barrier_unsupported" }
+// Code is the code of what failed below when that has one, else "barrier_unsupported".
+func (e *UnsupportedError) Code() string {
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Code()
+	}
+	return "barrier_unsupported"
+}
+
+// Class is the class of what failed below when that has one, else ClassFailed.
+func (e *UnsupportedError) Class() swampj.Class {
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 
 // Supported says why the barrier cannot run on this machine (nil: it can).
 func Supported() error {

@@ -68,7 +68,7 @@ func TestSettleCrashAtEveryCutPoint(t *testing.T) {
 		if err := settle(f, r); err == nil {
 			t.Fatalf("cut %d of %d: settling did not crash", k, n)
 		}
-		if _, err := recover.Run(context.Background(), nil, r.Dir, recover.Options{JournalLockTimeout: 5 * time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: 5 * time.Second}); err != nil {
 			t.Fatalf("cut %d of %d: recovery after the cut: %v", k, n, err)
 		}
 		if wrapped.Pending(nil, r.JournalPath) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/session"
 
@@ -157,7 +158,24 @@ func (e *InvalidWriteError) Error() string {
 	return fmt.Sprintf("write %d (%s): %v; nothing was changed", e.Index+1, e.Address, e.Err)
 }
 func (e *InvalidWriteError) Unwrap() []error { return []error{ErrInvalidWrite, e.Err} }
-func (e *InvalidWriteError) Code() string    { return "invalid_input" }
+
+// Code is the code of the cause when it has one (an invalid address, a
+// path outside the data root), else "invalid_input".
+func (e *InvalidWriteError) Code() string {
+	var c swampj.Coded
+	if errors.As(e.Err, &c) {
+		return c.Code()
+	}
+	return "invalid_input"
+}
+
+func (e *InvalidWriteError) Class() swampj.Class {
+	var c swampj.Coded
+	if errors.As(e.Err, &c) {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
 
 // InputChangedError is returned when a source hashed before the write did
 // not stream the same bytes during it (a file modified meanwhile).
@@ -171,7 +189,8 @@ func (e *InputChangedError) Error() string {
 	return fmt.Sprintf("%s: the input changed while it was being written (hashed %d bytes, sha256 %s; then read %d bytes, sha256 %s); "+
 		"the write was rolled back, write it again once the file is stable", e.Address, e.WantSize, shortSum(e.WantSHA), e.GotSize, shortSum(e.GotSHA))
 }
-func (e *InputChangedError) Code() string { return "input_changed" }
+func (e *InputChangedError) Code() string        { return "input_changed" }
+func (e *InputChangedError) Class() swampj.Class { return swampj.ClassFailed }
 
 // WriteFailedError is a write that failed after its intent was journaled.
 // Err is the cause (errors.Is works through it: ENOSPC, EIO, a source
@@ -279,7 +298,8 @@ func (e *UnmigratedWriteError) Error() string {
 	return fmt.Sprintf("write %d (%s): namespace %q is configured but this model's data still sits at %s (not migrated yet); "+
 		"nothing was written. Migrate the data into the namespace first, then write again", e.Index+1, e.Address, e.Namespace, e.Path)
 }
-func (e *UnmigratedWriteError) Code() string { return "unmigrated_data" }
+func (e *UnmigratedWriteError) Code() string        { return "unmigrated_data" }
+func (e *UnmigratedWriteError) Class() swampj.Class { return swampj.ClassFailed }
 
 // NamespaceChangedError: the datastore's namespace changed while the write
 // waited for swamp's locks (a migration ran). Nothing was written.
@@ -289,4 +309,5 @@ func (e *NamespaceChangedError) Error() string {
 	return fmt.Sprintf("the datastore namespace changed from %q to %q while the write waited for swamp's locks (a namespace migration ran); "+
 		"nothing was written. Run the write again", e.Was, e.Now)
 }
-func (e *NamespaceChangedError) Code() string { return "namespace_changed" }
+func (e *NamespaceChangedError) Code() string        { return "namespace_changed" }
+func (e *NamespaceChangedError) Class() swampj.Class { return swampj.ClassFailed }

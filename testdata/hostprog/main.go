@@ -38,7 +38,7 @@ func main() {
 }
 
 func run(ctx context.Context, dir string) int {
-	rep, err := swampjrecover.Run(ctx, nil, dir, swampjrecover.Options{JournalLockTimeout: 2 * time.Second})
+	rep, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{JournalLockTimeout: 2 * time.Second})
 	switch {
 	case errors.Is(err, swampjrecover.ErrBusy):
 		fmt.Fprintf(os.Stderr, "hostprog: the repo is busy, retry later: %v\n", err)

@@ -168,6 +168,23 @@ func (e *StepError) Unwrap() error { return e.Err }
 // Is makes every StepError match swampj.ErrStepFailed.
 func (e *StepError) Is(target error) bool { return target == swampj.ErrStepFailed }
 
+// Code is the code of what failed below when that has one (a full disk,
+// a conflict), else swampj.ErrStepFailed's.
+func (e *StepError) Code() string {
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Code()
+	}
+	return swampj.ErrStepFailed.(swampj.Coded).Code()
+}
+
+// Class is the class of what failed below when that has one.
+func (e *StepError) Class() swampj.Class {
+	if c := swampj.CauseOf(e.Err); c != nil {
+		return c.Class()
+	}
+	return swampj.ClassFailed
+}
+
 // ConflictError says the disk matches neither the before nor the after state
 // of a step, so swampj will not guess. The intent stays open.
 type ConflictError struct {
@@ -192,6 +209,10 @@ func (e *ConflictError) Error() string {
 
 // Is makes every ConflictError match swampj.ErrConflict.
 func (e *ConflictError) Is(target error) bool { return target == swampj.ErrConflict }
+
+// Code is swampj.ErrConflict's.
+func (e *ConflictError) Code() string        { return swampj.ErrConflict.(swampj.Coded).Code() }
+func (e *ConflictError) Class() swampj.Class { return swampj.ClassFailed }
 
 // Execute journals a new intent (one synced commit) and runs it forward.
 // On failure the intent stays open for recovery or a re-run.

@@ -97,7 +97,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 		}
 
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, nil, crashed, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, crashed, recover.Options{JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d (after %v): recover round %d: %v", k, lastOp(f), round, err)
 			}
 			want := final
@@ -109,7 +109,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 			}
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, nil, rolled, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, rolled, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
 			want := initial
@@ -180,7 +180,7 @@ func TestConflictStopsAndNamesPaths(t *testing.T) {
 	j.Abandon()
 	// Somebody creates dst/a by hand: step 3 now sees both names.
 	fsxtest.WriteFiles(t, root, map[string]string{"dst/a/other": "x"})
-	_, err = recover.Run(context.Background(), nil, root, recover.Options{})
+	_, err = recover.Run(context.Background(), root, recover.Options{})
 	var ce *engine.ConflictError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), filepath.Join(root, "src", "a")) {
 		t.Fatalf("want conflict naming src/a, got %v", err)
@@ -218,18 +218,18 @@ func TestCrashDuringRecoveryConverges(t *testing.T) {
 			probe := fixture(t)
 			_ = runPlan(t, probe, fsx.NewFault(fsx.Real()).CrashAfter(k))
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(ctx, counter, probe, recover.Options{Rollback: rollback}); err != nil {
+			if _, err := recover.Run(ctx, probe, recover.Options{FS: counter, Rollback: rollback}); err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 3) {
 				cc.Check()
 				root := fixture(t)
 				_ = runPlan(t, root, fsx.NewFault(fsx.Real()).CrashAfter(k))
-				_, err := recover.Run(ctx, fsx.NewFault(fsx.Real()).CrashAfter(m), root, recover.Options{Rollback: rollback})
+				_, err := recover.Run(ctx, root, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback})
 				if err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
-				if _, err := recover.Run(ctx, nil, root, recover.Options{Rollback: rollback}); err != nil {
+				if _, err := recover.Run(ctx, root, recover.Options{Rollback: rollback}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d, second recovery: %v", k, m, err)
 				}
 				want := final
@@ -275,7 +275,7 @@ func TestPowerCutAtEveryPointThenRecover(t *testing.T) {
 			if len(lost) > 0 {
 				lostSome++
 			}
-			if _, err := recover.Run(ctx, nil, root, recover.Options{Rollback: rollback}); err != nil {
+			if _, err := recover.Run(ctx, root, recover.Options{Rollback: rollback}); err != nil {
 				t.Fatalf("cut %d (after %v), lost %v: recover: %v", k, lastOp(f), lost, err)
 			}
 			want := final
@@ -305,7 +305,7 @@ func TestRunFromSubdirectoryFindsTheRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(root, ".swamp", "keep")
-	rep, err := recover.Run(context.Background(), nil, sub, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(context.Background(), sub, recover.Options{JournalLockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestRecoveryLogsItsSteps(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		rep, err := recover.Run(context.Background(), nil, root, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, Logger: log})
+		rep, err := recover.Run(context.Background(), root, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, Logger: log})
 		if err != nil || len(rep.Intents) != 1 {
 			t.Fatalf("rollback=%v: %+v %v", rollback, rep, err)
 		}
