@@ -21,6 +21,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/swampj/swampj"
 )
 
 // BucketSnapshot is what the bucket held at one moment: its objects and its
@@ -232,6 +234,10 @@ type LossError struct {
 }
 
 func (e *LossError) Code() string { return "bucket_versions_lost" }
+
+// Class: only a person can get the objects back (the bucket's object
+// versioning) and decide which checkout's copy wins.
+func (e *LossError) Class() swampj.Class { return swampj.ClassNeedsPerson }
 
 func (e *LossError) Error() string {
 	var b strings.Builder
