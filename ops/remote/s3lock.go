@@ -43,6 +43,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/swampj/swampj"
 )
@@ -104,7 +105,10 @@ func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, 
 	if cfg.Bucket == "" {
 		return nil, errors.New("the datastore config names no bucket")
 	}
-	var opts []func(*config.LoadOptions) error
+	// The SDK logs to stderr by itself (its instance-role probe warns
+	// when IMDSv2 is refused); a library never prints, and the outcome of
+	// the credential chain is in the error below.
+	opts := []func(*config.LoadOptions) error{config.WithLogger(logging.Nop{})}
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
 	}
