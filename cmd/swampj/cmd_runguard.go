@@ -56,6 +56,12 @@ func runRemoteGuard(c *cli.Context, e *env, rc *remote.Cache, dir string, args [
 		return nil, withCode("lock_timeout", exitLockTimeout, fmt.Errorf("waiting for swampj's run lock %s in bucket %q: %w; %q was not run "+
 			"(raise --run-lock-timeout to wait longer)", remote.RunLockKey, rc.Bucket(), err, args[0]))
 	}
+	if err != nil && c.Context.Err() != nil {
+		// Interrupted while waiting (Ctrl-C): the user asked for nothing
+		// to run, not for the command to run unguarded.
+		return nil, withCode("interrupted", exitInterrupted, fmt.Errorf("interrupted while waiting for swampj's run lock %s in bucket %q; %q was not run and nothing was changed",
+			remote.RunLockKey, rc.Bucket(), args[0]))
+	}
 	if err != nil {
 		e.out.warn(fmt.Sprintf("swampj's run lock in bucket %q cannot be taken (%v): %q runs without it, and what the bucket loses during it is not checked", rc.Bucket(), err, args[0]))
 		return nil, nil

@@ -4,11 +4,13 @@ package main
 // deletes a version the checkout holds, and `swampj run` names it.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -136,5 +138,45 @@ func TestS3RunWaitsForRunLock(t *testing.T) {
 	}
 	if r := a.swampj("run", "--run-lock-timeout", "3s", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo free"); r.code != 0 {
 		t.Fatalf("swampj run once the run lock is free: exit %d\n%s", r.code, tail(r.stderr, 2000))
+	}
+}
+
+// TestS3RunInterruptedWhileWaitingForRunLock: Ctrl-C while another
+// checkout's wrapped command holds the run lock stops swampj with 130, and
+// the command is not run without the guard.
+func TestS3RunInterruptedWhileWaitingForRunLock(t *testing.T) {
+	a, b := newS3Team(t, 1)
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_REGION", "us-east-1")
+	c, err := remote.Discover(b.dir, remote.Options{Env: envLookup(b.env())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := remote.RunLock(context.Background(), c, nil, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = release() }()
+	before := bucketData(t, a.srv)
+	cmd := exec.Command(binary, "run", "--run-lock-timeout", "2m", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo interrupted")
+	cmd.Dir, cmd.Env = a.dir, a.env()
+	var se bytes.Buffer
+	cmd.Stderr = &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // waiting for the run lock by now
+	_ = cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != exitInterrupted || !strings.Contains(se.String(), "was not run") || strings.Contains(se.String(), "runs without it") {
+		t.Fatalf("Ctrl-C while waiting for the run lock: exit %d\n%s", code, tail(se.String(), 2000))
+	}
+	if after := bucketData(t, a.srv); len(after) != len(before) {
+		t.Fatalf("the bucket changed after an interrupted wait: %d objects, was %d", len(after), len(before))
 	}
 }
