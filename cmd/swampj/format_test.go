@@ -161,6 +161,21 @@ func TestFormatMarkerAcceptedAndKeptByMigration(t *testing.T) {
 	}
 }
 
+// shmPresentOnly keeps only the presence of the catalog's -shm: the catalog
+// keeps its WAL and -shm between processes, and any open of it, the
+// read-only commands' too, rewrites SQLite's shared-memory index there
+// (nothing of the data: the -wal and the database are still compared).
+func shmPresentOnly(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if strings.HasSuffix(k, "_catalog.db-shm") {
+			v = "present"
+		}
+		out[k] = v
+	}
+	return out
+}
+
 // An unreadable marker (EACCES, for a user who cannot read it) is refused by
 // every command that changes the repo; read-only commands say so and go on.
 func TestFormatMarkerUnreadable(t *testing.T) {
@@ -200,7 +215,7 @@ func TestFormatMarkerUnreadable(t *testing.T) {
 			if r.code != exitFormat || errCodeOf(t, r) != repo.CodeFormatMarkerUnreadable {
 				t.Errorf("%v: exit %d, want %d with code %s\n%s%s", c.args, r.code, exitFormat, repo.CodeFormatMarkerUnreadable, r.stdout, r.stderr)
 			}
-			if d := diffManifest(before, treeManifest(t, dir)); len(d) > 0 {
+			if d := diffManifest(shmPresentOnly(before), shmPresentOnly(treeManifest(t, dir))); len(d) > 0 {
 				t.Fatalf("%v changed the tree although refused: %v", c.args, d)
 			}
 			continue
