@@ -109,10 +109,10 @@ func TestGCSRunNamesLostVersion(t *testing.T) {
 	})
 }
 
-// While another checkout's wrapped command holds swampj's run lock, a
-// wrapped command waits up to --run-lock-timeout, then is not run: exit
-// 75, lock_timeout, and the bucket gains nothing.
-func TestS3RunWaitsForRunLock(t *testing.T) {
+// runLockHeldByAnother is a two-checkout S3 team in which checkout b holds
+// swampj's run lock: checkout a and b's release.
+func runLockHeldByAnother(t *testing.T) (*checkout, func() error) {
+	t.Helper()
 	a, b := newS3Team(t, 1)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
@@ -125,6 +125,14 @@ func TestS3RunWaitsForRunLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return a, release
+}
+
+// While another checkout's wrapped command holds swampj's run lock, a
+// wrapped command waits up to --run-lock-timeout, then is not run: exit
+// 75, lock_timeout, and the bucket gains nothing.
+func TestS3RunWaitsForRunLock(t *testing.T) {
+	a, release := runLockHeldByAnother(t)
 	before := bucketData(t, a.srv)
 	r := a.swampj("--json", "run", "--run-lock-timeout", "3s", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo blocked")
 	if r.code != exitLockTimeout || !strings.Contains(r.stderr, `"code":"lock_timeout"`) || !strings.Contains(r.stderr, "was not run") {
@@ -145,18 +153,7 @@ func TestS3RunWaitsForRunLock(t *testing.T) {
 // checkout's wrapped command holds the run lock stops swampj with 130, and
 // the command is not run without the guard.
 func TestS3RunInterruptedWhileWaitingForRunLock(t *testing.T) {
-	a, b := newS3Team(t, 1)
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_REGION", "us-east-1")
-	c, err := remote.Discover(b.dir, remote.Options{Env: envLookup(b.env())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	release, err := remote.RunLock(context.Background(), c, nil, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, release := runLockHeldByAnother(t)
 	defer func() { _ = release() }()
 	before := bucketData(t, a.srv)
 	cmd := exec.Command(binary, "run", "--run-lock-timeout", "2m", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo interrupted")
@@ -168,7 +165,7 @@ func TestS3RunInterruptedWhileWaitingForRunLock(t *testing.T) {
 	}
 	time.Sleep(3 * time.Second) // waiting for the run lock by now
 	_ = cmd.Process.Signal(os.Interrupt)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
