@@ -123,6 +123,24 @@ func CauseOf(cause error) Coded {
 	return SystemFailure(cause)
 }
 
+// CodeOr is c's code, or code when c is nil: the Code method of an error
+// that answers with what failed under it where that says more (CauseOf,
+// SystemFailure, Interruption) and with its own code otherwise.
+func CodeOr(c Coded, code string) string {
+	if c != nil {
+		return c.Code()
+	}
+	return code
+}
+
+// ClassOr is c's class, or class when c is nil (the Class twin of CodeOr).
+func ClassOr(c Coded, class Class) Class {
+	if c != nil {
+		return c.Class()
+	}
+	return class
+}
+
 // SystemFailure is the Coded of the failure below swampj in err's chain
 // (see CodedOf), nil when there is none.
 func SystemFailure(err error) Coded {

@@ -79,18 +79,10 @@ type CorruptError struct {
 
 // Code is the code of a failure of the system below when that caused it
 // (a full disk, an I/O error), else CodeCorrupt.
-func (e *CorruptError) Code() string {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Code()
-	}
-	return CodeCorrupt
-}
+func (e *CorruptError) Code() string { return swampj.CodeOr(swampj.SystemFailure(e.Err), CodeCorrupt) }
 
 func (e *CorruptError) Class() swampj.Class {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.SystemFailure(e.Err), swampj.ClassFailed)
 }
 func (e *CorruptError) DerivedState() bool { return true }
 func (e *CorruptError) Unwrap() error      { return e.Err }
@@ -132,17 +124,11 @@ type MoveAsideError struct {
 // Code is the code of a failure of the system below when that caused it
 // (a full disk, an I/O error), else CodeMoveAside.
 func (e *MoveAsideError) Code() string {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Code()
-	}
-	return CodeMoveAside
+	return swampj.CodeOr(swampj.SystemFailure(e.Err), CodeMoveAside)
 }
 
 func (e *MoveAsideError) Class() swampj.Class {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.SystemFailure(e.Err), swampj.ClassFailed)
 }
 func (e *MoveAsideError) DerivedState() bool { return true }
 func (e *MoveAsideError) Unwrap() error      { return e.Err }

@@ -241,18 +241,12 @@ type SourceError struct{ Err error }
 
 // Code is "input_unreadable", or "interrupted" when reading was.
 func (e *SourceError) Code() string {
-	if c := swampj.Interruption(e.Err); c != nil {
-		return c.Code()
-	}
-	return "input_unreadable"
+	return swampj.CodeOr(swampj.Interruption(e.Err), "input_unreadable")
 }
 
 // Class is swampj.ClassInterrupted when reading was interrupted.
 func (e *SourceError) Class() swampj.Class {
-	if c := swampj.Interruption(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.Interruption(e.Err), swampj.ClassFailed)
 }
 
 func (e *SourceError) Error() string { return "reading input: " + e.Err.Error() }

@@ -148,10 +148,7 @@ func (e *MediaError) Code() string {
 
 // Class is swampj.ClassInterrupted when the cause was an interruption.
 func (e *MediaError) Class() swampj.Class {
-	if c := swampj.Interruption(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.Interruption(e.Err), swampj.ClassFailed)
 }
 
 func (e *MediaError) Error() string {

@@ -34,18 +34,12 @@ type RepairError struct {
 
 // Code is the code of what failed below when that has one, else "repair_failed".
 func (e *RepairError) Code() string {
-	if c := swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
-		return c.Code()
-	}
-	return "repair_failed"
+	return swampj.CodeOr(swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)), "repair_failed")
 }
 
 // Class is the class of what failed below when that has one, else ClassFailed.
 func (e *RepairError) Class() swampj.Class {
-	if c := swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.CauseOf(errors.Join(e.Err, e.RollbackErr)), swampj.ClassFailed)
 }
 
 func (e *RepairError) Error() string {

@@ -120,17 +120,11 @@ type AccessError struct {
 // Code is the code of a failure of the system below when that caused it
 // (a full disk, an I/O error), else "permission_denied".
 func (e *AccessError) Code() string {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Code()
-	}
-	return "permission_denied"
+	return swampj.CodeOr(swampj.SystemFailure(e.Err), "permission_denied")
 }
 
 func (e *AccessError) Class() swampj.Class {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.SystemFailure(e.Err), swampj.ClassFailed)
 }
 func (e *AccessError) Unwrap() error { return e.Err }
 func (e *AccessError) Error() string {

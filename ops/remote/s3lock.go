@@ -204,19 +204,11 @@ func (e *AccessError) Unwrap() error { return e.Err }
 
 // Code is the error code of the CLI.
 // Code is the code of what failed below when that has one, else e.Kind.
-func (e *AccessError) Code() string {
-	if c := swampj.CauseOf(e.Err); c != nil {
-		return c.Code()
-	}
-	return e.Kind
-}
+func (e *AccessError) Code() string { return swampj.CodeOr(swampj.CauseOf(e.Err), e.Kind) }
 
 // Class is the class of what failed below when that has one, else ClassFailed.
 func (e *AccessError) Class() swampj.Class {
-	if c := swampj.CauseOf(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.CauseOf(e.Err), swampj.ClassFailed)
 }
 
 // classify turns an SDK error into an *AccessError where the bucket could

@@ -129,17 +129,11 @@ func (e *ManifestError) Unwrap() []error { return []error{ErrManifest, e.Err} }
 // Code is ErrManifest's, or the code of a failure of the system below
 // when that caused it (an I/O error).
 func (e *ManifestError) Code() string {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Code()
-	}
-	return ErrManifest.(swampj.Coded).Code()
+	return swampj.CodeOr(swampj.SystemFailure(e.Err), ErrManifest.(swampj.Coded).Code())
 }
 
 func (e *ManifestError) Class() swampj.Class {
-	if c := swampj.SystemFailure(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.SystemFailure(e.Err), swampj.ClassFailed)
 }
 
 // NotARepoError: a directory named as a repo's root is not one. It

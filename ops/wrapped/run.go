@@ -58,18 +58,12 @@ func (e *UnsupportedError) Unwrap() error { return e.Err }
 // Code is the stable error code.
 // Code is the code of what failed below when that has one, else "barrier_unsupported".
 func (e *UnsupportedError) Code() string {
-	if c := swampj.CauseOf(e.Err); c != nil {
-		return c.Code()
-	}
-	return "barrier_unsupported"
+	return swampj.CodeOr(swampj.CauseOf(e.Err), "barrier_unsupported")
 }
 
 // Class is the class of what failed below when that has one, else ClassFailed.
 func (e *UnsupportedError) Class() swampj.Class {
-	if c := swampj.CauseOf(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.CauseOf(e.Err), swampj.ClassFailed)
 }
 
 // Supported says why the barrier cannot run on this machine (nil: it can).

@@ -171,18 +171,12 @@ func (e *StepError) Is(target error) bool { return target == swampj.ErrStepFaile
 // Code is the code of what failed below when that has one (a full disk,
 // a conflict), else swampj.ErrStepFailed's.
 func (e *StepError) Code() string {
-	if c := swampj.CauseOf(e.Err); c != nil {
-		return c.Code()
-	}
-	return swampj.ErrStepFailed.(swampj.Coded).Code()
+	return swampj.CodeOr(swampj.CauseOf(e.Err), swampj.ErrStepFailed.(swampj.Coded).Code())
 }
 
 // Class is the class of what failed below when that has one.
 func (e *StepError) Class() swampj.Class {
-	if c := swampj.CauseOf(e.Err); c != nil {
-		return c.Class()
-	}
-	return swampj.ClassFailed
+	return swampj.ClassOr(swampj.CauseOf(e.Err), swampj.ClassFailed)
 }
 
 // ConflictError says the disk matches neither the before nor the after state
