@@ -402,6 +402,17 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{})
 			return err
 		},
+		"ops/write.Open": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			h, err := write.Open(fx.ctx, nil, fx.r, write.WriteOptions{})
+			if err != nil {
+				return err
+			}
+			if _, err := h.WriteVersions(fx.ctx, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}); err != nil {
+				return err
+			}
+			return h.Close()
+		},
 		"ops/migrate.NamespaceOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
 			if _, err := migrate.SetNamespace(fx.ctx, nil, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {

@@ -90,6 +90,7 @@ type Catalog struct {
 	closeOnce     sync.Once
 	closeErr      error
 	stmts         stmtCache
+	rows          rowGroup // deferred row commits waiting to share one (groupcommit.go)
 }
 
 // Path is the absolute path of the catalog file.

@@ -79,11 +79,10 @@ func (p *Pending) Commit() error {
 	if p.deferred != nil {
 		fn := p.deferred
 		p.deferred = nil
-		q, err := p.c.beginTx(context.Background(), p.op, p.failpoint, fn)
-		if err != nil {
-			return err
+		if p.c.mode == ModeReport {
+			return &ReadOnlyError{Path: p.c.path, Op: p.op}
 		}
-		p.tx = q.tx
+		return p.c.rows.commitDeferred(p, fn)
 	}
 	if err := p.c.fsys.Failpoint(p.failpoint); err != nil {
 		_ = p.tx.Rollback()

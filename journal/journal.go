@@ -59,7 +59,14 @@ type Journal struct {
 	path     string
 	opts     Options
 	readOnly bool
-	pending  map[uint64]func(*Intent) // lazy marks, committed with the next write
+	// pending are the lazy marks, committed with the next write; pmu
+	// guards them (a long-lived holder finishes intents from several
+	// goroutines).
+	pending map[uint64]func(*Intent)
+	pmu     sync.Mutex
+	// group is the queue of Begin calls waiting for one shared commit
+	// (groupcommit.go).
+	group group
 
 	shared   bool       // Options.Shared, where flock exists
 	repo     *repoLock  // the repo lock, until Close (nil read-only)
@@ -82,7 +89,9 @@ func (j *Journal) forgetBegun() {
 }
 
 // empty reports an empty journal opened read-only: there is nothing to read.
-func (j *Journal) empty() bool { return j.db == nil && !j.shared }
+// A shared holder's db changes with its turns, under j.mu: it is never
+// "empty" (and must not be read here without the turn).
+func (j *Journal) empty() bool { return !j.shared && j.db == nil }
 
 // keyUncleanEnd (bucket meta) is set when a holder was found to have
 // ended without closing the journal, and cleared by CrashLeftoversChecked.
@@ -168,16 +177,29 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 	if err := j.failpoint("journal.begin"); err != nil {
 		return 0, err
 	}
-	host, _ := os.Hostname()
 	in.Status = StatusOpen
 	in.CreatedAt = j.opts.Now().UTC()
 	in.PID = os.Getpid()
-	in.Host = host
+	in.Host = hostname()
 	in.Concurrent = j.shared
 	if in.Command == nil {
 		in.Command = j.opts.Command
 	}
-	err := j.updateTx(func(tx *bolt.Tx) error {
+	if err := j.group.commit(j, in); err != nil {
+		return 0, fmt.Errorf("journal: recording intent: %w", err)
+	}
+	j.mu.Lock()
+	j.begun = append(j.begun, in.ID)
+	j.mu.Unlock()
+	liveHere.Store(liveKey(j.path, in.ID), true)
+	return in.ID, nil
+}
+
+// beginAll is the one synced commit of a group of Begin calls: every
+// intent of the group gets its id and its open index entry, and the
+// pending marks ride along.
+func (j *Journal) beginAll(ins []*Intent) error {
+	return j.updateTx(func(tx *bolt.Tx) error {
 		ix, err := indexes(tx)
 		if err != nil {
 			return err
@@ -186,27 +208,21 @@ func (j *Journal) Begin(in *Intent) (uint64, error) {
 			return err
 		}
 		b := tx.Bucket(bucketIntents)
-		id, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		in.ID = id
-		if err := putIntent(b, in); err != nil {
-			return err
-		}
-		if err := ix.open.Put(key(id), nil); err != nil {
-			return err
+		for _, in := range ins {
+			id, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			in.ID = id
+			if err := putIntent(b, in); err != nil {
+				return err
+			}
+			if err := ix.open.Put(key(id), nil); err != nil {
+				return err
+			}
 		}
 		return prune(b, ix.finished)
 	})
-	if err != nil {
-		return 0, fmt.Errorf("journal: recording intent: %w", err)
-	}
-	j.mu.Lock()
-	j.begun = append(j.begun, in.ID)
-	j.mu.Unlock()
-	liveHere.Store(liveKey(j.path, in.ID), true)
-	return in.ID, nil
 }
 
 // Decide durably records the direction an intent will be driven in, before
@@ -227,16 +243,40 @@ func (j *Journal) Decide(id uint64, dir Direction) error {
 func (j *Journal) Finish(id uint64, st Status) {
 	liveHere.Delete(liveKey(j.path, id))
 	now := j.opts.Now().UTC()
-	j.pending[id] = chain(j.pending[id], func(in *Intent) {
+	j.addMark(id, func(in *Intent) {
 		in.Status = st
 		in.FinishedAt = now
 		in.LastError = ""
 	})
 }
 
+// addMark chains fn onto the pending mark of intent id.
+func (j *Journal) addMark(id uint64, fn func(*Intent)) {
+	j.pmu.Lock()
+	defer j.pmu.Unlock()
+	j.pending[id] = chain(j.pending[id], fn)
+}
+
+// applyMark applies the pending mark of in, if any, to in.
+func (j *Journal) applyMark(in *Intent) {
+	j.pmu.Lock()
+	fn := j.pending[in.ID]
+	j.pmu.Unlock()
+	if fn != nil {
+		fn(in)
+	}
+}
+
+// hasMarks reports whether any mark is pending.
+func (j *Journal) hasMarks() bool {
+	j.pmu.Lock()
+	defer j.pmu.Unlock()
+	return len(j.pending) > 0
+}
+
 // NoteError records (lazily) why an intent stopped; it stays open.
 func (j *Journal) NoteError(id uint64, msg string) {
-	j.pending[id] = chain(j.pending[id], func(in *Intent) { in.LastError = msg })
+	j.addMark(id, func(in *Intent) { in.LastError = msg })
 }
 
 func chain(a, b func(*Intent)) func(*Intent) {
@@ -248,7 +288,7 @@ func chain(a, b func(*Intent)) func(*Intent) {
 
 // Flush commits pending marks now (one synced commit), if there are any.
 func (j *Journal) Flush() error {
-	if len(j.pending) == 0 {
+	if !j.hasMarks() {
 		return nil
 	}
 	if err := j.refuseReadOnly("committing marks"); err != nil {
@@ -279,7 +319,11 @@ func (j *Journal) update(id uint64, fn func(*Intent)) error {
 }
 
 func (j *Journal) flushPending(tx *bolt.Tx) error {
-	if len(j.pending) == 0 {
+	j.pmu.Lock()
+	pending := j.pending
+	j.pending = map[uint64]func(*Intent){}
+	j.pmu.Unlock()
+	if len(pending) == 0 {
 		return nil
 	}
 	ix, err := indexes(tx)
@@ -287,7 +331,7 @@ func (j *Journal) flushPending(tx *bolt.Tx) error {
 		return err
 	}
 	b := tx.Bucket(bucketIntents)
-	for id, fn := range j.pending {
+	for id, fn := range pending {
 		in, err := getIntent(b, id)
 		if err != nil {
 			return err
@@ -307,7 +351,6 @@ func (j *Journal) flushPending(tx *bolt.Tx) error {
 	}
 	// bbolt runs the function once per Update; if the commit then fails,
 	// the marks are lost, which only costs a re-observation at recovery.
-	j.pending = map[uint64]func(*Intent){}
 	return nil
 }
 
@@ -369,9 +412,7 @@ func (j *Journal) OpenIntents() ([]*Intent, error) {
 	// Pending marks (not yet committed) may have finished some of them.
 	kept := open[:0]
 	for _, in := range open {
-		if fn := j.pending[in.ID]; fn != nil {
-			fn(in)
-		}
+		j.applyMark(in)
 		if in.Open() {
 			kept = append(kept, in)
 		}
@@ -408,9 +449,7 @@ func (j *Journal) List(all bool) ([]*Intent, error) {
 			if err := json.Unmarshal(v, &in); err != nil {
 				return &CorruptError{Path: j.path, Reason: fmt.Sprintf("intent %d does not decode: %v", binary.BigEndian.Uint64(k), err)}
 			}
-			if fn := j.pending[in.ID]; fn != nil {
-				fn(&in)
-			}
+			j.applyMark(&in)
 			out = append(out, &in)
 			return nil
 		})
@@ -447,9 +486,7 @@ func (j *Journal) Get(id uint64) (*Intent, error) {
 		return err
 	})
 	if err == nil {
-		if fn := j.pending[id]; fn != nil {
-			fn(in)
-		}
+		j.applyMark(in)
 	}
 	return in, err
 }

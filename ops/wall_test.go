@@ -85,7 +85,7 @@ func exportedDecls(t *testing.T, dir, importPath string) map[string]string {
 // dirty set, the loop itself) lives in ops/internal/engine.
 var hostFacing = map[string]string{
 	"": `Recover PreviewRecovery RecoverOptions DescribeStep RemoveCrashLeftovers IsConflict`,
-	"write": `WriteVersions WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
+	"write": `WriteVersions Open Handle ErrHandleClosed WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
 		InputChangedError UnmigratedWriteError NamespaceChangedError OwnerMismatchError IntentKindVersionWrite Workflow
 		DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod`,
 	"read": `OpenData DataContent DataVersions DataVersion DataItem DataGroup ListData GroupByModel ModelData

@@ -139,6 +139,31 @@ func (l *library) opts() write.WriteOptions {
 	return write.WriteOptions{Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
 }
 
+// benchWriter is one 64 KiB write of benchAddr in a mode: "lib" lends
+// the journal and the catalog, "handle" writes through a write.Handle,
+// "cli" opens and closes them per write.
+func benchWriter(b testing.TB, mode string, r *repo.Repo, fsys fsx.FS) func(context.Context) error {
+	opts := write.WriteOptions{SwampLockTimeout: 5 * time.Second}
+	switch mode {
+	case "lib":
+		opts = openLibrary(b, r, fsys).opts()
+	case "handle":
+		h, err := write.Open(context.Background(), fsys, r, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { h.Close() })
+		return func(ctx context.Context) error {
+			_, err := h.WriteVersions(ctx, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}})
+			return err
+		}
+	}
+	return func(ctx context.Context) error {
+		_, err := write.WriteVersions(ctx, fsys, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts)
+		return err
+	}
+}
+
 var benchAddr = repo.Address{Type: "bench/model", ModelID: "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c", DataName: "result"}
 
 // BenchmarkWrite64KiB: one 64 KiB version per call, against both
@@ -151,21 +176,15 @@ var benchAddr = repo.Address{Type: "bench/model", ModelID: "3f9c2b7e-5a1d-4e8f-9
 // ended; timingFS and the executor's flush observer); the minimal
 // baseline's is 5 by construction, reported as measured the same way.
 func BenchmarkWrite64KiB(b *testing.B) {
-	for _, mode := range []string{"lib", "cli"} {
+	for _, mode := range []string{"lib", "handle", "cli"} {
 		b.Run(mode, func(b *testing.B) {
 			r := benchRepo(b)
 			flushes := &flushLog{}
 			defer flushes.observeFlushes()()
 			tfs := timingFS{log: flushes}
 			minimal, recipe := newBaseline(b, tfs, false), newBaseline(b, fsx.Real(), true)
-			var opts write.WriteOptions
-			optsFS := tfs
-			if mode == "lib" {
-				opts = openLibrary(b, r, tfs).opts()
-			} else {
-				opts = write.WriteOptions{SwampLockTimeout: 5 * time.Second}
-			}
 			ctx := context.Background()
+			writeOne := benchWriter(b, mode, r, tfs)
 			var ours, baseMin, baseRecipe time.Duration
 			var depths, baseDepths []int
 			b.ResetTimer()
@@ -181,7 +200,7 @@ func BenchmarkWrite64KiB(b *testing.B) {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
-				if _, err := write.WriteVersions(ctx, optsFS, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+				if err := writeOne(ctx); err != nil {
 					b.Fatal(err)
 				}
 				ours += time.Since(t2)
@@ -251,26 +270,20 @@ func BenchmarkWriteBatch100(b *testing.B) {
 // the commits. A bbolt commit is 2 fdatasyncs, a SQLite WAL commit
 // (synchronous=FULL) 1 fsync.
 func BenchmarkWriteFsyncs(b *testing.B) {
-	for _, mode := range []string{"lib", "cli"} {
+	for _, mode := range []string{"lib", "handle", "cli"} {
 		b.Run(mode, func(b *testing.B) {
 			r := benchRepo(b)
 			f := fsx.NewFault(fsx.Real())
-			var opts write.WriteOptions
-			optsFS := f
-			if mode == "lib" {
-				opts = openLibrary(b, r, f).opts()
-			} else {
-				opts = write.WriteOptions{SwampLockTimeout: 5 * time.Second}
-			}
+			writeOne := benchWriter(b, mode, r, f)
 			// One write first, so every measured write is into an existing
 			// item of an existing repo (journal and catalog created).
-			if _, err := write.WriteVersions(context.Background(), optsFS, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+			if err := writeOne(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 			start := len(f.Trace())
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := write.WriteVersions(context.Background(), optsFS, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts); err != nil {
+				if err := writeOne(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -139,6 +139,67 @@ func BenchmarkWriteConcurrent6(b *testing.B) {
 	b.ReportMetric(float64(len(ratios)), "rounds")
 }
 
+// BenchmarkHandleConcurrent6 is BenchmarkWriteConcurrent6 through one
+// write.Handle shared by the 6 goroutines (the journal and the catalog
+// held, intents of waiting writers in one journal commit), against the
+// same bare baseline. Target: ratio ≤ 1.2.
+func BenchmarkHandleConcurrent6(b *testing.B) {
+	r := benchRepo(b)
+	fsys := fsx.Real()
+	h, err := write.Open(context.Background(), fsys, r, write.WriteOptions{SwampLockTimeout: 30 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	bases := make([]*baseline, concurrentWriters)
+	for i := range bases {
+		bases[i] = newBaseline(b, fsys, false)
+	}
+	for i := range concurrentWriters { // items exist before timing
+		if err := handleWrite(h, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ours := func() time.Duration {
+		return goWide(b, concurrentWriters, concurrentPerWriter, func(i int) error { return handleWrite(h, i) })
+	}
+	bare := func() time.Duration {
+		return goWide(b, concurrentWriters, concurrentPerWriter, func(i int) error { return bases[i].write(concurrentPayload) })
+	}
+	var figs, baseMs, ratios []float64
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		for round := range concurrentRoundsAPI {
+			var f, base time.Duration
+			if round%2 == 0 {
+				base, f = bare(), ours()
+			} else {
+				f, base = ours(), bare()
+			}
+			figs = append(figs, float64(f.Microseconds())/1000)
+			baseMs = append(baseMs, float64(base.Microseconds())/1000)
+			ratios = append(ratios, float64(f)/float64(base))
+		}
+	}
+	b.StopTimer()
+	want := strconv.Itoa(1 + b.N*concurrentRoundsAPI*concurrentPerWriter)
+	for i := range concurrentWriters {
+		a := concurrentAddr(i)
+		if got, err := os.ReadFile(filepath.Join(r.ModelDir(a), a.DataName, "latest")); err != nil || string(got) != want {
+			b.Fatalf("writer %d: latest %q (%v), want %s", i, got, err, want)
+		}
+	}
+	b.ReportMetric(medianFloat(figs), "concurrent-ms")
+	b.ReportMetric(medianFloat(baseMs), "bare-wide-ms")
+	b.ReportMetric(medianFloat(ratios), "concurrent/bare(target≤1.2)")
+	b.ReportMetric(float64(len(ratios)), "rounds")
+}
+
+func handleWrite(h *write.Handle, i int) error {
+	_, err := h.WriteVersions(context.Background(), []write.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}})
+	return err
+}
+
 // writeFlushes classifies the flushes in a trace of fsx operations as
 // BenchmarkWriteFsyncs does: fsyncs of a model directory and of the files
 // in it are swamp's lock protocol, the other fsyncs the data path, a

@@ -56,6 +56,8 @@ type row struct {
 var rows = []row{
 	{what: "write 64 KiB, Go API (vs bare serial durable write)", bench: "BenchmarkWrite64KiB/lib", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min", target: 1.6,
 		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/lib"},
+	{what: "write 64 KiB on a held write.Handle (vs bare serial durable write)", bench: "BenchmarkWrite64KiB/handle", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min", target: 1.3,
+		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/handle"},
 	{what: "write 64 KiB, Go API opening journal and catalog per call (vs bare)", bench: "BenchmarkWrite64KiB/cli", figure: "µs/write", baseline: "µs/baseline-min", ratio: "ratio-min",
 		flushes: "flushes/write", flushBench: "BenchmarkWriteFsyncs/cli"},
 	{what: "data write 64 KiB, whole process (vs bare durable-write process)", bench: "BenchmarkDataWriteProcess", figure: "write-process-µs", baseline: "bare-process-µs", ratio: "ratio", target: 2.0,
@@ -64,6 +66,7 @@ var rows = []row{
 	{what: "2 data write processes at once, 10 each (vs one after another)", bench: "BenchmarkConcurrentDataWrite2", figure: "concurrent-ms", baseline: "serial-ms", ratio: "concurrent/serial", target: 0.7},
 	{what: "6 Go API writers at once, 10 × 16 KiB each (vs bare, 6 goroutines)", bench: "BenchmarkWriteConcurrent6", figure: "concurrent-ms", baseline: "bare-wide-ms", ratio: "concurrent/bare", target: 1.5,
 		flushes: "flushes/write", flushBench: "BenchmarkWriteConcurrentFsyncs"},
+	{what: "6 goroutines on one write.Handle, 10 × 16 KiB each (vs bare, 6 goroutines)", bench: "BenchmarkHandleConcurrent6", figure: "concurrent-ms", baseline: "bare-wide-ms", ratio: "concurrent/bare", target: 1.2},
 	{what: "batch of 100 writes, per version", bench: "BenchmarkWriteBatch100", figure: "µs/version", baseline: "µs/baseline-min-version", ratio: "ratio-min", target: 0.9},
 	{what: "data write, big catalog vs 100 rows", bench: "BenchmarkOneItemCatalogSize", sized: true, figure: "write-big-ms", baseline: "write-small-ms", ratio: "write-big/small", target: 1.2},
 	{what: "data get, big catalog vs 100 rows", bench: "BenchmarkOneItemCatalogSize", sized: true, figure: "get-big-ms", baseline: "get-small-ms", ratio: "get-big/small", target: 1.2},
@@ -117,7 +120,7 @@ var runs = []struct {
 	{"./ops", "^Benchmark(Write64KiB|WriteFsyncs)$", "200x", false},
 	{"./ops", "^BenchmarkWriteBatch100$", "10x", false}, // 100 versions (and 200 baseline writes) per round
 	// 5 rounds of 60 writes and 60 baseline writes each; one pass of 60 counted.
-	{"./ops", "^Benchmark(WriteConcurrent6|WriteConcurrentFsyncs)$", "1x", false},
+	{"./ops", "^Benchmark(WriteConcurrent6|WriteConcurrentFsyncs|HandleConcurrent6)$", "1x", false},
 	{"./ops", "^BenchmarkDoctorRaw256KiB$", "5x", false}, // 500 MiB: 5 alternating rounds, a few seconds each
 	{"./cmd/swampj", "^Benchmark(RecoverCleanVsVersion|RunWrapper|RunWrapperWrite|RunWrapperRepoSize|RunWrappedMethodRun|DataWriteProcess|ConcurrentDataWrite6|ConcurrentDataWrite2|StartupVsBareWrite)$", "1x", false},
 	{"./ops", "^Benchmark(CatalogRebuild|Doctor|MigrateWithCatalog|MigratePhases|OneItemCatalogSize)$", "1x", true},

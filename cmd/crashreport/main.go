@@ -33,7 +33,7 @@ import (
 
 // Protocols and layers, in the report's order.
 var (
-	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery", "concurrent-writes", "wrapped-run"}
+	protocols = []string{"version-write", "batch-write", "migrate", "reverse", "unset-migrate", "repair", "catalog-rebuild", "recovery", "concurrent-writes", "handle-writes", "wrapped-run"}
 	layers    = []string{"cut", "powercut", "recovery-crash", "kill", "errors", "image"}
 	// onlyLayers: a protocol checked in fewer layers than every one.
 	// Writers of different models at once: pairs of cut
@@ -41,7 +41,9 @@ var (
 	// A command wrapped by swampj run (swamp serve): the settling of a dead
 	// run cut at every operation, the wrapper and the settling command
 	// killed at their named points, power cuts of a wrapped serve.
-	onlyLayers = map[string][]string{"concurrent-writes": {"cut", "kill"}, "wrapped-run": {"cut", "kill", "image"}}
+	// Goroutines of one process writing through one write handle (group
+	// commits): the process cut, and power cuts, at every operation.
+	onlyLayers = map[string][]string{"concurrent-writes": {"cut", "kill"}, "handle-writes": {"cut", "powercut"}, "wrapped-run": {"cut", "kill", "image"}}
 )
 
 // Cell is one protocol × layer. Every case checked either recovered (no
@@ -306,14 +308,14 @@ func readLines(path string) (map[string]Cell, error) {
 
 func printTable(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "\ncrash report (%s mode): recovered+refused/checked\n\n", rep.Mode)
-	fmt.Fprintf(w, "%-16s", "protocol")
+	fmt.Fprintf(w, "%-18s", "protocol")
 	for _, l := range layers {
 		fmt.Fprintf(w, " %15s", l)
 	}
 	fmt.Fprintln(w)
 	tot := Cell{Reasons: map[string]int{}}
 	for _, p := range rep.Protocols {
-		fmt.Fprintf(w, "%-16s", p.Name)
+		fmt.Fprintf(w, "%-18s", p.Name)
 		for _, l := range layers {
 			c := p.Layers[l]
 			tot.Checked += c.Checked

@@ -109,6 +109,14 @@ var mutants = []mutant{
 		pkg: "./ops", run: "ALICE",
 	},
 	{
+		// A write through a held handle plans without first finishing
+		// what a crashed process left open for its models.
+		name: "handle-write-plans-over-a-crashed-writers-intent", file: "ops/write/handle.go",
+		old: "outs, err := session.RecoverOpen(ctx, env, j, false)",
+		new: "outs, err := session.PreviewOpen(ctx, env, j, false)",
+		pkg: "./ops/write", run: "TestHandleFinishesACrashedWriteOfItsModelFirst",
+	},
+	{
 		// A writer beside others (journal/hold.go) drives every open
 		// intent begun beside it, its live neighbours' included.
 		name: "writer-drives-a-live-writers-intent", file: "ops/internal/engine/recovery.go",

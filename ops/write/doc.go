@@ -10,7 +10,8 @@
 // read from the item's current version (read.CurrentVersion); a write that
 // swamp would refuse is refused before anything is journaled.
 //
-// Reading order: write.go (WriteVersions and its guarantees), types.go (its
+// Reading order: write.go (WriteVersions and its guarantees), handle.go (a
+// repo held open for writing: Open, group commit), types.go (its
 // options, inputs, results and errors), writeprepare.go (inputs and locks), writeplan.go
 // (the intent and its steps), writedefaults.go (what a version inherits).
 package write

@@ -80,3 +80,35 @@ func ExampleWriteVersions_many() {
 	// command/shell/m1/result 2
 	// command/shell/m2/log 1
 }
+
+// A host that writes often holds the repo open: one handle for the
+// process, used from every goroutine, closed once.
+func ExampleOpen() {
+	r, cleanup := exampleRepo()
+	defer cleanup()
+	ctx := context.Background()
+
+	h, err := write.Open(ctx, nil, r, write.WriteOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	done := make(chan []write.WrittenVersion)
+	for _, name := range []string{"alpha", "beta"} {
+		go func() {
+			a := mustAddr("command/shell/3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c/" + name)
+			out, err := h.WriteVersions(ctx, []write.VersionWrite{{Address: a, Content: strings.NewReader(name + " output")}})
+			if err != nil {
+				log.Fatal(err)
+			}
+			done <- out
+		}()
+	}
+	versions := map[string]int64{}
+	for range 2 {
+		out := <-done
+		versions[out[0].Address.DataName] = out[0].Version
+	}
+	fmt.Println("alpha", versions["alpha"], "beta", versions["beta"])
+	// Output: alpha 1 beta 1
+}

@@ -121,6 +121,9 @@ type WriteOptions struct {
 	// warn is Logger's Warn (withDefaults).
 	warn func(string)
 
+	// held is the Handle the write runs on (nil: none).
+	held *Handle
+
 	// token names this call's staging directories and temp files after
 	// the process making them (stagename.go); live while the call runs.
 	token string

@@ -122,14 +122,21 @@ func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 		}
 	}
 	out, err := writeVersions(ctx, fsys, r, writes, opts)
-	if err == nil && len(out) > 0 && catalogwriters.Shared(r) {
-		opts.fsys = fsys
-		o := opts.withDefaults()
-		if _, terr := catalogwriters.Record(o.fsys, r); terr != nil {
-			o.warn(fmt.Sprintf("the versions are written, but other checkouts sharing the datastore may not see them until their catalog is rebuilt: %v", terr))
-		}
-	}
+	opts.fsys = fsys
+	recordWriterToken(r, out, err, opts.withDefaults())
 	return out, err
+}
+
+// recordWriterToken rewrites swampj's writer token after a write that
+// succeeded on a shared datastore (see WriteVersions); failing to is only
+// a warning.
+func recordWriterToken(r *repo.Repo, out []WrittenVersion, err error, o WriteOptions) {
+	if err != nil || len(out) == 0 || !catalogwriters.Shared(r) {
+		return
+	}
+	if _, terr := catalogwriters.Record(o.fsys, r); terr != nil {
+		o.warn(fmt.Sprintf("the versions are written, but other checkouts sharing the datastore may not see them until their catalog is rebuilt: %v", terr))
+	}
 }
 
 func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
@@ -174,7 +181,7 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	if err := refuseUnmigrated(fsys, r, ps); err != nil {
 		return nil, err
 	}
-	if o.Journal != nil && fsx.Concurrent(fsys) {
+	if o.Journal != nil && o.held == nil && fsx.Concurrent(fsys) {
 		if out, err, ok := writeOverlapped(ctx, env, r, ps, o); ok {
 			return out, err
 		}
@@ -190,14 +197,22 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	ctx, stopWatch := lock.WatchLost(ctx, locks)
 	defer stopWatch()
 
-	// 4. The journal, unless the host lent one (openWriteSession).
+	// 4. The journal: a held handle's, caught up under these locks; else
+	// the repo's own (openWriteSession), unless the host lent one.
 	j := o.Journal
 	var sess *session.Session
-	if j == nil {
+	releaseTurn := func() {}
+	switch {
+	case o.held != nil:
+		if releaseTurn, err = o.held.catchUp(ctx, env, locks, o); err != nil {
+			return nil, err
+		}
+	case j == nil:
 		if sess, err = openWriteSession(ctx, fsys, r, env, locks, o); err != nil {
 			return nil, err
 		}
 		j = sess.Journal()
+		releaseTurn = j.Release
 		defer closeWriteSession(sess, env, ownCatalog, o.warn)
 	}
 
@@ -206,6 +221,7 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	// intent's commit follow the recovery with nothing committed between.)
 	in, live, items, err := planWrite(ctx, fsys, r, ps, o, false)
 	if err != nil {
+		releaseTurn()
 		return nil, sess.Note(err)
 	}
 
@@ -213,9 +229,7 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	// versions are staged; a failure is rolled back here and now. The
 	// recording holds the turn from here to its commit.
 	rec := engine.StartRecording(fsys, j, in)
-	if sess != nil {
-		j.Release()
-	}
+	releaseTurn()
 	out, err := runWrite(ctx, env, j, rec, live, items, ps)
 	return out, sess.Note(err)
 }

@@ -1,0 +1,180 @@
+package ops_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops/write"
+	"github.com/swampj/swampj/recover"
+)
+
+// handleWriters is how many goroutines write through one handle in the
+// handle's crash cells, each a new version of its own model.
+const handleWriters = 3
+
+// handleCrashRun is one crash of a process whose goroutines write through
+// one write.Handle on fsys: the handle is opened (uncut), then
+// handleWriters goroutines write at once, one version each (concNew),
+// until the cut (k < 0: none). It returns the repo's directory and which
+// writes returned success.
+func handleCrashRun(t *testing.T, f *fsx.Fault, k int, where string) handleRun {
+	t.Helper()
+	r := concRepo(t, handleWriters)
+	ctx := context.Background()
+	h, err := write.Open(ctx, f, r, write.WriteOptions{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("%s: open: %v", where, err)
+	}
+	if k >= 0 {
+		f.CrashAfter(f.Ops() + k)
+	}
+	acked := make([]bool, handleWriters)
+	var wg sync.WaitGroup
+	for i := range handleWriters {
+		wg.Go(func() {
+			_, err := h.WriteVersions(ctx, []write.VersionWrite{{Address: concAddr(i), Content: bytes.NewReader(concNew(i)),
+				ModelName: fmt.Sprintf("m%d", i), SpecName: "result"}})
+			if err != nil && !fsx.IsCrash(err) {
+				t.Errorf("%s: writer %d: want a crash or success, got %v", where, i, err)
+			}
+			acked[i] = err == nil
+		})
+	}
+	wg.Wait()
+	_ = h.Close() // after a crash: abandoned, nothing more reaches the disk
+	return handleRun{dir: r.Dir, acked: acked}
+}
+
+type handleRun struct {
+	dir   string
+	acked []bool
+}
+
+// handleCrashCheck recovers the repo of a handle crash and checks it: no
+// intent left open, each writer's item all-old or all-new (files, latest
+// and catalog row), every acknowledged write all-new, no staging or temp
+// file left; a second recovery changes nothing.
+func handleCrashCheck(t *testing.T, dir string, acked []bool, where string) {
+	t.Helper()
+	r := loadCrashRepo(t, dir)
+	var first fsxtest.Tree
+	for round := 1; round <= 2; round++ {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+			t.Fatalf("%s: recover (round %d): %v", where, round, err)
+		}
+		tree := fsxtest.Snapshot(t, r.Dir, func(rel string) bool {
+			return fsxtest.SkipJournal(rel) || strings.HasPrefix(filepath.Base(rel), "_catalog.db")
+		})
+		if round == 2 {
+			if d := fsxtest.Diff(first, tree); len(d) > 0 {
+				t.Fatalf("%s: the second recovery changed the tree:\n%s", where, strings.Join(d, "\n"))
+			}
+		}
+		first = tree
+	}
+	if n := len(openIntentsOf(t, r)); n != 0 {
+		t.Fatalf("%s: %d intents open after recover", where, n)
+	}
+	for i := range handleWriters {
+		if isNew := checkConcItem(t, where, r, i); acked[i] && !isNew {
+			t.Fatalf("%s: writer %d returned success but its item is the old one", where, i)
+		}
+	}
+	_ = filepath.WalkDir(r.DataRoot, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".swampj-") {
+			t.Fatalf("%s: left %s", where, p)
+		}
+		return nil
+	})
+}
+
+// handleCuts is how many operations the writes of one handle run issue
+// (a clean run), and the step between the cuts tried.
+func handleCuts(t *testing.T) (cuts, step int) {
+	t.Helper()
+	f := fsx.NewFault(fsx.Real())
+	r := concRepo(t, handleWriters)
+	h, err := write.Open(context.Background(), f, r, write.WriteOptions{SwampLockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := f.Ops()
+	var wg sync.WaitGroup
+	for i := range handleWriters {
+		wg.Go(func() {
+			if _, err := h.WriteVersions(context.Background(), []write.VersionWrite{{Address: concAddr(i), Content: bytes.NewReader(concNew(i))}}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cuts = f.Ops() - start
+	step = 3
+	if testing.Short() {
+		step = 11
+	}
+	if os.Getenv("SWAMPJ_CRASH_FULL") != "" {
+		step = 1
+	}
+	return cuts, step
+}
+
+// TestHandleWritersCrashAtEveryCutPoint: goroutines writing through one
+// handle, the process cut after its k-th operation for every k (with
+// SWAMPJ_CRASH_FULL; sampled otherwise). The writers run at once, so a
+// cut falls at a different pair (or triple) of their operations in each
+// cell: in one writer's staging while another's intent commits, between
+// two intents carried by one group commit and their publishes, inside one
+// catalog transaction carrying several writers' rows. After recovery each
+// item is all-old or all-new, and every acknowledged write is there.
+func TestHandleWritersCrashAtEveryCutPoint(t *testing.T) {
+	cuts, step := handleCuts(t)
+	cc := fsxtest.Count(t, "handle-writes", "cut")
+	for k := 0; k <= cuts+2; k += step {
+		cc.Check()
+		where := fmt.Sprintf("cut %d (of about %d)", k, cuts)
+		f := fsx.NewFault(fsx.Real())
+		run := handleCrashRun(t, f, k, where)
+		handleCrashCheck(t, run.dir, run.acked, where)
+		cc.Recovered()
+	}
+}
+
+// TestHandleWritersPowerCutAtEveryCutPoint is the same with a power cut at
+// the crash: whatever was not made durable by then is lost (fsx's
+// power-cut model), and still each item is all-old or all-new and every
+// acknowledged write is there.
+func TestHandleWritersPowerCutAtEveryCutPoint(t *testing.T) {
+	cuts, step := handleCuts(t)
+	cc := fsxtest.Count(t, "handle-writes", "powercut")
+	lost := 0
+	for k := 0; k <= cuts+2; k += step {
+		cc.Check()
+		where := fmt.Sprintf("power cut %d (of about %d)", k, cuts)
+		f := fsx.NewFault(fsx.Real()).TrackDurability()
+		run := handleCrashRun(t, f, k, where)
+		gone, err := f.PowerCut()
+		if err != nil {
+			t.Fatalf("%s: power cut: %v", where, err)
+		}
+		if len(gone) > 0 {
+			lost++
+		}
+		handleCrashCheck(t, run.dir, run.acked, where+fmt.Sprintf(" (lost %v)", gone))
+		cc.Recovered()
+	}
+	t.Logf("%d cuts of %d writers on one handle (about %d operations); %d power cuts lost something not yet durable", (cuts+2)/step+1, handleWriters, cuts, lost)
+}

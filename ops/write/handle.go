@@ -1,0 +1,170 @@
+package write
+
+// A repo held open for writing, for a host that writes often (a server, a
+// workflow runner): opened once, safe for concurrent use, closed once, in
+// the style of sql.DB and bolt.DB.
+//
+// What it saves each write, against WriteVersions opening the repo itself:
+//
+//   - the journal's open (the repo lock, the bbolt file) and the recovery
+//     of what earlier processes left open, done once by Open;
+//   - the catalog's open and close (a WAL checkpoint with fsyncs of its
+//     own), done once by Open and Close;
+//   - the done mark's own commit: it rides the next commit of any writer
+//     of the handle, or Close;
+//   - most of the journal commit under concurrency: writers whose intents
+//     are ready while a commit is in flight share the next one
+//     (journal/groupcommit.go), so six goroutines pay about one commit's
+//     two fdatasyncs where six processes pay six.
+//
+// What it keeps from WriteVersions: every guarantee of write.go, for each
+// write on its own. Writers of one model still queue on swamp's per-model
+// lock, and a write still recovers first, under that lock, any intent a
+// crashed process left open for its models (the journal is held shared:
+// `swampj data write` and other hosts write beside it; a migration, a
+// recovery or a repair waits until the handle is closed).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/session"
+	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/wrapped"
+)
+
+// Handle is a repo held open for writing (Open). Its methods are safe for
+// concurrent use.
+type Handle struct {
+	r    *repo.Repo
+	fsys fsx.FS
+	opts WriteOptions // defaults applied; Journal and Catalog are the handle's
+	sess *session.Session
+	cat  *catalogsync.Handle
+
+	// mu: writes hold it shared, Close exclusively, so Close waits for
+	// the writes in flight and no write starts after it.
+	mu     sync.RWMutex
+	closed bool
+	// noteMu serialises noting a crash on the session (writes in flight
+	// may all be cut by one simulated crash).
+	noteMu sync.Mutex
+}
+
+// ErrHandleClosed is returned by a write on a closed Handle.
+var ErrHandleClosed = errors.New("write handle is closed")
+
+// Open holds the repo open for writing: it settles what a wrapped command
+// that died left (as WriteVersions does), opens the journal shared with
+// other writers, finishes what earlier writers left open and removes what
+// crashed ones staged (each said at level Warn). opts are every write's
+// options; its Journal and Catalog must be nil (the handle holds its own).
+// fsys nil is the real disk.
+func Open(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts WriteOptions) (*Handle, error) {
+	if opts.Journal != nil || opts.Catalog != nil {
+		return nil, errors.New("write.Open: the handle holds its own journal and catalog (WriteOptions.Journal and Catalog must be nil)")
+	}
+	if err := repo.RefuseUnknownFormat(fsx.OrReal(fsys), r.Base, true, nil); err != nil {
+		return nil, err
+	}
+	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
+		Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
+		return nil, err
+	}
+	opts.fsys = fsys
+	o := opts.withDefaults()
+	cat := catalogsync.OpenHandle(o.fsys, r.Dir)
+	env := &engine.Env{FS: o.fsys, Catalog: cat.Opener(), Log: o.Logger}
+	sess, err := openWriteSession(ctx, o.fsys, r, env, nil, o)
+	if err != nil {
+		_ = cat.Close()
+		return nil, err
+	}
+	sess.Journal().Release()
+	o.Journal, o.Catalog = sess.Journal(), cat
+	h := &Handle{r: r, fsys: o.fsys, opts: o, sess: sess, cat: cat}
+	return h, nil
+}
+
+// WriteVersions is the package's WriteVersions on the held repo: every
+// version in one intent, returned in the order given, with the same
+// errors. A write on a closed handle returns ErrHandleClosed.
+func (h *Handle) WriteVersions(ctx context.Context, writes []VersionWrite) ([]WrittenVersion, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return nil, ErrHandleClosed
+	}
+	o := h.opts
+	o.held = h
+	out, err := writeVersions(ctx, h.fsys, h.r, writes, o)
+	if err != nil && fsx.IsCrash(err) {
+		h.noteMu.Lock()
+		h.sess.Note(err)
+		h.noteMu.Unlock()
+	}
+	recordWriterToken(h.r, out, err, o)
+	return out, err
+}
+
+// catchUp runs before a held write plans, under its swamp locks: it takes
+// the journal's turn (kept until release, so the plan and its commit
+// follow the recovery with nothing committed between) and finishes what
+// crashed writers of these models left open.
+func (h *Handle) catchUp(ctx context.Context, env *engine.Env, locks []*lock.Lock, o WriteOptions) (release func(), err error) {
+	j := h.sess.Journal()
+	release, err = j.Hold()
+	if err != nil {
+		return nil, err
+	}
+	env.HeldLocks = map[string]bool{}
+	for _, l := range locks {
+		env.HeldLocks[l.Path()] = true
+	}
+	outs, err := session.RecoverOpen(ctx, env, j, false)
+	for _, out := range outs {
+		o.warn(out.Sentence() + ", before this write")
+	}
+	var ne *engine.NeedsExclusiveError
+	switch {
+	case errors.As(err, &ne):
+		// Only a process holding the repo alone may finish it, and the
+		// handle holds the repo shared until it is closed.
+		release()
+		return nil, fmt.Errorf("an interrupted operation must be finished before this write, and only a process holding the repo alone may finish it: %w; "+
+			"close the write handle and run recovery", err)
+	case err != nil:
+		release()
+		return nil, fmt.Errorf("an interrupted operation could not be finished, so nothing was written: %w", err)
+	}
+	return release, nil
+}
+
+// Close waits for the writes in flight, then commits the pending done
+// marks and closes the journal and the catalog. A failure loses only done
+// marks (the next recovery observes those intents done and marks them).
+// Close is idempotent.
+func (h *Handle) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	if h.sess.Crashed() {
+		_ = h.sess.Close()
+		_ = h.cat.Close()
+		return nil
+	}
+	err := h.sess.Close()
+	if cerr := h.cat.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
