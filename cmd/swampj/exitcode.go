@@ -17,7 +17,6 @@ import (
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
-	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/write"
@@ -69,6 +68,13 @@ func (e *codedError) Class() swampjerr.Class {
 		}
 	}
 	return swampjerr.ClassFailed
+}
+
+// bucketLossError is a wrapped command's exit on a bucket that lost
+// objects it did not write: --json lists them ("lost").
+type bucketLossError struct {
+	codedError
+	lost any
 }
 
 func withCode(code string, exit int, err error) error {
@@ -140,9 +146,9 @@ func reportError(stderr io.Writer, asJSON bool, err error) int {
 		// swamp's shape (presentation/output/error_output.ts buildErrorJson):
 		// the message under "error", the code beside it; plus the exit code.
 		doc := map[string]any{"error": msg, "code": code, "exitCode": exit}
-		var lost *remote.LossError
+		var lost *bucketLossError
 		if errors.As(err, &lost) {
-			doc["lost"] = lost.Lost // what the bucket lost, one object each
+			doc["lost"] = lost.lost // what the bucket lost, one object each
 		}
 		b, _ := json.Marshal(doc)
 		fmt.Fprintln(stderr, string(b))
