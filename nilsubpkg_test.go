@@ -7,8 +7,8 @@ import (
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/store"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // subpackageNilCalls are the nil-is-real calls of the entry points whose FS
@@ -48,12 +48,12 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 			return err
 		},
 		"ops/store.WalkScanOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/store.WalkScan"](t, fx) },
-		"ops/store/storetest.Example": func(t *testing.T, fx *nilFixture) error {
-			_, err := storetest.Example(nil, filepath.Join(fx.scratch, "example"))
+		"ops/example.Write": func(t *testing.T, fx *nilFixture) error {
+			_, err := example.Write(nil, filepath.Join(fx.scratch, "example"))
 			return err
 		},
-		"ops/store/storetest.Synthetic": func(t *testing.T, fx *nilFixture) error {
-			_, err := storetest.Synthetic(nil, filepath.Join(fx.scratch, "synthetic"), storetest.SyntheticOptions{Items: 1, Versions: 1})
+		"ops/example.Synthetic": func(t *testing.T, fx *nilFixture) error {
+			_, err := example.Synthetic(nil, filepath.Join(fx.scratch, "synthetic"), example.SyntheticOptions{Items: 1, Versions: 1})
 			return err
 		},
 	}
