@@ -1,17 +1,20 @@
 package swampj_test
 
 import (
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/wrapped"
+	swampjrecover "github.com/swampj/swampj/recover"
 )
 
 // subpackageNilCalls are the nil-is-real calls of the entry points whose FS
@@ -51,6 +54,18 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 			return err
 		},
 		"ops/store.WalkScanOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/store.WalkScan"](t, fx) },
+		"recover.InspectOptions": func(t *testing.T, fx *nilFixture) error {
+			fx.emptyJournal(t)
+			if _, err := swampjrecover.List(fx.dir, true, swampjrecover.InspectOptions{}); err != nil {
+				return err
+			}
+			_, err := swampjrecover.Show(fx.dir, 1, swampjrecover.InspectOptions{})
+			var notFound *journal.NotFoundError
+			if errors.As(err, &notFound) {
+				return nil
+			}
+			return err
+		},
 		"ops/wrapped.FindRemote": func(t *testing.T, fx *nilFixture) error {
 			rem, err := wrapped.FindRemote(fx.dir, nil, nil)
 			if err == nil && rem != nil {
