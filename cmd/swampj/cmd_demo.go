@@ -23,7 +23,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/example"
 )
 
@@ -216,7 +215,7 @@ func (d *demo) tourWrites(swampBin string) string {
 	} else {
 		d.step("Building the bundled example repo (5 models of swamp's layout, 14 versions) and its catalog", "swampj catalog rebuild --confirm",
 			func() (string, error) {
-				st, err := example.Write(fsx.Real(), d.dir)
+				st, err := example.Write(nil, d.dir) // nil: the real disk
 				if err != nil {
 					return "", err
 				}

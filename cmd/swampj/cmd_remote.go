@@ -14,7 +14,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/wrapped"
 )
@@ -95,13 +94,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, e
 // syncfs of the cache's (and the repo's) file system, then the cache doctor
 // of what the command wrote, repairing with --repair.
 func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time) {
-	for _, p := range []string{rc.CacheDir(), rc.LocalDir()} {
-		if ok, _ := fsx.Exists(e.fs, p); ok {
-			if err := fsx.SyncFS(p); err != nil {
-				e.out.warn(fmt.Sprintf("syncfs of %s failed: %v; what the command wrote may not survive a power cut yet", p, err))
-			}
-		}
-	}
+	rc.SyncFS(wrapped.GuardOptions{FS: e.fs, Logger: e.out.logger()})
 	o := remoteDoctorOptions(e)
 	o.Repair, o.Confirm, o.ChangedSince = c.Bool("repair"), c.Bool("repair"), start
 	rep, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)

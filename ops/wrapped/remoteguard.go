@@ -56,9 +56,6 @@ func FindRemote(dir string, fsys fsx.FS, env func(string) string) (*Remote, erro
 // CacheDir is the cache's directory (an extra root of the barrier).
 func (r *Remote) CacheDir() string { return r.cache.Dir }
 
-// LocalDir is the repo's local tier, beside the cache.
-func (r *Remote) LocalDir() string { return r.cache.LocalDir }
-
 // RepoDir is the repo's directory (what ops/doctor's RunAt checks).
 func (r *Remote) RepoDir() string { return r.cache.Repo }
 
@@ -294,4 +291,19 @@ func (g *Guard) End(ctx context.Context) *remote.LossError {
 		return nil
 	}
 	return &remote.LossError{Bucket: c.Bucket(), Kind: c.Type, Lost: lost}
+}
+
+// SyncFS flushes the file systems of the cache and of the repo's local
+// tier (syncfs) after a command that does not fsync what it writes. A
+// failure is a warning to o.Logger: what the command wrote may not survive
+// a power cut yet.
+func (r *Remote) SyncFS(o GuardOptions) {
+	fsys := fsx.OrReal(o.FS)
+	for _, p := range []string{r.cache.Dir, r.cache.LocalDir} {
+		if ok, _ := fsx.Exists(fsys, p); ok {
+			if err := fsx.SyncFS(p); err != nil {
+				o.warn(fmt.Sprintf("syncfs of %s failed: %v; what the command wrote may not survive a power cut yet", p, err))
+			}
+		}
+	}
 }
