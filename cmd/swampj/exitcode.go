@@ -88,7 +88,10 @@ func usageErr(err error) error { return withCode("usage", exitUsage, err) }
 // "failed" for everything else.
 func classify(err error) (exit int, code string) {
 	c := swampjerr.CodedOf(err)
-	if ce, ok := c.(*codedError); ok {
+	switch ce := c.(type) {
+	case *codedError:
+		return ce.exit, ce.code
+	case *bucketLossError:
 		return ce.exit, ce.code
 	}
 	switch {
