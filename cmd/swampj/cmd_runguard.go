@@ -2,11 +2,10 @@ package main
 
 // `swampj run` on a remote-backed repo, around the command: the guard of
 // package ops/wrapped (run lock, pull, the bucket before and after); the
-// CLI adds its flag and the vendors' restore commands.
+// CLI adds the vendors' restore commands.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -18,15 +17,10 @@ import (
 // command; past it the command is not run (exit 75).
 const defaultRunLockTimeout = wrapped.DefaultRunLockTimeout
 
-// beginRunGuard is wrapped.Begin with this CLI's flag named where the run
-// lock stayed held.
+// beginRunGuard is wrapped.Begin with this CLI's disk, environment and
+// logger (cliHint names the flag where the run lock stayed held).
 func beginRunGuard(ctx context.Context, e *env, rem *wrapped.Remote, dir string, args []string, timeout time.Duration) (*wrapped.Guard, error) {
-	g, err := wrapped.Begin(ctx, rem, dir, args, wrapped.GuardOptions{FS: e.fs, Env: os.Getenv, RunLockTimeout: timeout, Logger: e.out.logger()})
-	var busy *wrapped.RunLockBusyError
-	if errors.As(err, &busy) {
-		return nil, fmt.Errorf("%w (raise --run-lock-timeout to wait longer)", err)
-	}
-	return g, err
+	return wrapped.Begin(ctx, rem, dir, args, wrapped.GuardOptions{FS: e.fs, Env: os.Getenv, RunLockTimeout: timeout, Logger: e.out.logger()})
 }
 
 // restoreHint is how to get a lost object back with the vendor's CLI.

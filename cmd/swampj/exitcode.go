@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
+	"github.com/swampj/swampj/ops/wrapped"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
@@ -175,6 +176,7 @@ func cliHint(err error, code, msg string) string {
 		return h
 	}
 	var (
+		runLockBusy  *wrapped.RunLockBusyError
 		writeFailed  *write.WriteFailedError
 		repairFailed *doctor.RepairError
 		unfinished   *migrate.UnfinishedIntentError
@@ -189,6 +191,8 @@ func cliHint(err error, code, msg string) string {
 		return add("; 'swampj recover --dry-run' shows every step of the intent")
 	case errors.Is(err, repo.ErrUnsupportedDatastore):
 		return add("; write with swamp ('swampj run -- swamp ...' keeps its cache safe around it); 'swampj doctor' checks and repairs the cache")
+	case errors.As(err, &runLockBusy):
+		return add(" (raise --run-lock-timeout to wait longer)")
 	case remoteLockErr(err):
 		return add("; run 'swampj doctor --repair --confirm' again when the lock is free (a longer --lock-timeout waits out a dead holder's lock)")
 	case remoteRollbackFailed(err):
