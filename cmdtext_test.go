@@ -19,7 +19,10 @@ var cliText = regexp.MustCompile(`swampj (recover|doctor|catalog (verify|rebuild
 
 // cliTextAllowed are the string literals of library packages that may name
 // a command or flag, each with why. Keys are "path: literal prefix".
-var cliTextAllowed = map[string]string{}
+var cliTextAllowed = map[string]string{
+	"ops/wrapped/remoteguard.go: --pull":                     "swamp's own flag: the run guard runs `swamp datastore sync --pull` before the command",
+	"ops/wrapped/remoteguard.go: %s datastore sync --pull: ": "the failure of that swamp command, named as it was run",
+}
 
 // Library packages say what happened and what is true on disk; which
 // command or flag to use is the CLI's to add (cmd/swampj, cliHint and the

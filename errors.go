@@ -1,7 +1,8 @@
 // Package swampj holds what every other swampj package shares and nothing
 // else: the error interface every package's errors implement (Coded: a
-// stable code and a Class) and the error classes a host program branches
-// on. It imports nothing of swampj, so every package can implement and
+// stable code and a Class), the error classes a host program branches
+// on, and the next step an error of a package below the host API names
+// (Next, advice.go). It imports nothing of swampj, so every package can implement and
 // match against it without an import cycle. Hosts match the classes with
 // errors.Is(err, swampj.ErrBusy), and read any error's code and class with
 // swampj.CodedOf(err).
@@ -14,7 +15,8 @@
 // problems) → ops (recovery, the entry point every host needs first) →
 // recover (the startup hook). catalog is swamp's SQLite catalog; ops/repo,
 // ops/meta, ops/store and ops/lock reproduce swamp's on-disk format.
-// cmd/swampj is the CLI.
+// cmd/swampj is the CLI, a host that imports only the host API
+// (docs/design.md, "The host API").
 package swampj
 
 import (

@@ -265,3 +265,15 @@ func isBusy(err error) bool {
 	c := sqliteCode(err)
 	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
+
+// Next: the catalog is derived state; a rebuild makes it again.
+func (e *CorruptError) Next() swampj.Next { return swampj.NextRebuildCatalog }
+
+// Next: a rebuild makes the missing catalog.
+func (e *MissingError) Next() swampj.Next { return swampj.NextRebuildCatalog }
+
+// Next: the rebuild that could not set the old catalog aside, again.
+func (e *MoveAsideError) Next() swampj.Next { return swampj.NextRebuildCatalogAgain }
+
+// Next: look at the foreign catalog (read-only) before a rebuild replaces it.
+func (e *ForeignSchemaError) Next() swampj.Next { return swampj.NextInspectCatalogThenRebuild }

@@ -1,5 +1,7 @@
 package catalog
 
+import "fmt"
+
 // ItemKey names one data item inside the catalog: every version of it shares
 // these four columns (the primary key without version, swamp-format §3.3).
 type ItemKey struct {
@@ -38,6 +40,12 @@ type Row struct {
 	StepName       string `json:"step_name"`
 	Source         string `json:"source"`
 	IsStepLatest   bool   `json:"is_step_latest"`
+}
+
+// Label names the row's version as a reader finds it on disk:
+// type/model/data vN.
+func (r Row) Label() string {
+	return fmt.Sprintf("%s/%s/%s v%d", r.TypeNormalized, r.ModelID, r.DataName, r.Version)
 }
 
 // Key returns the item the row belongs to.

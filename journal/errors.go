@@ -209,3 +209,34 @@ func (e *NotAFileError) Error() string {
 		"with no journal at that path there is nothing to recover, and the next operation that changes data creates a fresh journal there",
 		e.Path, what, e.Path, e.Path)
 }
+
+// Next: a longer journal lock timeout waits the holder out.
+func (e *LockTimeoutError) Next() swampj.Next { return swampj.NextWaitLonger }
+
+// Next: where the damaged journal was left or set aside, what to do about it.
+func (e *CorruptError) Next() swampj.Next {
+	switch {
+	case e.ReadOnly:
+		return swampj.NextRecoverWhereWritable
+	case e.MovedTo != "":
+		return swampj.NextVerifyCatalog
+	}
+	return swampj.NextNone
+}
+
+// Next: the intent may be among those no longer listed by default.
+func (e *NotFoundError) Next() swampj.Next { return swampj.NextListAllIntents }
+
+// Next: recovery has nothing to do with a journal path that is not a file.
+func (e *NotAFileError) Next() swampj.Next { return swampj.NextNothingToRecover }
+
+// Next: the inspections that only read work, unless reading failed too.
+func (e *MediaError) Next() swampj.Next {
+	switch {
+	case e.ReadOnly():
+		return swampj.NextInspectOnReadOnlyMedia
+	case e.Reading():
+		return swampj.NextNone
+	}
+	return swampj.NextInspectReadOnly
+}

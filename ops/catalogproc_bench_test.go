@@ -18,10 +18,10 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // Whole-process benchmarks on repos with a populated catalog:
@@ -133,7 +133,7 @@ func populatedRepo(b *testing.B, dir string, versions int) *repo.Repo {
 	if items < 1 {
 		items = 1
 	}
-	if _, err := storetest.Synthetic(fsys, dir, storetest.SyntheticOptions{Items: items, Versions: versions / items, Seed: 1}); err != nil {
+	if _, err := example.Synthetic(fsys, dir, example.SyntheticOptions{Items: items, Versions: versions / items, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	r, err := repo.Load(fsys, dir, func(string) string { return "" })

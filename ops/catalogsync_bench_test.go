@@ -11,9 +11,9 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // benchSize is 10,000 items × 10 versions = 100,000 versions, or
@@ -90,7 +90,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 	items, versions := csBenchSize()
 	dir := filepath.Join(b.TempDir(), "repo")
 	b.StopTimer()
-	st, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
+	st, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,29 +19,29 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/store"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 var csCtx = context.Background()
 
 var csNow = time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 
-// The example repo's items (storetest.Example).
+// The example repo's items (example.Write).
 const (
-	csHello = "command/shell/" + storetest.ExampleHelloShell
-	csScan  = "command/shell/" + storetest.ExampleScanShell
+	csHello = "command/shell/" + example.HelloShell
+	csScan  = "command/shell/" + example.ScanShell
 )
 
-// newExample writes storetest.Example into a fresh directory and returns it loaded,
+// newExample writes example.Write into a fresh directory and returns it loaded,
 // without a catalog.
 func csNewExample(t *testing.T) *repo.Repo {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := storetest.Example(fsx.Real(), dir); err != nil {
+	if _, err := example.Write(fsx.Real(), dir); err != nil {
 		t.Fatal(err)
 	}
 	return csLoad(t, dir)
@@ -152,7 +152,7 @@ func csAddForeign(t *testing.T, r *repo.Repo) []string {
 		} {
 			csInsertRow(t, db, fr)
 		}
-		mine := csForeignRow("infra", storetest.ExampleHelloShell, "result", 3)
+		mine := csForeignRow("infra", example.HelloShell, "result", 3)
 		mine.TypeNormalized = "command/shell"
 		csInsertRow(t, db, mine)
 		csExec1(t, db, `INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('foreign_synced:infra', '2026-08-01T00:00:00.000Z')`)
@@ -281,9 +281,9 @@ func TestRebuildFromNothingThenVerifyAgrees(t *testing.T) {
 	// scan-shell's two steps each keep their newest version.
 	got := csFlags(t, r, "")
 	want := []string{
-		"command/shell/" + storetest.ExampleHelloShell + "/result v1:0",
-		"command/shell/" + storetest.ExampleHelloShell + "/result v2:0",
-		"command/shell/" + storetest.ExampleHelloShell + "/result v3:1",
+		"command/shell/" + example.HelloShell + "/result v1:0",
+		"command/shell/" + example.HelloShell + "/result v2:0",
+		"command/shell/" + example.HelloShell + "/result v3:1",
 		csScan + "/result v1:0", csScan + "/result v2:0", csScan + "/result v3:1", csScan + "/result v4:1",
 	}
 	for _, w := range want {
@@ -343,7 +343,7 @@ func TestRebuildFixesEachKindOfDrift(t *testing.T) {
 			name: "rows missing",
 			corrupt: func(t *testing.T, r *repo.Repo) {
 				csWithDB(t, r, func(db *sql.DB) {
-					csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
+					csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, example.ScanShell)
 				})
 			},
 			want: counts{missing: 4},
@@ -413,8 +413,8 @@ func TestRebuildFixesEachKindOfDrift(t *testing.T) {
 				csWithDB(t, r, func(db *sql.DB) {
 					// Half the rows still carry the namespace the repo had
 					// (swamp-format §10.8); one of them is for a version deleted since.
-					csExec1(t, db, `UPDATE catalog SET namespace = 'old' WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
-					old := csForeignRow("old", storetest.ExampleScanShell, "result", 9)
+					csExec1(t, db, `UPDATE catalog SET namespace = 'old' WHERE namespace = '' AND model_id = ?`, example.ScanShell)
+					old := csForeignRow("old", example.ScanShell, "result", 9)
 					old.TypeNormalized = "command/shell"
 					csInsertRow(t, db, old)
 				})
@@ -564,7 +564,7 @@ func TestForeignNamespacesAreNeverRestamped(t *testing.T) {
 	r := csSyncedExample(t)
 	csWithDB(t, r, func(db *sql.DB) {
 		// Registered by another repo, never pulled.
-		other := csForeignRow("other", storetest.ExampleHelloShell, "result", 1)
+		other := csForeignRow("other", example.HelloShell, "result", 1)
 		other.TypeNormalized = "command/shell"
 		csInsertRow(t, db, other)
 		// Not pulled, not registered, and for no item of this repo.
@@ -595,7 +595,7 @@ func TestRebuildIsOneTransaction(t *testing.T) {
 	dir := csVersionDir(r, csHello+"/result", 3)
 	csWriteFile(t, filepath.Join(dir, "metadata.yaml"), nil)
 	csWithDB(t, r, func(db *sql.DB) {
-		csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, storetest.ExampleScanShell)
+		csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND model_id = ?`, example.ScanShell)
 		csExec1(t, db, `UPDATE catalog SET size = 0 WHERE namespace = '' AND data_name = 'vpc'`)
 		csExec1(t, db, `DELETE FROM catalog_meta WHERE key = 'populated'`)
 	})
@@ -698,7 +698,7 @@ func TestHotWALIsReadAndSurvivesRebuild(t *testing.T) {
 	csInsertRow(t, db, csForeignRow("infra", "11111111-2222-4333-8444-555555555555", "bucket", 1))
 	csExec1(t, db, `INSERT OR REPLACE INTO catalog_meta (key, value) VALUES ('foreign_synced:infra', 'x')`)
 	csExec1(t, db, `DELETE FROM catalog WHERE namespace = '' AND data_name = '207333'`)
-	stale := csForeignRow("", storetest.ExampleHelloShell, "result", 7)
+	stale := csForeignRow("", example.HelloShell, "result", 7)
 	stale.TypeNormalized = "command/shell"
 	csInsertRow(t, db, stale)
 
@@ -949,7 +949,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 	}
 	latest := 0
 	for _, row := range e.Rows {
-		if row.ModelID == storetest.ExampleHelloShell && row.IsLatest {
+		if row.ModelID == example.HelloShell && row.IsLatest {
 			latest++
 			if row.Version != 3 {
 				t.Fatalf("hello-shell latest is v%d", row.Version)
@@ -1010,7 +1010,7 @@ func TestUnlistableDirectoryFailsTheWalk(t *testing.T) {
 // what Diff + Apply give, rowids included.
 func TestBulkRebuildEqualsApply(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 31, Versions: 3, Seed: 5}); err != nil {
+	if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: 31, Versions: 3, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	r := csLoad(t, dir)

@@ -17,10 +17,10 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 // The baselines run on as many workers as the doctor does (GOMAXPROCS, on
@@ -207,7 +207,7 @@ func BenchmarkDoctorRaw256KiB(b *testing.B) {
 func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRatio string) {
 	dir := filepath.Join(b.TempDir(), "repo")
 	b.StopTimer()
-	st, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
+	st, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: items, Versions: versions, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -192,10 +192,12 @@ func exportedAliases(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestRecoverExportsOnlyHostFacingNames: the same for package recover.
+// TestRecoverExportsOnlyHostFacingNames: the same for package recover
+// (the startup hook, and the inspection of the journal: List, Show, Hold).
 func TestRecoverExportsOnlyHostFacingNames(t *testing.T) {
 	checkWall(t, "../recover", "github.com/swampj/swampj/recover",
-		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError BlockedError ErrBusy ErrNotARepo"))
+		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError BlockedError ErrBusy ErrNotARepo "+
+			"DefaultJournalLockTimeout InspectOptions List Listing ListedIntent ListedRun Show Hold"))
 }
 
 func checkWall(t *testing.T, dir, importPath string, allowed []string) {

@@ -24,8 +24,8 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/repo"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 func main() {
@@ -62,12 +62,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	var st storetest.ExampleStats
+	var st example.Stats
 	switch args[0] {
 	case "example":
-		st, err = storetest.Example(fsys, dir)
+		st, err = example.Write(fsys, dir)
 	case "synthetic":
-		st, err = storetest.Synthetic(fsys, dir, storetest.SyntheticOptions{Items: *items, Versions: *versions, Seed: *seed})
+		st, err = example.Synthetic(fsys, dir, example.SyntheticOptions{Items: *items, Versions: *versions, Seed: *seed})
 	default:
 		return errors.New(usage)
 	}

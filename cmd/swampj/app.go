@@ -17,8 +17,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/recover"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,7 +32,7 @@ func register(c *cli.Command) { commands = append(commands, c) }
 var globalFlags = []cli.Flag{
 	&cli.StringFlag{Name: "repo-dir", Aliases: []string{"repo"}, Usage: "the swamp repo's root `DIR`, the directory holding .swamp.yaml; its parents are not searched (default: $SWAMP_REPO_DIR, else the nearest directory at or above the working directory holding .swamp.yaml)"},
 	&cli.BoolFlag{Name: "json", Usage: "print the result as one JSON document on stdout (errors as JSON on stderr)"},
-	&cli.DurationFlag{Name: "lock-timeout", Value: journal.DefaultLockTimeout, Usage: "how long to wait for another swampj process holding the repo"},
+	&cli.DurationFlag{Name: "lock-timeout", Value: recover.DefaultJournalLockTimeout, Usage: "how long to wait for another swampj process holding the repo"},
 	&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress and no warnings on stderr"},
 	&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "debug detail on stderr (which repo, how a model name was resolved, the error's code)"},
 	&cli.BoolFlag{Name: "no-color", Usage: "accepted as swamp accepts it; swampj never prints color"},

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -23,7 +23,7 @@ func BenchmarkRunWrapperRepoSize(b *testing.B) {
 	}
 	mk := func(items int) string {
 		dir := filepath.Join(b.TempDir(), "repo")
-		if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: 1}); err != nil {
+		if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: items, Versions: 1}); err != nil {
 			b.Fatal(err)
 		}
 		return dir

@@ -10,14 +10,14 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 // exampleRepo writes the example tree (no catalog) into a fresh directory.
 func exampleRepo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := storetest.Example(fsx.Real(), dir); err != nil {
+	if _, err := example.Write(fsx.Real(), dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -101,7 +101,7 @@ func TestCatalogVerifyExitCodesAndJSON(t *testing.T) {
 	}
 
 	// #3955: the latest version of hello-shell's result emptied by a crash.
-	v3 := filepath.Join(dir, ".swamp", "data", "command", "shell", storetest.ExampleHelloShell, "result", "3")
+	v3 := filepath.Join(dir, ".swamp", "data", "command", "shell", example.HelloShell, "result", "3")
 	for _, f := range []string{"metadata.yaml", "raw"} {
 		if err := os.WriteFile(filepath.Join(v3, f), nil, 0o644); err != nil {
 			t.Fatal(err)

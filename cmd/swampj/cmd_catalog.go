@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/ops/catalogsync"
 )
 
@@ -201,14 +200,12 @@ func driftSummary(rep *catalogsync.Report) string {
 		k.RowsMissing, k.RowsStale, k.FlagsWrong, k.FieldsWrong, k.WrongNamespace)
 }
 
-func rowName(r catalog.Row) string {
-	return fmt.Sprintf("%s/%s/%s v%d", r.TypeNormalized, r.ModelID, r.DataName, r.Version)
-}
-
-func flagText(r catalog.Row, step bool) string {
-	s := fmt.Sprintf("is_latest=%d", b2i(r.IsLatest))
+// flagText is a row's latest flags (is_step_latest where the catalog has
+// the column).
+func flagText(isLatest, isStepLatest, step bool) string {
+	s := fmt.Sprintf("is_latest=%d", b2i(isLatest))
 	if step {
-		s += fmt.Sprintf(" is_step_latest=%d", b2i(r.IsStepLatest))
+		s += fmt.Sprintf(" is_step_latest=%d", b2i(isStepLatest))
 	}
 	return s
 }
@@ -228,10 +225,10 @@ func printDifferences(w io.Writer, rep *catalogsync.Report) {
 	}
 	var lines []string
 	for _, r := range d.Missing {
-		lines = append(lines, "missing          "+rowName(r))
+		lines = append(lines, "missing          "+r.Label())
 	}
 	for _, r := range d.Stale {
-		line := "stale            " + rowName(r)
+		line := "stale            " + r.Label()
 		if r.Namespace != rep.Namespace {
 			line += fmt.Sprintf(" (stamped %q)", r.Namespace)
 		}
@@ -239,13 +236,13 @@ func printDifferences(w io.Writer, rep *catalogsync.Report) {
 	}
 	for _, f := range d.FlagsWrong {
 		lines = append(lines, fmt.Sprintf("flags wrong      %s: %s, should be %s",
-			rowName(f.Expected), flagText(f.Catalog, d.StepLatestColumn), flagText(f.Expected, d.StepLatestColumn)))
+			f.Expected.Label(), flagText(f.Catalog.IsLatest, f.Catalog.IsStepLatest, d.StepLatestColumn), flagText(f.Expected.IsLatest, f.Expected.IsStepLatest, d.StepLatestColumn)))
 	}
 	for _, f := range d.FieldsWrong {
-		lines = append(lines, fmt.Sprintf("fields wrong     %s: %s", rowName(f.Expected), strings.Join(f.Columns, ", ")))
+		lines = append(lines, fmt.Sprintf("fields wrong     %s: %s", f.Expected.Label(), strings.Join(f.Columns, ", ")))
 	}
 	for _, r := range d.WrongNamespace {
-		lines = append(lines, fmt.Sprintf("old stamp        %s: stamped %q, should be %q", rowName(r), r.Namespace, rep.Namespace))
+		lines = append(lines, fmt.Sprintf("old stamp        %s: stamped %q, should be %q", r.Label(), r.Namespace, rep.Namespace))
 	}
 	for i, l := range lines {
 		if i == shownDifferences {

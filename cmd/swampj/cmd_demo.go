@@ -23,8 +23,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 func init() {
@@ -209,14 +208,14 @@ func (d *demo) tour(swampBin string) {
 // tourWrites makes the repo (with the real swamp, or the bundled example)
 // and writes two versions of one item with swampj; it returns the item.
 func (d *demo) tourWrites(swampBin string) string {
-	item := "command/shell/" + storetest.ExampleHelloShell + "/result"
+	item := "command/shell/" + example.HelloShell + "/result"
 	if swampBin != "" {
 		d.step("Making a repo with the real swamp ("+swampBin+"): a shell model and two method runs", "swamp init; swamp model create command/shell hello; swamp model method run hello execute ×2",
 			func() (string, error) { return d.swampRepo(swampBin, &item) })
 	} else {
 		d.step("Building the bundled example repo (5 models of swamp's layout, 14 versions) and its catalog", "swampj catalog rebuild --confirm",
 			func() (string, error) {
-				st, err := storetest.Example(fsx.Real(), d.dir)
+				st, err := example.Write(nil, d.dir) // nil: the real disk
 				if err != nil {
 					return "", err
 				}

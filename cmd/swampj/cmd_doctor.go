@@ -79,7 +79,7 @@ func runDoctor(c *cli.Context) error {
 		}
 	}
 	if err != nil {
-		return remoteErr(err)
+		return err
 	}
 	return doctorExit(rep)
 }

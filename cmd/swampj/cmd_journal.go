@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/recover"
 )
@@ -42,61 +41,50 @@ func init() {
 }
 
 type intentLine struct {
-	ID        uint64            `json:"id"`
-	Kind      string            `json:"kind"`
-	Status    journal.Status    `json:"status"`
-	Direction journal.Direction `json:"direction,omitempty"`
-	Summary   string            `json:"summary"`
-	CreatedAt string            `json:"createdAt"`
-	Steps     int               `json:"steps"`
-	LastError string            `json:"lastError,omitempty"`
+	ID        uint64 `json:"id"`
+	Kind      string `json:"kind"`
+	Status    string `json:"status"`
+	Direction string `json:"direction,omitempty"`
+	Summary   string `json:"summary"`
+	CreatedAt string `json:"createdAt"`
+	Steps     int    `json:"steps"`
+	LastError string `json:"lastError,omitempty"`
 	// InProgress: an open intent whose writer is alive beside others
 	// (journal.IntentLive): a write under way, not an interrupted one.
 	InProgress bool `json:"inProgress,omitempty"`
 	PID        int  `json:"pid,omitempty"`
 }
 
-func openJournalReadOnly(e *env) (*journal.Journal, bool, error) {
+// inspectJournal is the repo's directory, once its format allows this
+// swampj to read it, and the options of a look into its journal.
+func inspectJournal(e *env) (string, recover.InspectOptions, error) {
 	dir, err := e.repoDir()
 	if err != nil {
-		return nil, false, err
+		return "", recover.InspectOptions{}, err
 	}
 	if err := e.checkRepoFormat(dir, false); err != nil {
-		return nil, false, err
+		return "", recover.InspectOptions{}, err
 	}
-	path := recover.JournalPath(dir)
-	ok, err := journal.Exists(e.fs, path)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	// An inspection writes nothing (read-only media work too).
-	j, err := journal.OpenReadOnly(e.fs, path, journal.Options{LockTimeout: e.lockTO, Warn: e.out.warn})
-	return j, err == nil, err
+	return dir, recover.InspectOptions{FS: e.fs, JournalLockTimeout: e.lockTO, Logger: e.out.logger()}, nil
 }
 
 func runJournalList(c *cli.Context) error {
 	e := newEnv(c)
-	j, ok, err := openJournalReadOnly(e)
+	dir, o, err := inspectJournal(e)
+	if err != nil {
+		return err
+	}
+	listing, err := recover.List(dir, c.Bool("all"), o)
 	if err != nil {
 		return err
 	}
 	lines := []intentLine{}
-	if ok {
-		defer j.Close()
-		all, err := j.List(c.Bool("all"))
-		if err != nil {
-			return err
-		}
-		for _, in := range all {
-			lines = append(lines, intentLine{ID: in.ID, Kind: in.Kind, Status: in.Status, Direction: in.Direction,
-				Summary: in.Summary, CreatedAt: in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), Steps: len(in.Steps), LastError: in.LastError,
-				InProgress: journal.IntentLive(j.Path(), in), PID: in.PID})
-		}
+	for _, in := range listing.Intents {
+		lines = append(lines, intentLine{ID: in.ID, Kind: in.Kind, Status: string(in.Status), Direction: string(in.Direction),
+			Summary: in.Summary, CreatedAt: in.CreatedAt.Format("2006-01-02T15:04:05Z07:00"), Steps: len(in.Steps), LastError: in.LastError,
+			InProgress: in.InProgress, PID: in.PID})
 	}
-	runs, err := wrappedRunLines(j, ok, c.Bool("all"))
-	if err != nil {
-		return err
-	}
+	runs := wrappedRunLines(listing)
 	return e.out.result(map[string]any{"intents": lines, "wrappedRuns": runs}, func(w io.Writer) {
 		printWrappedRuns(w, runs)
 		if len(lines) == 0 {
@@ -126,17 +114,8 @@ func runJournalHold(c *cli.Context) error {
 	if err := e.checkRepoFormat(dir, true); err != nil {
 		return err
 	}
-	j, err := journal.Open(e.fs, recover.JournalPath(dir), journal.Options{LockTimeout: e.lockTO, Command: e.command()})
-	if err != nil {
-		return err
-	}
-	defer j.Close()
-	fmt.Fprintln(c.App.Writer, "holding")
-	select {
-	case <-time.After(c.Duration("for")):
-	case <-c.Context.Done():
-	}
-	return nil
+	return recover.Hold(c.Context, dir, c.Duration("for"), e.command(), recover.InspectOptions{FS: e.fs, JournalLockTimeout: e.lockTO},
+		func() { fmt.Fprintln(c.App.Writer, "holding") })
 }
 
 func runJournalShow(c *cli.Context) error {
@@ -148,15 +127,11 @@ func runJournalShow(c *cli.Context) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("intent id %q is not a number", c.Args().First()))
 	}
-	j, ok, err := openJournalReadOnly(e)
+	dir, o, err := inspectJournal(e)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return &journal.NotFoundError{ID: id}
-	}
-	defer j.Close()
-	in, err := j.Get(id)
+	in, err := recover.Show(dir, id, o)
 	if err != nil {
 		return err
 	}
@@ -190,28 +165,21 @@ type wrappedRunLine struct {
 	Outcome string `json:"outcome,omitempty"`
 }
 
-func wrappedRunLines(j *journal.Journal, ok, all bool) ([]wrappedRunLine, error) {
+func wrappedRunLines(listing *recover.Listing) []wrappedRunLine {
 	out := []wrappedRunLine{}
-	if !ok {
-		return out, nil
-	}
-	runs, err := j.Runs(all)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
+	for _, r := range listing.Runs {
 		l := wrappedRunLine{ID: r.ID, Command: r.Command, PID: r.PID, Started: r.Started.Format(time.RFC3339), Guarded: r.Guarded, Outcome: r.Outcome, State: "closed"}
 		switch {
 		case r.Ended != nil:
 			l.Ended = r.Ended.Format(time.RFC3339)
-		case journal.RunLive(r.Log):
+		case r.Live:
 			l.State = "running"
 		default:
 			l.State = "dead"
 		}
 		out = append(out, l)
 	}
-	return out, nil
+	return out
 }
 
 func printWrappedRuns(w io.Writer, runs []wrappedRunLine) {

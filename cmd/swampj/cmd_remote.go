@@ -4,7 +4,7 @@ package main
 // swamp …` moves torn cache files out of the push's way before the command
 // and checks what the command wrote after it, with the doctor
 // (ops/doctor, which checks the cache of such a repo; `swampj doctor`
-// renders it in cmd_doctor.go). ops/remote finds the cache.
+// renders it in cmd_doctor.go). ops/wrapped finds the cache.
 
 import (
 	"errors"
@@ -14,27 +14,19 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
-	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // remoteCache is the repo's extension-datastore cache, or nil when the repo
 // has a filesystem datastore (or none can be found: the caller's own
 // loading then reports why).
-func remoteCache(e *env) (*remote.Cache, error) {
+func remoteCache(e *env) (*wrapped.Remote, error) {
 	dir, err := e.repoDir()
 	if err != nil {
 		return nil, nil
 	}
-	c, err := remote.Discover(dir, remote.Options{FS: e.fs, Env: os.Getenv})
-	if errors.Is(err, remote.ErrUnknownType) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, nil // a filesystem datastore, or a configuration the caller's own loading reports
-	}
-	return c, nil
+	return wrapped.FindRemote(dir, e.fs, os.Getenv)
 }
 
 // remoteDoctorOptions are the doctor's options of a wrapped command on a
@@ -43,29 +35,11 @@ func remoteDoctorOptions(e *env) doctor.Options {
 	return doctor.Options{Env: os.Getenv, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
 }
 
-// remoteErr gives a remote repair's error its code: a busy lock is a
-// lock timeout (exit 75); a bucket that does not exist, an endpoint that
-// does not answer and missing or refused credentials have their own.
-func remoteErr(err error) error {
-	var le *doctor.CacheLockError
-	if errors.As(err, &le) && le.Code() == "lock_timeout" {
-		return withCode("lock_timeout", exitLockTimeout, err)
-	}
-	var ae *remote.AccessError
-	if errors.As(err, &ae) {
-		return withCode(ae.Code(), exitFailure, err)
-	}
-	if errors.As(err, &le) {
-		return withCode(le.Code(), exitFailure, err)
-	}
-	return err
-}
-
 // runRemoteBefore is `swampj run`'s step 1b on a remote-backed repo: the
 // cache doctor, repairing (under the bucket lock) what the command's push
 // would otherwise upload. It returns nil for a filesystem datastore. When
 // torn files cannot be moved out of the way, the command is not run.
-func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, error) {
+func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, error) {
 	rc, err := remoteCache(e)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("%v; its cache is not checked before or after the command", err))
@@ -79,9 +53,9 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 	// byte, large ones too: a push hashes what it walks and uploads
 	// whatever differs from the index.
 	o.VerifyChecksum = true
-	check, err := doctor.RunAt(c.Context, e.fs, rc.Repo, o)
+	check, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)
 	if err != nil {
-		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.Dir, err))
+		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.CacheDir(), err))
 		return rc, nil
 	}
 	wouldPush := 0 // damage the command's push would upload
@@ -97,10 +71,10 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 		return rc, nil
 	}
 	o.Repair, o.Confirm = true, true
-	rep, err := doctor.RunAt(c.Context, e.fs, rc.Repo, o)
+	rep, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)
 	if err != nil && wouldPush > 0 {
-		return nil, remoteErr(fmt.Errorf("repairing the datastore cache %s before the command failed, so %q was not run "+
-			"(its push would upload %d damaged file(s)): %w", rc.Dir, command, wouldPush, err))
+		return nil, fmt.Errorf("repairing the datastore cache %s before the command failed, so %q was not run "+
+			"(its push would upload %d damaged file(s)): %w", rc.CacheDir(), command, wouldPush, err)
 	}
 	if err != nil {
 		e.out.warn(fmt.Sprintf("repairing the datastore cache before the command: %v; nothing the command pushes is damaged, so it runs", err))
@@ -119,17 +93,11 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 // runRemoteAfter is `swampj run`'s steps 3 and 4 on a remote-backed repo:
 // syncfs of the cache's (and the repo's) file system, then the cache doctor
 // of what the command wrote, repairing with --repair.
-func runRemoteAfter(c *cli.Context, e *env, rc *remote.Cache, start time.Time) {
-	for _, p := range []string{rc.Dir, rc.LocalDir} {
-		if ok, _ := fsx.Exists(e.fs, p); ok {
-			if err := fsx.SyncFS(p); err != nil {
-				e.out.warn(fmt.Sprintf("syncfs of %s failed: %v; what the command wrote may not survive a power cut yet", p, err))
-			}
-		}
-	}
+func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time) {
+	rc.SyncFS(wrapped.GuardOptions{FS: e.fs, Logger: e.out.logger()})
 	o := remoteDoctorOptions(e)
 	o.Repair, o.Confirm, o.ChangedSince = c.Bool("repair"), c.Bool("repair"), start
-	rep, err := doctor.RunAt(c.Context, e.fs, rc.Repo, o)
+	rep, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("the cache doctor after the command failed: %v; run 'swampj doctor'", err))
 		return

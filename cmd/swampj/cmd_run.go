@@ -25,7 +25,6 @@ import (
 	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/read"
-	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/wrapped"
@@ -93,11 +92,11 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	guard, err := runRemoteGuard(c, e, rc, dir, args) // remote-backed repo: run lock, pull, snapshot (cmd_runguard.go)
+	guard, err := beginRunGuard(c.Context, e, rc, dir, args, c.Duration("run-lock-timeout")) // remote-backed repo: run lock, pull, snapshot
 	if err != nil {
 		return err
 	}
-	defer guard.done(e)
+	defer guard.Release()
 
 	// 2. The command under the barrier, recorded, with signals passed
 	// through.
@@ -113,7 +112,7 @@ func runRun(c *cli.Context) error {
 		wopts.SyncInterval = -1
 	}
 	if rc != nil {
-		wopts.ExtraRoots = []string{rc.Dir}
+		wopts.ExtraRoots = []string{rc.CacheDir()}
 	}
 	if wopts.Unguarded {
 		if err := wrapped.Supported(); err != nil {
@@ -142,16 +141,15 @@ func runRun(c *cli.Context) error {
 	}
 
 	finishRun(c, e, w, r, rc, wopts.Unguarded, start, code)
-	lost := guard.losses(c, e)
-	guard.done(e)
+	lost := guard.End(c.Context)
 	if code != 0 {
 		if lost != nil {
-			e.out.warn(lost.Error() + "; " + restoreHint(lost))
+			e.out.warn(lost.Error() + "; " + restoreHint(rc))
 		}
 		return &runExit{code}
 	}
 	if lost != nil {
-		return withCode(lost.Code(), exitManual, fmt.Errorf("%q exited 0, but %w; %s", args[0], lost, restoreHint(lost)))
+		return &bucketLossError{codedError{code: lost.Code(), exit: exitManual, err: fmt.Errorf("%q exited 0, but %w; %s", args[0], lost, restoreHint(rc))}, lost.Lost}
 	}
 	return nil
 }
@@ -178,7 +176,7 @@ func lookCommand(dir, name string) error {
 // run on a repo mid-change, and the settling of a wrapped run that died.
 // It returns the repo the barrier covers and, for a remote-backed repo,
 // its cache.
-func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *remote.Cache, error) {
+func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *wrapped.Remote, error) {
 	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
 		Progress: e.out.progress()})
 	e.out.endProgress() // the line is cleared before the command writes to the terminal
@@ -216,7 +214,7 @@ func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *re
 
 // finishRun is step 3: the final barrier, then the doctor of what the
 // command that exited with code changed, then the run's record is closed.
-func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *remote.Cache, unguarded bool, start time.Time, code int) {
+func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *wrapped.Remote, unguarded bool, start time.Time, code int) {
 	// A signal passed to the command (a service stopped with SIGTERM) has
 	// cancelled this process's context too: what follows is bounded, and
 	// leaving it undone would leave the run to be settled by the next
@@ -253,13 +251,11 @@ func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *remote.
 
 // runRepo is the repo the barrier covers: the loaded configuration, or for
 // a remote-backed repo its local tier (the cache is an extra root).
-func runRepo(e *env, dir string, rc *remote.Cache) (*repo.Repo, error) {
+func runRepo(e *env, dir string, rc *wrapped.Remote) (*repo.Repo, error) {
 	if rc == nil {
 		return e.loadRepo(false)
 	}
-	local := filepath.Join(dir, ".swamp")
-	return &repo.Repo{Dir: dir, LocalDir: local, Base: local, DataRoot: filepath.Join(rc.Dir, "data"),
-		JournalPath: repo.JournalPathOf(dir), CatalogPath: repo.CatalogPathOf(dir)}, nil
+	return rc.BarrierRepo(dir), nil
 }
 
 // waitCommand waits for the started command, passing SIGINT, SIGTERM and

@@ -9,17 +9,14 @@ import (
 	"strings"
 
 	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
-	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
-	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
-	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
+	"github.com/swampj/swampj/ops/wrapped"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
@@ -71,6 +68,13 @@ func (e *codedError) Class() swampjerr.Class {
 	return swampjerr.ClassFailed
 }
 
+// bucketLossError is a wrapped command's exit on a bucket that lost
+// objects it did not write: --json lists them ("lost").
+type bucketLossError struct {
+	codedError
+	lost any
+}
+
 func withCode(code string, exit int, err error) error {
 	return &codedError{code: code, exit: exit, err: err}
 }
@@ -85,7 +89,10 @@ func usageErr(err error) error { return withCode("usage", exitUsage, err) }
 // "failed" for everything else.
 func classify(err error) (exit int, code string) {
 	c := swampjerr.CodedOf(err)
-	if ce, ok := c.(*codedError); ok {
+	switch ce := c.(type) {
+	case *codedError:
+		return ce.exit, ce.code
+	case *bucketLossError:
 		return ce.exit, ce.code
 	}
 	switch {
@@ -140,9 +147,9 @@ func reportError(stderr io.Writer, asJSON bool, err error) int {
 		// swamp's shape (presentation/output/error_output.ts buildErrorJson):
 		// the message under "error", the code beside it; plus the exit code.
 		doc := map[string]any{"error": msg, "code": code, "exitCode": exit}
-		var lost *remote.LossError
+		var lost *bucketLossError
 		if errors.As(err, &lost) {
-			doc["lost"] = lost.Lost // what the bucket lost, one object each
+			doc["lost"] = lost.lost // what the bucket lost, one object each
 		}
 		b, _ := json.Marshal(doc)
 		fmt.Fprintln(stderr, string(b))
@@ -157,9 +164,10 @@ func reportError(stderr io.Writer, asJSON bool, err error) int {
 
 // cliHint is what the CLI adds to a library error: the command or flag to
 // use. The library packages say what happened and never name a command or
-// flag; the advice on how to act on it through this CLI lives here, keyed by
-// error type or code. msg is the message so far (a hint already there, from
-// a wrapping command, is not repeated).
+// flag; the advice on how to act on it through this CLI lives here: for the
+// host packages' errors by their type, for the errors of the packages below
+// them by the swampj.Next they name (nextHints). msg is the message so far
+// (a hint already there, from a wrapping command, is not repeated).
 func cliHint(err error, code, msg string) string {
 	add := func(h string) string {
 		if strings.Contains(msg, h) {
@@ -168,7 +176,7 @@ func cliHint(err error, code, msg string) string {
 		return h
 	}
 	var (
-		swampLock    *lock.TimeoutError
+		runLockBusy  *wrapped.RunLockBusyError
 		writeFailed  *write.WriteFailedError
 		repairFailed *doctor.RepairError
 		unfinished   *migrate.UnfinishedIntentError
@@ -183,6 +191,8 @@ func cliHint(err error, code, msg string) string {
 		return add("; 'swampj recover --dry-run' shows every step of the intent")
 	case errors.Is(err, repo.ErrUnsupportedDatastore):
 		return add("; write with swamp ('swampj run -- swamp ...' keeps its cache safe around it); 'swampj doctor' checks and repairs the cache")
+	case errors.As(err, &runLockBusy):
+		return add(" (raise --run-lock-timeout to wait longer)")
 	case remoteLockErr(err):
 		return add("; run 'swampj doctor --repair --confirm' again when the lock is free (a longer --lock-timeout waits out a dead holder's lock)")
 	case remoteRollbackFailed(err):
@@ -191,14 +201,12 @@ func cliHint(err error, code, msg string) string {
 		return add("; " + named.from + " names the repo's root, the directory holding .swamp.yaml (its parents are not searched)")
 	case errors.Is(err, repo.ErrNotARepo):
 		return add("; run inside a swamp repo or pass --repo DIR")
-	case errors.Is(err, journal.ErrLockTimeout):
-		return add(", or raise --lock-timeout")
-	case errors.As(err, &swampLock):
-		h := " (SWAMP_LOCK_TIMEOUT_MS sets how long to wait)"
-		if swampLock.Holder != nil {
-			h = "; `swamp datastore lock status` inspects it (`swamp datastore lock release --force` only if that process is gone)"
-		}
-		return add(h)
+	case swampjerr.NextIn(err, swampjerr.NextWaitLonger):
+		return add(nextHints[swampjerr.NextWaitLonger])
+	case swampjerr.NextIn(err, swampjerr.NextInspectSwampLock):
+		return add(nextHints[swampjerr.NextInspectSwampLock])
+	case swampjerr.NextIn(err, swampjerr.NextWaitLongerForSwampLock):
+		return add(nextHints[swampjerr.NextWaitLongerForSwampLock])
 	case errors.As(err, &migFailed):
 		return add(fmt.Sprintf(": run '%s' again, or 'swampj recover --rollback'", rerunCommand(migFailed.Rerun)))
 	case errors.As(err, &writeFailed):
@@ -217,60 +225,65 @@ func cliHint(err error, code, msg string) string {
 	return ""
 }
 
+// roCommands are the commands that only read (they work on read-only
+// media).
+const roCommands = "'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify'"
+
+// nextHints are this CLI's commands for the swampj.Next of the errors of
+// the packages below the host API (the journal, swamp's catalog, swamp's
+// locks).
+var nextHints = map[swampjerr.Next]string{
+	swampjerr.NextWaitLonger:                ", or raise --lock-timeout",
+	swampjerr.NextInspectSwampLock:          "; `swamp datastore lock status` inspects it (`swamp datastore lock release --force` only if that process is gone)",
+	swampjerr.NextWaitLongerForSwampLock:    " (SWAMP_LOCK_TIMEOUT_MS sets how long to wait)",
+	swampjerr.NextInspectOnReadOnlyMedia:    "; " + roCommands + " work on read-only media",
+	swampjerr.NextInspectReadOnly:           " (" + roCommands + ")", // the message already says inspection only needs to read
+	swampjerr.NextRecoverWhereWritable:      ". Run 'swampj recover' where the repo can be written",
+	swampjerr.NextVerifyCatalog:             ". Verify the catalog with 'swampj catalog verify'",
+	swampjerr.NextListAllIntents:            " (run 'swampj journal list --all')",
+	swampjerr.NextNothingToRecover:          " ('swampj recover' then has nothing to do)",
+	swampjerr.NextCheck:                     " ('swampj doctor')",
+	swampjerr.NextRebuildCatalog:            ": run `swampj catalog rebuild --confirm`",
+	swampjerr.NextRebuildCatalogAgain:       ": run `swampj catalog rebuild --confirm` again",
+	swampjerr.NextInspectCatalogThenRebuild: " (`swampj catalog rebuild --confirm`). Inspect it first with `swampj catalog verify --json` (read-only)",
+}
+
 // journalOrDataHint is cliHint for the errors of recovery, the journal,
 // reads and the catalog (the second half of its cases, in its order).
 func journalOrDataHint(err error, add func(string) string) string {
-	const roCommands = "'swampj recover --dry-run', 'swampj journal list', 'swampj doctor' and 'swampj catalog verify'"
 	const migrateCommand = "'swampj datastore namespace migrate --confirm'"
 	var (
 		pending      *recover.PendingError
-		media        *journal.MediaError
-		jcorrupt     *journal.CorruptError
-		jnotFound    *journal.NotFoundError
-		notAFile     *journal.NotAFileError
-		ccorrupt     *catalog.CorruptError
-		cforeign     *catalog.ForeignSchemaError
 		noModel      *read.ModelNotFoundError
-		cmissing     *catalog.MissingError
-		moveAside    *catalog.MoveAsideError
 		openIntents  *report.OpenIntentsError
 		dataNotFound *read.DataNotFoundError
 		unreadable   *read.UnreadableDataError
 		unmigrated   *catalogsync.UnmigratedError
 		unmigratedW  *write.UnmigratedWriteError
-		lockChanged  *lock.ChangedError
 		noNamespace  *migrate.NoNamespaceError
 	)
+	nextIn := func(n swampjerr.Next) bool { return swampjerr.NextIn(err, n) }
 	switch {
 	case errors.As(err, &pending):
 		return add(". Run 'swampj recover' there; 'swampj recover --dry-run' shows what it would do")
-	case errors.As(err, &media):
-		switch {
-		case media.ReadOnly():
-			return add("; " + roCommands + " work on read-only media")
-		case media.Reading():
-			return "" // they would fail the same way
-		}
-		// The message already says inspection only needs to read: name
-		// the commands.
-		return add(" (" + roCommands + ")")
-	case errors.As(err, &jcorrupt):
-		if jcorrupt.ReadOnly {
-			return add(". Run 'swampj recover' where the repo can be written")
-		}
-		if jcorrupt.MovedTo != "" {
-			return add(". Verify the catalog with 'swampj catalog verify'")
-		}
-	case errors.As(err, &jnotFound):
-		return add(" (run 'swampj journal list --all')")
-	case errors.As(err, &notAFile):
-		return add(" ('swampj recover' then has nothing to do)")
+	case nextIn(swampjerr.NextInspectOnReadOnlyMedia):
+		return add(nextHints[swampjerr.NextInspectOnReadOnlyMedia])
+	case nextIn(swampjerr.NextInspectReadOnly):
+		return add(nextHints[swampjerr.NextInspectReadOnly])
+	case nextIn(swampjerr.NextRecoverWhereWritable):
+		return add(nextHints[swampjerr.NextRecoverWhereWritable])
+	case nextIn(swampjerr.NextVerifyCatalog):
+		return add(nextHints[swampjerr.NextVerifyCatalog])
+	case nextIn(swampjerr.NextListAllIntents):
+		return add(nextHints[swampjerr.NextListAllIntents])
+	case nextIn(swampjerr.NextNothingToRecover):
+		return add(nextHints[swampjerr.NextNothingToRecover])
 	case errors.Is(err, swampjerr.ErrConflict):
 		return add(": run 'swampj recover' (or 'swampj recover --rollback')")
 	case errors.As(err, &openIntents):
 		return add(". Run 'swampj recover' first")
-	case errors.As(err, &lockChanged):
-		return add(" ('swampj doctor')")
+	case nextIn(swampjerr.NextCheck):
+		return add(nextHints[swampjerr.NextCheck])
 	case errors.As(err, &dataNotFound):
 		if dataNotFound.Version == 0 {
 			return add(" (run 'swampj data list' to see the items on disk)")
@@ -287,12 +300,12 @@ func journalOrDataHint(err error, add func(string) string) string {
 		if noNamespace.NeedSet {
 			return add(" Run 'swampj datastore namespace set <slug>'.")
 		}
-	case errors.As(err, &ccorrupt), errors.As(err, &cmissing):
-		return add(": run `swampj catalog rebuild --confirm`")
-	case errors.As(err, &moveAside):
-		return add(": run `swampj catalog rebuild --confirm` again")
-	case errors.As(err, &cforeign):
-		return add(" (`swampj catalog rebuild --confirm`). Inspect it first with `swampj catalog verify --json` (read-only)")
+	case nextIn(swampjerr.NextRebuildCatalog):
+		return add(nextHints[swampjerr.NextRebuildCatalog])
+	case nextIn(swampjerr.NextRebuildCatalogAgain):
+		return add(nextHints[swampjerr.NextRebuildCatalogAgain])
+	case nextIn(swampjerr.NextInspectCatalogThenRebuild):
+		return add(nextHints[swampjerr.NextInspectCatalogThenRebuild])
 	case errors.As(err, &noModel):
 		return add("; 'swampj data list' lists the models with data")
 	}

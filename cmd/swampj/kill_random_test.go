@@ -23,7 +23,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 // killTrials: a few in short mode, more by default, many in the crash
@@ -87,7 +87,7 @@ func killMigrationRepo(t *testing.T) func() string {
 
 func killMigrationTemplate(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 400, Versions: 3, Seed: 7}); err != nil {
+	if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: 400, Versions: 3, Seed: 7}); err != nil {
 		t.Fatal(err)
 	}
 	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "catalog rebuild")

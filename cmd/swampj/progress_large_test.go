@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 // TestProgressLargeOnTerminal runs every long command on a 50,000-version
@@ -30,7 +30,7 @@ func TestProgressLargeOnTerminal(t *testing.T) {
 	// first command builds its catalog (as mkswamp does, under the pty).
 	dir := filepath.Join(t.TempDir(), "repo")
 	began := time.Now()
-	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 10000, Versions: 5, Seed: 5}); err != nil {
+	if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: 10000, Versions: 5, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("50,000 versions written in %s", time.Since(began).Round(100*time.Millisecond))

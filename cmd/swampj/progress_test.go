@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 // ptyRun runs the binary with stderr on a pseudo-terminal (util-linux
@@ -77,7 +77,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func progressRepo(t *testing.T, items int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: 3, Seed: 3}); err != nil {
+	if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: items, Versions: 3, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	mustOK(t, swampj(t, dir, "catalog", "rebuild", "--confirm"), "catalog rebuild")

@@ -18,7 +18,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 // manifest maps every file and directory under root (relative) to its
@@ -96,7 +96,7 @@ func mountReadOnly(t *testing.T, dir string) string {
 	return mp
 }
 
-const roAddr = "command/shell/" + storetest.ExampleHelloShell + "/result"
+const roAddr = "command/shell/" + example.HelloShell + "/result"
 
 // roRepo builds the example repo with a journal holding a finished write
 // (and, with open, an interrupted operation), a catalog in WAL mode whose

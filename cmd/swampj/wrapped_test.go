@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -135,7 +135,7 @@ func TestWrappedRunCostDoesNotGrowWithTheRepo(t *testing.T) {
 	}
 	reads := func(items int) int64 {
 		dir := t.TempDir()
-		if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: items, Versions: 1}); err != nil {
+		if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: items, Versions: 1}); err != nil {
 			t.Fatal(err)
 		}
 		c := &countFS{}

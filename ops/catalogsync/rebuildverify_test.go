@@ -16,22 +16,22 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
-	"github.com/swampj/swampj/ops/store/storetest"
 )
 
 var ctx = context.Background()
 
 // helloResult is the example repo's item of three versions, latest 3.
-const helloResult = "command/shell/" + storetest.ExampleHelloShell + "/result"
+const helloResult = "command/shell/" + example.HelloShell + "/result"
 
-// example writes storetest.Example (the data tree, no catalog, no journal)
+// exampleRepo writes example.Write (the data tree, no catalog, no journal)
 // into a fresh directory and returns it loaded, with what it wrote.
-func example(t *testing.T) (*repo.Repo, storetest.ExampleStats) {
+func exampleRepo(t *testing.T) (*repo.Repo, example.Stats) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	stats, err := storetest.Example(fsx.Real(), dir)
+	stats, err := example.Write(fsx.Real(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func emptyVersion(t *testing.T, r *repo.Repo, item string, n string) {
 // missing and create nothing; a confirmed rebuild creates the catalog with
 // one row per version on disk, and verify then finds it in sync.
 func TestRebuildCreatesTheCatalogOnlyWhenConfirmed(t *testing.T) {
-	r, stats := example(t)
+	r, stats := exampleRepo(t)
 
 	v := verify(t, r)
 	if !v.CatalogMissing || v.InSync || v.Counts.VersionsOnDisk != stats.Versions {
@@ -161,7 +161,7 @@ func TestRebuildCreatesTheCatalogOnlyWhenConfirmed(t *testing.T) {
 // removes the row of a version emptied by a crash (which swamp's additive
 // rebuild keeps) and moves is_latest to the last readable version.
 func TestRebuildRemovesTheRowOfAnEmptiedVersion(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	rebuild(t, r, true)
 	before := rowKeys(t, r)
 	emptyVersion(t, r, helloResult, "3")
@@ -171,7 +171,7 @@ func TestRebuildRemovesTheRowOfAnEmptiedVersion(t *testing.T) {
 	if v.InSync || v.Counts.RowsStale != 1 || v.Counts.Unreadable != 1 {
 		t.Fatalf("verify: in sync %v, stale rows %d, unreadable %d; want false, 1, 1", v.InSync, v.Counts.RowsStale, v.Counts.Unreadable)
 	}
-	if u := v.Unreadable[0]; u.Version != 3 || u.ModelID != storetest.ExampleHelloShell || u.DataName != "result" {
+	if u := v.Unreadable[0]; u.Version != 3 || u.ModelID != example.HelloShell || u.DataName != "result" {
 		t.Fatalf("unreadable = %+v, want %s version 3", u, helloResult)
 	}
 	if d := fsxtest.Diff(catBefore, files(t, r)); len(d) != 0 {
@@ -182,7 +182,7 @@ func TestRebuildRemovesTheRowOfAnEmptiedVersion(t *testing.T) {
 	}
 
 	rebuild(t, r, true)
-	item := "command/shell/" + storetest.ExampleHelloShell + "/result@"
+	item := "command/shell/" + example.HelloShell + "/result@"
 	var want []string
 	for _, k := range before {
 		switch k {
@@ -206,7 +206,7 @@ func TestRebuildRemovesTheRowOfAnEmptiedVersion(t *testing.T) {
 // a rebuild, confirmed or not, refuses and changes nothing; verify
 // reports it.
 func TestRebuildRefusesWhileAnIntentIsOpen(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +236,7 @@ func TestRebuildRefusesWhileAnIntentIsOpen(t *testing.T) {
 // Both commands hold swampj's journal lock: while another swampj holds it,
 // they time out and change nothing.
 func TestRebuildAndVerifyWaitForTheJournalLock(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestRebuildAndVerifyWaitForTheJournalLock(t *testing.T) {
 
 // The rows ExpectedRows builds do not depend on how many workers scan.
 func TestExpectedRowsDoNotDependOnWorkers(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	emptyVersion(t, r, helloResult, "3")
 	one, err := catalogsync.ExpectedRows(ctx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 1})
 	if err != nil {
@@ -269,7 +269,7 @@ func TestExpectedRowsDoNotDependOnWorkers(t *testing.T) {
 	if !reflect.DeepEqual(one.Rows, many.Rows) || !reflect.DeepEqual(one.Unreadable, many.Unreadable) || one.Items != many.Items {
 		t.Fatal("1 worker and 8 workers built different rows")
 	}
-	if !one.HasItem("command/shell", storetest.ExampleHelloShell, "result") || one.HasItem("command/shell", storetest.ExampleHelloShell, "nothing") {
+	if !one.HasItem("command/shell", example.HelloShell, "result") || one.HasItem("command/shell", example.HelloShell, "nothing") {
 		t.Fatal("HasItem does not answer from the walk")
 	}
 }
@@ -278,7 +278,7 @@ func TestExpectedRowsDoNotDependOnWorkers(t *testing.T) {
 // swamp leaves after invalidating it); no catalog, or one with rows, is
 // left alone.
 func TestBuildIfNotBuilt(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	built, err := catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
 	if err != nil || built || len(files(t, r)) != 0 {
 		t.Fatalf("without a catalog: built %v, %v, files %v; want nothing done", built, err, files(t, r))
@@ -313,7 +313,7 @@ func TestBuildIfNotBuilt(t *testing.T) {
 // A Handle opens the catalog on first use only, and its Close closes what
 // it opened; a nil Handle has no opener.
 func TestHandleOpensOnFirstUse(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	h := catalogsync.OpenHandle(fsx.Real(), r.Dir)
 	if len(files(t, r)) != 0 {
 		t.Fatal("OpenHandle opened the catalog")
@@ -335,7 +335,7 @@ func TestHandleOpensOnFirstUse(t *testing.T) {
 // rows of this repo's items under a namespace it no longer uses are its
 // old stamps, and the rebuild reconciles them away.
 func TestRebuildKeepsForeignRowsAndReconcilesOldStamps(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	rebuild(t, r, true)
 	c, err := catalog.Open(ctx, fsx.Real(), r.CatalogPath, catalog.Options{})
 	if err != nil {
@@ -384,7 +384,7 @@ func TestRebuildKeepsForeignRowsAndReconcilesOldStamps(t *testing.T) {
 // the rebuild would move it aside; the confirmed rebuild moves it aside
 // (never deletes it: its bytes are kept) and builds a new one.
 func TestRebuildMovesADamagedCatalogAside(t *testing.T) {
-	r, _ := example(t)
+	r, _ := exampleRepo(t)
 	garbage := []byte("this is not an SQLite database, but it was once a catalog\n")
 	if err := os.MkdirAll(filepath.Dir(r.CatalogPath), 0o755); err != nil {
 		t.Fatal(err)

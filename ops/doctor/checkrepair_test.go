@@ -16,10 +16,10 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -28,21 +28,21 @@ var ctx = context.Background()
 // The example repo's item of three versions, latest 3, and its model.
 const (
 	helloType  = "command/shell"
-	helloItem  = helloType + "/" + storetest.ExampleHelloShell + "/result"
+	helloItem  = helloType + "/" + example.HelloShell + "/result"
 	quarantine = ".swamp/.swampj-quarantine"
 )
 
 // now is the doctor's clock: the quarantine stamp is known.
 func now() time.Time { return time.Date(2026, 10, 22, 2, 18, 4, 0, time.UTC) }
 
-// damaged is storetest.Example with a catalog rebuilt from it, and then
+// damaged is example.Write with a catalog rebuilt from it, and then
 // the latest version of helloItem left as an unclean shutdown leaves it
 // (swamp's bug report #3955): raw and metadata.yaml zero bytes, their
 // catalog row still there.
 func damaged(t *testing.T) *repo.Repo {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
-	if _, err := storetest.Example(fsx.Real(), dir); err != nil {
+	if _, err := example.Write(fsx.Real(), dir); err != nil {
 		t.Fatal(err)
 	}
 	r := load(t, dir)
@@ -103,7 +103,7 @@ func catalogRows(t *testing.T, r *repo.Repo) []string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	rows, err := c.ItemRows(ctx, catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: helloType, ModelID: storetest.ExampleHelloShell, DataName: "result"})
+	rows, err := c.ItemRows(ctx, catalog.ItemKey{Namespace: r.Namespace, TypeNormalized: helloType, ModelID: example.HelloShell, DataName: "result"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestRepairQuarantinesTheVersionAndKeepsEveryByte(t *testing.T) {
 // changed under it; the run says to come back when it is idle.
 func TestRepairSkipsAModelWhoseLockIsBusy(t *testing.T) {
 	r := damaged(t)
-	path := lock.ModelPath(r.Base, r.Namespace, helloType, storetest.ExampleHelloShell)
+	path := lock.ModelPath(r.Base, r.Namespace, helloType, example.HelloShell)
 	// Held in the name of a live process other than this one (the go
 	// command that runs the test), as a running swamp holds it.
 	l, err := lock.Acquire(ctx, fsx.Real(), path, lock.Options{Timeout: time.Second, Pid: os.Getppid()})
@@ -285,7 +285,7 @@ func TestRepairCutAnywhereIsFinishedByRecover(t *testing.T) {
 			}
 			outcomes[finished]++
 			if !finished {
-				modelDir := filepath.Join(".swamp", "data", helloType, storetest.ExampleHelloShell) + "/."
+				modelDir := filepath.Join(".swamp", "data", helloType, example.HelloShell) + "/."
 				for _, d := range fsxtest.Diff(untouched, everything(t, r)) {
 					if !strings.Contains(d, quarantine) && !strings.Contains(d, modelDir) {
 						t.Fatalf("the repair was cut, recover did not finish it, and the repo changed: %s", d)
@@ -350,7 +350,7 @@ func TestCodesTable(t *testing.T) {
 // changed): damage elsewhere is not looked at, and not repaired.
 func TestOnlyLimitsTheRunToTheNamedItems(t *testing.T) {
 	r := damaged(t)
-	scanItem := filepath.Join(r.DataRoot, helloType, storetest.ExampleScanShell, "result")
+	scanItem := filepath.Join(r.DataRoot, helloType, example.ScanShell, "result")
 	for _, f := range []string{"raw", "metadata.yaml"} {
 		if err := os.Truncate(filepath.Join(scanItem, "4", f), 0); err != nil {
 			t.Fatal(err)
@@ -361,7 +361,7 @@ func TestOnlyLimitsTheRunToTheNamedItems(t *testing.T) {
 		t.Fatalf("a run limited to one item: %d items, %d remaining, findings %+v", rep.Items, rep.Remaining, rep.Findings)
 	}
 	for _, f := range rep.Findings {
-		if !strings.Contains(f.Item, storetest.ExampleScanShell) {
+		if !strings.Contains(f.Item, example.ScanShell) {
 			t.Errorf("finding outside the item it was limited to: %+v", f)
 		}
 	}

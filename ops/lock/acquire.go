@@ -648,3 +648,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// Next: with a holder, look at it before forcing anything; without one,
+// swamp's own lock timeout bounds the wait.
+func (e *TimeoutError) Next() swampj.Next {
+	if e.Holder != nil {
+		return swampj.NextInspectSwampLock
+	}
+	return swampj.NextWaitLongerForSwampLock
+}

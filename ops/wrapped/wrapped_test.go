@@ -13,8 +13,8 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/repo"
-	"github.com/swampj/swampj/ops/store/storetest"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 func exampleRepo(t *testing.T) *repo.Repo {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := storetest.Example(nil, dir); err != nil {
+	if _, err := example.Write(nil, dir); err != nil {
 		t.Fatal(err)
 	}
 	r, err := repo.Load(nil, dir, func(string) string { return "" })

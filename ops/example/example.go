@@ -1,4 +1,4 @@
-package storetest
+package example
 
 import (
 	"fmt"
@@ -13,22 +13,22 @@ import (
 // swamp-format §2.4.2 (examples A and B), so their files can be compared
 // with the byte-exact examples there.
 const (
-	ExampleRepoID      = "5b0c9e2a-7f4d-4e1b-9a3c-2d8e6f1a0b7c"
-	ExampleHelloShell  = "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c" // command/shell, model hello-shell
-	ExampleScanShell   = "9e8d7c6b-5a49-4837-a625-1403f2e1d0c9" // command/shell, model scan-shell
-	ExampleWorkflowID  = "b5e1d0c4-2f3a-4b6c-8d7e-9f0a1b2c3d4e" // workflow nightly-scan
+	RepoID             = "5b0c9e2a-7f4d-4e1b-9a3c-2d8e6f1a0b7c"
+	HelloShell         = "3f9c2b7e-5a1d-4e8f-9b6c-0d2e4f6a8b1c" // command/shell, model hello-shell
+	ScanShell          = "9e8d7c6b-5a49-4837-a625-1403f2e1d0c9" // command/shell, model scan-shell
+	WorkflowID         = "b5e1d0c4-2f3a-4b6c-8d7e-9f0a1b2c3d4e" // workflow nightly-scan
 	exampleFirstRunID  = "c8a7f6e5-d4c3-4b2a-9180-7f6e5d4c3b2a"
 	exampleFirstStepID = "0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d"
 	exampleInitialized = "2026-07-29T09:00:00.000Z"
 )
 
-// ExampleStats counts what Example wrote.
-type ExampleStats struct {
+// Stats counts what Write wrote.
+type Stats struct {
 	Items, Versions int
 }
 
-// Example writes the bundled example repo into dir (created if missing; no
-// file may exist yet where Example writes one). Layout (swamp-format Appendix A, solo,
+// Write writes the bundled example repo into dir (created if missing; no
+// file may exist yet where Write writes one). Layout (swamp-format Appendix A, solo,
 // default datastore):
 //
 //	.swamp.yaml
@@ -42,10 +42,10 @@ type ExampleStats struct {
 //	.swamp/outputs/…  .swamp/workflow-runs/…  .swamp/secrets/…  .swamp/audit/…
 //
 // The catalog is not written here (see the package comment).
-func Example(fsys fsx.FS, dir string) (ExampleStats, error) {
+func Write(fsys fsx.FS, dir string) (Stats, error) {
 	e := &exampleWriter{w: newWriter(fsys), ids: newUUIDs(20260801), data: filepath.Join(dir, ".swamp", "data"),
 		base: time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)}
-	if err := e.w.file(filepath.Join(dir, ".swamp.yaml"), swampYAML(exampleInitialized, ExampleRepoID)); err != nil {
+	if err := e.w.file(filepath.Join(dir, ".swamp.yaml"), swampYAML(exampleInitialized, RepoID)); err != nil {
 		return e.st, err
 	}
 	for _, part := range []func() error{e.helloShell, e.scanShell, e.scanner, e.vpc, func() error { return e.runtimeDirs(dir) }} {
@@ -60,7 +60,7 @@ func Example(fsys fsx.FS, dir string) (ExampleStats, error) {
 type exampleWriter struct {
 	w    *writer
 	ids  *uuids
-	st   ExampleStats
+	st   Stats
 	data string
 	base time.Time
 	runs []string // scan-shell's workflow runs (scanShell), for the later parts
@@ -85,12 +85,12 @@ func (e *exampleWriter) helloShell() error {
 	for i, id := range helloIDs {
 		n := int64(i + 1)
 		created := e.at(time.Duration(i-2) * 24 * time.Hour) // v3 at 12:00:00.000 on Aug 1
-		m := resourceMeta(id, "result", n, "hello-shell", ExampleHelloShell, created)
-		if err := e.put(Version{"command/shell", ExampleHelloShell, m, shellRaw(created, "echo hello", "hello\n", 12)}); err != nil {
+		m := resourceMeta(id, "result", n, "hello-shell", HelloShell, created)
+		if err := e.put(Version{"command/shell", HelloShell, m, shellRaw(created, "echo hello", "hello\n", 12)}); err != nil {
 			return err
 		}
 	}
-	if err := e.item("command/shell", ExampleHelloShell, "result", 3); err != nil {
+	if err := e.item("command/shell", HelloShell, "result", 3); err != nil {
 		return err
 	}
 
@@ -117,15 +117,15 @@ func (e *exampleWriter) scanShell() error {
 			}
 			created := e.at(5*time.Minute + 9007*time.Millisecond + time.Duration(r)*24*time.Hour + time.Duration(s)*time.Minute)
 			executed := e.at(time.Duration(r)*24*time.Hour + time.Duration(s)*time.Minute)
-			m := resourceMeta(id, "result", n, "scan-shell", ExampleScanShell, created)
+			m := resourceMeta(id, "result", n, "scan-shell", ScanShell, created)
 			m.GarbageCollection = meta.GarbageCollection{Duration: "30d"}
-			stepOutput(m, StepRun{Workflow: "nightly-scan", WorkflowID: ExampleWorkflowID, RunID: run, Job: sp.job, Step: sp.step})
-			if err := e.put(Version{"command/shell", ExampleScanShell, m, shellRaw(executed, sp.cmd, sp.out, 12+s)}); err != nil {
+			stepOutput(m, StepRun{Workflow: "nightly-scan", WorkflowID: WorkflowID, RunID: run, Job: sp.job, Step: sp.step})
+			if err := e.put(Version{"command/shell", ScanShell, m, shellRaw(executed, sp.cmd, sp.out, 12+s)}); err != nil {
 				return err
 			}
 		}
 	}
-	if err := e.item("command/shell", ExampleScanShell, "result", n); err != nil {
+	if err := e.item("command/shell", ScanShell, "result", n); err != nil {
 		return err
 	}
 
@@ -160,7 +160,7 @@ func (e *exampleWriter) scanner() error {
 		Owner:     meta.Owner{OwnerType: "model-method", OwnerRef: scanner},
 		CreatedAt: logCreated,
 	}
-	stepOutput(logMeta, StepRun{Workflow: "nightly-scan", WorkflowID: ExampleWorkflowID, RunID: e.runs[1], Job: "scan", Step: "scan"})
+	stepOutput(logMeta, StepRun{Workflow: "nightly-scan", WorkflowID: WorkflowID, RunID: e.runs[1], Job: "scan", Step: "scan"})
 	logRaw := []byte("scan started\n250 hosts up\n2 open ports\nscan finished\n")
 	if err := e.put(Version{"@acme/scanner", scanner, logMeta, logRaw}); err != nil {
 		return err
@@ -205,20 +205,20 @@ func (e *exampleWriter) runtimeDirs(dir string) error {
 	// are here so that migrations have them to move (and secrets to leave).
 	swamp := filepath.Join(dir, ".swamp")
 	for _, r := range e.runs {
-		path := filepath.Join(swamp, "workflow-runs", ExampleWorkflowID, "workflow-run-"+r+".yaml")
+		path := filepath.Join(swamp, "workflow-runs", WorkflowID, "workflow-run-"+r+".yaml")
 		body := fmt.Sprintf("id: %s\nworkflowId: %s\nworkflowName: nightly-scan\nstatus: succeeded\n"+
-			"jobs:\n  - name: scan\n    status: succeeded\n  - name: report\n    status: succeeded\n", r, ExampleWorkflowID)
+			"jobs:\n  - name: scan\n    status: succeeded\n  - name: report\n    status: succeeded\n", r, WorkflowID)
 		if err := e.w.file(path, []byte(body)); err != nil {
 			return err
 		}
 	}
 	index := fmt.Sprintf("[\n  {\n    \"runId\": %q,\n    \"status\": \"succeeded\"\n  },\n  {\n    \"runId\": %q,\n    \"status\": \"succeeded\"\n  }\n]", e.runs[0], e.runs[1])
-	if err := e.w.file(filepath.Join(swamp, "workflow-runs", ExampleWorkflowID, ".runs-index.json"), []byte(index)); err != nil {
+	if err := e.w.file(filepath.Join(swamp, "workflow-runs", WorkflowID, ".runs-index.json"), []byte(index)); err != nil {
 		return err
 	}
 	out := fmt.Sprintf("modelType: command/shell\nmethod: execute\ndefinitionId: %s\nstatus: succeeded\nstartedAt: '%s'\n",
-		ExampleHelloShell, e.at(0))
-	if err := e.w.file(filepath.Join(swamp, "outputs", "command", "shell", "execute", ExampleHelloShell+"-20260801T120000000Z.yaml"), []byte(out)); err != nil {
+		HelloShell, e.at(0))
+	if err := e.w.file(filepath.Join(swamp, "outputs", "command", "shell", "execute", HelloShell+"-20260801T120000000Z.yaml"), []byte(out)); err != nil {
 		return err
 	}
 	// A placeholder, not key material: the example ships no secret.

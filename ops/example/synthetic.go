@@ -1,4 +1,4 @@
-package storetest
+package example
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ var syntheticTypes = []string{"command/shell", "@acme/scanner", "aws/ec2/vpc", "
 // every fifth item is a workflow-step output (two steps alternating), the
 // rest are model-method resources. Creation times grow with the version, so
 // the versions of one item are in write order.
-func Synthetic(fsys fsx.FS, dir string, opts SyntheticOptions) (ExampleStats, error) {
+func Synthetic(fsys fsx.FS, dir string, opts SyntheticOptions) (Stats, error) {
 	if opts.Items <= 0 {
 		opts.Items = 100
 	}
@@ -42,7 +42,7 @@ func Synthetic(fsys fsx.FS, dir string, opts SyntheticOptions) (ExampleStats, er
 	w := newWriter(fsys)
 	ids := newUUIDs(opts.Seed)
 	rng := rand.New(rand.NewPCG(opts.Seed, 7))
-	var st ExampleStats
+	var st Stats
 	data := filepath.Join(dir, ".swamp", "data")
 	base := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	if err := w.file(filepath.Join(dir, ".swamp.yaml"), swampYAML(iso(base), ids.next())); err != nil {

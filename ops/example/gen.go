@@ -1,4 +1,4 @@
-// Package storetest writes swamp repos in swamp's exact on-disk layout
+// Package example writes swamp repos in swamp's exact on-disk layout
 // (swamp-format §1.2, §2): `.swamp.yaml`, versioned data items with their
 // `latest` pointers and byte-exact metadata.yaml files (ops/meta.Encode), and
 // the runtime directories beside them. Everything it writes is deterministic:
@@ -10,7 +10,7 @@
 //
 // Two shapes:
 //
-//   - Example: a small, hand-designed repo with the cases that matter (several
+//   - Write: a small, hand-designed repo with the cases that matter (several
 //     model types, several versions per item, a purely numeric data name,
 //     workflow-step outputs of two steps writing the same item, outputs,
 //     workflow runs, secrets, audit). It is testdata/example-repo.
@@ -18,7 +18,7 @@
 //
 // Files are created exclusively (never overwriting) through fsx and not
 // fsynced: this is a test-data generator, not a datastore writer.
-package storetest
+package example
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package storetest_test
+package example_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/store/storetest"
+	"github.com/swampj/swampj/ops/example"
 )
 
 // specA and specB are swamp-format §2.4.2 examples A and B, byte for byte.
@@ -66,16 +66,16 @@ const specRaw = `{"exitCode":0,"executedAt":"2026-08-01T12:00:00.000Z","command"
 
 func TestExampleHoldsTheSpecExamplesByteForByte(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := storetest.Example(fsx.Real(), dir); err != nil {
+	if _, err := example.Write(fsx.Real(), dir); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, ".swamp", "data", "command", "shell")
 	for _, c := range []struct{ path, want string }{
-		{filepath.Join(data, storetest.ExampleHelloShell, "result", "3", "metadata.yaml"), specA},
-		{filepath.Join(data, storetest.ExampleHelloShell, "result", "3", "raw"), specRaw},
-		{filepath.Join(data, storetest.ExampleHelloShell, "result", "latest"), "3"},
-		{filepath.Join(data, storetest.ExampleScanShell, "result", "1", "metadata.yaml"), specB},
-		{filepath.Join(data, storetest.ExampleScanShell, "result", "1", "raw"), specRaw},
+		{filepath.Join(data, example.HelloShell, "result", "3", "metadata.yaml"), specA},
+		{filepath.Join(data, example.HelloShell, "result", "3", "raw"), specRaw},
+		{filepath.Join(data, example.HelloShell, "result", "latest"), "3"},
+		{filepath.Join(data, example.ScanShell, "result", "1", "metadata.yaml"), specB},
+		{filepath.Join(data, example.ScanShell, "result", "1", "raw"), specRaw},
 	} {
 		got, err := os.ReadFile(c.path)
 		if err != nil {
@@ -108,9 +108,9 @@ func tree(t *testing.T, dir string) map[string][]byte {
 
 func TestGeneratorsAreDeterministic(t *testing.T) {
 	for name, write := range map[string]func(string) error{
-		"example": func(d string) error { _, err := storetest.Example(fsx.Real(), d); return err },
+		"example": func(d string) error { _, err := example.Write(fsx.Real(), d); return err },
 		"synthetic": func(d string) error {
-			_, err := storetest.Synthetic(fsx.Real(), d, storetest.SyntheticOptions{Items: 23, Versions: 3, Seed: 9})
+			_, err := example.Synthetic(fsx.Real(), d, example.SyntheticOptions{Items: 23, Versions: 3, Seed: 9})
 			return err
 		},
 	} {
@@ -137,7 +137,7 @@ func TestGeneratorsAreDeterministic(t *testing.T) {
 
 func TestSyntheticCounts(t *testing.T) {
 	dir := t.TempDir()
-	st, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 12, Versions: 4})
+	st, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: 12, Versions: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestSyntheticCounts(t *testing.T) {
 		t.Fatalf("%d metadata files, want 48", n)
 	}
 	// It refuses to overwrite.
-	if _, err := storetest.Synthetic(fsx.Real(), dir, storetest.SyntheticOptions{Items: 12, Versions: 4}); err == nil {
+	if _, err := example.Synthetic(fsx.Real(), dir, example.SyntheticOptions{Items: 12, Versions: 4}); err == nil {
 		t.Fatal("writing over an existing repo must fail")
 	}
 }
