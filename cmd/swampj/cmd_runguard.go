@@ -62,6 +62,12 @@ func runRemoteGuard(c *cli.Context, e *env, rc *remote.Cache, dir string, args [
 		return nil, withCode("interrupted", exitInterrupted, fmt.Errorf("interrupted while waiting for swampj's run lock %s in bucket %q; %q was not run and nothing was changed",
 			remote.RunLockKey, rc.Bucket(), args[0]))
 	}
+	var missing *remote.BucketClientMissingError
+	if errors.As(err, &missing) {
+		// Not a bucket that cannot be read: swampj cannot read any without
+		// the program; the command is not run unguarded for that.
+		return nil, fmt.Errorf("%w; %q was not run", err, args[0])
+	}
 	if err != nil {
 		e.out.warn(fmt.Sprintf("swampj's run lock in bucket %q cannot be taken (%v): %q runs without it, and what the bucket loses during it is not checked", rc.Bucket(), err, args[0]))
 		return nil, nil

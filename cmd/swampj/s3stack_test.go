@@ -23,8 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
-
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
 )
@@ -380,7 +378,15 @@ func TestS3SwampWaitsForSwampjLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	lk := remote.BucketLocker{Env: func(k string) string {
+		switch k {
+		case "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY":
+			return "test"
+		case "AWS_EC2_METADATA_DISABLED":
+			return "true"
+		}
+		return ""
+	}}
 	release, err := lk.Lock(context.Background(), c, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -579,6 +585,34 @@ func TestS3RepairWithSharedCredentialsFile(t *testing.T) {
 	}
 	if got := b.srv.object(rel + "/raw"); !bytes.Equal(got, raw) {
 		t.Errorf("the bucket's version 2 raw changed: %d bytes, was %d", len(got), len(raw))
+	}
+}
+
+// Without swampj-bucket, a command that needs the bucket fails with its
+// own code (exit 1), says how to install the program and changes nothing.
+func TestBucketProgramMissing(t *testing.T) {
+	_, b := newS3Team(t, 2)
+	item, _, _ := tornV2(t, b)
+	torn, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml"))
+	missing := append(b.env(), remote.BucketProgramEnv+"="+filepath.Join(t.TempDir(), "no-such-program"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.runEnv(missing, binary, "--json", "doctor", "--repair", "--confirm")
+	var e struct{ Error, Code string }
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
+		t.Fatalf("exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
+	}
+	if !strings.Contains(e.Error, "go install github.com/swampj/swampj/cmd/...") || !strings.Contains(e.Error, "nothing was changed") {
+		t.Errorf("the error does not say how to install the program: %s", e.Error)
+	}
+	if now, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml")); err != nil || !bytes.Equal(now, torn) {
+		t.Errorf("the torn file was changed without the lock: %v", err)
+	}
+	// A wrapped swamp command is not run without the bucket's run lock.
+	r = b.runEnv(missing, binary, "--json", "run", "--", b.s.swamp, "model", "get", "m1")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(lastLine(r.stderr))), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
+		t.Fatalf("run: exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
 	}
 }
 
