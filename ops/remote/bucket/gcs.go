@@ -69,6 +69,8 @@ func newGCSClient(ctx context.Context, cfg GCSConfig, pid int) (*gcsClient, erro
 		// An emulator: no credentials, as the extension does with apiEndpoint.
 		// STORAGE_EMULATOR_HOST has the library do the same by itself.
 		opts = append(opts, option.WithEndpoint(strings.TrimRight(cfg.APIEndpoint, "/")+"/storage/v1/"), option.WithoutAuthentication())
+	} else {
+		opts = append(opts, option.WithScopes(storage.ScopeReadWrite)) // the lock and the reads need no more
 	}
 	cl, err := storage.NewClient(ctx, opts...)
 	if err != nil {
