@@ -592,14 +592,25 @@ func TestS3RepairWithSharedCredentialsFile(t *testing.T) {
 // own code (exit 1), says how to install the program and changes nothing.
 func TestBucketProgramMissing(t *testing.T) {
 	_, b := newS3Team(t, 2)
+	missing := append(b.env(), remote.BucketProgramEnv+"="+filepath.Join(t.TempDir(), "no-such-program"))
+	var e struct{ Error, Code string }
+	// A wrapped swamp command on a clean cache is not run without the
+	// bucket's run lock (not run unguarded, as a bucket that cannot be
+	// read would be).
+	r := b.runEnv(missing, binary, "--json", "run", "--", b.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo v3")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(lastLine(r.stderr))), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
+		t.Fatalf("run: exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
+	}
+	if got := b.srv.object(b.itemRel("m1", "result") + "/3/raw"); got != nil {
+		t.Errorf("the command ran without the run lock: version 3 is in the bucket")
+	}
+	// The repair of a torn cache file is refused, and nothing is changed.
 	item, _, _ := tornV2(t, b)
 	torn, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml"))
-	missing := append(b.env(), remote.BucketProgramEnv+"="+filepath.Join(t.TempDir(), "no-such-program"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := b.runEnv(missing, binary, "--json", "doctor", "--repair", "--confirm")
-	var e struct{ Error, Code string }
+	r = b.runEnv(missing, binary, "--json", "doctor", "--repair", "--confirm")
 	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
 		t.Fatalf("exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
 	}
@@ -608,11 +619,6 @@ func TestBucketProgramMissing(t *testing.T) {
 	}
 	if now, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml")); err != nil || !bytes.Equal(now, torn) {
 		t.Errorf("the torn file was changed without the lock: %v", err)
-	}
-	// A wrapped swamp command is not run without the bucket's run lock.
-	r = b.runEnv(missing, binary, "--json", "run", "--", b.s.swamp, "model", "get", "m1")
-	if err := json.Unmarshal([]byte(strings.TrimSpace(lastLine(r.stderr))), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
-		t.Fatalf("run: exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
 	}
 }
 
