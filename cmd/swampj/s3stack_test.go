@@ -620,6 +620,16 @@ func TestBucketProgramMissing(t *testing.T) {
 	if now, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml")); err != nil || !bytes.Equal(now, torn) {
 		t.Errorf("the torn file was changed without the lock: %v", err)
 	}
+	// Without the variable, the program beside swampj is the one started.
+	var beside []string
+	for _, kv := range b.env() {
+		if !strings.HasPrefix(kv, remote.BucketProgramEnv+"=") {
+			beside = append(beside, kv)
+		}
+	}
+	if r := b.runEnv(beside, binary, "doctor", "--repair", "--confirm"); r.code != 0 {
+		t.Fatalf("with swampj-bucket beside swampj: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 // A bucket that does not exist and an endpoint nobody listens on are each
