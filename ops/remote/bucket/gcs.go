@@ -74,7 +74,7 @@ func newGCSClient(ctx context.Context, cfg GCSConfig, pid int) (*gcsClient, erro
 	}
 	cl, err := storage.NewClient(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("no GCS client (for credentials, set GOOGLE_APPLICATION_CREDENTIALS or run 'gcloud auth application-default login'): %w", err)
+		return nil, fmt.Errorf("no GCS client (for credentials, %s): %w", credentialsHint, err)
 	}
 	// A few attempts, not the library's retry-until-the-context-ends: an
 	// endpoint that does not answer is reported, not waited for.
@@ -116,9 +116,29 @@ func (c *gcsClient) put(ctx context.Context, key string, body []byte, cond stora
 	case gcsStatus(err) == http.StatusPreconditionFailed:
 		return 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("upload %s (%+v): %w", key, cond, err)
+		return 0, gcsFailed(fmt.Sprintf("upload %s (%s)", key, condition(cond)), err)
 	}
 	return w.Attrs().Generation, nil
+}
+
+// condition is cond as the JSON API's query spells it.
+func condition(cond storage.Conditions) string {
+	if cond.DoesNotExist {
+		return "ifGenerationMatch=0"
+	}
+	return fmt.Sprintf("ifGenerationMatch=%d", cond.GenerationMatch)
+}
+
+// credentialsHint is where Application Default Credentials come from.
+const credentialsHint = "set GOOGLE_APPLICATION_CREDENTIALS or run 'gcloud auth application-default login'"
+
+// gcsFailed names the operation that failed, and where the library could
+// not get a token, where credentials come from.
+func gcsFailed(op string, err error) error {
+	if strings.Contains(err.Error(), "credentials: ") {
+		return fmt.Errorf("%s: no usable GCS credentials (%s): %w", op, credentialsHint, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // readLock is the lock's body (nil when absent or not a lock, as the
@@ -141,7 +161,7 @@ func (c *gcsClient) deleteIf(ctx context.Context, key string, gen int64) (done b
 	case errors.Is(err, storage.ErrObjectNotExist) || gcsStatus(err) == http.StatusPreconditionFailed:
 		return false, nil
 	}
-	return false, fmt.Errorf("DELETE %s (ifGenerationMatch=%d): %w", key, gen, err)
+	return false, gcsFailed(fmt.Sprintf("DELETE %s (ifGenerationMatch=%d)", key, gen), err)
 }
 
 // acquire takes the lock at key (gcs_lock.ts acquire) and starts its
@@ -288,7 +308,7 @@ func (c *gcsClient) list(ctx context.Context, under string) (map[string]bucketwi
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", base+under, err)
+			return nil, gcsFailed("listing "+base+under, err)
 		}
 		h := base64.StdEncoding.EncodeToString(a.MD5)
 		if len(a.MD5) == 0 {
@@ -304,7 +324,7 @@ func (c *gcsClient) get(ctx context.Context, rel string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("GET %s: %w", rel, err)
+		return nil, false, gcsFailed("GET "+rel, err)
 	}
 	defer r.Close()
 	b, err := io.ReadAll(r)
