@@ -1,10 +1,13 @@
 # Recipes call the same commands as the README; nothing requires just.
 
-# Build the swampj binary into ./bin. The tags are for start-up (#23): no
-# urfave/cli Markdown renderer (swampj's man page is its own), a static binary
-# (no cgo resolver). A plain `go build` works the same, only starts slower.
+# Build swampj and swampj-bucket (the S3 and GCS clients, which swampj starts
+# when a command needs a remote datastore's bucket) into ./bin, side by side.
+# The tags are for start-up: no urfave/cli Markdown renderer (swampj's man
+# page is its own), a static binary (no cgo resolver). A plain `go build`
+# works the same, only starts slower.
 build:
     go build -tags urfave_cli_no_docs,netgo,osusergo -o bin/swampj ./cmd/swampj
+    go build -tags netgo,osusergo -o bin/swampj-bucket ./cmd/swampj-bucket
 
 # Run the whole test suite (the README's test command).
 test:

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/remote/buckettest"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -11,5 +13,16 @@ import (
 // test binary: the write barrier's trampoline.
 func TestMain(m *testing.M) {
 	wrapped.MaybeExec()
-	os.Exit(m.Run())
+	// The bucket is reached through swampj-bucket (nilreal_test.go's run lock).
+	dir, err := os.MkdirTemp("", "swampj-bucket-")
+	if err != nil {
+		panic(err)
+	}
+	if _, err := buckettest.Install(dir); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	remote.CloseBucketAgents()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

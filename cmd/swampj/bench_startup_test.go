@@ -119,7 +119,8 @@ func medianDuration(d []time.Duration) time.Duration {
 var startupPhases = []string{"aws", "sqlite", "mandoc", "swampj", "other"}
 
 // startupPhase names who brings package pkg into swampj's binary, as
-// inittrace spells its path: the AWS SDK (ops/remote's S3 lock), modernc's
+// inittrace spells its path: the AWS SDK (none since the bucket clients
+// moved to swampj-bucket; kept so that a regression shows), modernc's
 // SQLite with what it imports, urfave/cli's Markdown man page renderer
 // (linked unless urfave_cli_no_docs is set), swampj's own packages, and
 // the rest (the standard library, yaml, urfave/cli itself, bbolt).

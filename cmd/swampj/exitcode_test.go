@@ -60,6 +60,8 @@ func TestClassifyWhereAChainHoldsSeveral(t *testing.T) {
 		{"a bucket lock held", &doctor.CacheLockError{Err: wrapped(remote.ErrLockBusy)}, exitLockTimeout, "lock_timeout"},
 		{"a bucket that cannot be used", &doctor.CacheLockError{Err: &remote.AccessError{Kind: "bucket_missing", Err: errors.New("x")}},
 			exitFailure, "bucket_missing"},
+		{"no program to reach the bucket with", fmt.Errorf("%w; %q was not run", &remote.BucketClientMissingError{Err: errors.New("x")}, "swamp"),
+			exitFailure, "bucket_client_missing"},
 	} {
 		if exit, code := classify(c.err); exit != c.exit || code != c.code {
 			t.Errorf("%s: classify = %d %s, want %d %s", c.name, exit, code, c.exit, c.code)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -19,5 +20,7 @@ func main() {
 	// A process started by `swampj run` to install the write barrier and
 	// exec the command becomes that command here (ops/wrapped).
 	wrapped.MaybeExec()
-	os.Exit(run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	code := run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
+	remote.CloseBucketAgents() // swampj-bucket, if a command started it
+	os.Exit(code)
 }

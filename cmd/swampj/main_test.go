@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/remote/buckettest"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -44,7 +46,13 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic("building swampj: " + err.Error() + "\n" + string(out))
 	}
+	// swampj-bucket beside swampj, as installed; the variable reaches it
+	// from the tests' own processes (whose executable is elsewhere).
+	if _, err := buckettest.Install(dir); err != nil {
+		panic(err)
+	}
 	code := m.Run()
+	remote.CloseBucketAgents()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

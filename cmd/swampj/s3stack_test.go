@@ -23,8 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
-
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
 )
@@ -380,7 +378,15 @@ func TestS3SwampWaitsForSwampjLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	lk := remote.BucketLocker{Env: func(k string) string {
+		switch k {
+		case "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY":
+			return "test"
+		case "AWS_EC2_METADATA_DISABLED":
+			return "true"
+		}
+		return ""
+	}}
 	release, err := lk.Lock(context.Background(), c, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -579,6 +585,50 @@ func TestS3RepairWithSharedCredentialsFile(t *testing.T) {
 	}
 	if got := b.srv.object(rel + "/raw"); !bytes.Equal(got, raw) {
 		t.Errorf("the bucket's version 2 raw changed: %d bytes, was %d", len(got), len(raw))
+	}
+}
+
+// Without swampj-bucket, a command that needs the bucket fails with its
+// own code (exit 1), says how to install the program and changes nothing.
+func TestBucketProgramMissing(t *testing.T) {
+	_, b := newS3Team(t, 2)
+	missing := append(b.env(), remote.BucketProgramEnv+"="+filepath.Join(t.TempDir(), "no-such-program"))
+	var e struct{ Error, Code string }
+	// A wrapped swamp command on a clean cache is not run without the
+	// bucket's run lock (not run unguarded, as a bucket that cannot be
+	// read would be).
+	r := b.runEnv(missing, binary, "--json", "run", "--", b.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo v3")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(lastLine(r.stderr))), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
+		t.Fatalf("run: exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
+	}
+	if got := b.srv.object(b.itemRel("m1", "result") + "/3/raw"); got != nil {
+		t.Errorf("the command ran without the run lock: version 3 is in the bucket")
+	}
+	// The repair of a torn cache file is refused, and nothing is changed.
+	item, _, _ := tornV2(t, b)
+	torn, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = b.runEnv(missing, binary, "--json", "doctor", "--repair", "--confirm")
+	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stderr)), &e); err != nil || r.code != 1 || e.Code != "bucket_client_missing" {
+		t.Fatalf("exit %d, want 1 with code bucket_client_missing: %v\n%s", r.code, err, r.stderr)
+	}
+	if !strings.Contains(e.Error, "go install github.com/swampj/swampj/cmd/...") || !strings.Contains(e.Error, "nothing was changed") {
+		t.Errorf("the error does not say how to install the program: %s", e.Error)
+	}
+	if now, err := os.ReadFile(filepath.Join(b.cacheDir(), filepath.FromSlash(item), "metadata.yaml")); err != nil || !bytes.Equal(now, torn) {
+		t.Errorf("the torn file was changed without the lock: %v", err)
+	}
+	// Without the variable, the program beside swampj is the one started.
+	var beside []string
+	for _, kv := range b.env() {
+		if !strings.HasPrefix(kv, remote.BucketProgramEnv+"=") {
+			beside = append(beside, kv)
+		}
+	}
+	if r := b.runEnv(beside, binary, "doctor", "--repair", "--confirm"); r.code != 0 {
+		t.Fatalf("with swampj-bucket beside swampj: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -168,6 +168,10 @@ func repairCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (
 		if errors.As(err, &ae) {
 			return nil, ae // the bucket itself could not be used: not a lock matter
 		}
+		var me *remote.BucketClientMissingError
+		if errors.As(err, &me) {
+			return nil, me // no program to reach the bucket with: not a lock matter either
+		}
 		return nil, &CacheLockError{Key: c.LockKey(), Err: err}
 	}
 	done = &cacheRepaired{lock: c.LockKey()}

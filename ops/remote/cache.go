@@ -3,15 +3,17 @@
 // whose cache has the same layout): the local cache swamp keeps for it at
 // $SWAMP_HOME/repos/{repoId}/ (or $HOME/.swamp/repos/{repoId}/), the
 // cache's bookkeeping (.datastore-index.json, .datastore-sync-state.json)
-// and the bucket's own lock (s3lock.go, gcslock.go). The doctor of the
-// cache and its journaled repair are ops/doctor's (cache.go there).
+// and the bucket's own lock, taken through swampj-bucket (agent.go,
+// bucketlock.go; the clients themselves are ops/remote/bucket, which swampj
+// does not link). The doctor of the cache and its journaled repair are
+// ops/doctor's (cache.go there).
 //
 // Reading order: cache.go (where the cache is and what swamp would read
 // there), index.go (the index and the sync-state sidecar, and what the
-// extension's next pull and push do with a file), s3lock.go (the bucket's
-// lock protocol, spoken from Go); for GCS, gcscache.go (what differs from
-// S3), gcslock.go (its lock by generation) and gcsauth.go (its
-// credentials).
+// extension's next pull and push do with a file), bucketlock.go (the
+// bucket's lock and reads, as callers see them) and agent.go (how they
+// reach swampj-bucket); for GCS, gcscache.go (what differs from S3). The
+// lock protocols themselves: ops/remote/bucket (s3.go, gcs.go).
 //
 // The extension's protocol, as read from s3_cache_sync.ts at
 // swamp-club/swamp-extensions c25ec917 and checked against it running:

@@ -7,7 +7,7 @@ package remote
 // differ, and only they are parametrised: the sidecar records the GCS
 // generation of the remote index (remoteIndexGeneration) where S3 records
 // its ETag (index.go), and the bucket lock is taken by generation
-// preconditions (gcslock.go). The doctor and the repair are shared.
+// preconditions (ops/remote/bucket/gcs.go). The doctor and the repair are shared.
 
 import (
 	"encoding/json"

@@ -10,10 +10,16 @@ package remote_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,8 +40,8 @@ type gcsObj struct {
 	updated time.Time
 }
 
-// fakeGCS is the part of the GCS JSON API the lock speaks: media upload
-// with ifGenerationMatch, object metadata and media GET, conditional
+// fakeGCS is the part of the GCS JSON API the lock speaks: media and
+// multipart upload with ifGenerationMatch, object metadata and media GET, conditional
 // DELETE. It answers 412 whenever a precondition does not hold.
 type fakeGCS struct {
 	mu      sync.Mutex
@@ -79,17 +85,23 @@ func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request) {
 	objPrefix := "/storage/v1/b/" + f.bucket + "/o/"
 	resource := func(name string, o *gcsObj) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"name": name, "generation": strconv.FormatInt(o.gen, 10),
-			"updated": o.updated.UTC().Format(time.RFC3339Nano), "size": strconv.Itoa(len(o.data))})
+		crc := binary.BigEndian.AppendUint32(nil, crc32.Checksum(o.data, crc32.MakeTable(crc32.Castagnoli)))
+		sum := md5.Sum(o.data)
+		_ = json.NewEncoder(w).Encode(map[string]string{"name": name, "bucket": f.bucket, "generation": strconv.FormatInt(o.gen, 10),
+			"updated": o.updated.UTC().Format(time.RFC3339Nano), "size": strconv.Itoa(len(o.data)),
+			"crc32c": base64.StdEncoding.EncodeToString(crc), "md5Hash": base64.StdEncoding.EncodeToString(sum[:])})
 	}
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == upload:
-		name := q.Get("name")
+		name, data, err := uploaded(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		if !genMatch(q.Get("ifGenerationMatch"), f.objs[name]) {
 			http.Error(w, `{"error":{"code":412}}`, http.StatusPreconditionFailed)
 			return
 		}
-		data, _ := io.ReadAll(r.Body)
 		f.nextGen++
 		o := &gcsObj{data: data, gen: f.nextGen, updated: time.Now()}
 		f.objs[name] = o
@@ -126,6 +138,37 @@ func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "not found: "+r.URL.String(), http.StatusNotFound)
 	}
+}
+
+// uploaded is the object name and body of a media upload (the name in the
+// query) or a multipart one (the name in the metadata part), as the JSON
+// API takes them.
+func uploaded(r *http.Request) (string, []byte, error) {
+	if r.URL.Query().Get("uploadType") != "multipart" {
+		data, err := io.ReadAll(r.Body)
+		return r.URL.Query().Get("name"), data, err
+	}
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return "", nil, err
+	}
+	mr := multipart.NewReader(r.Body, params["boundary"])
+	meta, err := mr.NextPart()
+	if err != nil {
+		return "", nil, err
+	}
+	var m struct {
+		Name string `json:"name"`
+	}
+	if err := json.NewDecoder(meta).Decode(&m); err != nil {
+		return "", nil, err
+	}
+	media, err := mr.NextPart()
+	if err != nil {
+		return "", nil, err
+	}
+	data, err := io.ReadAll(media)
+	return m.Name, data, err
 }
 
 // object is name's live copy (nil when absent).

@@ -108,7 +108,7 @@ func SnapshotBucket(ctx context.Context, c *Cache, o Options) (*BucketSnapshot, 
 }
 
 // readRemoteIndex is the set of keys the bucket's index lists.
-func readRemoteIndex(ctx context.Context, br bucketReader, ns string) (map[string]bool, error) {
+func readRemoteIndex(ctx context.Context, br *bucketReader, ns string) (map[string]bool, error) {
 	var meta struct {
 		Version    int      `json:"version"`
 		Partitions []string `json:"partitions"`

@@ -17,16 +17,5 @@ import (
 // RunLock takes swampj's run lock in c's bucket, waiting up to timeout.
 // ErrLockBusy when another holder kept it the whole time.
 func RunLock(ctx context.Context, c *Cache, env func(string) string, timeout time.Duration) (release func() error, err error) {
-	if c.GCS != nil {
-		cl, err := newGCSClient(*c.GCS, env, nil)
-		if err != nil {
-			return nil, err
-		}
-		return cl.acquire(ctx, RunLockKey, timeout)
-	}
-	cl, err := newS3Client(ctx, c.S3, BucketLocker{})
-	if err != nil {
-		return nil, err
-	}
-	return cl.acquire(ctx, RunLockKey, timeout)
+	return lockKey(ctx, c, env, RunLockKey, timeout)
 }

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/credentials"
-
 	"github.com/swampj/swampj/ops/remote"
 )
 
@@ -62,12 +60,27 @@ func gofakes3(t *testing.T) (dir string, port int) {
 	return dir, port
 }
 
+// staticCredentials is an environment with only an access key and its secret.
+func staticCredentials(id, secret string) func(string) string {
+	return func(k string) string {
+		switch k {
+		case "AWS_ACCESS_KEY_ID":
+			return id
+		case "AWS_SECRET_ACCESS_KEY":
+			return secret
+		case "AWS_EC2_METADATA_DISABLED":
+			return "true"
+		}
+		return ""
+	}
+}
+
 func TestBucketLockProtocol(t *testing.T) {
 	dir, port := gofakes3(t)
 	ctx := context.Background()
 	c := &remote.Cache{S3: remote.S3Config{Bucket: "swamp-test", Prefix: "team", Region: "us-east-1",
 		Endpoint: "http://127.0.0.1:" + strconv.Itoa(port), ForcePathStyle: true}}
-	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}
+	lk := remote.BucketLocker{Env: staticCredentials("test", "test")}
 	obj := filepath.Join(dir, "buckets", "swamp-test", "team", ".datastore.lock")
 
 	release, err := lk.Lock(ctx, c, time.Second)
@@ -148,7 +161,7 @@ func TestBucketLockCredentialsRefused(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &remote.Cache{S3: remote.S3Config{Bucket: "swamp-test", Prefix: "team", Region: "us-east-1", Endpoint: srv.URL, ForcePathStyle: true}}
-	lk := remote.BucketLocker{Credentials: credentials.NewStaticCredentialsProvider("nobody", "wrong", "")}
+	lk := remote.BucketLocker{Env: staticCredentials("nobody", "wrong")}
 	_, err := lk.Lock(context.Background(), c, 5*time.Second)
 	var ae *remote.AccessError
 	if !errors.As(err, &ae) || ae.Code() != remote.AccessCredentials || errors.Is(err, remote.ErrLockBusy) {

@@ -178,7 +178,8 @@ func (e *PullError) Class() swampj.Class { return swampj.ClassFailed }
 // sync --pull`, with args[0] as swamp, in dir) and snapshots the bucket,
 // for the command args on r's repo; nil, nil when the command is not
 // Guarded. Where the bucket cannot be read the command is to run
-// unguarded (nil, nil, with a warning); where the lock stays held
+// unguarded (nil, nil, with a warning); where swampj-bucket is missing
+// (*remote.BucketClientMissingError), the lock stays held
 // (*RunLockBusyError), the wait is interrupted (*RunLockInterruptedError) or
 // the pull fails (*PullError), it is not to run.
 func Begin(ctx context.Context, r *Remote, dir string, args []string, o GuardOptions) (*Guard, error) {
@@ -197,6 +198,12 @@ func Begin(ctx context.Context, r *Remote, dir string, args []string, o GuardOpt
 		// Interrupted while waiting (Ctrl-C): the user asked for nothing
 		// to run, not for the command to run unguarded.
 		return nil, &RunLockInterruptedError{Bucket: r.Bucket(), Command: args[0], Err: ctx.Err()}
+	}
+	var missing *remote.BucketClientMissingError
+	if errors.As(err, &missing) {
+		// Not a bucket that cannot be read: swampj cannot read any without
+		// the program; the command is not run unguarded for that.
+		return nil, fmt.Errorf("%w; %q was not run", err, args[0])
 	}
 	if err != nil {
 		o.warn(fmt.Sprintf("swampj's run lock in bucket %q cannot be taken (%v): %q runs without it, and what the bucket loses during it is not checked", r.Bucket(), err, args[0]))

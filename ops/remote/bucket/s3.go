@@ -1,4 +1,4 @@
-package remote
+package bucket
 
 // The bucket's lock protocol (s3_lock.ts), spoken from Go through the AWS
 // SDK, so that a cache repair runs while no swamp process can push:
@@ -18,9 +18,8 @@ package remote
 //
 // Credentials, region and profile come from wherever the AWS SDK's
 // default chain finds them (AWS_* variables, ~/.aws/credentials and
-// config with AWS_PROFILE, SSO, web identity, the instance role); the
-// SDK is loaded only when a repair of a remote repo needs the lock, so
-// local repos and --version never pay its start-up.
+// config with AWS_PROFILE, SSO, web identity, the instance role) in this
+// process's environment, which swampj sets when it starts the agent.
 
 import (
 	"bytes"
@@ -45,63 +44,32 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 
-	"github.com/swampj/swampj"
+	"github.com/swampj/swampj/ops/remote/bucketwire"
 )
 
-// Locker takes the datastore's lock for a repair; release gives it back.
-// BucketLocker is the S3 extension's; another datastore type brings its
-// own (its lock object, its client), and the repair holds whichever the
-// cache's type names for its whole run.
-type Locker interface {
-	Lock(ctx context.Context, c *Cache, timeout time.Duration) (release func() error, err error)
-}
+// errLockBusy: another process held the lock for the whole timeout.
+var errLockBusy = errors.New("the datastore lock stayed held")
 
-// ErrLockBusy: another process held the lock for the whole timeout.
-var ErrLockBusy = errors.New("the datastore lock stayed held")
+// errNoCredentials: the SDK's default chain found no credentials.
+var errNoCredentials = errors.New(bucketwire.NoCredentials)
 
-// ErrNoCredentials: the SDK's default chain found no credentials.
-var ErrNoCredentials = errors.New("no S3 credentials found (looked in the AWS_* variables, ~/.aws/credentials and ~/.aws/config " +
-	"with AWS_PROFILE, SSO, web identity and the instance role)")
-
-// LockTTL is the TTL swampj writes into its lock (the extension's default).
-const LockTTL = 30 * time.Second
-
-// LockInfo is the lock object's body (LockInfo in interfaces.ts).
-type LockInfo struct {
-	Holder     string `json:"holder"`
-	Hostname   string `json:"hostname"`
-	PID        int    `json:"pid"`
-	AcquiredAt string `json:"acquiredAt"`
-	TTLMs      int64  `json:"ttlMs"`
-	Nonce      string `json:"nonce"`
-}
-
-// BucketLocker takes the lock in the bucket over S3.
-type BucketLocker struct {
-	// Credentials, when set, replace the SDK's default chain (tests).
-	Credentials aws.CredentialsProvider
-	// HTTPClient, when set, sends the requests.
-	HTTPClient *http.Client
-}
-
-// Lock takes the datastore's global lock in the bucket. A bucket that
-// does not exist, an endpoint that does not answer and credentials that
-// are missing or refused are *AccessError, told apart from a busy lock.
-func (b BucketLocker) Lock(ctx context.Context, c *Cache, timeout time.Duration) (func() error, error) {
-	cl, err := newS3Client(ctx, c.S3, b)
-	if err != nil {
-		return nil, err
-	}
-	return cl.acquire(ctx, c.LockKey(), timeout)
+// S3Config is the S3 extension's configuration (ops/remote S3Config, as JSON).
+type S3Config struct {
+	Bucket         string `json:"bucket"`
+	Prefix         string `json:"prefix,omitempty"`
+	Region         string `json:"region,omitempty"`
+	Endpoint       string `json:"endpoint,omitempty"`
+	ForcePathStyle bool   `json:"forcePathStyle,omitempty"`
 }
 
 type s3Client struct {
 	cfg    S3Config
 	region string
 	api    *s3.Client
+	pid    int // swampj's, written into the lock body
 }
 
-func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, error) {
+func newS3Client(ctx context.Context, cfg S3Config, pid int) (*s3Client, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("the datastore config names no bucket")
 	}
@@ -112,17 +80,11 @@ func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, 
 	if cfg.Region != "" {
 		opts = append(opts, config.WithRegion(cfg.Region))
 	}
-	if b.Credentials != nil {
-		opts = append(opts, config.WithCredentialsProvider(b.Credentials))
-	}
-	if b.HTTPClient != nil {
-		opts = append(opts, config.WithHTTPClient(b.HTTPClient))
-	}
 	ac, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		// A profile AWS_PROFILE names that the config files lack, or
 		// files that do not parse: no usable credentials.
-		return nil, &AccessError{Kind: AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint,
+		return nil, &accessError{Kind: bucketwire.AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint,
 			Err: fmt.Errorf("loading the AWS configuration: %w", err)}
 	}
 	if ac.Region == "" {
@@ -132,7 +94,7 @@ func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &AccessError{Kind: AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint, Err: fmt.Errorf("%w: %v", ErrNoCredentials, err)}
+		return nil, &accessError{Kind: bucketwire.AccessNoCredentials, Bucket: cfg.Bucket, Endpoint: cfg.Endpoint, Err: fmt.Errorf("%w: %v", errNoCredentials, err)}
 	}
 	api := s3.NewFromConfig(ac, func(o *s3.Options) {
 		if cfg.Endpoint != "" {
@@ -145,7 +107,7 @@ func newS3Client(ctx context.Context, cfg S3Config, b BucketLocker) (*s3Client, 
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
-	return &s3Client{cfg: cfg, region: ac.Region, api: api}, nil
+	return &s3Client{cfg: cfg, region: ac.Region, api: api, pid: pid}, nil
 }
 
 // key is the object key of rel under the configured prefix.
@@ -164,52 +126,19 @@ func (c *s3Client) endpoint() string {
 	return "S3 in " + c.region
 }
 
-// Kinds of AccessError.
-const (
-	AccessNoBucket      = "remote_bucket_not_found"
-	AccessUnreachable   = "remote_unreachable"
-	AccessCredentials   = "remote_credentials_refused"
-	AccessNoCredentials = "remote_no_credentials"
-)
-
-// AccessError: the bucket could not be used at all, whatever its lock
+// accessError: the bucket could not be used at all, whatever its lock
 // says: it does not exist, its endpoint does not answer, or no
-// credentials were found or they were refused. Nothing was changed.
-type AccessError struct {
-	Kind     string // one of the Access* codes
+// credentials were found or they were refused. ops/remote's AccessError
+// words it.
+type accessError struct {
+	Kind     string // one of bucketwire's Access* kinds
 	Bucket   string
 	Endpoint string
 	Err      error
 }
 
-func (e *AccessError) Error() string {
-	where := e.Endpoint
-	if where == "" {
-		where = "AWS S3"
-	}
-	switch e.Kind {
-	case AccessNoBucket:
-		return fmt.Sprintf("the bucket %q does not exist at %s: check the datastore's bucket and endpoint in .swamp.yaml "+
-			"(or SWAMP_DATASTORE); nothing was changed", e.Bucket, where)
-	case AccessUnreachable:
-		return fmt.Sprintf("cannot reach %s (%v): check that the server is running and the datastore's endpoint; nothing was changed", where, e.Err)
-	case AccessNoCredentials:
-		return fmt.Sprintf("%v; configure credentials as for the AWS CLI (for example AWS_PROFILE or ~/.aws/credentials); nothing was changed", e.Err)
-	default:
-		return fmt.Sprintf("%s refused the credentials for bucket %q (%v): check AWS_PROFILE, ~/.aws/credentials or the "+
-			"AWS_* variables; nothing was changed", where, e.Bucket, e.Err)
-	}
-}
-func (e *AccessError) Unwrap() error { return e.Err }
-
-// Code is the error code of the CLI.
-// Code is the code of what failed below when that has one, else e.Kind.
-func (e *AccessError) Code() string { return swampj.CodeOr(swampj.CauseOf(e.Err), e.Kind) }
-
-// Class is the class of what failed below when that has one, else ClassFailed.
-func (e *AccessError) Class() swampj.Class {
-	return swampj.ClassOr(swampj.CauseOf(e.Err), swampj.ClassFailed)
-}
+func (e *accessError) Error() string { return e.Kind + ": " + e.Err.Error() }
+func (e *accessError) Unwrap() error { return e.Err }
 
 // classify turns an SDK error into an *AccessError where the bucket could
 // not be used at all, and otherwise names the operation, without the
@@ -222,23 +151,23 @@ func (c *s3Client) classify(op, key string, err error) error {
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
 		case "NoSuchBucket":
-			return &AccessError{Kind: AccessNoBucket, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint, Err: err}
+			return &accessError{Kind: bucketwire.AccessNoBucket, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint, Err: err}
 		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken", "InvalidToken",
 			"TokenRefreshRequired", "AuthorizationHeaderMalformed", "Forbidden":
-			return &AccessError{Kind: AccessCredentials, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint,
+			return &accessError{Kind: bucketwire.AccessCredentials, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint,
 				Err: fmt.Errorf("%s: %s", ae.ErrorCode(), ae.ErrorMessage())}
 		}
 		return fmt.Errorf("%s %s: %s: %s", op, key, ae.ErrorCode(), ae.ErrorMessage())
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) && re.HTTPStatusCode() == http.StatusForbidden {
-		return &AccessError{Kind: AccessCredentials, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint, Err: errors.New("HTTP 403")}
+		return &accessError{Kind: bucketwire.AccessCredentials, Bucket: c.cfg.Bucket, Endpoint: c.cfg.Endpoint, Err: errors.New("HTTP 403")}
 	}
 	var ne net.Error
 	var oe *net.OpError
 	var de *net.DNSError
 	if errors.As(err, &oe) || errors.As(err, &de) || (errors.As(err, &ne) && ne.Timeout()) {
-		return &AccessError{Kind: AccessUnreachable, Bucket: c.cfg.Bucket, Endpoint: c.endpoint(), Err: rootCause(err)}
+		return &accessError{Kind: bucketwire.AccessUnreachable, Bucket: c.cfg.Bucket, Endpoint: c.endpoint(), Err: rootCause(err)}
 	}
 	return fmt.Errorf("%s %s: %w", op, key, err)
 }
@@ -265,7 +194,7 @@ func httpStatus(err error) int {
 }
 
 // readLock is the lock's body and ETag; (nil, "", nil) when there is none.
-func (c *s3Client) readLock(ctx context.Context, key string) (*LockInfo, string, error) {
+func (c *s3Client) readLock(ctx context.Context, key string) (*bucketwire.LockInfo, string, error) {
 	out, err := c.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(c.cfg.Bucket), Key: aws.String(c.key(key))})
 	if err != nil {
 		var ae smithy.APIError
@@ -280,7 +209,7 @@ func (c *s3Client) readLock(ctx context.Context, key string) (*LockInfo, string,
 		return nil, "", err
 	}
 	etag := aws.ToString(out.ETag)
-	var li LockInfo
+	var li bucketwire.LockInfo
 	if json.Unmarshal(b, &li) != nil {
 		return nil, etag, nil // the extension's readLock reads garbage as no lock
 	}
@@ -339,14 +268,14 @@ func newNonce() string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-func lockBody(nonce string) []byte {
+func lockBody(nonce string, pid int) []byte {
 	host, _ := os.Hostname()
 	user := os.Getenv("USER")
 	if user == "" {
 		user = "unknown"
 	}
-	b, _ := json.MarshalIndent(LockInfo{Holder: user + "@" + host + " (swampj)", Hostname: host, PID: os.Getpid(),
-		AcquiredAt: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), TTLMs: LockTTL.Milliseconds(), Nonce: nonce}, "", "  ")
+	b, _ := json.MarshalIndent(bucketwire.LockInfo{Holder: user + "@" + host + " (swampj)", Hostname: host, PID: pid,
+		AcquiredAt: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), TTLMs: bucketwire.LockTTL.Milliseconds(), Nonce: nonce}, "", "  ")
 	return b
 }
 
@@ -355,9 +284,9 @@ func lockBody(nonce string) []byte {
 func (c *s3Client) acquire(ctx context.Context, key string, timeout time.Duration) (func() error, error) {
 	nonce := newNonce()
 	deadline := time.Now().Add(timeout)
-	var holder *LockInfo
+	var holder *bucketwire.LockInfo
 	for {
-		etag, err := c.put(ctx, key, lockBody(nonce), "*", "")
+		etag, err := c.put(ctx, key, lockBody(nonce, c.pid), "*", "")
 		if err == nil {
 			return c.hold(key, nonce, etag), nil
 		}
@@ -391,7 +320,7 @@ func (c *s3Client) acquire(ctx context.Context, key string, timeout time.Duratio
 					"a holder that was killed leaves it until then)",
 					expires.UTC().Format("15:04:05"), time.Duration(holder.TTLMs)*time.Millisecond)
 			}
-			return nil, fmt.Errorf("%w: %s", ErrLockBusy, msg)
+			return nil, fmt.Errorf("%w: %s", errLockBusy, msg)
 		}
 		if err := sleep(ctx, time.Second); err != nil {
 			return nil, err
@@ -416,7 +345,7 @@ func (c *s3Client) hold(key, nonce, etag string) func() error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(LockTTL / 3)
+		t := time.NewTicker(bucketwire.LockTTL / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -424,7 +353,7 @@ func (c *s3Client) hold(key, nonce, etag string) func() error {
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				next, err := c.put(ctx, key, lockBody(nonce), "", etag)
+				next, err := c.put(ctx, key, lockBody(nonce, c.pid), "", etag)
 				if err == nil {
 					etag = next
 				}
