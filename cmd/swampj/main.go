@@ -10,7 +10,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -21,6 +21,6 @@ func main() {
 	// exec the command becomes that command here (ops/wrapped).
 	wrapped.MaybeExec()
 	code := run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
-	remote.CloseBucketAgents() // swampj-bucket, if a command started it
+	ops.CloseBucketClients() // swampj-bucket, if a command started it
 	os.Exit(code)
 }

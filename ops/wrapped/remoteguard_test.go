@@ -6,15 +6,41 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/swampj/swampj/ops/remote/buckettest"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // gcsRepo is a repo whose datastore, named in its environment, is a GCS
 // bucket behind a closed port.
+// needBucketProgram builds swampj-bucket once for the tests that reach a
+// bucket (production starts it beside swampj).
+func needBucketProgram(t *testing.T) {
+	t.Helper()
+	bucketOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "swampj-bucket-")
+		bucketDir = dir
+		if err == nil {
+			_, err = buckettest.Install(dir)
+		}
+		bucketErr = err
+	})
+	if bucketErr != nil {
+		t.Fatal(bucketErr)
+	}
+}
+
+var (
+	bucketOnce sync.Once
+	bucketErr  error
+	bucketDir  string // removed by TestMain
+)
+
 func gcsRepo(t *testing.T) (string, func(string) string) {
 	t.Helper()
+	needBucketProgram(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ".swamp.yaml"), []byte("repoId: 7d3f2c1e-9a4b-4c2d-8e1f-0a1b2c3d4e5f\n"), 0o644); err != nil {
 		t.Fatal(err)

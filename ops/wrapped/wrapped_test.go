@@ -21,7 +21,11 @@ import (
 // The barrier starts commands through this executable (the trampoline).
 func TestMain(m *testing.M) {
 	wrapped.MaybeExec()
-	os.Exit(m.Run())
+	code := m.Run()
+	if bucketDir != "" {
+		os.RemoveAll(bucketDir)
+	}
+	os.Exit(code)
 }
 
 func exampleRepo(t *testing.T) *repo.Repo {
