@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/store"
@@ -31,7 +33,7 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 		"recover.Run":                via("recover.Options"),
 
 		"ops/doctor.ChangedRecords": func(t *testing.T, fx *nilFixture) error {
-			_, err := doctor.ChangedRecords(fx.ctx, nil, fx.r, time.Time{})
+			_, err := doctor.ChangedRecords(fx.ctx, fx.r, time.Time{}, host.Common{})
 			return err
 		},
 		"ops/catalogsync.BuildIfNotBuilt": func(t *testing.T, fx *nilFixture) error {

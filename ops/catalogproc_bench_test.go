@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
@@ -140,7 +142,7 @@ func populatedRepo(b *testing.B, dir string, versions int) *repo.Repo {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true}); err != nil || !rep.Applied {
+	if rep, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true}); err != nil || !rep.Applied {
 		b.Fatalf("building the catalog: %v", err)
 	}
 	return r
@@ -318,7 +320,7 @@ func BenchmarkMigratePhases(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			res, err := migrate.Migrate(csCtx, nil, r, migrate.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
+			res, err := migrate.Migrate(csCtx, r, migrate.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
 				Getenv: func(string) string { return "" }})
 			total := time.Since(start)
 			b.StopTimer()

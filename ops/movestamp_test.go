@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
@@ -76,7 +78,7 @@ func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 	_ = c.Close()
 
 	migRemoveDeadLocks(t, dir)
-	if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !migExists(filepath.Join(dir, ".swamp", "data", "command", "shell", "m1")) {
@@ -133,7 +135,7 @@ func TestPreparedRestampLetsGoOfTheCatalogForAWriter(t *testing.T) {
 		_ = os.Remove(lockPath)
 		writerDone <- err
 	}()
-	res, err := runMigrate(t, dir, fsys, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 120 * time.Second})
+	res, err := runMigrate(t, dir, fsys, migrate.MigrateOptions{Common: host.Common{SwampLockTimeout: 120 * time.Second}, Confirm: true})
 	if werr := <-writerDone; werr != nil {
 		t.Fatalf("the writer's catalog write failed: %v", werr)
 	}

@@ -2,11 +2,9 @@ package ops
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
-	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -21,16 +19,15 @@ type RecoverOptions struct {
 	// Rollback undoes every open intent, newest first, instead of
 	// finishing it.
 	Rollback bool
-	// SwampLockTimeout bounds the wait for the swamp locks an intent names
-	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
-	SwampLockTimeout time.Duration
+	// Common is the file system, the lock timeouts and the logger (the
+	// executor's step records at level Debug). SwampLockTimeout bounds the
+	// wait for the swamp locks an intent names (0: SWAMP_LOCK_TIMEOUT_MS,
+	// else 60 s).
+	host.Common
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone; and "restamping catalog" while a migration's
 	// restamp runs.
 	Progress report.Progress
-	// Logger receives the executor's step records at level Debug (nil:
-	// nothing is logged).
-	Logger *slog.Logger
 }
 
 // Recover finishes (or, with Rollback, undoes) every open intent of j in
@@ -38,8 +35,8 @@ type RecoverOptions struct {
 // intents may depend on it — and returns the outcomes so far with that
 // error; that intent stays open. recover.Run is the usual way in: it finds
 // and opens the journal first.
-func Recover(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]report.IntentOutcome, error) {
-	fsys = fsx.OrReal(fsys)
+func Recover(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]report.IntentOutcome, error) {
+	fsys := opts.Disk()
 	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout,
 		Progress: opts.Progress.Steps("recovering"), IntentProgress: recoveryProgress(opts.Progress), Log: opts.Logger}
 	defer env.CloseCatalog()
@@ -73,8 +70,8 @@ func recoveryProgress(p report.Progress) func(*journal.Intent, journal.Direction
 // PreviewRecovery observes every step of every open intent of j without
 // changing anything (the catalog is opened read-only): what Recover would
 // do. It works on read-only media.
-func PreviewRecovery(ctx context.Context, fsys fsx.FS, j *journal.Journal, opts RecoverOptions) ([]report.IntentOutcome, error) {
-	fsys = fsx.OrReal(fsys)
+func PreviewRecovery(ctx context.Context, j *journal.Journal, opts RecoverOptions) ([]report.IntentOutcome, error) {
+	fsys := opts.Disk()
 	env := &engine.Env{FS: fsys, Catalog: protocol.ReportCatalog(fsys, opts.Repo), SwampLockTimeout: opts.SwampLockTimeout, Log: opts.Logger}
 	defer env.CloseCatalog()
 	return session.PreviewOpen(ctx, env, j, opts.Rollback)
@@ -92,6 +89,7 @@ func IsConflict(err error) bool { return session.IsConflict(err) }
 // was durable left under dataRoot, if the journal says a holder ended
 // without closing it since the last look, and then clears that mark (what
 // recover does after finishing the open intents).
-func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, dataRoot string) ([]string, error) {
+func RemoveCrashLeftovers(ctx context.Context, j *journal.Journal, dataRoot string, c host.Common) ([]string, error) {
+	fsys := c.Disk()
 	return session.RemoveCrashLeftovers(ctx, fsys, j, dataRoot)
 }

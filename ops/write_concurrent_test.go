@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
@@ -196,7 +198,7 @@ func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	}
 
 	// The doctor sees A's intent as a live writer's, not as a problem.
-	rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +207,7 @@ func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	}
 
 	// recover needs the repo alone: it waits for A and times out.
-	if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: 200 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: 200 * time.Millisecond}}); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Errorf("recover beside a live writer: want a lock timeout, got %v", err)
 	}
 
@@ -378,7 +380,7 @@ func TestConcurrentWritersCrashAtEveryCutPoint(t *testing.T) {
 		if err := <-lDone; err != nil {
 			t.Fatalf("%s: L, resumed: %v", where, err)
 		}
-		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 			t.Fatalf("%s: recover: %v", where, err)
 		}
 		if n := len(openIntentsOf(t, r)); n != 0 {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/swampj/swampj/ops/host"
 
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
@@ -22,26 +22,18 @@ import (
 
 // Options for Run.
 type Options struct {
-	// FS is the file system every file operation goes through (nil: the
-	// real disk; tests hand in a fault-injecting one).
-	FS fsx.FS
+	// Common is the file system, the lock timeouts, the recorded command
+	// and the logger. SwampLockTimeout bounds the wait for swamp's
+	// per-model lock of an interrupted write or repair, which is finished
+	// only under it (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s); a timeout is an
+	// error matching lock.ErrTimeout, and the intent stays open. The Logger
+	// receives warnings (a damaged journal moved aside) at level Warn, and
+	// the executor's step records at level Debug.
+	host.Common
 	// Rollback undoes open intents instead of finishing them.
 	Rollback bool
 	// DryRun reports what each open intent's steps observe, changing nothing.
 	DryRun bool
-	// JournalLockTimeout bounds the wait for another swampj process (0: 10s).
-	JournalLockTimeout time.Duration
-	// SwampLockTimeout bounds the wait for swamp's per-model lock of an
-	// interrupted write or repair, which is finished only under it
-	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s). A timeout is an error
-	// matching lock.ErrTimeout; the intent stays open.
-	SwampLockTimeout time.Duration
-	// Command is recorded as the lock holder.
-	Command []string
-	// Logger receives warnings (a damaged journal moved aside) at level
-	// Warn, and the executor's step records at level Debug (nil: nothing
-	// is logged).
-	Logger *slog.Logger
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone.
 	Progress report.Progress
@@ -210,8 +202,8 @@ func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Optio
 	if err != nil {
 		return rep, openFailed(fsys, jopts, rep.Journal, err)
 	}
-	outs, err := ops.Recover(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
-		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress, Logger: opts.Logger})
+	outs, err := ops.Recover(ctx, j, ops.RecoverOptions{Common: host.Common{SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger, FS: fsys}, Repo: repoDir, Rollback: opts.Rollback,
+		Progress: opts.Progress})
 	if outs != nil {
 		rep.Intents = outs
 	}
@@ -311,7 +303,7 @@ func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *jou
 		}
 		return nil
 	}
-	removed, err := ops.RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
+	removed, err := ops.RemoveCrashLeftovers(ctx, j, r.DataRoot, host.Common{FS: fsys})
 	rep.RemovedStages = append(rep.RemovedStages, removed...)
 	return err
 }
@@ -325,8 +317,7 @@ func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopt
 		return rep, err
 	}
 	defer j.Close()
-	rep.Intents, err = ops.PreviewRecovery(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
-		SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger})
+	rep.Intents, err = ops.PreviewRecovery(ctx, j, ops.RecoverOptions{Common: host.Common{SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger, FS: fsys}, Repo: repoDir, Rollback: opts.Rollback})
 	if rep.Intents == nil {
 		rep.Intents = []report.IntentOutcome{}
 	}

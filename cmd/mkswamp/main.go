@@ -21,6 +21,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
@@ -93,10 +95,10 @@ func buildCatalog(ctx context.Context, fsys fsx.FS, dir string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true}); err != nil {
 		return fmt.Errorf("building the catalog: %w", err)
 	}
-	rep, err := catalogsync.Verify(ctx, fsys, r, catalogsync.Options{})
+	rep, err := catalogsync.Verify(ctx, r, catalogsync.Options{Common: host.Common{FS: fsys}})
 	if err != nil {
 		return fmt.Errorf("verifying the catalog: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/fsx"
@@ -40,7 +42,7 @@ func remoteCache(e *env) (*remote.Cache, error) {
 // remoteDoctorOptions are the doctor's options of a wrapped command on a
 // remote-backed repo.
 func remoteDoctorOptions(e *env) doctor.Options {
-	return doctor.Options{Env: os.Getenv, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
+	return doctor.Options{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}, Env: os.Getenv}
 }
 
 // remoteErr gives a remote repair's error its code: a busy lock is a
@@ -79,7 +81,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 	// byte, large ones too: a push hashes what it walks and uploads
 	// whatever differs from the index.
 	o.VerifyChecksum = true
-	check, err := doctor.RunAt(c.Context, e.fs, rc.Repo, o)
+	check, err := doctor.RunAt(c.Context, rc.Repo, o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.Dir, err))
 		return rc, nil
@@ -97,7 +99,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*remote.Cache, err
 		return rc, nil
 	}
 	o.Repair, o.Confirm = true, true
-	rep, err := doctor.RunAt(c.Context, e.fs, rc.Repo, o)
+	rep, err := doctor.RunAt(c.Context, rc.Repo, o)
 	if err != nil && wouldPush > 0 {
 		return nil, remoteErr(fmt.Errorf("repairing the datastore cache %s before the command failed, so %q was not run "+
 			"(its push would upload %d damaged file(s)): %w", rc.Dir, command, wouldPush, err))
@@ -129,7 +131,7 @@ func runRemoteAfter(c *cli.Context, e *env, rc *remote.Cache, start time.Time) {
 	}
 	o := remoteDoctorOptions(e)
 	o.Repair, o.Confirm, o.ChangedSince = c.Bool("repair"), c.Bool("repair"), start
-	rep, err := doctor.RunAt(c.Context, e.fs, rc.Repo, o)
+	rep, err := doctor.RunAt(c.Context, rc.Repo, o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("the cache doctor after the command failed: %v; run 'swampj doctor'", err))
 		return

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/urfave/cli/v2"
 
 	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
@@ -107,8 +109,7 @@ func runRun(c *cli.Context) error {
 	if f, ok := c.App.Reader.(*os.File); ok {
 		cmd.Stdin = f
 	}
-	wopts := wrapped.Options{Command: args, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded"),
-		JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}
+	wopts := wrapped.Options{Common: host.Common{Command: args, JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded")}
 	if wopts.SyncInterval == 0 {
 		wopts.SyncInterval = -1
 	}
@@ -179,8 +180,7 @@ func lookCommand(dir, name string) error {
 // It returns the repo the barrier covers and, for a remote-backed repo,
 // its cache.
 func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *remote.Cache, error) {
-	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
-		Progress: e.out.progress()})
+	rep, err := recover.Run(c.Context, dir, recover.Options{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}, Progress: e.out.progress()})
 	e.out.endProgress() // the line is cleared before the command writes to the terminal
 	if err != nil {
 		return nil, nil, fmt.Errorf("recovery before the command failed, so %q was not run: %w", name, err)
@@ -238,7 +238,7 @@ func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *remote.
 		runRemoteAfter(c, e, rc, start)
 	case unguarded:
 		// No change log: the walk of what changed since the start.
-		if only, err := read.ChangedItems(c.Context, e.fs, r, start); err != nil {
+		if only, err := read.ChangedItems(c.Context, r, start, host.Common{FS: e.fs}); err != nil {
 			e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
 		} else {
 			doctorChanged(c, e, r, only)
@@ -301,9 +301,8 @@ func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
 	if len(changed) == 0 {
 		return
 	}
-	drep, derr := doctor.Run(c.Context, e.fs, r, doctor.Options{
-		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), JournalLockTimeout: e.lockTO,
-		Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
+	drep, derr := doctor.Run(c.Context, r, doctor.Options{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs},
+		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), Only: changed, Progress: e.out.progress(),
 	})
 	e.out.endProgress()
 	renderDoctorRemedies(drep)

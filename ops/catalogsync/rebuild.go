@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
@@ -25,7 +27,7 @@ import (
 // root holds no version, item or damaged entry a rebuild would see (it may
 // be missing, or hold empty directories): the same walk the rebuild does.
 func namespaceHoldsNoData(ctx context.Context, fsys fsx.FS, r *repo.Repo) (bool, error) {
-	exp, err := ExpectedRows(ctx, fsys, r, ExpectedOptions{})
+	exp, err := ExpectedRows(ctx, r, ExpectedOptions{Common: host.Common{FS: fsys}})
 	if err != nil {
 		return false, err
 	}
@@ -50,8 +52,8 @@ func soloView(r *repo.Repo) *repo.Repo {
 // (Report.SoloView), and refuses (*UnmigratedError) if both do. Without
 // opts.Confirm it only reports. It holds the journal lock throughout and
 // refuses while the journal holds an open intent (*OpenIntentsError).
-func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
+func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
+	fsys := opts.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1, before the journal
 		return nil, err
 	}
@@ -145,7 +147,7 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 		}
 	}
 	lap(&tm.Open)
-	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c != nil && c.HasStepLatest()))
+	exp, err := ExpectedRows(ctx, r, expectedOpts(opts, c != nil && c.HasStepLatest()))
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +259,7 @@ func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat protoco
 	if empty, err := catalogNotBuilt(ctx, c); err != nil || !empty {
 		return false, err
 	}
-	exp, err := ExpectedRows(ctx, fsys, r, ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	exp, err := ExpectedRows(ctx, r, ExpectedOptions{Common: host.Common{FS: fsys}, StepLatestColumn: c.HasStepLatest()})
 	if err != nil {
 		return false, err
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
@@ -46,7 +48,7 @@ func damaged(t *testing.T) *repo.Repo {
 		t.Fatal(err)
 	}
 	r := load(t, dir)
-	if _, err := catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"raw", "metadata.yaml"} {
@@ -69,7 +71,7 @@ func load(t *testing.T, dir string) *repo.Repo {
 func run(t *testing.T, r *repo.Repo, o doctor.Options) *doctor.Report {
 	t.Helper()
 	o.Now, o.JournalLockTimeout = now, time.Second
-	rep, err := doctor.Run(ctx, fsx.Real(), r, o)
+	rep, err := doctor.Run(ctx, r, o)
 	if err != nil {
 		t.Fatalf("doctor %+v: %v", o, err)
 	}
@@ -225,7 +227,7 @@ func TestRepairSkipsAModelWhoseLockIsBusy(t *testing.T) {
 	}
 	defer l.Release()
 	before := everything(t, r)
-	rep := run(t, r, doctor.Options{Repair: true, Confirm: true, SwampLockTimeout: 200 * time.Millisecond})
+	rep := run(t, r, doctor.Options{Common: host.Common{SwampLockTimeout: 200 * time.Millisecond}, Repair: true, Confirm: true})
 	f := unreadable(t, rep)
 	if f.Status != doctor.StatusSkipped || f.Reason == "" {
 		t.Fatalf("finding %+v, want skipped with a reason", f)
@@ -251,7 +253,7 @@ func TestRepairCutAnywhereIsFinishedByRecover(t *testing.T) {
 	count := fsx.NewFault(fsx.Real())
 	scratch := filepath.Join(t.TempDir(), "repo")
 	fsxtest.CopyTree(t, template.Dir, scratch)
-	if _, err := doctor.Run(ctx, count, load(t, scratch), doctor.Options{Repair: true, Confirm: true, Now: now}); err != nil {
+	if _, err := doctor.Run(ctx, load(t, scratch), doctor.Options{Common: host.Common{FS: count}, Repair: true, Confirm: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	total := count.Ops()
@@ -267,10 +269,10 @@ func TestRepairCutAnywhereIsFinishedByRecover(t *testing.T) {
 			fsxtest.CopyTree(t, template.Dir, dir)
 			r := load(t, dir)
 			fault := fsx.NewFault(fsx.Real()).CrashAfter(k)
-			if _, err := doctor.Run(ctx, fault, r, doctor.Options{Repair: true, Confirm: true, Now: now, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+			if _, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fault}, Repair: true, Confirm: true, Now: now}); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("repair cut after %d operations: %v", k, err)
 			}
-			if _, err := recover.Run(ctx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}}); err != nil {
 				t.Fatalf("recover: %v", err)
 			}
 			// Finished by recover, or (cut before its intent was

@@ -67,10 +67,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
 
@@ -146,25 +146,19 @@ type Options struct {
 	Repair bool
 	// Confirm (with Repair) executes the plan as one journaled intent.
 	Confirm bool
-	// JournalLockTimeout bounds the wait for swampj's journal lock
-	// (0: journal.DefaultLockTimeout).
-	JournalLockTimeout time.Duration
-	// SwampLockTimeout bounds the wait, per model, for swamp's per-model
-	// lock; a model whose lock stays busy is skipped (0: the same as
-	// JournalLockTimeout).
-	SwampLockTimeout time.Duration
+	// Common is the file system, the lock timeouts, the recorded command
+	// and the logger. SwampLockTimeout bounds the wait, per model, for
+	// swamp's per-model lock; a model whose lock stays busy is skipped (0:
+	// the same as JournalLockTimeout). The Logger receives warnings (a
+	// journal moved aside, a lock not released) at level Warn, and the
+	// executor's step records of a repair at level Debug.
+	host.Common
 	// Now is the clock of the quarantine stamp (nil: time.Now).
 	Now func() time.Time
 	// VerifyChecksum also hashes every raw and compares it with the metadata
 	// checksum (reads all data; a zero-filled raw of the right size is only
 	// found this way).
 	VerifyChecksum bool
-	// Command is recorded in the intent and as the journal lock holder.
-	Command []string
-	// Logger receives warnings (a journal moved aside, a lock not
-	// released) at level Warn, and the executor's step records of a
-	// repair at level Debug (nil: nothing is logged).
-	Logger *slog.Logger
 	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
 	// "verifying checksums"): items scanned of the items walked so far.
 	Progress report.Progress
@@ -315,8 +309,8 @@ func (r *Report) OnlySkipped() bool {
 // Both answer with the same Report. An extension datastore of another
 // type is a *remote.UnknownTypeError (remote.ErrUnknownType): swampj
 // leaves it to swamp.
-func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
+func RunAt(ctx context.Context, dir string, opts Options) (*Report, error) {
+	fsys := opts.Disk()
 	env := opts.Env
 	if env == nil {
 		env = os.Getenv
@@ -333,7 +327,7 @@ func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report,
 	if err != nil {
 		return nil, err
 	}
-	return Run(ctx, fsys, r, opts)
+	return Run(ctx, r, opts)
 }
 
 // Run checks the repo's data root and catalog (a filesystem datastore:
@@ -341,8 +335,8 @@ func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report,
 // plans (and with opts.Confirm executes) the repair. It never prints. The
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
-func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
+func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
+	fsys := opts.Disk()
 	o := opts.withDefaults()
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -64,7 +66,7 @@ func (e *RepairError) Unwrap() []error {
 // rebuild that fails leaves the finding manual with a warning and never
 // fails the data's repair; only a crash or a cancel is returned.
 func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report) error {
-	crep, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger})
+	crep, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger, FS: fsys}, Confirm: true})
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
 			return err

@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
@@ -103,7 +105,7 @@ func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, re
 	case rep.catalogUnopenable():
 		why = errors.New("the catalog cannot be opened")
 	case !rep.catalogRebuilt:
-		_, why = catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger})
+		_, why = catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger, FS: fsys}, Confirm: true})
 		if why != nil && (fsx.IsCrash(why) || ctx.Err() != nil) {
 			return why
 		}

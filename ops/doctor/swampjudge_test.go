@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
 )
@@ -83,7 +85,7 @@ func TestRepairLeavesWhatTheRealSwampReads(t *testing.T) {
 		t.Fatalf("swamp reads the emptied version: %s", out)
 	}
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: now, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,8 +66,8 @@ import (
 // SetNamespace or UnsetNamespace — by this process or by swamp — is not
 // stale here. Only r.Dir is taken from r. fsys is the disk (nil: the real
 // one; the crash suite passes a fault FS).
-func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
-	fsys = fsx.OrReal(fsys)
+func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
+	fsys := opts.Disk()
 	opts.fsys = fsys
 	if opts.Unset {
 		opts.Reverse = true

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
@@ -68,7 +70,7 @@ func TestSettleCrashAtEveryCutPoint(t *testing.T) {
 		if err := settle(f, r); err == nil {
 			t.Fatalf("cut %d of %d: settling did not crash", k, n)
 		}
-		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: 5 * time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: 5 * time.Second}}); err != nil {
 			t.Fatalf("cut %d of %d: recovery after the cut: %v", k, n, err)
 		}
 		if wrapped.Pending(nil, r.JournalPath) {
@@ -80,7 +82,7 @@ func TestSettleCrashAtEveryCutPoint(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(item, "99")); !os.IsNotExist(err) {
 			t.Fatalf("cut %d: the torn version is still in the item (%v)", k, err)
 		}
-		rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{})
+		rep, err := doctor.Run(context.Background(), r, doctor.Options{})
 		if err != nil || rep.Remaining != 0 {
 			t.Fatalf("cut %d: doctor after recovery: %v %+v", k, err, rep.Findings)
 		}

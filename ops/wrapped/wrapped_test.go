@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
+
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
@@ -53,7 +55,7 @@ func runWrapped(t *testing.T, r *repo.Repo, script string, env ...string) ([]str
 	cmd.Env = append(os.Environ(), env...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	w, err := wrapped.Start(context.Background(), r, cmd, wrapped.Options{Command: []string{"sh", "-c", "test"}, SyncInterval: -1})
+	w, err := wrapped.Start(context.Background(), r, cmd, wrapped.Options{Common: host.Common{Command: []string{"sh", "-c", "test"}}, SyncInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestSettleRepairsWhatADeadRunChanged(t *testing.T) {
 	if wrapped.Pending(nil, r.JournalPath) {
 		t.Fatal("still pending after settling")
 	}
-	rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{})
 	if err != nil || rep.Remaining != 0 {
 		t.Fatalf("doctor after settling: %v %+v", err, rep.Findings)
 	}
