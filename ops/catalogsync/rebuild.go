@@ -210,7 +210,7 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 // lockJournalListOpen takes the journal lock (no other swampj runs while
 // the catalog is compared) and lists the interrupted operations it holds.
 func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
+	sess, err := session.Open(opts.Common, r.JournalPath)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -41,7 +41,7 @@ func Verify(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 // readJournalListOpen is lockJournalListOpen for inspections
 // (session.Inspect): no journal is created, an existing one is only read.
 func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
-	return session.Inspect(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Warn: session.WarnTo(opts.Logger)})
+	return session.Inspect(opts.Common, r.JournalPath)
 }
 
 // verifyLocked is verify (and the rebuild preview) once the lock is held.

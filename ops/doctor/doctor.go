@@ -360,7 +360,7 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 		// (nothing is deleted) and repairs the data with a fresh one: the
 		// operations it may have held are unknown either way, and the data
 		// is what the repair is for.
-		setAside, err = setJournalAside(fsys, r, o)
+		setAside, err = setJournalAside(r, o)
 		if err == nil {
 			open, stale, err = journalState(fsys, r, o)
 		}
@@ -482,16 +482,16 @@ func (rep *Report) markDamagedCatalog(s *survey, st Status) {
 // without writing (read-only media): a confirmed repair checks again under
 // the journal's write lock.
 func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
-	return session.InspectState(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Warn: o.warn})
+	return session.InspectState(o.Common, r.JournalPath)
 }
 
 // setJournalAside opens the damaged journal for writing, which moves it
-// aside (journal.Open) and leaves room for a fresh one; it returns where
-// it went.
-func setJournalAside(fsys fsx.FS, r *repo.Repo, o Options) (string, error) {
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
+// aside (journal.Open, through the session as every journal the doctor
+// opens) and leaves room for a fresh one; it returns where it went.
+func setJournalAside(r *repo.Repo, o Options) (string, error) {
+	sess, err := session.Open(o.Common, r.JournalPath)
 	if err == nil {
-		return "", j.Close() // readable after all (repaired by another process meanwhile)
+		return "", sess.Close() // readable after all (repaired by another process meanwhile)
 	}
 	var moved *journal.CorruptError
 	if errors.As(err, &moved) && moved.MovedTo != "" {

@@ -123,7 +123,7 @@ func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error
 // openRepairSession opens the journal for a confirmed repair: swampj's
 // repo lock, held to the end of the run.
 func openRepairSession(fsys fsx.FS, r *repo.Repo, o Options) (*session.Session, error) {
-	return session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
+	return session.Open(o.Common, r.JournalPath)
 }
 
 // closeRepairSession closes a repair's session, committing its done mark.

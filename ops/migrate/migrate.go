@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -173,7 +174,7 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 			return nil, err
 		}
 	}
-	open, err := countOpenIntents(opts.fsys, r.JournalPath, opts.JournalLockTimeout)
+	open, err := countOpenIntents(opts.Common, r.JournalPath)
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +188,8 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 }
 
 // countOpenIntents peeks at the journal without creating one, or writing.
-func countOpenIntents(fsys fsx.FS, path string, timeout time.Duration) (int, error) {
-	j, open, err := session.Inspect(fsys, path, journal.Options{LockTimeout: timeout})
+func countOpenIntents(c host.Common, path string) (int, error) {
+	j, open, err := session.Inspect(c, path)
 	if err != nil {
 		return 0, err
 	}
@@ -251,7 +252,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		lock.ReleaseAll(globals, nil)
 	}()
 
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command})
+	sess, err := session.Open(opts.Common, r.JournalPath)
 	if err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, err

@@ -112,7 +112,7 @@ func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts Namespace
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.JournalLockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.Common, opts.Catalog.Opener(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.JournalLockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.Common, opts.Catalog.Opener(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}

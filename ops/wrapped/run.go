@@ -17,6 +17,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/host"
+	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -433,10 +434,8 @@ func recordLike(p string) bool {
 // withJournal runs fn with the journal open as a data writer does (shared:
 // the record's commits take the journal's turn only for themselves).
 func withJournal(fsys fsx.FS, repoDir string, opts Options, fn func(*journal.Journal) error) error {
-	jopts := journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command, Shared: true}
-	if opts.Logger != nil {
-		jopts.Warn = func(msg string) { opts.Logger.Warn(msg) }
-	}
+	jopts := session.JournalOptions(opts.Common)
+	jopts.Shared = true
 	j, err := journal.Open(fsys, repo.JournalPathOf(repoDir), jopts)
 	if err != nil {
 		return err
