@@ -651,10 +651,11 @@ func TestNilMeansTheRealThing(t *testing.T) {
 }
 
 // TestNilRealCoversEveryEntry lists, from the source, every exported
-// function of the public packages with a parameter of type fsx.FS (or an
-// environment lookup func(string) string), and every exported options
-// struct with a field of type fsx.FS or a func field (loggers, getenv,
-// clocks), and fails on any that nilCalls does not call.
+// function of the public packages with a parameter of type fsx.FS or
+// host.Common (or an environment lookup func(string) string), and every
+// exported options struct with a field of type fsx.FS, an embedded
+// host.Common or a func field (loggers, getenv, clocks), and fails on any
+// that nilCalls does not call.
 func TestNilRealCoversEveryEntry(t *testing.T) {
 	want := map[string]bool{}
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
@@ -694,7 +695,7 @@ func TestNilRealCoversEveryEntry(t *testing.T) {
 					name = recv + "." + name
 				}
 				for _, prm := range decl.Type.Params.List {
-					if ts := exprString(src, prm.Type); ts == "fsx.FS" || ts == "FS" || ts == "func(string) string" {
+					if ts := exprString(src, prm.Type); ts == "fsx.FS" || ts == "FS" || ts == "host.Common" || ts == "func(string) string" {
 						want[pkg+"."+name] = true
 					}
 				}
@@ -710,6 +711,9 @@ func TestNilRealCoversEveryEntry(t *testing.T) {
 					}
 					for _, field := range st.Fields.List {
 						_, isFunc := field.Type.(*ast.FuncType)
+						if len(field.Names) == 0 && exprString(src, field.Type) == "host.Common" {
+							want[pkg+"."+ts.Name.Name] = true
+						}
 						if exprString(src, field.Type) == "fsx.FS" || isFunc {
 							for _, n := range field.Names {
 								if n.IsExported() {

@@ -37,7 +37,7 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 			return err
 		},
 		"ops/catalogsync.BuildIfNotBuilt": func(t *testing.T, fx *nilFixture) error {
-			_, err := catalogsync.BuildIfNotBuilt(fx.ctx, nil, fx.r, nil)
+			_, err := catalogsync.BuildIfNotBuilt(fx.ctx, fx.r, nil, host.Common{})
 			return err
 		},
 		"ops/store.WalkScan": func(t *testing.T, fx *nilFixture) error {

@@ -239,9 +239,9 @@ func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
 // disk in one transaction, as a confirmed rebuild does; a catalog with rows,
 // a populated one, or none at all is left alone. The caller holds the
 // journal lock, and no data is mid-change. It reports whether it built. A
-// nil fsys is the real disk; a nil cat opens the repo's own catalog.
-func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat protocol.CatalogOpener) (bool, error) {
-	fsys = fsx.OrReal(fsys)
+// nil c.FS is the real disk; a nil cat opens the repo's own catalog.
+func BuildIfNotBuilt(ctx context.Context, r *repo.Repo, cat protocol.CatalogOpener, c host.Common) (bool, error) {
+	fsys := c.Disk()
 	if cat == nil {
 		cat = protocol.RepoCatalog(fsys, r.Dir)
 		defer cat.Close()
@@ -249,21 +249,21 @@ func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat protoco
 	if unmigratedData(fsys, r) != "" {
 		return false, nil // the rows would describe data that is about to move
 	}
-	c, ok, err := cat.Existing(ctx)
+	cc, ok, err := cat.Existing(ctx)
 	if err != nil || !ok {
 		return false, err
 	}
-	if f := c.Foreign(); f != nil {
+	if f := cc.Foreign(); f != nil {
 		return false, f
 	}
-	if empty, err := catalogNotBuilt(ctx, c); err != nil || !empty {
+	if empty, err := catalogNotBuilt(ctx, cc); err != nil || !empty {
 		return false, err
 	}
-	exp, err := ExpectedRows(ctx, r, ExpectedOptions{Common: host.Common{FS: fsys}, StepLatestColumn: c.HasStepLatest()})
+	exp, err := ExpectedRows(ctx, r, ExpectedOptions{Common: c, StepLatestColumn: cc.HasStepLatest()})
 	if err != nil {
 		return false, err
 	}
-	_, applied, err := c.Rebuild(ctx, r.Namespace, exp.Rows, nil)
+	_, applied, err := cc.Rebuild(ctx, r.Namespace, exp.Rows, nil)
 	return applied, err
 }
 

@@ -281,7 +281,7 @@ func TestExpectedRowsDoNotDependOnWorkers(t *testing.T) {
 // left alone.
 func TestBuildIfNotBuilt(t *testing.T) {
 	r, _ := example(t)
-	built, err := catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
+	built, err := catalogsync.BuildIfNotBuilt(ctx, r, nil, host.Common{FS: fsx.Real()})
 	if err != nil || built || len(files(t, r)) != 0 {
 		t.Fatalf("without a catalog: built %v, %v, files %v; want nothing done", built, err, files(t, r))
 	}
@@ -293,7 +293,7 @@ func TestBuildIfNotBuilt(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	built, err = catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
+	built, err = catalogsync.BuildIfNotBuilt(ctx, r, nil, host.Common{FS: fsx.Real()})
 	if err != nil || !built {
 		t.Fatalf("an empty catalog: built %v, %v; want built", built, err)
 	}
@@ -303,7 +303,7 @@ func TestBuildIfNotBuilt(t *testing.T) {
 
 	emptyVersion(t, r, helloResult, "3")
 	before := rowKeys(t, r)
-	built, err = catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
+	built, err = catalogsync.BuildIfNotBuilt(ctx, r, nil, host.Common{FS: fsx.Real()})
 	if err != nil || built {
 		t.Fatalf("a catalog with rows: built %v, %v; want left alone", built, err)
 	}
@@ -320,7 +320,7 @@ func TestHandleOpensOnFirstUse(t *testing.T) {
 	if len(files(t, r)) != 0 {
 		t.Fatal("OpenHandle opened the catalog")
 	}
-	built, err := catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, h.Opener())
+	built, err := catalogsync.BuildIfNotBuilt(ctx, r, h.Opener(), host.Common{FS: fsx.Real()})
 	if err != nil || built {
 		t.Fatalf("BuildIfNotBuilt through a handle without a catalog: %v, %v", built, err)
 	}

@@ -387,7 +387,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	if err != nil {
 		r = run.repo // the configuration the run ends with, if it reads back
 	}
-	built, err := catalogsync.BuildIfNotBuilt(ctx, run.fsys, r, protocol.OpenerOf(run.env))
+	built, err := catalogsync.BuildIfNotBuilt(ctx, r, protocol.OpenerOf(run.env), host.Common{FS: run.fsys})
 	if fsx.IsCrash(err) {
 		return run.note(err)
 	}
