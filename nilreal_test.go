@@ -488,15 +488,13 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops.RecoverOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
-			if err != nil {
+			if _, err := ops.PreviewRecovery(fx.ctx, ops.RecoverOptions{Repo: fx.dir}); err != nil {
 				return err
 			}
-			defer j.Close()
-			if _, err := ops.PreviewRecovery(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir}); err != nil {
+			if _, err := ops.InspectRecovery(ops.RecoverOptions{Repo: fx.dir}); err != nil {
 				return err
 			}
-			_, err = ops.Recover(fx.ctx, j, ops.RecoverOptions{Repo: fx.dir})
+			_, err := ops.Recover(fx.ctx, ops.RecoverOptions{Repo: fx.dir})
 			return err
 		},
 		"ops.RemoveCrashLeftovers": func(t *testing.T, fx *nilFixture) error {

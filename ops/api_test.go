@@ -87,8 +87,10 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 	if err != nil {
 		t.Fatalf("journal.Open(nil): %v", err)
 	}
-	defer j.Close()
-	if _, err := ops.Recover(ctx, j, ops.RecoverOptions{Repo: r.Dir}); err != nil {
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Recover(ctx, ops.RecoverOptions{Repo: r.Dir}); err != nil {
 		t.Fatalf("Recover with a nil FS: %v", err)
 	}
 }

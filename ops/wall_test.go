@@ -84,7 +84,7 @@ func exportedDecls(t *testing.T, dir, importPath string) map[string]string {
 // here only if a host needs it; the executor's machinery (steps, kinds, the
 // dirty set, the loop itself) lives in ops/internal/engine.
 var hostFacing = map[string]string{
-	"": `Recover PreviewRecovery RecoverOptions DescribeStep RemoveCrashLeftovers IsConflict`,
+	"": `Recover PreviewRecovery InspectRecovery RecoverOptions Recovery RecoveryError RecoveryPhase PhaseOpen PhaseRead PhaseRecover PhaseLeftovers PhaseClose Pending DescribeStep RemoveCrashLeftovers IsConflict`,
 	"write": `WriteVersions WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
 		InputChangedError UnmigratedWriteError NamespaceChangedError OwnerMismatchError IntentKindVersionWrite Workflow
 		DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod`,

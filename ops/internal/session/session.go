@@ -204,12 +204,11 @@ func (s *Session) Close() error {
 // exclusive lock for their whole run) out until Close, without writing, so
 // it works on read-only media.
 func Inspect(c host.Common, path string) (*journal.Journal, []*journal.Intent, error) {
-	fsys, opts := c.Disk(), JournalOptions(c)
-	ok, err := journal.Exists(fsys, path)
+	ok, err := journal.Exists(c.Disk(), path)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	j, err := journal.OpenReadOnly(fsys, path, opts)
+	j, err := OpenReadOnly(c, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,6 +218,13 @@ func Inspect(c host.Common, path string) (*journal.Journal, []*journal.Intent, e
 		return nil, nil, err
 	}
 	return j, open, nil
+}
+
+// OpenReadOnly opens the existing journal at path read-only
+// (journal.OpenReadOnly), waiting up to c.JournalLockTimeout for a swampj
+// that holds it exclusively.
+func OpenReadOnly(c host.Common, path string) (*journal.Journal, error) {
+	return journal.OpenReadOnly(c.Disk(), path, JournalOptions(c))
 }
 
 // InspectState is Inspect for a look that ends at once: the open intents
