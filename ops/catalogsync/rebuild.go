@@ -88,7 +88,7 @@ func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	}
 	if !opts.Confirm {
 		// The preview is an inspection: the journal is only read.
-		j, open, err := readJournalListOpen(fsys, r, opts)
+		j, open, err := readJournalListOpen(r, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +119,7 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 		*d += now.Sub(mark)
 		mark = now
 	}
-	sess, open, err := lockJournalListOpen(fsys, r, opts)
+	sess, open, err := lockJournalListOpen(r, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 
 // lockJournalListOpen takes the journal lock (no other swampj runs while
 // the catalog is compared) and lists the interrupted operations it holds.
-func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
+func lockJournalListOpen(r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
 	sess, err := session.Open(opts.Common, r.JournalPath)
 	if err != nil {
 		return nil, nil, err

@@ -26,7 +26,7 @@ func Verify(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	}
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
-	j, open, err := readJournalListOpen(fsys, r, opts)
+	j, open, err := readJournalListOpen(r, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func Verify(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 
 // readJournalListOpen is lockJournalListOpen for inspections
 // (session.Inspect): no journal is created, an existing one is only read.
-func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
+func readJournalListOpen(r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
 	return session.Inspect(opts.Common, r.JournalPath)
 }
 

@@ -346,7 +346,7 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, o.Confirm, func(w string) { formatWarning = w }); err != nil {
 		return nil, err
 	}
-	open, stale, err := journalState(fsys, r, o)
+	open, stale, err := journalState(r, o)
 	var damaged *journal.CorruptError
 	if errors.As(err, &damaged) && !o.Confirm {
 		// A journal that cannot be read hides the interrupted operations
@@ -362,7 +362,7 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 		// is what the repair is for.
 		setAside, err = setJournalAside(r, o)
 		if err == nil {
-			open, stale, err = journalState(fsys, r, o)
+			open, stale, err = journalState(r, o)
 		}
 	}
 	if err != nil {
@@ -376,7 +376,7 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 		if err := finishOpen(ctx, fsys, r, o); err != nil {
 			return nil, err
 		}
-		if open, stale, err = journalState(fsys, r, o); err != nil {
+		if open, stale, err = journalState(r, o); err != nil {
 			return nil, err
 		}
 	}
@@ -481,7 +481,7 @@ func (rep *Report) markDamagedCatalog(s *survey, st Status) {
 // stale-catalog mark without creating a journal that does not exist, and
 // without writing (read-only media): a confirmed repair checks again under
 // the journal's write lock.
-func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
+func journalState(r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
 	return session.InspectState(o.Common, r.JournalPath)
 }
 

@@ -97,7 +97,7 @@ func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Opti
 // finishOpen drives every open intent forward under its own locks
 // (recovery's path), before a confirmed repair plans anything.
 func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error {
-	sess, err := openRepairSession(fsys, r, o)
+	sess, err := openRepairSession(r, o)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error
 
 // openRepairSession opens the journal for a confirmed repair: swampj's
 // repo lock, held to the end of the run.
-func openRepairSession(fsys fsx.FS, r *repo.Repo, o Options) (*session.Session, error) {
+func openRepairSession(r *repo.Repo, o Options) (*session.Session, error) {
 	return session.Open(o.Common, r.JournalPath)
 }
 
@@ -250,7 +250,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	defer stopWatch()
 
 	// 2. The journal (swampj's repo lock); nothing may be open.
-	sess, err := openRepairSession(fsys, r, o)
+	sess, err := openRepairSession(r, o)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func (rep *Report) catalogUnopenable() bool {
 // catalog_completeness check. A rebuild that fails leaves them for a
 // person, saying why; only a crash or a cancel is returned.
 func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report, before *journal.CatalogStale) error {
-	_, cs, err := journalState(fsys, r, o)
+	_, cs, err := journalState(r, o)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, re
 		rep.Remaining++
 		if rep.catalogRebuilt {
 			// The rebuild clears the mark; ask the journal, not the plan.
-			if _, left, err := journalState(fsys, r, o); err != nil {
+			if _, left, err := journalState(r, o); err != nil {
 				return err
 			} else if left != nil {
 				why = errors.New("the catalog was rebuilt, but the journal's stale mark could not be cleared")
