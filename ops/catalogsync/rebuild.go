@@ -54,8 +54,52 @@ func soloView(r *repo.Repo) *repo.Repo {
 // refuses while the journal holds an open intent (*OpenIntentsError).
 func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	fsys := opts.Disk()
-	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1, before the journal
+	r, rep, err := rebuildReport(ctx, fsys, r, opts)
+	if err != nil {
 		return nil, err
+	}
+	if !opts.Confirm {
+		// The preview is an inspection: the journal is only read.
+		j, open, err := readJournalListOpen(r, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer j.Close()
+		if len(open) > 0 {
+			return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
+		}
+		return verifyLocked(ctx, fsys, r, opts, rep)
+	}
+	return rebuildConfirmed(ctx, fsys, r, opts, rep)
+}
+
+// RebuildIn is a confirmed Rebuild in the journal session sess its caller
+// holds — a doctor's repair rebuilds the catalog in its own session — with
+// the same checks (no intent open, the format, data not yet migrated); the
+// session stays open. A simulated crash is noted in sess, which its Close
+// then abandons.
+func RebuildIn(ctx context.Context, sess *session.Session, r *repo.Repo, opts Options) (*Report, error) {
+	opts.Confirm = true
+	fsys := opts.Disk()
+	r, rep, err := rebuildReport(ctx, fsys, r, opts)
+	if err != nil {
+		return nil, sess.Note(err)
+	}
+	start := time.Now()
+	open, err := sess.Journal().OpenIntents()
+	if err != nil {
+		return nil, sess.Note(err)
+	}
+	rep, err = rebuildLocked(ctx, fsys, sess.Journal(), open, time.Since(start), r, opts, rep)
+	return rep, sess.Note(err)
+}
+
+// rebuildReport is Rebuild's start, before the journal: the format marker
+// (swamp-format §13.1), and data not yet migrated into the namespace — a
+// refusal, or the repo seen solo (Report.SoloView), which it returns.
+func rebuildReport(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*repo.Repo, *Report, error) {
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1, before the journal
+		return nil, nil, err
 	}
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
@@ -63,11 +107,11 @@ func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	if rep.UnmigratedData != "" {
 		empty, err := namespaceHoldsNoData(ctx, fsys, r)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !empty {
 			if opts.Confirm {
-				return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
+				return nil, nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
 			}
 		} else {
 			// Everything sits at the solo path and the namespace's own
@@ -86,19 +130,7 @@ func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 			rep.Confirmed, rep.UnmigratedData, rep.SoloView = opts.Confirm, unmigrated, true
 		}
 	}
-	if !opts.Confirm {
-		// The preview is an inspection: the journal is only read.
-		j, open, err := readJournalListOpen(r, opts)
-		if err != nil {
-			return nil, err
-		}
-		defer j.Close()
-		if len(open) > 0 {
-			return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
-		}
-		return verifyLocked(ctx, fsys, r, opts, rep)
-	}
-	return rebuildConfirmed(ctx, fsys, r, opts, rep)
+	return r, rep, nil
 }
 
 // rebuildConfirmed is the confirmed rebuild: under the journal lock, with
@@ -112,23 +144,29 @@ func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 // under the name meanwhile (swamp created one), that one is rebuilt in
 // place instead.
 func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
-	tm := &Timings{}
+	start := time.Now()
+	sess, open, err := lockJournalListOpen(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	return rebuildLocked(ctx, fsys, sess.Journal(), open, time.Since(start), r, opts, rep)
+}
+
+// rebuildLocked is the confirmed rebuild once the journal j is held (its
+// open intents listed, which took locked).
+func rebuildLocked(ctx context.Context, fsys fsx.FS, j *journal.Journal, open []*journal.Intent, locked time.Duration,
+	r *repo.Repo, opts Options, rep *Report) (*Report, error) {
+	tm := &Timings{Lock: locked}
 	mark := time.Now()
 	lap := func(d *time.Duration) {
 		now := time.Now()
 		*d += now.Sub(mark)
 		mark = now
 	}
-	sess, open, err := lockJournalListOpen(r, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	j := sess.Journal()
 	if len(open) > 0 {
 		return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
 	}
-	lap(&tm.Lock)
 
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite, NoCreate: true})
 	var missing *catalog.MissingError

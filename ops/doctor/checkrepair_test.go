@@ -373,3 +373,40 @@ func TestOnlyLimitsTheRunToTheNamedItems(t *testing.T) {
 	// The other damaged item was not looked at: the full run still finds it.
 	unreadable(t, run(t, r, doctor.Options{}))
 }
+
+// A confirmed repair that changes data in a repo whose catalog is damaged
+// rebuilds the catalog in the repair's own journal session: the journal is
+// taken for writing once (one holder record written), where a rebuild in a
+// session of its own takes it a second time.
+func TestRepairRebuildsTheCatalogInItsOwnSession(t *testing.T) {
+	r := damaged(t)
+	sidecars, err := filepath.Glob(r.CatalogPath + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sidecars {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(r.CatalogPath, []byte(strings.Repeat("not a catalog ", 512)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := fsx.NewFault(fsx.Real())
+	rep := run(t, r, doctor.Options{Common: host.Common{FS: trace}, Repair: true, Confirm: true})
+	if !rep.Clean() {
+		t.Fatalf("the repair left %d findings: %+v", rep.Remaining, rep.Findings)
+	}
+	if got := unreadable(t, rep); got.Status != doctor.StatusRepaired {
+		t.Fatalf("the data finding: %+v, want it repaired", got)
+	}
+	holds := 0
+	for _, op := range trace.Trace() {
+		if op.Kind == "create" && op.Path == journal.HolderPath(r.JournalPath)+".tmp" {
+			holds++
+		}
+	}
+	if holds != 1 {
+		t.Fatalf("the repair took the journal for writing %d times, want once (the catalog rebuilt in the repair's session)", holds)
+	}
+}

@@ -194,6 +194,10 @@ type Options struct {
 	// (journal, catalog copies, swamp's checks, always-local directories)
 	// are the configured run's.
 	otherRoot bool
+	// staleBefore is the journal's stale-catalog mark as the run found
+	// it, for the catalog work a confirmed repair does in its session
+	// (settleCatalog).
+	staleBefore *journal.CatalogStale
 }
 
 func (o Options) withDefaults() Options {
@@ -283,6 +287,9 @@ type Report struct {
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
 	catalogRebuilt bool
+	// catalogSettled: the repair did its catalog work (a damaged
+	// catalog's rebuild, settleCatalog) in its own journal session.
+	catalogSettled bool
 }
 
 // Clean reports whether nothing is left to fix.
@@ -380,6 +387,7 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 			return nil, err
 		}
 	}
+	o.staleBefore = stale
 	rep, err := runDoctor(ctx, fsys, r, o, open)
 	if rep != nil && setAside != "" {
 		msg := fmt.Sprintf("the journal %s was damaged (%s): moved it to %s (nothing is deleted) and started a fresh one; "+
@@ -389,8 +397,9 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	}
 	switch {
 	case rep == nil:
+	case o.Confirm && err == nil && rep.catalogSettled:
 	case o.Confirm && err == nil:
-		if err := settleCatalog(ctx, fsys, r, o, rep, stale); err != nil {
+		if err := settleCatalog(ctx, r, o, rep, stale, nil); err != nil {
 			return nil, err
 		}
 	default:
@@ -444,8 +453,8 @@ func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open [
 	} else if rep, err = repairRun(ctx, fsys, r, o, s); err != nil {
 		return rep, err
 	}
-	if s.catalogDamaged && !o.otherRoot {
-		if err := repairDamagedCatalog(ctx, fsys, r, o, rep); err != nil {
+	if s.catalogDamaged && !o.otherRoot && !rep.catalogSettled {
+		if err := repairDamagedCatalog(ctx, nil, r, o, rep); err != nil {
 			return nil, err
 		}
 	}

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -60,13 +58,14 @@ func (e *RepairError) Unwrap() []error {
 }
 
 // repairDamagedCatalog rebuilds a catalog SQLite cannot use, after the
-// data repair, so its rows describe the repaired disk: RebuildCatalog
-// takes the journal lock, moves the damaged file aside with its sidecars
-// (never deleting them) and builds a new catalog. It is derived state: a
+// data repair, so its rows describe the repaired disk: the rebuild moves
+// the damaged file aside with its sidecars (never deleting them) and
+// builds a new catalog, in the repair's session sess (nil: a session of
+// its own, when the repair changed no data). It is derived state: a
 // rebuild that fails leaves the finding manual with a warning and never
 // fails the data's repair; only a crash or a cancel is returned.
-func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report) error {
-	crep, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger, FS: fsys}, Confirm: true})
+func repairDamagedCatalog(ctx context.Context, sess *session.Session, r *repo.Repo, o Options, rep *Report) error {
+	crep, err := rebuildCatalog(ctx, sess, r, o)
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
 			return err
@@ -92,6 +91,33 @@ func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Opti
 		rep.Remaining--
 	}
 	return nil
+}
+
+// rebuildCatalog is a confirmed catalog rebuild in the repair's session
+// sess, or, with none, in a session of the rebuild's own.
+func rebuildCatalog(ctx context.Context, sess *session.Session, r *repo.Repo, o Options) (*catalogsync.Report, error) {
+	if sess != nil {
+		return catalogsync.RebuildIn(ctx, sess, r, catalogsync.Options{Common: o.Common})
+	}
+	return catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: o.Common, Confirm: true})
+}
+
+// catalogInSession is a confirmed repair's catalog work, done in the
+// repair's session before it closes (the catalog is derived from the data
+// the session just repaired): the rebuild of a damaged catalog, then what
+// only a rebuild ends (settleCatalog). The run of the un-namespaced root
+// beside a namespace leaves it to the configured root's run.
+func catalogInSession(ctx context.Context, sess *session.Session, r *repo.Repo, o Options, first *survey, rep *Report) error {
+	if o.otherRoot {
+		return nil
+	}
+	if first.catalogDamaged {
+		if err := repairDamagedCatalog(ctx, sess, r, o, rep); err != nil {
+			return err
+		}
+	}
+	rep.catalogSettled = true
+	return settleCatalog(ctx, r, o, rep, o.staleBefore, sess)
 }
 
 // finishOpen drives every open intent forward under its own locks
@@ -284,7 +310,11 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 		return StatusSkipped
 	}
 	if in == nil {
-		return s.reportRepair(nil, status, busy), nil
+		rep = s.reportRepair(nil, status, busy)
+		if err := catalogInSession(ctx, sess, r, o, first, rep); err != nil {
+			return nil, err
+		}
+		return rep, nil
 	}
 
 	// 4. Journal and run; a failure is rolled back here and now.
@@ -300,5 +330,9 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	}
 	rep = s.reportRepair(in, status, busy)
 	rep.IntentID = in.ID
+	env.CloseCatalog() // before the catalog work, which may move the file aside
+	if err := catalogInSession(ctx, sess, r, o, first, rep); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
