@@ -7,10 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 )
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/migrate"
 

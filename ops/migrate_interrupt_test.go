@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/recover"

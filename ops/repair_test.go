@@ -20,9 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/catalog"

@@ -12,14 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"

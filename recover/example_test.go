@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
 )
 

@@ -21,11 +21,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store/storetest"
 )

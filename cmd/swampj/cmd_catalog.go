@@ -6,12 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 )
 
 // shownDifferences is how many differences the text output lists; --json

@@ -15,11 +15,10 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"

@@ -7,11 +7,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 )
 

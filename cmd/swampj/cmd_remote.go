@@ -12,12 +12,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/remote"
 )
 

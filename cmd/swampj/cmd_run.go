@@ -20,12 +20,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/urfave/cli/v2"
 
 	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/repo"

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 )
 
 // swampRun runs the real swamp (SWAMP_BIN) in dir and returns its stdout

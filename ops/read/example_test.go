@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"

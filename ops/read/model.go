@@ -16,11 +16,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 )

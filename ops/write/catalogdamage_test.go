@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 
 	_ "modernc.org/sqlite"
 )

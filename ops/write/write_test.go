@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"

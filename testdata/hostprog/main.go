@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/host"
-
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
