@@ -241,41 +241,16 @@ func repairRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first 
 
 // repairData runs the data repair: per-model locks first (the order
 // swampj's writers use), then the journal, a fresh survey under both, one
-// intent.
+// intent (repairLocked). Then, swamp's model locks let go — the catalog is
+// no model's — the catalog work is done in the same journal session
+// (catalogInSession).
 func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first *survey) (rep *Report, err error) {
-	// 1. swamp's per-model locks of every model the first survey would
-	// change, in path order; busy ones are skipped.
-	held := map[string]*lock.Lock{}
-	busy := map[string]string{}
-	var order []*lock.Lock
-	defer func() {
-		for i := len(order) - 1; i >= 0; i-- {
-			if err := order[i].Release(); err != nil && !fsx.IsCrash(err) {
-				o.warn(fmt.Sprintf("releasing %s: %v", order[i].Path(), err))
-			}
-		}
-	}()
-	// A lock an ancestor swamp process holds (either version's variables,
-	// swamp-format §13.5: a doctor run as a swamp shell step of that model) is
-	// borrowed, as swamp's own child would work under it.
-	anc := lock.AncestryFromEnv(nil)
-	for _, p := range first.lockPaths() {
-		l, err := lock.AcquireOrBorrow(ctx, fsys, p, anc, lock.Options{Timeout: o.SwampLockTimeout})
-		if err != nil {
-			if ctx.Err() != nil || fsx.IsCrash(err) {
-				return nil, err
-			}
-			busy[p] = err.Error()
-			continue
-		}
-		l.StartHeartbeat(ctx)
-		held[p] = l
-		order = append(order, l)
+	locks, lockedCtx, err := lockModels(ctx, fsys, o, first)
+	if err != nil {
+		return nil, err
 	}
-	ctx, stopWatch := lock.WatchLost(ctx, order)
-	defer stopWatch()
-
-	// 2. The journal (swampj's repo lock); nothing may be open.
+	defer locks.release(o)
+	// The journal (swampj's repo lock), held to the end.
 	sess, err := openRepairSession(r, o)
 	if err != nil {
 		return nil, err
@@ -285,6 +260,70 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 			rep, err = nil, cerr
 		}
 	}()
+	if rep, err = repairLocked(lockedCtx, fsys, sess, r, o, first, locks); err != nil {
+		return rep, err
+	}
+	locks.release(o)
+	if err := catalogInSession(ctx, sess, r, o, first, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// modelLocks are the swamp model locks a data repair holds, and the ones
+// it found busy.
+type modelLocks struct {
+	held  map[string]*lock.Lock
+	busy  map[string]string
+	order []*lock.Lock
+	stop  func() // stops watching for a lost lock
+}
+
+// lockModels takes swamp's per-model locks of every model the first
+// survey would change, in path order; busy ones are skipped. The context
+// returned is cancelled when a held lock is lost.
+func lockModels(ctx context.Context, fsys fsx.FS, o Options, first *survey) (*modelLocks, context.Context, error) {
+	m := &modelLocks{held: map[string]*lock.Lock{}, busy: map[string]string{}, stop: func() {}}
+	// A lock an ancestor swamp process holds (either version's variables,
+	// swamp-format §13.5: a doctor run as a swamp shell step of that model) is
+	// borrowed, as swamp's own child would work under it.
+	anc := lock.AncestryFromEnv(nil)
+	for _, p := range first.lockPaths() {
+		l, err := lock.AcquireOrBorrow(ctx, fsys, p, anc, lock.Options{Timeout: o.SwampLockTimeout})
+		if err != nil {
+			if ctx.Err() != nil || fsx.IsCrash(err) {
+				m.release(o)
+				return nil, nil, err
+			}
+			m.busy[p] = err.Error()
+			continue
+		}
+		l.StartHeartbeat(ctx)
+		m.held[p] = l
+		m.order = append(m.order, l)
+	}
+	lockedCtx, stop := lock.WatchLost(ctx, m.order)
+	m.stop = stop
+	return m, lockedCtx, nil
+}
+
+// release stops the watch and releases the locks, the last taken first; a
+// second call does nothing.
+func (m *modelLocks) release(o Options) {
+	m.stop()
+	m.stop = func() {}
+	for i := len(m.order) - 1; i >= 0; i-- {
+		if err := m.order[i].Release(); err != nil && !fsx.IsCrash(err) {
+			o.warn(fmt.Sprintf("releasing %s: %v", m.order[i].Path(), err))
+		}
+	}
+	m.order = nil
+}
+
+// repairLocked is the data repair under the model locks and the journal:
+// nothing may be open; it plans from what the disk says now and journals
+// and runs one intent, a failure rolled back here and now.
+func repairLocked(ctx context.Context, fsys fsx.FS, sess *session.Session, r *repo.Repo, o Options, first *survey, locks *modelLocks) (*Report, error) {
 	open, err := sess.Journal().OpenIntents()
 	if err != nil {
 		return nil, err
@@ -292,13 +331,11 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	if len(open) > 0 {
 		return first.refused(open)
 	}
-
-	// 3. Plan from what the disk says now, under the locks.
 	s, err := surveyDoctor(ctx, fsys, r, o, nil)
 	if err != nil {
 		return nil, sess.Note(err)
 	}
-	allowed := func(u *unit) bool { return u.lockPath == "" || held[u.lockPath] != nil }
+	allowed := func(u *unit) bool { return u.lockPath == "" || locks.held[u.lockPath] != nil }
 	in, err := s.plan(allowed, o.Command)
 	if err != nil {
 		return nil, sess.Note(err)
@@ -310,14 +347,8 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 		return StatusSkipped
 	}
 	if in == nil {
-		rep = s.reportRepair(nil, status, busy)
-		if err := catalogInSession(ctx, sess, r, o, first, rep); err != nil {
-			return nil, err
-		}
-		return rep, nil
+		return s.reportRepair(nil, status, locks.busy), nil
 	}
-
-	// 4. Journal and run; a failure is rolled back here and now.
 	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	defer env.CloseCatalog()
 	if err := runRepairIntent(ctx, sess, env, in, "the repair"); err != nil {
@@ -328,11 +359,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	if _, terr := catalogwriters.Record(fsys, r); terr != nil {
 		o.warn(fmt.Sprintf("the repair is done, but other checkouts sharing the datastore may not see it until their catalog is rebuilt: %v", terr))
 	}
-	rep = s.reportRepair(in, status, busy)
+	rep := s.reportRepair(in, status, locks.busy)
 	rep.IntentID = in.ID
-	env.CloseCatalog() // before the catalog work, which may move the file aside
-	if err := catalogInSession(ctx, sess, r, o, first, rep); err != nil {
-		return nil, err
-	}
 	return rep, nil
 }
