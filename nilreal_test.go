@@ -25,6 +25,7 @@ import (
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
@@ -415,36 +416,36 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops/migrate.NamespaceOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			if _, err := migrate.SetNamespace(fx.ctx, nil, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {
+			if _, err := migrate.SetNamespace(fx.ctx, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {
 				return err
 			}
-			_, err := migrate.UnsetNamespace(fx.ctx, nil, fx.r, migrate.NamespaceOptions{})
+			_, err := migrate.UnsetNamespace(fx.ctx, fx.r, migrate.NamespaceOptions{})
 			return err
 		},
 		"ops/migrate.MigrateOptions": func(t *testing.T, fx *nilFixture) error {
-			if _, err := migrate.SetNamespace(fx.ctx, nil, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {
+			if _, err := migrate.SetNamespace(fx.ctx, fx.r, "infra", migrate.NamespaceOptions{}); err != nil {
 				return err
 			}
 			fx.emptyJournal(t)
-			if _, err := migrate.Migrate(fx.ctx, nil, fx.r, migrate.MigrateOptions{}); err != nil { // the preview
+			if _, err := migrate.Migrate(fx.ctx, fx.r, migrate.MigrateOptions{}); err != nil { // the preview
 				return err
 			}
-			_, err := migrate.Migrate(fx.ctx, nil, fx.r, migrate.MigrateOptions{Confirm: true})
+			_, err := migrate.Migrate(fx.ctx, fx.r, migrate.MigrateOptions{Confirm: true})
 			return err
 		},
 		"ops/doctor.Run": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := doctor.Run(fx.ctx, nil, fx.r, doctor.Options{})
+			_, err := doctor.Run(fx.ctx, fx.r, doctor.Options{})
 			return err
 		},
 		"ops/doctor.RunAt": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := doctor.RunAt(fx.ctx, nil, fx.dir, doctor.Options{})
+			_, err := doctor.RunAt(fx.ctx, fx.dir, doctor.Options{})
 			return err
 		},
 		"ops/doctor.Options": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := doctor.Run(fx.ctx, nil, fx.r, doctor.Options{Repair: true, Confirm: true})
+			_, err := doctor.Run(fx.ctx, fx.r, doctor.Options{Repair: true, Confirm: true})
 			return err
 		},
 		"ops/read.CurrentVersion": func(t *testing.T, fx *nilFixture) error {
@@ -459,32 +460,32 @@ func init() { // an init, not an initializer: some entries reuse others
 			return err
 		},
 		"ops/read.ChangedItems": func(t *testing.T, fx *nilFixture) error {
-			_, err := read.ChangedItems(fx.ctx, nil, fx.r, time.Time{})
+			_, err := read.ChangedItems(fx.ctx, fx.r, time.Time{}, host.Common{})
 			return err
 		},
 		"ops/migrate.PreviewUnsetNamespace": func(t *testing.T, fx *nilFixture) error {
 			r := *fx.r
 			r.Namespace = "infra"
-			_, err := migrate.PreviewUnsetNamespace(nil, &r)
+			_, err := migrate.PreviewUnsetNamespace(&r, host.Common{})
 			return err
 		},
 		"ops/migrate.ListNamespaceManifests": func(t *testing.T, fx *nilFixture) error {
-			_, err := migrate.ListNamespaceManifests(nil, fx.r)
+			_, err := migrate.ListNamespaceManifests(fx.r, host.Common{})
 			return err
 		},
 		"ops/catalogsync.ExpectedRows": func(t *testing.T, fx *nilFixture) error {
-			_, err := catalogsync.ExpectedRows(fx.ctx, nil, fx.r, catalogsync.ExpectedOptions{})
+			_, err := catalogsync.ExpectedRows(fx.ctx, fx.r, catalogsync.ExpectedOptions{})
 			return err
 		},
 		"ops/catalogsync.ExpectedOptions": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/catalogsync.ExpectedRows"](t, fx) },
 		"ops/catalogsync.Rebuild": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := catalogsync.Rebuild(fx.ctx, nil, fx.r, catalogsync.Options{Confirm: true})
+			_, err := catalogsync.Rebuild(fx.ctx, fx.r, catalogsync.Options{Confirm: true})
 			return err
 		},
 		"ops/catalogsync.Verify": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := catalogsync.Verify(fx.ctx, nil, fx.r, catalogsync.Options{})
+			_, err := catalogsync.Verify(fx.ctx, fx.r, catalogsync.Options{})
 			return err
 		},
 		"ops/catalogsync.Options": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/catalogsync.Rebuild"](t, fx) },
@@ -497,15 +498,13 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops.RecoverOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
-			if err != nil {
+			if _, err := ops.PreviewRecovery(fx.ctx, ops.RecoverOptions{Repo: fx.dir}); err != nil {
 				return err
 			}
-			defer j.Close()
-			if _, err := ops.PreviewRecovery(fx.ctx, nil, j, ops.RecoverOptions{Repo: fx.dir}); err != nil {
+			if _, err := ops.InspectRecovery(ops.RecoverOptions{Repo: fx.dir}); err != nil {
 				return err
 			}
-			_, err = ops.Recover(fx.ctx, nil, j, ops.RecoverOptions{Repo: fx.dir})
+			_, err := ops.Recover(fx.ctx, ops.RecoverOptions{Repo: fx.dir})
 			return err
 		},
 		"ops.RemoveCrashLeftovers": func(t *testing.T, fx *nilFixture) error {
@@ -515,29 +514,32 @@ func init() { // an init, not an initializer: some entries reuse others
 				return err
 			}
 			defer j.Close()
-			_, err = ops.RemoveCrashLeftovers(fx.ctx, nil, j, fx.r.DataRoot)
+			_, err = ops.RemoveCrashLeftovers(fx.ctx, j, fx.r.DataRoot, host.Common{})
 			return err
 		},
 		"ops/read.ResolveModel": func(t *testing.T, fx *nilFixture) error {
-			_, err := read.ResolveModel(fx.ctx, nil, fx.r, fx.addr.ModelID)
+			_, err := read.ResolveModel(fx.ctx, fx.r, fx.addr.ModelID, host.Common{})
 			return err
 		},
 		"ops/read.ResolveItem": func(t *testing.T, fx *nilFixture) error {
-			_, _, err := read.ResolveItem(fx.ctx, nil, fx.r, fx.addr.ModelID, fx.addr.DataName)
+			_, _, err := read.ResolveItem(fx.ctx, fx.r, fx.addr.ModelID, fx.addr.DataName, host.Common{})
 			return err
 		},
 		"ops/read.OpenData": func(t *testing.T, fx *nilFixture) error {
-			d, err := read.OpenData(fx.ctx, nil, fx.r, fx.addr, 0)
+			d, err := read.OpenData(fx.ctx, fx.r, fx.addr, 0, host.Common{})
 			if err == nil {
 				err = d.Reader.Close()
 			}
 			return err
 		},
 		"ops/read.DataVersions": func(t *testing.T, fx *nilFixture) error {
-			_, _, err := read.DataVersions(fx.ctx, nil, fx.r, fx.addr)
+			_, _, err := read.DataVersions(fx.ctx, fx.r, fx.addr, host.Common{})
 			return err
 		},
-		"ops/read.ListData": func(t *testing.T, fx *nilFixture) error { _, err := read.ListData(fx.ctx, nil, fx.r, ""); return err },
+		"ops/read.ListData": func(t *testing.T, fx *nilFixture) error {
+			_, err := read.ListData(fx.ctx, fx.r, "", host.Common{})
+			return err
+		},
 
 		// fsx: the door itself
 		"fsx.OrReal":     func(t *testing.T, fx *nilFixture) error { _, err := fsx.OrReal(nil).Stat(fx.dir); return err },
@@ -657,10 +659,11 @@ func TestNilMeansTheRealThing(t *testing.T) {
 }
 
 // TestNilRealCoversEveryEntry lists, from the source, every exported
-// function of the public packages with a parameter of type fsx.FS (or an
-// environment lookup func(string) string), and every exported options
-// struct with a field of type fsx.FS or a func field (loggers, getenv,
-// clocks), and fails on any that nilCalls does not call.
+// function of the public packages with a parameter of type fsx.FS or
+// host.Common (or an environment lookup func(string) string), and every
+// exported options struct with a field of type fsx.FS, an embedded
+// host.Common or a func field (loggers, getenv, clocks), and fails on any
+// that nilCalls does not call.
 func TestNilRealCoversEveryEntry(t *testing.T) {
 	want := map[string]bool{}
 	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
@@ -700,7 +703,7 @@ func TestNilRealCoversEveryEntry(t *testing.T) {
 					name = recv + "." + name
 				}
 				for _, prm := range decl.Type.Params.List {
-					if ts := exprString(src, prm.Type); ts == "fsx.FS" || ts == "FS" || ts == "func(string) string" {
+					if ts := exprString(src, prm.Type); ts == "fsx.FS" || ts == "FS" || ts == "host.Common" || ts == "func(string) string" {
 						want[pkg+"."+name] = true
 					}
 				}
@@ -716,6 +719,9 @@ func TestNilRealCoversEveryEntry(t *testing.T) {
 					}
 					for _, field := range st.Fields.List {
 						_, isFunc := field.Type.(*ast.FuncType)
+						if len(field.Names) == 0 && exprString(src, field.Type) == "host.Common" {
+							want[pkg+"."+ts.Name.Name] = true
+						}
 						if exprString(src, field.Type) == "fsx.FS" || isFunc {
 							for _, n := range field.Names {
 								if n.IsExported() {

@@ -12,13 +12,14 @@ import (
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/wrapped"
 	swampjrecover "github.com/swampj/swampj/recover"
 )
 
 // subpackageNilCalls are the nil-is-real calls of the entry points whose FS
-// is a parameter (each through its options entry), the doctor's and the
+// rides in their options (each through its options entry), the doctor's and the
 // catalog sync's calls not covered there, and the store's pipeline and repo
 // generator.
 func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
@@ -26,22 +27,24 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 		return func(t *testing.T, fx *nilFixture) error { return nilCalls[name](t, fx) }
 	}
 	return map[string]func(t *testing.T, fx *nilFixture) error{
-		// The entry points whose FS is a parameter (their options entries
-		// call each with a nil FS).
+		// The entry points whose FS rides in their options, and
+		// WriteVersions, whose FS is still a parameter (their options
+		// entries call each with a nil FS).
 		"ops/write.WriteVersions":    via("ops/write.WriteOptions"),
 		"ops/migrate.SetNamespace":   via("ops/migrate.NamespaceOptions"),
 		"ops/migrate.UnsetNamespace": via("ops/migrate.NamespaceOptions"),
 		"ops/migrate.Migrate":        via("ops/migrate.MigrateOptions"),
 		"ops.Recover":                via("ops.RecoverOptions"),
 		"ops.PreviewRecovery":        via("ops.RecoverOptions"),
+		"ops.InspectRecovery":        via("ops.RecoverOptions"),
 		"recover.Run":                via("recover.Options"),
 
 		"ops/doctor.ChangedRecords": func(t *testing.T, fx *nilFixture) error {
-			_, err := doctor.ChangedRecords(fx.ctx, nil, fx.r, time.Time{})
+			_, err := doctor.ChangedRecords(fx.ctx, fx.r, time.Time{}, host.Common{})
 			return err
 		},
 		"ops/catalogsync.BuildIfNotBuilt": func(t *testing.T, fx *nilFixture) error {
-			_, err := catalogsync.BuildIfNotBuilt(fx.ctx, nil, fx.r, nil)
+			_, err := catalogsync.BuildIfNotBuilt(fx.ctx, fx.r, nil, host.Common{})
 			return err
 		},
 		"ops/store.WalkScan": func(t *testing.T, fx *nilFixture) error {

@@ -25,6 +25,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -111,7 +112,7 @@ func aliceRefusal(t *testing.T, dir string, st fsx.CrashState, err error, where 
 	if len(fmOpenIntents(t, dir)) == 0 {
 		t.Fatalf("recovery refused (%v) but left no intent open\n%s", err, where)
 	}
-	rep, derr := doctor.Run(fmCtx, fsx.Real(), migLoad(t, dir), doctor.Options{JournalLockTimeout: time.Second})
+	rep, derr := doctor.Run(fmCtx, migLoad(t, dir), doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if derr != nil {
 		t.Fatalf("doctor after a refused recovery: %v\n%s", derr, where)
 	}
@@ -155,7 +156,7 @@ func TestWriteALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d (after %s), crash state %s: %v", p.name, k, b.trace[max(k-1, 0)], st, did)
 					fmProcessExits(t, dir)
-					_, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+					_, rerr := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 					got := fmState(t, dir)
 					isNew, isOld := len(got.diff(b.final)) == 0, len(got.diff(b.initial)) == 0
 					switch {
@@ -214,7 +215,7 @@ func TestMigrateALICECrashStates(t *testing.T) {
 					}
 					where := fmt.Sprintf("%s, cut %d, crash state %s: %v", sc.name, k, st, did)
 					migRemoveDeadLocks(t, dir)
-					_, rerr := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+					_, rerr := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 					want := final
 					if k < beginAt {
 						want = initial

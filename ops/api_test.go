@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
@@ -62,31 +63,33 @@ func TestNilFSIsTheRealDisk(t *testing.T) {
 	if _, ok, err := repo.ReadManifest(nil, r.Base, "x"); ok || err != nil {
 		t.Fatalf("ReadManifest(nil): %v %v", ok, err)
 	}
-	doc, err := doctor.Run(ctx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
+	doc, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil || doc.Versions != 1 {
 		t.Fatalf("Doctor(nil): %+v %v", doc, err)
 	}
-	if _, err := doctor.Run(ctx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true}); err != nil {
 		t.Fatalf("Doctor(nil) repair: %v", err)
 	}
-	if rep, err := catalogsync.Verify(ctx, nil, r, catalogsync.Options{}); err != nil || !rep.InSync {
+	if rep, err := catalogsync.Verify(ctx, r, catalogsync.Options{}); err != nil || !rep.InSync {
 		t.Fatalf("VerifyCatalog(nil): %+v %v", rep, err)
 	}
-	if _, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Confirm: true}); err != nil {
 		t.Fatalf("RebuildCatalog(nil): %v", err)
 	}
-	if items, err := read.ListData(ctx, nil, r, ""); err != nil || len(items) != 1 {
+	if items, err := read.ListData(ctx, r, "", host.Common{}); err != nil || len(items) != 1 {
 		t.Fatalf("ListData(nil): %v %v", items, err)
 	}
-	if _, err := migrate.ListNamespaceManifests(nil, r); err != nil {
+	if _, err := migrate.ListNamespaceManifests(r, host.Common{}); err != nil {
 		t.Fatalf("ListNamespaceManifests(nil): %v", err)
 	}
 	j, err := journal.Open(nil, r.JournalPath, journal.Options{LockTimeout: time.Second})
 	if err != nil {
 		t.Fatalf("journal.Open(nil): %v", err)
 	}
-	defer j.Close()
-	if _, err := ops.Recover(ctx, nil, j, ops.RecoverOptions{Repo: r.Dir}); err != nil {
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Recover(ctx, ops.RecoverOptions{Repo: r.Dir}); err != nil {
 		t.Fatalf("Recover with a nil FS: %v", err)
 	}
 }
@@ -102,12 +105,12 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	no := migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}
-	if _, err := migrate.SetNamespace(ctx, nil, r, "team", no); err != nil {
+	no := migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second}, Getenv: env}
+	if _, err := migrate.SetNamespace(ctx, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
-	mo := migrate.MigrateOptions{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
-	prev, err := migrate.Migrate(ctx, nil, r, mo)
+	mo := migrate.MigrateOptions{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}, Getenv: env}
+	prev, err := migrate.Migrate(ctx, r, mo)
 	if err != nil {
 		t.Fatalf("preview with the Repo loaded before SetNamespace: %v", err)
 	}
@@ -115,27 +118,27 @@ func TestSameRepoAfterSetNamespace(t *testing.T) {
 		t.Fatalf("preview: %+v", prev.Preview)
 	}
 	mo.Confirm = true
-	if _, err := migrate.Migrate(ctx, nil, r, mo); err != nil {
+	if _, err := migrate.Migrate(ctx, r, mo); err != nil {
 		t.Fatalf("confirmed migration with the same Repo: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".swamp", "team", "data", "command", "shell", "m1", "result", "latest")); err != nil {
 		t.Fatalf("data not in the namespace: %v", err)
 	}
 	mo.Unset = true
-	if _, err := migrate.Migrate(ctx, nil, r, mo); err != nil {
+	if _, err := migrate.Migrate(ctx, r, mo); err != nil {
 		t.Fatalf("unset --migrate with the same Repo: %v", err)
 	}
 	if r2, err := repo.Load(nil, dir, env); err != nil || r2.Namespace != "" {
 		t.Fatalf("after unset: %+v %v", r2, err)
 	}
-	if _, err := migrate.SetNamespace(ctx, nil, r, "team", no); err != nil {
+	if _, err := migrate.SetNamespace(ctx, r, "team", no); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrate.UnsetNamespace(ctx, nil, r, no); err != nil {
+	if _, err := migrate.UnsetNamespace(ctx, r, no); err != nil {
 		t.Fatalf("UnsetNamespace with the Repo loaded before SetNamespace: %v", err)
 	}
 	var nn *migrate.NoNamespaceError
-	if _, err := migrate.Migrate(ctx, nil, r, mo); !errors.As(err, &nn) {
+	if _, err := migrate.Migrate(ctx, r, mo); !errors.As(err, &nn) {
 		t.Fatalf("after unset, want NoNamespaceError, got %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -140,7 +141,7 @@ func populatedRepo(b *testing.B, dir string, versions int) *repo.Repo {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true}); err != nil || !rep.Applied {
+	if rep, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true}); err != nil || !rep.Applied {
 		b.Fatalf("building the catalog: %v", err)
 	}
 	return r
@@ -318,7 +319,7 @@ func BenchmarkMigratePhases(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StartTimer()
-			res, err := migrate.Migrate(csCtx, nil, r, migrate.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
+			res, err := migrate.Migrate(csCtx, r, migrate.MigrateOptions{Confirm: true, Reverse: op == "reverse", Progress: progress,
 				Getenv: func(string) string { return "" }})
 			total := time.Since(start)
 			b.StopTimer()

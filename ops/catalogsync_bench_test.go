@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 )
@@ -122,7 +123,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 		}{{&rebuild1, 1}, {&rebuild, 0}} {
 			csRemoveCatalog(b, r)
 			timed(c.d, func() {
-				rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true, Workers: c.workers})
+				rep, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true, Workers: c.workers})
 				if err != nil || !rep.Applied || rep.Counts.RowsMissing != st.Versions {
 					b.Fatalf("rebuild: %v %+v", err, rep)
 				}
@@ -132,14 +133,14 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 			})
 		}
 		timed(&populated, func() {
-			rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true})
+			rep, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true})
 			if err != nil || rep.Applied || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
 				b.Fatalf("rebuild of a populated catalog: %v %+v", err, rep)
 			}
 			addTimings(&popPhases, rep.Timings)
 		})
 		timed(&verify, func() {
-			rep, err := catalogsync.Verify(csCtx, fsys, r, catalogsync.Options{})
+			rep, err := catalogsync.Verify(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}})
 			if err != nil || !rep.InSync || rep.Counts.ExpectedRows != st.Versions {
 				b.Fatalf("verify: %v %+v", err, rep)
 			}
@@ -148,7 +149,7 @@ func BenchmarkCatalogRebuild(b *testing.B) {
 	// The flushes of one rebuild from empty, counted apart (untimed).
 	csRemoveCatalog(b, r)
 	counter := fsx.NewFault(fsx.Real())
-	if _, err := catalogsync.Rebuild(csCtx, counter, r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: counter}, Confirm: true}); err != nil {
 		b.Fatal(err)
 	}
 	flushes := 0

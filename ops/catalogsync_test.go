@@ -20,6 +20,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -66,7 +67,7 @@ func csLoad(t *testing.T, dir string) *repo.Repo {
 
 func csRebuild(t *testing.T, r *repo.Repo) *catalogsync.Report {
 	t.Helper()
-	rep, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{Confirm: true})
+	rep, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}, Confirm: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
@@ -75,7 +76,7 @@ func csRebuild(t *testing.T, r *repo.Repo) *catalogsync.Report {
 
 func csVerify(t *testing.T, r *repo.Repo) *catalogsync.Report {
 	t.Helper()
-	rep, err := catalogsync.Verify(csCtx, fsx.Real(), r, catalogsync.Options{})
+	rep, err := catalogsync.Verify(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -263,7 +264,7 @@ func TestRebuildFromNothingThenVerifyAgrees(t *testing.T) {
 	if ok, _ := fsx.Exists(fsx.Real(), r.CatalogPath); ok {
 		t.Fatal("verify created the catalog")
 	}
-	preview, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{})
+	preview, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil || preview.Applied || preview.Counts.RowsMissing != 14 {
 		t.Fatalf("preview: %+v %v", preview, err)
 	}
@@ -481,7 +482,7 @@ func csTwinApply(t *testing.T, r *repo.Repo, rep *catalogsync.Report) []string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	e, err := catalogsync.ExpectedRows(csCtx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, StepLatestColumn: c.HasStepLatest()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,7 +604,7 @@ func TestRebuildIsOneTransaction(t *testing.T) {
 
 	injected := errors.New("injected commit failure")
 	fault := fsx.NewFault(fsx.Real()).FailKind("failpoint:"+catalog.FailpointRebuild, injected)
-	_, err := catalogsync.Rebuild(csCtx, fault, r, catalogsync.Options{Confirm: true})
+	_, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fault}, Confirm: true})
 	if !errors.Is(err, injected) {
 		t.Fatalf("rebuild: %v, want the injected error", err)
 	}
@@ -661,7 +662,7 @@ func TestCrashBeforeCommitLeavesPreviousCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfs := &csCrashFS{FS: fsx.Real(), catalog: r.CatalogPath, snapshot: filepath.Join(snapDir, "_catalog.db"), t: t}
-	if _, err := catalogsync.Rebuild(csCtx, cfs, r, catalogsync.Options{Confirm: true}); !fsx.IsCrash(err) {
+	if _, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: cfs}, Confirm: true}); !fsx.IsCrash(err) {
 		t.Fatalf("rebuild: %v, want the simulated crash", err)
 	}
 	// The files as the crash left them hold the previous catalog: SQLite
@@ -748,10 +749,10 @@ func TestDamagedCatalogIsMovedAsideAndRebuilt(t *testing.T) {
 	r := csSyncedExample(t)
 	csWriteFile(t, r.CatalogPath, []byte("this is not a database, it was overwritten"))
 
-	if _, err := catalogsync.Verify(csCtx, fsx.Real(), r, catalogsync.Options{}); catalog.ErrorCode(err) != catalog.CodeCorrupt {
+	if _, err := catalogsync.Verify(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}}); catalog.ErrorCode(err) != catalog.CodeCorrupt {
 		t.Fatalf("verify of a damaged catalog: %v", err)
 	}
-	preview, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{})
+	preview, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil || preview.CatalogDamaged == "" || preview.Applied {
 		t.Fatalf("preview: %+v %v", preview, err)
 	}
@@ -776,7 +777,7 @@ func TestRebuildRefusesWhileRecoveryHasWork(t *testing.T) {
 	}
 	j.Close()
 	var oi *report.OpenIntentsError
-	if _, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{Confirm: true}); !errors.As(err, &oi) || oi.Code() != "open_intents" {
+	if _, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}, Confirm: true}); !errors.As(err, &oi) || oi.Code() != "open_intents" {
 		t.Fatalf("rebuild with an open intent: %v", err)
 	}
 	if rep := csVerify(t, r); rep.OpenIntents != 1 || !rep.InSync {
@@ -791,7 +792,7 @@ func TestVerifyWaitsForTheJournalLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	_, err = catalogsync.Verify(csCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: 200 * time.Millisecond})
+	_, err = catalogsync.Verify(csCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: 200 * time.Millisecond, FS: fsx.Real()}})
 	if !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("verify while another swampj holds the repo: %v", err)
 	}
@@ -863,7 +864,7 @@ func TestLatestFlagRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := csNewExample(t)
 			tc.change(t, r)
-			e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{})
+			e, err := catalogsync.ExpectedRows(csCtx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -878,7 +879,7 @@ func TestLatestFlagRules(t *testing.T) {
 func TestFlagsEqualMarkLatestOnCleanTree(t *testing.T) {
 	r := csNewExample(t)
 	for _, step := range []bool{false, true} {
-		e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: step})
+		e, err := catalogsync.ExpectedRows(csCtx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, StepLatestColumn: step})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -923,7 +924,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 		t.Fatalf("cp: %v %s", err, out)
 	}
 
-	e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 3})
+	e, err := catalogsync.ExpectedRows(csCtx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, Workers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -969,7 +970,7 @@ func TestExpectedRowsOrderAndSkips(t *testing.T) {
 		}
 	}
 	// The same tree gives the same rows whatever the worker count.
-	e1, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 1})
+	e1, err := catalogsync.ExpectedRows(csCtx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -998,7 +999,7 @@ func TestUnlistableDirectoryFailsTheWalk(t *testing.T) {
 	}
 	defer os.Chmod(dir, 0o755)
 	before := csDumpAll(t, r)
-	if _, err := catalogsync.Rebuild(csCtx, fsx.Real(), r, catalogsync.Options{Confirm: true}); !errors.Is(err, syscall.EACCES) {
+	if _, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}, Confirm: true}); !errors.Is(err, syscall.EACCES) {
 		t.Fatalf("rebuild over an unreadable directory: %v", err)
 	}
 	if after := csDumpAll(t, r); !reflect.DeepEqual(before, after) {
@@ -1033,7 +1034,7 @@ func csTwinApplyFresh(t *testing.T, r *repo.Repo, rep *catalogsync.Report) []str
 		t.Fatal(err)
 	}
 	defer c.Close()
-	e, err := catalogsync.ExpectedRows(csCtx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	e, err := catalogsync.ExpectedRows(csCtx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, StepLatestColumn: c.HasStepLatest()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1119,7 +1120,7 @@ func TestRebuildFromNothingMeetsACatalogCreatedMeanwhile(t *testing.T) {
 
 	r := csNewExample(t)
 	fsys := &csCreateMeanwhileFS{FS: fsx.Real(), catalogPath: r.CatalogPath, content: content}
-	rep, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true})
+	rep, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true})
 	if err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -43,14 +44,14 @@ func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := doctor.Options{JournalLockTimeout: time.Second}
+	opts := doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}}
 	for _, step := range []struct {
 		repair, confirm bool
 		want            doctor.Status
 	}{{false, false, doctor.StatusFound}, {true, false, doctor.StatusWouldRepair}, {true, true, doctor.StatusRepaired}} {
 		o := opts
 		o.Repair, o.Confirm = step.repair, step.confirm
-		rep, err := doctor.Run(fmCtx, fsx.Real(), r, o)
+		rep, err := doctor.Run(fmCtx, r, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,11 +68,11 @@ func TestDoctorRepairRebuildsATornCatalog(t *testing.T) {
 			t.Fatalf("moved-aside %q: %v", suf, got)
 		}
 	}
-	v, err := catalogsync.Verify(fmCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
+	v, err := catalogsync.Verify(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil || !v.InSync || v.NotBuilt || v.Counts.ExpectedRows == 0 {
 		t.Fatalf("verify after the repair: %+v, %v", v, err)
 	}
-	rep, err := doctor.Run(fmCtx, fsx.Real(), r, opts)
+	rep, err := doctor.Run(fmCtx, r, opts)
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after the repair: %+v, %v", rep, err)
 	}
@@ -92,7 +93,7 @@ func TestDoctorRepairLeavesAnUnopenableCatalogManual(t *testing.T) {
 	if err := os.Mkdir(r.CatalogPath, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(fmCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true})
 	if err != nil {
 		t.Fatal(err)
 	}

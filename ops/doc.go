@@ -25,13 +25,18 @@
 // ops/report for what they all report in (progress, remedies, problems,
 // intent outcomes). Load the repo with repo.Load (or find it first with
 // repo.Find), then call the package of the operation. This package holds
-// recovery, which every host needs first: Recover and PreviewRecovery (what
-// recover.Run calls), RemoveCrashLeftovers, DescribeStep and IsConflict.
+// recovery, which every host needs first: Recover, PreviewRecovery and
+// InspectRecovery (what recover.Run calls: each opens the journal itself,
+// through the journal session), RemoveCrashLeftovers, DescribeStep and
+// IsConflict.
 //
 // Conventions of the whole API: every function takes a context where it can
 // wait, returns typed results and typed errors, and never prints or exits.
-// A nil fsx.FS (argument or options field) is the real disk; a nil getenv is
-// os.Getenv; a nil Logger logs nothing (a Logger gets warnings at level
+// What every command shares — the file system, the lock timeouts, the
+// command recorded as the lock holder and the Logger — is one value,
+// host.Common (package ops/host), embedded in each options struct: no entry
+// point but write.WriteVersions takes a file system argument. A nil FS is
+// the real disk; a nil getenv is os.Getenv; a nil Logger logs nothing (a Logger gets warnings at level
 // Warn and, at level Debug, one record per step the executor runs: intent
 // id, step, kind, path, what the observation said, what was done). Errors
 // say what happened, never which CLI command or flag to use (cmd/swampj

@@ -18,6 +18,7 @@ import (
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
@@ -219,7 +220,7 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 	if rawSize > 0 {
 		growRaws(b, fsys, r.DataRoot, rawSize)
 	}
-	if _, err := catalogsync.Rebuild(csCtx, fsys, r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(csCtx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true}); err != nil {
 		b.Fatal(err)
 	}
 	readEveryMetadata(b, fsys, r.DataRoot)
@@ -241,7 +242,7 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 			}
 		})
 		timed(&doctorTook, func() {
-			rep, err := doctor.Run(csCtx, fsys, r, doctor.Options{})
+			rep, err := doctor.Run(csCtx, r, doctor.Options{Common: host.Common{FS: fsys}})
 			if err != nil || !rep.Clean() || rep.Versions != st.Versions {
 				b.Fatalf("doctor: %v %+v", err, rep)
 			}
@@ -257,7 +258,7 @@ func benchDoctor(b *testing.B, items, versions, rawSize int, mdhashRatio, hashRa
 			}
 		})
 		timed(&checksums, func() {
-			rep, err := doctor.Run(csCtx, fsys, r, doctor.Options{VerifyChecksum: true})
+			rep, err := doctor.Run(csCtx, r, doctor.Options{Common: host.Common{FS: fsys}, VerifyChecksum: true})
 			if err != nil || !rep.Clean() {
 				b.Fatalf("doctor --verify-checksums: %v %+v", err, rep)
 			}

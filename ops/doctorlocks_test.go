@@ -11,6 +11,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
@@ -83,7 +84,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 	}
 	dlPlant(t, gone, dlRecord(cmd.Process.Pid), 0) // a pid that has exited
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 	// LockTimeout (60 s); measured, the repair takes ~0.1 s. The bound,
 	// 30 s, is far over ten times that and far under the timeout.
 	start := time.Now()
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 60 * time.Second})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: 60 * time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 	lp := dlModelLock(r, drModel)
 	dlPlant(t, lp, dlRecord(cmd.Process.Pid), 0)
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 	if !strings.Contains(rep.InFlight[0].Message, "in progress (model locked by pid") {
 		t.Errorf("message %q", rep.InFlight[0].Message)
 	}
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair with a live holder: %+v %v", rep, err)
 	}
@@ -194,7 +195,7 @@ func TestDoctorInFlightVersion(t *testing.T) {
 
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestDoctorFindsEveryLockFileFindLockFilesFinds(t *testing.T) {
 	if len(wantPaths) != len(places) {
 		t.Fatalf("the fixture: FindLockFiles finds %q, planted %q", wantPaths, places)
 	}
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 )
 
@@ -43,7 +44,7 @@ func TestDoctorProgressCounts(t *testing.T) {
 	for _, verify := range []bool{false, true} {
 		var mu sync.Mutex
 		var events []report.ProgressEvent
-		rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{VerifyChecksum: verify, Progress: func(ev report.ProgressEvent) {
+		rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, VerifyChecksum: verify, Progress: func(ev report.ProgressEvent) {
 			mu.Lock()
 			events = append(events, ev)
 			mu.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/read"
 )
 
@@ -65,7 +66,7 @@ func TestDoctorRunRecords(t *testing.T) {
 		return doctor.Check{}
 	}
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestDoctorRunRecords(t *testing.T) {
 		t.Errorf("records check before the repair: %+v", c)
 	}
 
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestDoctorRunRecords(t *testing.T) {
 		t.Errorf("latest = %q: the data was touched", got)
 	}
 
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("after the repair: %v %+v", err, rep.Findings)
 	}
@@ -131,7 +132,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 	stage := filepath.Join(drItemDir(r, "result"), ".swampj-stage-3-0a1b2c")
 	drWrite(t, filepath.Join(stage, "raw"), []byte("partial"))
 
-	changed, err := read.ChangedItems(ctx, fsx.Real(), r, since)
+	changed, err := read.ChangedItems(ctx, r, since, host.Common{FS: fsx.Real()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Only: changed})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Only: changed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 		"staging_leftover " + stage + " found",
 	})
 
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Only: changed, Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Only: changed, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair of the changed: %v %+v", err, rep.Findings)
 	}
@@ -166,7 +167,7 @@ func TestDoctorOnlyChangedRecordsAndStages(t *testing.T) {
 	if _, err := os.Stat(before); err != nil {
 		t.Errorf("the record older than the command was moved: %v", err)
 	}
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
@@ -57,17 +58,17 @@ func Example_doctor() {
 		log.Fatal(err)
 	}
 
-	check, err := doctor.Run(ctx, nil, r, doctor.Options{})
+	check, err := doctor.Run(ctx, r, doctor.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("clean before:", check.Clean())
-	fixed, err := doctor.Run(ctx, nil, r, doctor.Options{Repair: true, Confirm: true})
+	fixed, err := doctor.Run(ctx, r, doctor.Options{Repair: true, Confirm: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("clean after repair:", fixed.Clean())
-	d, err := read.OpenData(ctx, nil, r, a, 0)
+	d, err := read.OpenData(ctx, r, a, 0, host.Common{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -91,17 +92,17 @@ func Example_rebuildCatalog() {
 		log.Fatal(err)
 	}
 
-	before, err := catalogsync.Verify(ctx, nil, r, catalogsync.Options{})
+	before, err := catalogsync.Verify(ctx, r, catalogsync.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("in sync before:", before.InSync)
-	rebuilt, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true})
+	rebuilt, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Confirm: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("created:", rebuilt.CatalogCreated)
-	after, err := catalogsync.Verify(ctx, nil, r, catalogsync.Options{})
+	after, err := catalogsync.Verify(ctx, r, catalogsync.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

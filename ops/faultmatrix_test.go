@@ -55,6 +55,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
@@ -233,7 +234,7 @@ type nonSeekerT struct{ r io.Reader }
 func (s nonSeekerT) Read(b []byte) (int, error) { return s.r.Read(b) }
 
 func fmReadVersion(r *repo.Repo, a repo.Address, v int64) string {
-	c, err := read.OpenData(fmCtx, fsx.Real(), r, a, v)
+	c, err := read.OpenData(fmCtx, r, a, v, host.Common{FS: fsx.Real()})
 	if err != nil {
 		return "<" + err.Error() + ">"
 	}
@@ -343,7 +344,7 @@ func fmProtocols() []fmProtocol {
 		name:     "repair",
 		template: fmRepairTemplate,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			return doctor.Run(fmCtx, fsys, r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+			return doctor.Run(fmCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Repair: true, Confirm: true, Now: drNow})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			rep := res.(*doctor.Report)
@@ -365,7 +366,7 @@ func fmProtocols() []fmProtocol {
 		name:     "rebuild",
 		template: fmRebuildTemplate,
 		run: func(t *testing.T, r *repo.Repo, fsys fsx.FS, rerun bool) (any, error) {
-			return catalogsync.Rebuild(fmCtx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+			return catalogsync.Rebuild(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Confirm: true})
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			return fmInSync(t, r, false)
@@ -421,7 +422,7 @@ func drReadQuiet(p string) string {
 }
 
 func fmInSync(t *testing.T, r *repo.Repo, unmigrated bool) string {
-	rep, err := catalogsync.Verify(fmCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Verify(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil {
 		return "verify: " + err.Error()
 	}
@@ -600,9 +601,9 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	// more: forward recovery must succeed. (The rollback after a failed
 	// one only lets the rest of the cell say what else is wrong.)
 	migLoad(t, dir) // the configuration reads before recovery too
-	if _, rerr := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rerr != nil {
+	if _, rerr := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}}); rerr != nil {
 		errorf("%s: recover failed on a clean disk: %v", where, rerr)
-		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); rberr != nil {
+		if _, rberr := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}, Rollback: true}); rberr != nil {
 			errorf("%s: WEDGE: recover failed (%v) and recover --rollback failed (%v)", where, rerr, rberr)
 			return outcome, found
 		}
@@ -644,7 +645,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	// A confirmed repair rebuilds a catalog the journal marks stale,
 	// so a stale mark seen now means the rows are rebuilt either way.
 	rebuilt := catalogStaleOf(t, r.Dir) != nil
-	if _, derr := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}); derr != nil {
+	if _, derr := doctor.Run(fmCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow}); derr != nil {
 		errorf("%s: doctor --repair --confirm: %v", where, derr)
 	}
 	// What the doctor's catalog_stale remedy says (also where the end is
@@ -652,7 +653,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	// or what verify's disagreement calls for.
 	if catalogStaleOf(t, r.Dir) != nil || (!p.unmigratedEnd && fmNeedsRebuild(t, r)) {
 		rebuilt = true
-		if _, berr := catalogsync.Rebuild(fmCtx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); berr != nil {
+		if _, berr := catalogsync.Rebuild(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true}); berr != nil {
 			errorf("%s: catalog rebuild --confirm: %v", where, berr)
 		}
 	}
@@ -661,7 +662,7 @@ func fmCell(t *testing.T, p fmProtocol, base *fmBase, op fsx.Op, injected error)
 	if open := fmOpenIntents(t, dir); len(open) > 0 {
 		errorf("%s: intent %d (%s) still open after the ordinary commands: %s", where, open[0].ID, open[0].Summary, open[0].LastError)
 	}
-	rep, derr := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Now: drNow, JournalLockTimeout: time.Second})
+	rep, derr := doctor.Run(fmCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Now: drNow})
 	if derr != nil {
 		errorf("%s: doctor: %v", where, derr)
 	} else if !cleanBesideOtherRoot(rep) {
@@ -739,7 +740,7 @@ func fmSortedRows(rows string) string {
 // is one of them or below one.
 func fmLiveWriters(t *testing.T, dir string) func(string) bool {
 	r := migLoad(t, dir)
-	rep, err := doctor.Run(fmCtx, fsx.Real(), r, doctor.Options{Now: drNow, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(fmCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Now: drNow})
 	var paths []string
 	if err == nil {
 		for _, f := range rep.InFlight {
@@ -773,7 +774,7 @@ func fmNeedsRebuild(t *testing.T, r *repo.Repo) bool {
 	if catalogStaleOf(t, r.Dir) != nil {
 		return true
 	}
-	rep, err := catalogsync.Verify(fmCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Verify(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	return err != nil || !rep.InSync
 }
 

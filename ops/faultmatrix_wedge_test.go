@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/recover"
 )
@@ -43,16 +44,16 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 		t.Fatal("the skipped restamp left no stale mark")
 	}
 	r := migLoad(t, dir)
-	rep, err := doctor.Run(migCtx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil || !strings.Contains(strings.Join(drCodes(rep), " "), "catalog_stale") {
 		t.Fatalf("doctor should report the stale catalog: %v %v", drCodes(rep), err)
 	}
 
 	// The preview says what it would do; the confirmed rebuild does it.
-	if pre, err := catalogsync.Rebuild(migCtx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second}); err != nil || pre.InSync || pre.Namespace != "" {
+	if pre, err := catalogsync.Rebuild(migCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}}); err != nil || pre.InSync || pre.Namespace != "" {
 		t.Fatalf("rebuild preview: %+v %v; want the solo rows out of sync", pre, err)
 	}
-	built, err := catalogsync.Rebuild(migCtx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+	built, err := catalogsync.Rebuild(migCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true})
 	if err != nil {
 		t.Fatalf("the rebuild refused: %v", err)
 	}
@@ -62,7 +63,7 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 	if catalogStaleOf(t, dir) != nil {
 		t.Fatal("the rebuild left the stale mark")
 	}
-	if rep, err := doctor.Run(migCtx, fsx.Real(), migLoad(t, dir), doctor.Options{JournalLockTimeout: time.Second}); err != nil || !cleanBesideOtherRoot(rep) {
+	if rep, err := doctor.Run(migCtx, migLoad(t, dir), doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}}); err != nil || !cleanBesideOtherRoot(rep) {
 		t.Fatalf("after the rebuild: doctor %v %v", drCodes(rep), err)
 	}
 	got, want := migCatalogRows(t, dir), migCatalogRows(t, clean)
@@ -83,10 +84,10 @@ func TestRebuildRefusesDataOnBothSides(t *testing.T) {
 	fmMigrated(t, dir)
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/data/command/shell/stray/out/1/raw": "left at the root"})
 	var um *catalogsync.UnmigratedError
-	if _, err := catalogsync.Rebuild(migCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); !errors.As(err, &um) {
+	if _, err := catalogsync.Rebuild(migCtx, migLoad(t, dir), catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true}); !errors.As(err, &um) {
 		t.Fatalf("got %v, want UnmigratedError", err)
 	}
-	if _, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 		t.Fatal(err)
 	}
 }

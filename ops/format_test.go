@@ -15,6 +15,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
@@ -46,62 +47,62 @@ func formatEntryPoints(dir string) []struct {
 			return err
 		}},
 		{"Migrate", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := migrate.Migrate(ctx, fsys, r, migrate.MigrateOptions{Confirm: true, Getenv: noEnv, JournalLockTimeout: time.Second})
+			_, err := migrate.Migrate(ctx, r, migrate.MigrateOptions{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Confirm: true, Getenv: noEnv})
 			return err
 		}},
 		{"Migrate preview", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := migrate.Migrate(ctx, fsys, r, migrate.MigrateOptions{Getenv: noEnv})
+			_, err := migrate.Migrate(ctx, r, migrate.MigrateOptions{Common: host.Common{FS: fsys}, Getenv: noEnv})
 			return err
 		}},
 		{"SetNamespace", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := migrate.SetNamespace(ctx, fsys, r, "ns2", migrate.NamespaceOptions{Getenv: noEnv, JournalLockTimeout: time.Second})
+			_, err := migrate.SetNamespace(ctx, r, "ns2", migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Getenv: noEnv})
 			return err
 		}},
 		{"UnsetNamespace", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := migrate.UnsetNamespace(ctx, fsys, r, migrate.NamespaceOptions{Getenv: noEnv, JournalLockTimeout: time.Second})
+			_, err := migrate.UnsetNamespace(ctx, r, migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Getenv: noEnv})
 			return err
 		}},
 		{"Doctor repair", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := doctor.Run(ctx, fsys, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+			_, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Repair: true, Confirm: true})
 			return err
 		}},
 		{"Doctor", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := doctor.Run(ctx, fsys, r, doctor.Options{JournalLockTimeout: time.Second})
+			_, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}})
 			return err
 		}},
 		{"RebuildCatalog", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+			_, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Confirm: true})
 			return err
 		}},
 		{"VerifyCatalog", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := catalogsync.Verify(ctx, fsys, r, catalogsync.Options{JournalLockTimeout: time.Second})
+			_, err := catalogsync.Verify(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}})
 			return err
 		}},
 		{"OpenData", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			d, err := read.OpenData(ctx, fsys, r, a, 0)
+			d, err := read.OpenData(ctx, r, a, 0, host.Common{FS: fsys})
 			if err == nil {
 				d.Reader.Close()
 			}
 			return err
 		}},
 		{"ResolveItem", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, _, err := read.ResolveItem(ctx, fsys, r, "command/shell/m1/result", "")
+			_, _, err := read.ResolveItem(ctx, r, "command/shell/m1/result", "", host.Common{FS: fsys})
 			return err
 		}},
 		{"ListData", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := read.ListData(ctx, fsys, r, "")
+			_, err := read.ListData(ctx, r, "", host.Common{FS: fsys})
 			return err
 		}},
 		{"DataVersions", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, _, err := read.DataVersions(ctx, fsys, r, a)
+			_, _, err := read.DataVersions(ctx, r, a, host.Common{FS: fsys})
 			return err
 		}},
 		{"recover.Run", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{FS: fsys, JournalLockTimeout: time.Second})
+			_, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{Common: host.Common{FS: fsys, JournalLockTimeout: time.Second}})
 			return err
 		}},
 		{"recover.Run dry run", false, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{FS: fsys, DryRun: true, JournalLockTimeout: time.Second})
+			_, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{Common: host.Common{FS: fsys, JournalLockTimeout: time.Second}, DryRun: true})
 			return err
 		}},
 	}
@@ -115,7 +116,7 @@ func formatAPIRepo(t *testing.T) (string, *repo.Repo) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrate.SetNamespace(context.Background(), nil, r, "ns1", migrate.NamespaceOptions{Getenv: func(string) string { return "" }}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), r, "ns1", migrate.NamespaceOptions{Getenv: func(string) string { return "" }}); err != nil {
 		t.Fatal(err)
 	}
 	if r, err = repo.Load(fsx.Real(), dir, func(string) string { return "" }); err != nil {

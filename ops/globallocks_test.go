@@ -13,6 +13,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
@@ -59,7 +60,7 @@ func TestMigrateWaitsOnEitherGlobalLock(t *testing.T) {
 			pid := glPlantLive(t, held)
 			before := fsxtest.Snapshot(t, dir, nil)
 			start := time.Now()
-			_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
+			_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Common: host.Common{SwampLockTimeout: 300 * time.Millisecond}, Confirm: true})
 			glTimeoutOn(t, "migrate", err, held, pid)
 			if time.Since(start) > 5*time.Second {
 				t.Fatal("the wait must be bounded by the lock timeout")
@@ -132,7 +133,7 @@ func TestRecoveryOfMigrationTakesBothGlobalLocks(t *testing.T) {
 	}
 	held := lock.NewerGlobalPath(base, migNS)
 	pid := glPlantLive(t, held)
-	_, err := swampjrecover.Run(migCtx, dir, swampjrecover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
+	_, err := swampjrecover.Run(migCtx, dir, swampjrecover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond}})
 	if !errors.Is(err, lock.ErrTimeout) || !strings.Contains(err.Error(), held) {
 		t.Fatalf("recovery: want a timeout on %s (pid %d), got %v", held, pid, err)
 	}
@@ -169,7 +170,7 @@ func TestDoctorJudgesBothGlobalLocks(t *testing.T) {
 	for _, p := range paths {
 		fsxtest.WriteFiles(t, filepath.Dir(p), map[string]string{filepath.Base(p): string(dlRecord(cmd.Process.Pid))})
 	}
-	rep, err := doctor.Run(migCtx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

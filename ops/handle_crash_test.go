@@ -14,6 +14,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
@@ -69,7 +70,7 @@ func handleCrashCheck(t *testing.T, dir string, acked []bool, where string) {
 	r := loadCrashRepo(t, dir)
 	var first fsxtest.Tree
 	for round := 1; round <= 2; round++ {
-		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 			t.Fatalf("%s: recover (round %d): %v", where, round, err)
 		}
 		tree := fsxtest.Snapshot(t, r.Dir, func(rel string) bool {

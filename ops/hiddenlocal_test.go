@@ -10,6 +10,7 @@ import (
 
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 )
 
@@ -76,7 +77,7 @@ func TestDoctorFindsAndReturnsHiddenLocalDirs(t *testing.T) {
 	// to quarantine, not over the root's.
 	dir, base := hlRepo(t, map[string]string{".swamp/secrets/local_encryption/v1/.key": "vault-key"})
 	r := migLoad(t, dir)
-	rep, err := doctor.Run(migCtx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestDoctorFindsAndReturnsHiddenLocalDirs(t *testing.T) {
 		}
 	}
 	before := hlFiles(t, dir)
-	rep, err = doctor.Run(migCtx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(migCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestDoctorFindsAndReturnsHiddenLocalDirs(t *testing.T) {
 			}
 		}
 	}
-	rep, err = doctor.Run(migCtx, nil, r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(migCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil || len(hlFindings(rep)) != 0 {
 		t.Fatalf("after the repair: %v %+v", err, hlFindings(rep))
 	}
@@ -136,7 +137,7 @@ func TestDoctorRefusesAHiddenLocalConflict(t *testing.T) {
 	})
 	r := migLoad(t, dir)
 	before := fsxtest.Snapshot(t, filepath.Join(base, migNS, "secrets"), nil)
-	rep, err := doctor.Run(migCtx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(migCtx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/migrate"
 
@@ -220,7 +221,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 			want = initial // cut before the intent was journaled: nothing was done
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 				t.Fatalf("cut %d (after %s): recover round %d: %v", k, migLastOp(f), round, err)
 			}
 			if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -236,7 +237,7 @@ func migCrashMatrix(t *testing.T, sc migCrashScenario) {
 			want = final // the intent was already marked done: nothing to roll back
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: true}); err != nil {
 				t.Fatalf("cut %d (after %s): rollback round %d: %v", k, migLastOp(f), round, err)
 			}
 			if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -382,7 +383,7 @@ func TestRecoverMigrationUnderSwampsGlobalLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := migSnapshot(t, dir)
-	_, err := recover.Run(migCtx, dir, recover.Options{SwampLockTimeout: 200 * time.Millisecond})
+	_, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{SwampLockTimeout: 200 * time.Millisecond}})
 	if !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout while swamp holds the datastore, got %v", err)
 	}
@@ -393,7 +394,7 @@ func TestRecoverMigrationUnderSwampsGlobalLock(t *testing.T) {
 	if err := os.Remove(global); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := recover.Run(migCtx, dir, recover.Options{SwampLockTimeout: time.Second})
+	rep, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{SwampLockTimeout: time.Second}})
 	if err != nil || rep.Finished != 1 {
 		t.Fatalf("recovery after the lock is free: %+v, %v", rep, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -49,7 +50,7 @@ func TestMigrateDoneMarkLostIsNotAFailure(t *testing.T) {
 			if open := dmOpenIntents(t, dir); len(open) != 1 {
 				t.Fatalf("%d open intents, want the one whose done mark was lost", len(open))
 			}
-			rep, err := recover.Run(migCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+			rep, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 			if err != nil || rep.Finished != 1 {
 				t.Fatalf("recover: %+v %v", rep, err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/recover"
@@ -41,8 +42,7 @@ func TestMigrateInterruptedMidMoves(t *testing.T) {
 	ctx, cancel := context.WithCancel(migCtx)
 	defer cancel()
 	fsys := &cancelAtRename{FS: fsx.Real(), cancel: cancel}
-	_, err := migrate.Migrate(ctx, fsys, migLoad(t, dir), migrate.MigrateOptions{Confirm: true, JournalLockTimeout: 2 * time.Second,
-		SwampLockTimeout: 2 * time.Second, Getenv: func(string) string { return "" }})
+	_, err := migrate.Migrate(ctx, migLoad(t, dir), migrate.MigrateOptions{Common: host.Common{JournalLockTimeout: 2 * time.Second, SwampLockTimeout: 2 * time.Second, FS: fsys}, Confirm: true, Getenv: func(string) string { return "" }})
 	var mi *migrate.MigrateInterruptedError
 	if !errors.As(err, &mi) || mi.IntentID == 0 || mi.Rerun != report.RemedyMigrate || !errors.Is(err, context.Canceled) {
 		t.Fatalf("want an interrupted migration with its intent open, got %#v", err)

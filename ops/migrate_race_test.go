@@ -10,6 +10,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/recover"
 )
@@ -85,7 +86,7 @@ func TestMigrationAbsorbsWriterDebris(t *testing.T) {
 				if rollback {
 					want = initial
 				}
-				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 					t.Fatalf("rollback=%v: %v", rollback, err)
 				}
 				if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -133,7 +134,7 @@ func TestMigrationDebrisNeverHidesData(t *testing.T) {
 			defer l.Release()
 		}
 		for _, rollback := range []bool{false, true} {
-			_, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
+			_, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond}, Rollback: rollback})
 			if what == "file" && !ops.IsConflict(err) {
 				t.Fatalf("%s, rollback=%v: want a conflict, got %v", what, rollback, err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
@@ -229,7 +230,8 @@ func runMigrate(t testing.TB, dir string, fsys fsx.FS, o migrate.MigrateOptions)
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
-	return migrate.Migrate(migCtx, fsys, migLoad(t, dir), o)
+	o.FS = fsys
+	return migrate.Migrate(migCtx, migLoad(t, dir), o)
 }
 
 func mustRunMigrate(t testing.TB, dir string, fsys fsx.FS, o migrate.MigrateOptions) *migrate.MigrateResult {
@@ -677,7 +679,7 @@ func TestLocks(t *testing.T) {
 	t.Run("global", func(t *testing.T) {
 		dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
 		fresh(lock.GlobalPath(filepath.Join(dir, ".swamp"), migNS))
-		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
+		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Common: host.Common{SwampLockTimeout: 300 * time.Millisecond}, Confirm: true})
 		var te *lock.TimeoutError
 		if !errors.As(err, &te) || te.Holder == nil || te.Holder.Pid != os.Getppid() {
 			t.Fatalf("want a lock timeout naming pid %d, got %v", os.Getppid(), err)
@@ -687,7 +689,7 @@ func TestLocks(t *testing.T) {
 		dir := migFixture{catalogStamp: "-", manifest: true}.build(t)
 		fresh(lock.ModelPath(filepath.Join(dir, ".swamp"), "", "command/shell", "m1"))
 		start := time.Now()
-		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 300 * time.Millisecond})
+		_, err := runMigrate(t, dir, nil, migrate.MigrateOptions{Common: host.Common{SwampLockTimeout: 300 * time.Millisecond}, Confirm: true})
 		if !errors.Is(err, lock.ErrTimeout) || !strings.Contains(err.Error(), "m1") {
 			t.Fatalf("want a model-lock timeout, got %v", err)
 		}
@@ -712,8 +714,8 @@ func migHostname(t *testing.T) string {
 func TestSetUnsetList(t *testing.T) {
 	dir := t.TempDir()
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp.yaml": migConfig(dir, ""), ".swamp/data/x": "1"})
-	o := migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: func(string) string { return "" }}
-	res, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "infra", o)
+	o := migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second}, Getenv: func(string) string { return "" }}
+	res, err := migrate.SetNamespace(migCtx, migLoad(t, dir), "infra", o)
 	if err != nil || res.IntentID == 0 || res.WarningRemedy != report.RemedyMigrate || !strings.Contains(res.Warning, "namespace migration moves it") {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -727,27 +729,27 @@ func TestSetUnsetList(t *testing.T) {
 	if !migExists(filepath.Join(dir, ".swamp", "data", "x")) {
 		t.Fatal("set must not move data")
 	}
-	if _, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "infra", o); !errors.As(err, new(*migrate.AlreadySetError)) {
+	if _, err := migrate.SetNamespace(migCtx, migLoad(t, dir), "infra", o); !errors.As(err, new(*migrate.AlreadySetError)) {
 		t.Fatalf("want already set, got %v", err)
 	}
-	if _, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "Bad_Slug", o); !errors.Is(err, repo.ErrInvalidNamespace) {
+	if _, err := migrate.SetNamespace(migCtx, migLoad(t, dir), "Bad_Slug", o); !errors.Is(err, repo.ErrInvalidNamespace) {
 		t.Fatalf("want invalid namespace, got %v", err)
 	}
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/other/.namespace.json": string(repo.WriteManifestBytes("other", "someone-else", time.Now()))})
-	if _, err := migrate.SetNamespace(migCtx, nil, migLoad(t, dir), "other", o); !errors.As(err, new(*migrate.NamespaceTakenError)) {
+	if _, err := migrate.SetNamespace(migCtx, migLoad(t, dir), "other", o); !errors.As(err, new(*migrate.NamespaceTakenError)) {
 		t.Fatalf("want namespace taken, got %v", err)
 	}
-	l, err := migrate.ListNamespaceManifests(nil, migLoad(t, dir))
+	l, err := migrate.ListNamespaceManifests(migLoad(t, dir), host.Common{})
 	if err != nil || len(l.Namespaces) != 2 || !l.Namespaces[0].IsCurrent || l.CurrentNamespace != "infra" {
 		t.Fatalf("%+v %v", l, err)
 	}
-	if _, err := migrate.UnsetNamespace(migCtx, nil, migLoad(t, dir), o); !errors.As(err, new(*migrate.MultipleNamespacesError)) {
+	if _, err := migrate.UnsetNamespace(migCtx, migLoad(t, dir), o); !errors.As(err, new(*migrate.MultipleNamespacesError)) {
 		t.Fatalf("want multiple namespaces, got %v", err)
 	}
 	if err := os.RemoveAll(filepath.Join(dir, ".swamp", "other")); err != nil {
 		t.Fatal(err)
 	}
-	un, err := migrate.UnsetNamespace(migCtx, nil, migLoad(t, dir), o)
+	un, err := migrate.UnsetNamespace(migCtx, migLoad(t, dir), o)
 	if err != nil || un.PreviousNamespace != "infra" {
 		t.Fatalf("%+v %v", un, err)
 	}
@@ -758,7 +760,7 @@ func TestSetUnsetList(t *testing.T) {
 	if !migExists(repo.ManifestPath(filepath.Join(dir, ".swamp"), "infra")) {
 		t.Fatal("plain unset leaves the manifest")
 	}
-	if _, err := migrate.UnsetNamespace(migCtx, nil, migLoad(t, dir), o); !errors.As(err, new(*migrate.NoNamespaceError)) {
+	if _, err := migrate.UnsetNamespace(migCtx, migLoad(t, dir), o); !errors.As(err, new(*migrate.NoNamespaceError)) {
 		t.Fatalf("want no namespace, got %v", err)
 	}
 }

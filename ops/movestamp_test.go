@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/recover"
@@ -76,7 +77,7 @@ func TestMoveStampUndoLeavesRowsItDidNotMove(t *testing.T) {
 	_ = c.Close()
 
 	migRemoveDeadLocks(t, dir)
-	if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: true}); err != nil {
 		t.Fatal(err)
 	}
 	if !migExists(filepath.Join(dir, ".swamp", "data", "command", "shell", "m1")) {
@@ -133,7 +134,7 @@ func TestPreparedRestampLetsGoOfTheCatalogForAWriter(t *testing.T) {
 		_ = os.Remove(lockPath)
 		writerDone <- err
 	}()
-	res, err := runMigrate(t, dir, fsys, migrate.MigrateOptions{Confirm: true, SwampLockTimeout: 120 * time.Second})
+	res, err := runMigrate(t, dir, fsys, migrate.MigrateOptions{Common: host.Common{SwampLockTimeout: 120 * time.Second}, Confirm: true})
 	if werr := <-writerDone; werr != nil {
 		t.Fatalf("the writer's catalog write failed: %v", werr)
 	}

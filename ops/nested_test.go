@@ -13,6 +13,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
@@ -91,7 +92,7 @@ func TestNestedDoctorRepairWorksUnderTheAncestorsLock(t *testing.T) {
 			rec := dlRecord(pid)
 			dlPlant(t, lp, rec, 0)
 			nestedSetenv(t, tc.env)
-			rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
+			rep, err := doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: 300 * time.Millisecond, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func TestNestedRecoveryWorksUnderTheAncestorsLock(t *testing.T) {
 			rec := dlRecord(pid)
 			dlPlant(t, lp, rec, 0) // the crashed writer's lock, now the ancestor's
 			nestedSetenv(t, tc.env)
-			_, err = swampjrecover.Run(context.Background(), dir, swampjrecover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond})
+			_, err = swampjrecover.Run(context.Background(), dir, swampjrecover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: 300 * time.Millisecond}})
 			if tc.lends && err != nil {
 				t.Fatalf("recovery under its ancestor's lock must go on: %v", err)
 			}

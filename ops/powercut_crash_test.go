@@ -13,6 +13,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -144,7 +145,7 @@ func writePowerCutMatrix(t *testing.T, sc *crashScenario) {
 			var prev fsxtest.Tree
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := crashTree(t, r)
@@ -245,7 +246,7 @@ func migPowerCutMatrix(t *testing.T, sc migCrashScenario) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := migSnapshot(t, dir)
@@ -304,12 +305,13 @@ func TestDoctorRepairPowerCutAtEveryCutPoint(t *testing.T) {
 
 func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 	ctx := context.Background()
-	opts := doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
+	opts := doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true, Now: drNow}
 	start := fixture()
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	clean := fsx.NewFault(fsx.Real())
-	if rep, err := doctor.Run(ctx, clean, start, opts); err != nil || !rep.Clean() {
+	opts.FS = clean
+	if rep, err := doctor.Run(ctx, start, opts); err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %+v %v", rep, err)
 	}
 	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
@@ -326,7 +328,8 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 			cc.Check()
 			r := fixture()
 			p := &pcRun{k: k, f: newPCFault(k)}
-			if _, err := doctor.Run(ctx, p.f, r, opts); err != nil && !fsx.IsCrash(err) {
+			opts.FS = p.f
+			if _, err := doctor.Run(ctx, r, opts); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("want a crash, got %v\n%s", err, p)
 			}
 			p.powerCut(t)
@@ -342,7 +345,7 @@ func drPowerCutEveryCut(t *testing.T, fixture func() *repo.Repo) {
 			}
 			for round := 1; round <= 2; round++ {
 				where := fmt.Sprintf("rollback=%v, round %d, %s", rollback, round, p)
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 					t.Fatalf("recover: %v\n%s", err, where)
 				}
 				got := fsxtest.Snapshot(t, r.Dir, drSkip(r))

@@ -43,15 +43,15 @@ func TestProgressPhasesAfterTheScan(t *testing.T) {
 		want []string
 	}{
 		{"rebuild", func(p report.Progress) error {
-			_, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true, Progress: p})
+			_, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Confirm: true, Progress: p})
 			return err
 		}, []string{"scanning", "writing catalog"}},
 		{"verify", func(p report.Progress) error {
-			_, err := catalogsync.Verify(ctx, nil, r, catalogsync.Options{Progress: p})
+			_, err := catalogsync.Verify(ctx, r, catalogsync.Options{Progress: p})
 			return err
 		}, []string{"scanning", "comparing with catalog"}},
 		{"doctor", func(p report.Progress) error {
-			_, err := doctor.Run(ctx, nil, r, doctor.Options{Progress: p})
+			_, err := doctor.Run(ctx, r, doctor.Options{Progress: p})
 			return err
 		}, []string{"scanning", "checking locks", "reading catalog", "checking items", "checking staging and run records", "swamp's checks"}},
 	}

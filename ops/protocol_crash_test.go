@@ -32,6 +32,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
@@ -92,7 +93,7 @@ func pxProtocols() []pxProtocol {
 			items: append(items, fmAddr(fmM2, "new"))},
 		{name: "catalog-rebuild", template: fmRebuildTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-				_, err := catalogsync.Rebuild(fmCtx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+				_, err := catalogsync.Rebuild(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Confirm: true})
 				return err
 			}},
 		// The first rebuild of a repo without a catalog: the catalog is
@@ -101,7 +102,7 @@ func pxProtocols() []pxProtocol {
 		{name: "catalog-rebuild", variant: "from-empty", template: fmNoCatalogTemplate, commit: catalog.FailpointRebuild, rerun: true,
 			linkedIn: filepath.Base(repo.CatalogPathOf("/")),
 			run: func(t *testing.T, r *repo.Repo, fsys fsx.FS) error {
-				_, err := catalogsync.Rebuild(fmCtx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+				_, err := catalogsync.Rebuild(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Confirm: true})
 				return err
 			}},
 	}
@@ -237,7 +238,7 @@ func pxRun(t *testing.T, b *pxBase, k int, power, rollback bool) {
 	fmProcessExits(t, dir)
 	var prev *migState
 	for round := 1; round <= 2; round++ {
-		if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 			t.Fatalf("recover round %d: %v\n%s", round, err, where)
 		}
 		got := fmState(t, dir)
@@ -338,18 +339,18 @@ func TestBatchWriteCrashDuringRecovery(t *testing.T) {
 			}
 			probe := crashAt()
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(fmCtx, probe, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(fmCtx, probe, recover.Options{Common: host.Common{FS: counter, JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 				t.Fatalf("cut %d: recover: %v", k, err)
 			}
 			want := fmState(t, probe)
 			for m := 0; m < counter.Ops(); m++ {
 				cc.Check()
 				dir := crashAt()
-				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
 				fmProcessExits(t, dir)
-				if _, err := recover.Run(fmCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d: second recovery: %v", k, m, err)
 				}
 				if d := fmState(t, dir).diff(want); len(d) > 0 {
@@ -395,18 +396,18 @@ func TestMigrateCrashDuringRecovery(t *testing.T) {
 					}
 					probe := crashAt()
 					counter := fsx.NewFault(fsx.Real())
-					if _, err := recover.Run(migCtx, probe, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+					if _, err := recover.Run(migCtx, probe, recover.Options{Common: host.Common{FS: counter, JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 						t.Fatalf("cut %d: recover: %v", k, err)
 					}
 					want := migSnapshot(t, probe)
 					for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 2) {
 						cc.Check()
 						dir := crashAt()
-						if _, err := recover.Run(migCtx, dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+						if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil && !fsx.IsCrash(err) {
 							t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 						}
 						migRemoveDeadLocks(t, dir)
-						if _, err := recover.Run(migCtx, dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+						if _, err := recover.Run(migCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 							t.Fatalf("cut %d, recovery cut %d: second recovery: %v", k, m, err)
 						}
 						if d := migSnapshot(t, dir).diff(want); len(d) > 0 {
@@ -455,7 +456,7 @@ func TestCatalogRebuildCrashDuringRecovery(t *testing.T) {
 			firstCuts := fsxtest.Cuts(1, b.cuts-1, 4, keep...)
 			// next is what the operator runs after the crash.
 			next := func(dir string, fsys fsx.FS) error {
-				if _, err := recover.Run(fmCtx, dir, recover.Options{FS: fsys, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{FS: fsys, JournalLockTimeout: time.Second}}); err != nil {
 					return err
 				}
 				return p.run(t, migLoad(t, dir), fsys)

@@ -51,6 +51,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -82,7 +83,7 @@ func frProtocols() []frProtocol {
 	return []frProtocol{
 		asPx(px[0]), asPx(px[1]), asMig(mig[0]), asMig(mig[1]),
 		{name: "repair", build: fmRepairTemplate, run: func(t *testing.T, dir string, fsys fsx.FS) error {
-			_, err := doctor.Run(fmCtx, fsys, migLoad(t, dir), doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+			_, err := doctor.Run(fmCtx, migLoad(t, dir), doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}, Repair: true, Confirm: true, Now: drNow})
 			return err
 		}},
 	}
@@ -90,7 +91,7 @@ func frProtocols() []frProtocol {
 
 // frOpts are the recovery options of every run here, on fsys.
 func frOpts(fsys fsx.FS, rollback bool) recover.Options {
-	return recover.Options{FS: fsys, Rollback: rollback, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}
+	return recover.Options{Common: host.Common{FS: fsys, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}, Rollback: rollback}
 }
 
 // frRestore makes dir the crashed tree saved in saved again.
@@ -276,7 +277,7 @@ func frCleanEnd(t *testing.T, dir string, crashed map[string][]string, rollback 
 	// configured over data at the solo path (a reverse that keeps the
 	// namespace, a forward migration rolled back).
 	var um *catalogsync.UnmigratedError
-	switch _, err := catalogsync.Rebuild(fmCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); {
+	switch _, err := catalogsync.Rebuild(fmCtx, migLoad(t, dir), catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true}); {
 	case errors.As(err, &um):
 	case err != nil:
 		t.Fatalf("rebuilding the catalog after the clean recovery (rollback=%v): %v", rollback, err)
@@ -390,7 +391,7 @@ func frInject(t *testing.T, dir string, op fsx.Op, injected error, rollback, nex
 		stale := catalogStaleOf(t, dir) != nil
 		switch {
 		case stale && !end.stale && frRowsOnly(d) && end.rebuilt != nil:
-			if _, err := catalogsync.Rebuild(fmCtx, fsx.Real(), migLoad(t, dir), catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := catalogsync.Rebuild(fmCtx, migLoad(t, dir), catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true}); err != nil {
 				errorf("the catalog is marked stale and the rebuild failed: %v", err)
 			} else if d := frSortRows(fmState(t, dir)).diff(frSortRows(*end.rebuilt)); len(d) > 0 {
 				errorf("the catalog is marked stale, and a rebuild does not give what it gives after a clean recovery:\n%s", strings.Join(d, "\n"))

@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
@@ -78,14 +79,15 @@ func drCopies(t *testing.T, build func() *repo.Repo) func() *repo.Repo {
 
 func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	ctx := context.Background()
-	opts := doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
+	opts := doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true, Now: drNow}
 
 	// An uncut run gives the repaired tree and the number of cut points.
 	start := fixture()
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	clean := fsx.NewFault(fsx.Real())
-	rep, err := doctor.Run(ctx, clean, start, opts)
+	opts.FS = clean
+	rep, err := doctor.Run(ctx, start, opts)
 	if err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %+v %v", rep, err)
 	}
@@ -102,7 +104,8 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 	stateRows := [][]string{initialRows}
 	for _, f := range flushes[:len(flushes)-1] {
 		r := fixture()
-		if _, err := doctor.Run(ctx, fsx.NewFault(fsx.Real()).CrashAfter(f), r, opts); !fsx.IsCrash(err) {
+		opts.FS = fsx.NewFault(fsx.Real()).CrashAfter(f)
+		if _, err := doctor.Run(ctx, r, opts); !fsx.IsCrash(err) {
 			t.Fatalf("cut after the done mark at %d: want a crash, got %v", f, err)
 		}
 		states, stateRows = append(states, fsxtest.Snapshot(t, r.Dir, drSkip(r))), append(stateRows, drRowsFull(t, r))
@@ -147,19 +150,20 @@ func drCrashEveryCut(t *testing.T, fixture func() *repo.Repo, kinds []string) {
 		crashed, rolled := fixture(), fixture()
 		for _, r := range []*repo.Repo{crashed, rolled} {
 			f := fsx.NewFault(fsx.Real()).CrashAfter(k)
-			if _, err := doctor.Run(ctx, f, r, opts); err != nil && !fsx.IsCrash(err) {
+			opts.FS = f
+			if _, err := doctor.Run(ctx, r, opts); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("cut %d (after %s): want a crash, got %v", k, drLastOp(f), err)
 			}
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, crashed.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 				t.Fatalf("cut %d: forward recovery round %d: %v", k, round, err)
 			}
 			// Every journaled intent is finished.
 			n := count(begins, k)
 			check(k, "forward recovery round "+strconv.Itoa(round), crashed, states[n], stateRows[n])
 
-			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, rolled.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: true}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
 			// Intents marked done stay; the open one is undone.
@@ -220,7 +224,7 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 		every = 16
 	}
 	ctx := context.Background()
-	opts := doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second}
+	opts := doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true, Now: drNow}
 	fixture := drCopies(t, func() *repo.Repo {
 		return drBuild(t, t.TempDir(), drSpec{stepCol: true, items: []drItem{drWorkflowItem(), dr3955()}})
 	})
@@ -228,7 +232,8 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 	skip := drSkip(start)
 	initial, initialRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
 	clean := fsx.NewFault(fsx.Real())
-	if rep, err := doctor.Run(ctx, clean, start, opts); err != nil || !rep.Clean() {
+	opts.FS = clean
+	if rep, err := doctor.Run(ctx, start, opts); err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %+v %v", rep, err)
 	}
 	final, finalRows := fsxtest.Snapshot(t, start.Dir, skip), drRowsFull(t, start)
@@ -241,14 +246,15 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 		for _, rollback := range []bool{false, true} {
 			crashAt := func() *repo.Repo {
 				r := fixture()
-				if _, err := doctor.Run(ctx, fsx.NewFault(fsx.Real()).CrashAfter(k), r, opts); !fsx.IsCrash(err) {
+				opts.FS = fsx.NewFault(fsx.Real()).CrashAfter(k)
+				if _, err := doctor.Run(ctx, r, opts); !fsx.IsCrash(err) {
 					t.Fatalf("cut %d: want a crash, got %v", k, err)
 				}
 				return r
 			}
 			probe := crashAt()
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(ctx, probe.Dir, recover.Options{FS: counter, Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, probe.Dir, recover.Options{Common: host.Common{FS: counter, JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 				t.Fatal(err)
 			}
 			want, wantRows := final, finalRows
@@ -258,11 +264,11 @@ func TestDoctorRepairRecoveryCrashConverges(t *testing.T) {
 			for _, m := range fsxtest.Cuts(0, counter.Ops()-1, every) {
 				cc.Check()
 				r := crashAt()
-				_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback, JournalLockTimeout: time.Second})
+				_, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), JournalLockTimeout: time.Second}, Rollback: rollback})
 				if err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: rollback}); err != nil {
 					t.Fatalf("cut %d, recovery cut %d, second recovery: %v", k, m, err)
 				}
 				if d := fsxtest.Diff(want, fsxtest.Snapshot(t, r.Dir, drSkip(r))); len(d) > 0 {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/protocol"
 
 	"github.com/swampj/swampj/catalog"
@@ -329,7 +330,7 @@ func TestDoctor3955(t *testing.T) {
 	drWant(t, "fixture rows", startRows, []string{"result/v1:00", "result/v2:00", "result/v3:00", "result/v4:00", "result/v5:10"})
 
 	// Detection: every symptom of the report, and nothing changed.
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestDoctor3955(t *testing.T) {
 		}
 	}
 	// Preview: the plan, still nothing changed.
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Now: drNow})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +369,7 @@ func TestDoctor3955(t *testing.T) {
 	drWant(t, "rows after preview", drRows(t, r), startRows)
 
 	// Repair.
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,11 +419,11 @@ func TestDoctor3955(t *testing.T) {
 	drNothingLost(t, start, fsxtest.Snapshot(t, r.Dir, skip))
 
 	// A second doctor finds nothing; a second repair has nothing to do.
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow})
 	if err != nil || !rep.Clean() || len(rep.Findings) != 0 {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() || rep.IntentID != 0 {
 		t.Fatalf("second repair: %+v %v", rep, err)
 	}
@@ -466,14 +467,14 @@ func TestDoctorWorkflowStepGroups(t *testing.T) {
 			ctx := context.Background()
 			r := drBuild(t, t.TempDir(), drSpec{stepCol: tc.stepCol, items: []drItem{drWorkflowItem()}})
 			drWant(t, "fixture rows", drRows(t, r), tc.before)
-			rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
+			rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep.StepLatestColumn != tc.stepCol || rep.Remaining != 6 {
 				t.Fatalf("check: %+v", rep)
 			}
-			rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+			rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 			if err != nil || !rep.Clean() {
 				t.Fatalf("repair: %+v %v", rep, err)
 			}
@@ -481,7 +482,7 @@ func TestDoctorWorkflowStepGroups(t *testing.T) {
 			if got := drRead(t, filepath.Join(drItemDir(r, "report"), "latest")); got != "3" {
 				t.Fatalf("latest = %q", got)
 			}
-			if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
+			if rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow}); err != nil || !rep.Clean() {
 				t.Fatalf("second check: %+v %v", rep, err)
 			}
 		})
@@ -496,7 +497,7 @@ func TestDoctorNoReadableVersionLeft(t *testing.T) {
 		dr3955(),
 		{name: "state", latest: "1", versions: []drVer{{n: 1, empty: true}}},
 	}})
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -510,7 +511,7 @@ func TestDoctorNoReadableVersionLeft(t *testing.T) {
 		t.Fatalf("latest must be moved into quarantine: %q", got)
 	}
 	drWant(t, "rows", drRows(t, r), []string{"result/v1:00", "result/v2:00", "result/v3:10"})
-	if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow}); err != nil || !rep.Clean() {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
 }
@@ -526,7 +527,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: 300 * time.Millisecond})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: 300 * time.Millisecond, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +545,7 @@ func TestDoctorSkipsBusyModel(t *testing.T) {
 	if err := held.Release(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow, JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("after the lock is released: %+v %v", rep, err)
 	}
@@ -587,7 +588,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 	}
 	j.Abandon()
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +601,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 	// A confirmed repair finishes the interrupted intent first (its stage
 	// cannot be redone from the journal, so recovery rolls it back and
 	// removes the owned staging directory), then repairs the rest.
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -617,7 +618,7 @@ func TestDoctorStagingAndCatalogCopies(t *testing.T) {
 	if _, err := os.Stat(r.CatalogPath); err != nil {
 		t.Fatalf("the live catalog must stay: %v", err)
 	}
-	if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow}); err != nil || !rep.Clean() {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
 }
@@ -643,7 +644,7 @@ func TestDoctorLeavesUnreadableFilesAlone(t *testing.T) {
 	fsys := drEIO{FS: fsx.Real(), path: filepath.Join(drItemDir(r, "result"), "2", "metadata.yaml")}
 	skip := drSkip(r)
 	start := fsxtest.Snapshot(t, r.Dir, skip)
-	rep, err := doctor.Run(ctx, fsys, r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsys}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -664,7 +665,7 @@ func TestDoctorLeavesUnreadableFilesAlone(t *testing.T) {
 // TestDoctorCleanRepo: nothing to find, nothing created (no journal).
 func TestDoctorCleanRepo(t *testing.T) {
 	r := drBuild(t, t.TempDir(), drSpec{items: []drItem{{name: "result", latest: "2", versions: []drVer{{n: 1}, {n: 2}}}}})
-	rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil || !rep.Clean() || len(rep.Findings) != 0 || rep.Items != 1 {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -691,12 +692,12 @@ func TestDoctorCatalogOnlyFixes(t *testing.T) {
 	skip := drSkip(r)
 	start := fsxtest.Snapshot(t, r.Dir, skip)
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	drWant(t, "findings", drCodes(rep), []string{"catalog_latest_wrong@2/found", "catalog_row_unreadable@1/found"})
-	rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: drNow})
+	rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Repair: true, Confirm: true, Now: drNow})
 	if err != nil || !rep.Clean() || rep.IntentID == 0 || len(rep.Moves) != 0 {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
@@ -704,7 +705,7 @@ func TestDoctorCatalogOnlyFixes(t *testing.T) {
 	if d := fsxtest.Diff(start, fsxtest.Snapshot(t, r.Dir, skip)); len(d) > 0 {
 		t.Fatalf("a catalog-only repair changed files: %v", d)
 	}
-	if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Now: drNow}); err != nil || !rep.Clean() {
+	if rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{FS: fsx.Real()}, Now: drNow}); err != nil || !rep.Clean() {
 		t.Fatalf("second check: %+v %v", rep, err)
 	}
 }

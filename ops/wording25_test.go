@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -86,12 +87,11 @@ func TestPlanningProgressEndsWithItsTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrate.SetNamespace(context.Background(), nil, r, "team", migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), r, "team", migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second}, Getenv: env}); err != nil {
 		t.Fatal(err)
 	}
 	var l eventLog
-	if _, err := migrate.Migrate(context.Background(), nil, r, migrate.MigrateOptions{Confirm: true, JournalLockTimeout: time.Second,
-		SwampLockTimeout: time.Second, Getenv: env, Progress: l.progress}); err != nil {
+	if _, err := migrate.Migrate(context.Background(), r, migrate.MigrateOptions{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}, Confirm: true, Getenv: env, Progress: l.progress}); err != nil {
 		t.Fatal(err)
 	}
 	evs := l.phase("planning")
@@ -114,19 +114,19 @@ func TestRecoveryShowsTheRestampByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrate.SetNamespace(context.Background(), nil, r, "team", migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), r, "team", migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second}, Getenv: env}); err != nil {
 		t.Fatal(err)
 	}
 	probeDir := apiRepo(t)
 	probe := fsx.NewFault(fsx.Real())
 	pr, _ := repo.Load(nil, probeDir, env)
-	if _, err := migrate.SetNamespace(context.Background(), nil, pr, "team", migrate.NamespaceOptions{JournalLockTimeout: time.Second, Getenv: env}); err != nil {
+	if _, err := migrate.SetNamespace(context.Background(), pr, "team", migrate.NamespaceOptions{Common: host.Common{JournalLockTimeout: time.Second}, Getenv: env}); err != nil {
 		t.Fatal(err)
 	}
-	mo := migrate.MigrateOptions{Confirm: true, JournalLockTimeout: time.Second, SwampLockTimeout: time.Second, Getenv: env}
+	mo := migrate.MigrateOptions{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}, Confirm: true, Getenv: env}
 	po := mo
-	poFS := probe
-	if _, err := migrate.Migrate(context.Background(), poFS, pr, po); err != nil {
+	po.FS = probe
+	if _, err := migrate.Migrate(context.Background(), pr, po); err != nil {
 		t.Fatal(err)
 	}
 	cut := -1
@@ -138,12 +138,12 @@ func TestRecoveryShowsTheRestampByName(t *testing.T) {
 	if cut < 0 {
 		t.Fatalf("no restamp commit in the trace")
 	}
-	moFS := fsx.NewFault(fsx.Real()).CrashAfter(cut)
-	if _, err := migrate.Migrate(context.Background(), moFS, r, mo); !fsx.IsCrash(err) {
+	mo.FS = fsx.NewFault(fsx.Real()).CrashAfter(cut)
+	if _, err := migrate.Migrate(context.Background(), r, mo); !fsx.IsCrash(err) {
 		t.Fatalf("want the migration to crash before its restamp commit, got %v", err)
 	}
 	var l eventLog
-	rep, err := recover.Run(context.Background(), dir, recover.Options{JournalLockTimeout: time.Second, Progress: l.progress})
+	rep, err := recover.Run(context.Background(), dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Progress: l.progress})
 	if err != nil || len(rep.Intents) == 0 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}

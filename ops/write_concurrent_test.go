@@ -27,6 +27,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/write"
@@ -196,7 +197,7 @@ func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	}
 
 	// The doctor sees A's intent as a live writer's, not as a problem.
-	rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestWritersOfOtherModelsRunBeside(t *testing.T) {
 	}
 
 	// recover needs the repo alone: it waits for A and times out.
-	if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: 200 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: 200 * time.Millisecond}}); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Errorf("recover beside a live writer: want a lock timeout, got %v", err)
 	}
 
@@ -378,7 +379,7 @@ func TestConcurrentWritersCrashAtEveryCutPoint(t *testing.T) {
 		if err := <-lDone; err != nil {
 			t.Fatalf("%s: L, resumed: %v", where, err)
 		}
-		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 			t.Fatalf("%s: recover: %v", where, err)
 		}
 		if n := len(openIntentsOf(t, r)); n != 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 	"github.com/swampj/swampj/ops/write"
@@ -199,7 +200,7 @@ func crashMatrix(t *testing.T, sc *crashScenario) {
 		}{{crashed, false, wantForward}, {rolled, true, wantBackward}} {
 			var prev fsxtest.Tree
 			for round := 1; round <= 2; round++ {
-				if _, err := recover.Run(ctx, c.r.Dir, recover.Options{Rollback: c.rollback, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, c.r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: c.rollback}); err != nil {
 					t.Fatalf("cut %d (after %s): recover (rollback=%v) round %d: %v", k, at, c.rollback, round, err)
 				}
 				where := fmt.Sprintf("cut %d (after %s), rollback=%v, round %d", k, at, c.rollback, round)
@@ -381,7 +382,7 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 					t.Fatalf("cut %d: %v", k, err)
 				}
 				rf := fsx.NewFault(fsx.Real())
-				if _, err := recover.Run(ctx, r.Dir, recover.Options{FS: rf, JournalLockTimeout: time.Second}); err != nil {
+				if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{FS: rf, JournalLockTimeout: time.Second}}); err != nil {
 					t.Fatalf("cut %d: recover: %v", k, err)
 				}
 				for _, j := range fsxtest.Cuts(0, rf.Ops()-1, 3) {
@@ -390,11 +391,11 @@ func TestWriteCrashDuringRecovery(t *testing.T) {
 					if err := sc.write(r, fsx.NewFault(fsx.Real()).CrashAfter(k)); !fsx.IsCrash(err) && err != nil {
 						t.Fatalf("cut %d: %v", k, err)
 					}
-					_, err := recover.Run(ctx, r.Dir, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(j), JournalLockTimeout: time.Second})
+					_, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{FS: fsx.NewFault(fsx.Real()).CrashAfter(j), JournalLockTimeout: time.Second}})
 					if err != nil && !fsx.IsCrash(err) {
 						t.Fatalf("cut %d, recovery cut %d: %v", k, j, err)
 					}
-					if _, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+					if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 						t.Fatalf("cut %d, recovery cut %d: final recover: %v", k, j, err)
 					}
 					where := fmt.Sprintf("cut %d, recovery cut %d", k, j)

@@ -19,6 +19,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -89,7 +90,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 
 	t.Run("recover removes it", func(t *testing.T) {
 		r, stage := crashed()
-		rep, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second})
+		rep, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,14 +101,14 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 			t.Fatalf("after recover the tree is not the old one:\n%s", strings.Join(d, "\n"))
 		}
 		checkOutcome(t, "after recover", sc, r, false)
-		if rep, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || len(rep.RemovedStages) > 0 {
+		if rep, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil || len(rep.RemovedStages) > 0 {
 			t.Fatalf("second recover: %+v %v", rep, err)
 		}
 	})
 
 	t.Run("doctor reports it and its repair moves it away", func(t *testing.T) {
 		r, stage := crashed()
-		rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
+		rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +127,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 		if len(stages) != 1 || stages[0] != stage {
 			t.Fatalf("doctor found staging leftovers %v, want [%s]", stages, stage)
 		}
-		rep, err = doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+		rep, err = doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true})
 		if err != nil || !rep.Clean() {
 			t.Fatalf("doctor --repair --confirm: %+v %v", rep, err)
 		}
@@ -134,7 +135,7 @@ func TestWriteCrashBeforeIntentCommitLeavesOnlyAnAttributableStage(t *testing.T)
 			t.Fatalf("%s is still there after the repair", stage)
 		}
 		checkOutcome(t, "after doctor --repair", sc, r, false)
-		if rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second}); err != nil || !rep.Clean() {
+		if rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}}); err != nil || !rep.Clean() {
 			t.Fatalf("doctor after the repair: %+v %v", rep, err)
 		}
 	})
@@ -185,14 +186,14 @@ func TestStageOfALiveWriterIsLeftAlone(t *testing.T) {
 	}
 	j.Abandon()
 
-	rep, err := recover.Run(ctx, r.Dir, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil || len(rep.RemovedStages) > 0 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}
 	if ok, _ := fsx.Exists(fsx.Real(), stage); !ok {
 		t.Fatalf("recover removed the stage of a live writer")
 	}
-	drep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
+	drep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil || !drep.Clean() || len(drep.InFlight) != 1 || drep.InFlight[0].Path != stage {
 		t.Fatalf("doctor on a live writer's stage: findings %+v, in flight %+v, %v", drep.Findings, drep.InFlight, err)
 	}

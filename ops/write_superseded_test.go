@@ -18,6 +18,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
@@ -59,7 +60,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 
 	t.Run("forward", func(t *testing.T) {
 		dir, item := build(t)
-		rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+		rep, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 		if err != nil {
 			t.Fatalf("recover: %v", err)
 		}
@@ -77,7 +78,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if open := fmOpenIntents(t, dir); len(open) != 0 {
 			t.Fatalf("%d intents open after recovery", len(open))
 		}
-		again, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+		again, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 		if err != nil || again.Finished+again.RolledBack != 0 {
 			t.Fatalf("second recover is not a no-op: %+v %v", again, err)
 		}
@@ -86,7 +87,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 	t.Run("rollback", func(t *testing.T) {
 		dir, item := build(t)
 		before := fmState(t, dir)
-		_, err := recover.Run(fmCtx, dir, recover.Options{Rollback: true, JournalLockTimeout: time.Second})
+		_, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: true})
 		if !errors.Is(err, swampj.ErrConflict) {
 			t.Fatalf("rollback: got %v, want a conflict", err)
 		}
@@ -102,7 +103,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 			t.Fatalf("latest is %q, want 4", l)
 		}
 		// Forward still finishes it.
-		if rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second}); err != nil || rep.Finished != 1 {
+		if rep, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil || rep.Finished != 1 {
 			t.Fatalf("recover after the refused rollback: %+v %v", rep, err)
 		}
 	})
@@ -138,7 +139,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	item := filepath.Join(r.DataRoot, fmType, fmM1, "out")
 	swampWritesNext(t, item, 3, "swamp's version four")
 
-	rep, err := recover.Run(fmCtx, dir, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(fmCtx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil || rep.Finished != 1 {
 		t.Fatalf("recover: %+v %v", rep, err)
 	}
@@ -151,7 +152,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	if l := fmLatest(r, a); l != "4" {
 		t.Fatalf("latest is %q, want 4", l)
 	}
-	if _, err := catalogsync.Rebuild(fmCtx, nil, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := catalogsync.Rebuild(fmCtx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	if msg := fmInSync(t, r, false); msg != "" {

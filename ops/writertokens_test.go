@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/catalogwriters"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 )
@@ -91,7 +92,7 @@ func TestWriterTokenAfterWriteAndRepairNotRebuild(t *testing.T) {
 	if err := os.WriteFile(md, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := doctor.Run(ctx, nil, r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Repair: true, Confirm: true})
 	if err != nil || rep.IntentID == 0 {
 		t.Fatalf("repair: %v %+v", err, rep)
 	}
@@ -102,7 +103,7 @@ func TestWriterTokenAfterWriteAndRepairNotRebuild(t *testing.T) {
 		}
 	}
 
-	if _, err := catalogsync.Rebuild(ctx, nil, r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := wtTokens(t, shared); len(got) != len(third) || got[firstKey(third)] != third[firstKey(third)] {

@@ -16,8 +16,11 @@
 // it creates nothing and returns quickly.
 //
 // What it owns: the decision to finish or undo open intents, the dry run,
-// and read-only media (*PendingError). The stepping itself is ops.Recover,
-// the same executor every command uses.
+// and read-only media (*PendingError). The recovery itself is one call,
+// ops.Recover: one journal session that opens the journal, steps the open
+// intents with the executor every command uses, sweeps what crashed writes
+// left and closes; recover maps the phase a failure happened in to its
+// errors. It opens no journal itself.
 //
 // When recovery itself fails, the error says what is true now (errors.As):
 // *report.IntentStillOpenError — the intent it stopped at stays open, its

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
 )
 
@@ -18,7 +19,7 @@ import (
 // outcome to an exit status: 0 ready, 75 (EX_TEMPFAIL) someone else holds
 // the repo — retry later, 1 anything else (a wrong directory included).
 func startupHook(ctx context.Context, dir string, wait time.Duration) int {
-	rep, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{JournalLockTimeout: wait})
+	rep, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{Common: host.Common{JournalLockTimeout: wait}})
 	switch {
 	case errors.Is(err, swampjrecover.ErrBusy):
 		fmt.Println("busy, retry later")

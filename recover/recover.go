@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/wrapped"
@@ -22,26 +21,18 @@ import (
 
 // Options for Run.
 type Options struct {
-	// FS is the file system every file operation goes through (nil: the
-	// real disk; tests hand in a fault-injecting one).
-	FS fsx.FS
+	// Common is the file system, the lock timeouts, the recorded command
+	// and the logger. SwampLockTimeout bounds the wait for swamp's
+	// per-model lock of an interrupted write or repair, which is finished
+	// only under it (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s); a timeout is an
+	// error matching lock.ErrTimeout, and the intent stays open. The Logger
+	// receives warnings (a damaged journal moved aside) at level Warn, and
+	// the executor's step records at level Debug.
+	host.Common
 	// Rollback undoes open intents instead of finishing them.
 	Rollback bool
 	// DryRun reports what each open intent's steps observe, changing nothing.
 	DryRun bool
-	// JournalLockTimeout bounds the wait for another swampj process (0: 10s).
-	JournalLockTimeout time.Duration
-	// SwampLockTimeout bounds the wait for swamp's per-model lock of an
-	// interrupted write or repair, which is finished only under it
-	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s). A timeout is an error
-	// matching lock.ErrTimeout; the intent stays open.
-	SwampLockTimeout time.Duration
-	// Command is recorded as the lock holder.
-	Command []string
-	// Logger receives warnings (a damaged journal moved aside) at level
-	// Warn, and the executor's step records at level Debug (nil: nothing
-	// is logged).
-	Logger *slog.Logger
 	// Progress, if set, receives "recovering": steps of the intent being
 	// finished or undone.
 	Progress report.Progress
@@ -185,37 +176,21 @@ func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Optio
 		}
 		return rep, err
 	}
-	jopts := journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command}
-	if opts.Logger != nil {
-		jopts.Warn = func(msg string) { opts.Logger.Warn(msg) }
-	}
+	ro := ops.RecoverOptions{Common: opts.Common, Repo: repoDir, Rollback: opts.Rollback}
+	ro.FS = fsys
 	if opts.DryRun {
-		return dryRun(ctx, fsys, repoDir, opts, jopts, rep)
+		return dryRun(ctx, ro, rep)
 	}
-	if idle(fsys, rep.Journal, jopts) {
+	if idle(fsys, rep.Journal, ro) {
 		return rep, nil
 	}
-	j, err := journal.Open(fsys, rep.Journal, jopts)
-	var media *journal.MediaError
-	if errors.As(err, &media) {
-		return rep, readOnlyRecover(fsys, jopts, media, rep)
+	ro.Progress = opts.Progress
+	rec, err := ops.Recover(ctx, ro)
+	if rec.Intents != nil {
+		rep.Intents = rec.Intents
 	}
-	var damaged *journal.CorruptError
-	if errors.As(err, &damaged) && damaged.MovedTo != "" {
-		// Setting a damaged journal aside is what recovery can do about
-		// it, and it is done: the next command starts a fresh journal.
-		rep.JournalSetAside, rep.JournalDamage = damaged.MovedTo, damaged.Reason
-		return rep, nil
-	}
-	if err != nil {
-		return rep, openFailed(fsys, jopts, rep.Journal, err)
-	}
-	outs, err := ops.Recover(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
-		SwampLockTimeout: opts.SwampLockTimeout, Progress: opts.Progress, Logger: opts.Logger})
-	if outs != nil {
-		rep.Intents = outs
-	}
-	for _, o := range outs {
+	rep.RemovedStages = append(rep.RemovedStages, rec.RemovedStages...)
+	for _, o := range rec.Intents {
 		switch o.Status {
 		case journal.StatusDone:
 			rep.Finished++
@@ -223,23 +198,40 @@ func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Optio
 			rep.RolledBack++
 		}
 	}
-	if err == nil && j.CrashLeftoversUnchecked() {
-		if err = removeOrphanStages(ctx, fsys, repoDir, j, opts, rep); err != nil && !fsx.IsCrash(err) {
-			err = &LeftoversError{Recovered: rep.Finished + rep.RolledBack, Err: err}
-		}
-	}
-	if err != nil {
-		if fsx.IsCrash(err) {
-			j.Abandon()
-			return rep, err
-		}
-		_ = j.Close()
+	var failed *ops.RecoveryError
+	if !errors.As(err, &failed) {
 		return rep, err
 	}
-	if err := j.Close(); err != nil {
-		return rep, marksLost(rep, err)
+	switch failed.Phase {
+	case ops.PhaseOpen:
+		return rep, notOpened(ro, failed.Err, rep)
+	case ops.PhaseLeftovers:
+		if !fsx.IsCrash(failed.Err) {
+			return rep, &LeftoversError{Recovered: rep.Finished + rep.RolledBack, Err: failed.Err}
+		}
+	case ops.PhaseClose:
+		return rep, marksLost(rep, failed.Err)
 	}
-	return rep, nil
+	return rep, failed.Err
+}
+
+// notOpened is a journal that could not be opened for writing: on
+// read-only media recover only reads it (readOnlyRecover), a damaged one
+// set aside is what recovery can do about it, and anything else is
+// openFailed.
+func notOpened(ro ops.RecoverOptions, err error, rep *Report) error {
+	var media *journal.MediaError
+	if errors.As(err, &media) {
+		return readOnlyRecover(ro, media, rep)
+	}
+	var damaged *journal.CorruptError
+	if errors.As(err, &damaged) && damaged.MovedTo != "" {
+		// Setting a damaged journal aside is what recovery can do about
+		// it, and it is done: the next command starts a fresh journal.
+		rep.JournalSetAside, rep.JournalDamage = damaged.MovedTo, damaged.Reason
+		return nil
+	}
+	return openFailed(ro, rep.Journal, err)
 }
 
 // idle reports, from a read-only look, that there is nothing to recover:
@@ -250,8 +242,7 @@ func recoverIntents(ctx context.Context, fsys fsx.FS, repoDir string, opts Optio
 // never waits for the data writers running beside it (journal/hold.go).
 // Anything else — an open intent, a lock timeout, a damaged journal — is
 // left to the ordinary path, which reports it.
-func idle(fsys fsx.FS, path string, jopts journal.Options) bool {
-	fsys = fsx.OrReal(fsys)
+func idle(fsys fsx.FS, path string, ro ops.RecoverOptions) bool {
 	if _, err := fsys.Lstat(journal.HolderPath(path)); err == nil {
 		return false
 	}
@@ -260,13 +251,8 @@ func idle(fsys fsx.FS, path string, jopts journal.Options) bool {
 	if fi, err := fsys.Lstat(path); err != nil || fi.Size() == 0 {
 		return false
 	}
-	j, err := journal.OpenReadOnly(fsys, path, jopts)
-	if err != nil {
-		return false
-	}
-	defer j.Close()
-	open, err := j.OpenIntents()
-	if err != nil || len(open) > 0 || j.CrashLeftoversUnchecked() {
+	p, err := ops.InspectRecovery(ro)
+	if err != nil || len(p.Intents) > 0 || p.CrashLeftovers {
 		return false
 	}
 	// What journal.Open would clean once it held the lock: a creation's
@@ -299,34 +285,12 @@ func marksLost(rep *Report, err error) error {
 	return e
 }
 
-// removeOrphanStages removes what a write that died before its intent was
-// journaled left: staging directories and `latest` temp files of a process
-// that is gone (session.RemoveOrphanStages). Only after a crash (the journal
-// remembers one until this has run): the walk lists every item directory.
-func removeOrphanStages(ctx context.Context, fsys fsx.FS, repoDir string, j *journal.Journal, opts Options, rep *Report) error {
-	r, err := repo.Load(fsys, repoDir, nil)
-	if err != nil {
-		if opts.Logger != nil {
-			opts.Logger.Warn(fmt.Sprintf("could not look for staging directories left by a crashed write (%v); the doctor finds them", err))
-		}
-		return nil
-	}
-	removed, err := ops.RemoveCrashLeftovers(ctx, fsys, j, r.DataRoot)
-	rep.RemovedStages = append(rep.RemovedStages, removed...)
-	return err
-}
-
 // dryRun observes every open intent with the journal and the catalog opened
 // read-only: it writes nothing, so it works on read-only media too.
-func dryRun(ctx context.Context, fsys fsx.FS, repoDir string, opts Options, jopts journal.Options, rep *Report) (*Report, error) {
+func dryRun(ctx context.Context, ro ops.RecoverOptions, rep *Report) (*Report, error) {
 	rep.ReadOnly = true
-	j, err := journal.OpenReadOnly(fsys, rep.Journal, jopts)
-	if err != nil {
-		return rep, err
-	}
-	defer j.Close()
-	rep.Intents, err = ops.PreviewRecovery(ctx, fsys, j, ops.RecoverOptions{Repo: repoDir, Rollback: opts.Rollback,
-		SwampLockTimeout: opts.SwampLockTimeout, Logger: opts.Logger})
+	var err error
+	rep.Intents, err = ops.PreviewRecovery(ctx, ro)
 	if rep.Intents == nil {
 		rep.Intents = []report.IntentOutcome{}
 	}
@@ -370,9 +334,14 @@ func (e *BlockedError) Class() swampj.Class { return swampj.ClassFailed }
 // (read-only media, no write permission): with no open intent there is
 // nothing to do — the startup-hook case — and with one it is an error that
 // names the intents. Nothing is changed either way.
-func readOnlyRecover(fsys fsx.FS, jopts journal.Options, media *journal.MediaError, rep *Report) error {
-	j, err := journal.OpenReadOnly(fsys, rep.Journal, jopts)
-	if err != nil {
+func readOnlyRecover(ro ops.RecoverOptions, media *journal.MediaError, rep *Report) error {
+	p, err := ops.InspectRecovery(ro)
+	var failed *ops.RecoveryError
+	if !errors.As(err, &failed) {
+		failed = &ops.RecoveryError{Phase: ops.PhaseRead, Err: err}
+	}
+	if err != nil && failed.Phase == ops.PhaseOpen {
+		err = failed.Err
 		var ce *journal.CorruptError
 		var unreadable *journal.MediaError
 		switch {
@@ -385,16 +354,14 @@ func readOnlyRecover(fsys fsx.FS, jopts journal.Options, media *journal.MediaErr
 		}
 		return fmt.Errorf("%w (and reading it read-only failed: %v)", media, err)
 	}
-	defer j.Close()
-	open, err := j.OpenIntents()
 	if err != nil {
-		return err
+		return failed.Err // the listing failed
 	}
 	rep.ReadOnly = true
-	if len(open) == 0 {
+	if len(p.Intents) == 0 {
 		return nil
 	}
-	return &PendingError{Intents: open, Media: media}
+	return &PendingError{Intents: p.Intents, Media: media}
 }
 
 // PendingError is returned by Run when the journal holds interrupted
@@ -432,18 +399,15 @@ func (e *PendingError) Error() string {
 // operations (read with the journal opened read-only) stay as they are.
 // Errors that already say so — another holder (busy), a damaged journal
 // moved aside, a journal that is not a file — are returned as they are.
-func openFailed(fsys fsx.FS, jopts journal.Options, path string, err error) error {
+func openFailed(ro ops.RecoverOptions, path string, err error) error {
 	var ce *journal.CorruptError
 	var nf *journal.NotAFileError
 	if errors.Is(err, ErrBusy) || errors.As(err, &ce) || errors.As(err, &nf) || fsx.IsCrash(err) {
 		return err
 	}
 	e := &OpenError{Path: path, Err: err}
-	if j, rerr := journal.OpenReadOnly(fsys, path, jopts); rerr == nil {
-		var oerr error
-		e.Intents, oerr = j.OpenIntents()
-		e.Read = oerr == nil
-		_ = j.Close()
+	if p, rerr := ops.InspectRecovery(ro); rerr == nil {
+		e.Intents, e.Read = p.Intents, true
 	}
 	return e
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -59,7 +60,7 @@ func TestNothingOpenBesideRunningWriters(t *testing.T) {
 	w.Release()
 	defer w.Close()
 	start := time.Now()
-	if _, err := recover.Run(context.Background(), root, recover.Options{JournalLockTimeout: 300 * time.Millisecond}); err != nil {
+	if _, err := recover.Run(context.Background(), root, recover.Options{Common: host.Common{JournalLockTimeout: 300 * time.Millisecond}}); err != nil {
 		t.Fatalf("recover with nothing open beside a writer: %v", err)
 	}
 	if d := time.Since(start); d > 250*time.Millisecond {
@@ -68,7 +69,7 @@ func TestNothingOpenBesideRunningWriters(t *testing.T) {
 	if _, err := w.Begin(&journal.Intent{Kind: "test", Summary: "open"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recover.Run(context.Background(), root, recover.Options{JournalLockTimeout: 300 * time.Millisecond}); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := recover.Run(context.Background(), root, recover.Options{Common: host.Common{JournalLockTimeout: 300 * time.Millisecond}}); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("recover with an intent open beside its live writer: want a lock timeout, got %v", err)
 	}
 }

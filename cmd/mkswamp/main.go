@@ -25,6 +25,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -93,10 +94,10 @@ func buildCatalog(ctx context.Context, fsys fsx.FS, dir string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{FS: fsys}, Confirm: true}); err != nil {
 		return fmt.Errorf("building the catalog: %w", err)
 	}
-	rep, err := catalogsync.Verify(ctx, fsys, r, catalogsync.Options{})
+	rep, err := catalogsync.Verify(ctx, r, catalogsync.Options{Common: host.Common{FS: fsys}})
 	if err != nil {
 		return fmt.Errorf("verifying the catalog: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 )
 
 // shownDifferences is how many differences the text output lists; --json
@@ -57,13 +58,10 @@ func init() {
 }
 
 func catalogOptions(e *env, c *cli.Context) catalogsync.Options {
-	return catalogsync.Options{
-		Confirm:            c.Bool("confirm"),
-		JournalLockTimeout: e.lockTO,
-		Command:            e.command(),
-		VerifyChecksum:     c.Bool("verify-checksums"),
-		Logger:             e.out.logger(),
-		Progress:           e.out.progress(),
+	return catalogsync.Options{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()},
+		Confirm:        c.Bool("confirm"),
+		VerifyChecksum: c.Bool("verify-checksums"),
+		Progress:       e.out.progress(),
 	}
 }
 
@@ -73,7 +71,7 @@ func runCatalogVerify(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := catalogsync.Verify(c.Context, e.fs, r, catalogOptions(e, c))
+	rep, err := catalogsync.Verify(c.Context, r, catalogOptions(e, c))
 	e.out.endProgress()
 	if err != nil {
 		return err
@@ -104,7 +102,7 @@ func runCatalogRebuild(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := catalogsync.Rebuild(c.Context, e.fs, r, catalogOptions(e, c))
+	rep, err := catalogsync.Rebuild(c.Context, r, catalogOptions(e, c))
 	e.out.endProgress()
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
@@ -184,7 +185,7 @@ func addressNotModel(model, next string) string {
 
 // resolveItem resolves the words itemArgs returned.
 func (e *env) resolveItem(r *repo.Repo, model, name string) (repo.Address, read.Model, error) {
-	a, m, err := read.ResolveItem(e.c.Context, e.fs, r, model, name)
+	a, m, err := read.ResolveItem(e.c.Context, r, model, name, host.Common{FS: e.fs})
 	if err == nil {
 		e.out.debug("item %s: model %s, resolved from %s", a, m, m.From)
 	}
@@ -426,7 +427,7 @@ func runDataGet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dc, err := read.OpenData(c.Context, e.fs, r, a, version)
+	dc, err := read.OpenData(c.Context, r, a, version, host.Common{FS: e.fs})
 	if err != nil {
 		return err
 	}
@@ -482,7 +483,7 @@ func runDataVersions(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	item, vs, err := read.DataVersions(c.Context, e.fs, r, a)
+	item, vs, err := read.DataVersions(c.Context, r, a, host.Common{FS: e.fs})
 	if err != nil {
 		return err
 	}
@@ -547,14 +548,14 @@ func runDataList(c *cli.Context) error {
 	prefix := arg
 	var model *read.Model
 	if arg != "" && !strings.Contains(arg, "/") {
-		m, err := read.ResolveModel(c.Context, e.fs, r, arg)
+		m, err := read.ResolveModel(c.Context, r, arg, host.Common{FS: e.fs})
 		if err != nil {
 			return err
 		}
 		e.out.debug("model %s, resolved from %s", m, m.From)
 		model, prefix = &m, m.Type+"/"+m.ID+"/"
 	}
-	items, err := read.ListData(c.Context, e.fs, r, prefix)
+	items, err := read.ListData(c.Context, r, prefix, host.Common{FS: e.fs})
 	if err != nil {
 		if len(items) == 0 {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 )
 
@@ -53,14 +54,11 @@ func runDoctor(c *cli.Context) error {
 	}
 	// One doctor for every datastore kind: a filesystem datastore's data
 	// root and catalog, or an extension datastore's local cache.
-	rep, err := doctor.RunAt(c.Context, e.fs, dir, doctor.Options{
-		Repair:             c.Bool("repair"),
-		Confirm:            c.Bool("confirm"),
-		JournalLockTimeout: e.lockTO,
-		VerifyChecksum:     c.Bool("verify-checksums"),
-		Command:            e.command(),
-		Logger:             e.out.logger(),
-		Progress:           e.out.progress(),
+	rep, err := doctor.RunAt(c.Context, dir, doctor.Options{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs},
+		Repair:         c.Bool("repair"),
+		Confirm:        c.Bool("confirm"),
+		VerifyChecksum: c.Bool("verify-checksums"),
+		Progress:       e.out.progress(),
 	})
 	e.out.endProgress()
 	if err != nil && !c.Bool("confirm") && errors.Is(err, context.Canceled) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -79,7 +80,7 @@ func confirmFlag() cli.Flag {
 }
 
 func namespaceOptions(e *env) migrate.NamespaceOptions {
-	return migrate.NamespaceOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
+	return migrate.NamespaceOptions{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}}
 }
 
 func runNamespaceSet(c *cli.Context) error {
@@ -91,7 +92,7 @@ func runNamespaceSet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := migrate.SetNamespace(c.Context, e.fs, r, c.Args().First(), namespaceOptions(e))
+	res, err := migrate.SetNamespace(c.Context, r, c.Args().First(), namespaceOptions(e))
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func runNamespaceUnset(c *cli.Context) error {
 		return err
 	}
 	if !confirm {
-		p, err := migrate.PreviewUnsetNamespace(e.fs, r)
+		p, err := migrate.PreviewUnsetNamespace(r, host.Common{FS: e.fs})
 		if err != nil {
 			return err
 		}
@@ -127,7 +128,7 @@ func runNamespaceUnset(c *cli.Context) error {
 			fmt.Fprintln(w, "Add --confirm to execute: swampj datastore namespace unset --confirm")
 		})
 	}
-	res, err := migrate.UnsetNamespace(c.Context, e.fs, r, namespaceOptions(e))
+	res, err := migrate.UnsetNamespace(c.Context, r, namespaceOptions(e))
 	if err != nil {
 		return err
 	}
@@ -150,10 +151,10 @@ func runMigration(c *cli.Context, opts migrate.MigrateOptions) error {
 	if err != nil {
 		return err
 	}
-	opts.JournalLockTimeout, opts.Command = e.lockTO, e.command()
+	opts.FS, opts.JournalLockTimeout, opts.Command = e.fs, e.lockTO, e.command()
 	opts.Progress, opts.Logger = e.out.progress(), e.out.logger()
 	defer e.out.endProgress()
-	res, err := migrate.Migrate(c.Context, e.fs, r, opts)
+	res, err := migrate.Migrate(c.Context, r, opts)
 	var failed *migrate.MigrateFailedError
 	var unfinished *migrate.UnfinishedIntentError
 	var stopped *migrate.MigrateInterruptedError
@@ -309,7 +310,7 @@ func runNamespaceList(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := migrate.ListNamespaceManifests(e.fs, r)
+	l, err := migrate.ListNamespaceManifests(r, host.Common{FS: e.fs})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/recover"
 )
@@ -38,14 +39,10 @@ func runRecover(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := recover.Run(c.Context, dir, recover.Options{
-		FS:                 e.fs,
-		Rollback:           c.Bool("rollback"),
-		DryRun:             c.Bool("dry-run"),
-		JournalLockTimeout: e.lockTO,
-		Command:            e.command(),
-		Logger:             e.out.logger(),
-		Progress:           e.out.progress(),
+	rep, err := recover.Run(c.Context, dir, recover.Options{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()},
+		Rollback: c.Bool("rollback"),
+		DryRun:   c.Bool("dry-run"),
+		Progress: e.out.progress(),
 	})
 	e.out.endProgress()
 	var blocked *recover.BlockedError

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/wrapped"
 )
 
@@ -32,7 +33,7 @@ func remoteCache(e *env) (*wrapped.Remote, error) {
 // remoteDoctorOptions are the doctor's options of a wrapped command on a
 // remote-backed repo.
 func remoteDoctorOptions(e *env) doctor.Options {
-	return doctor.Options{Env: os.Getenv, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}
+	return doctor.Options{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}, Env: os.Getenv}
 }
 
 // runRemoteBefore is `swampj run`'s step 1b on a remote-backed repo: the
@@ -53,7 +54,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, e
 	// byte, large ones too: a push hashes what it walks and uploads
 	// whatever differs from the index.
 	o.VerifyChecksum = true
-	check, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)
+	check, err := doctor.RunAt(c.Context, rc.RepoDir(), o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.CacheDir(), err))
 		return rc, nil
@@ -71,7 +72,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, e
 		return rc, nil
 	}
 	o.Repair, o.Confirm = true, true
-	rep, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)
+	rep, err := doctor.RunAt(c.Context, rc.RepoDir(), o)
 	if err != nil && wouldPush > 0 {
 		return nil, fmt.Errorf("repairing the datastore cache %s before the command failed, so %q was not run "+
 			"(its push would upload %d damaged file(s)): %w", rc.CacheDir(), command, wouldPush, err)
@@ -97,7 +98,7 @@ func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time)
 	rc.SyncFS(wrapped.GuardOptions{FS: e.fs, Logger: e.out.logger()})
 	o := remoteDoctorOptions(e)
 	o.Repair, o.Confirm, o.ChangedSince = c.Bool("repair"), c.Bool("repair"), start
-	rep, err := doctor.RunAt(c.Context, e.fs, rc.RepoDir(), o)
+	rep, err := doctor.RunAt(c.Context, rc.RepoDir(), o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("the cache doctor after the command failed: %v; run 'swampj doctor'", err))
 		return

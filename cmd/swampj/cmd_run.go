@@ -24,6 +24,7 @@ import (
 
 	swampjerr "github.com/swampj/swampj" // named apart from the tests' swampj helper
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -106,8 +107,7 @@ func runRun(c *cli.Context) error {
 	if f, ok := c.App.Reader.(*os.File); ok {
 		cmd.Stdin = f
 	}
-	wopts := wrapped.Options{Command: args, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded"),
-		JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}
+	wopts := wrapped.Options{Common: host.Common{Command: args, JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded")}
 	if wopts.SyncInterval == 0 {
 		wopts.SyncInterval = -1
 	}
@@ -177,8 +177,7 @@ func lookCommand(dir, name string) error {
 // It returns the repo the barrier covers and, for a remote-backed repo,
 // its cache.
 func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *wrapped.Remote, error) {
-	rep, err := recover.Run(c.Context, dir, recover.Options{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
-		Progress: e.out.progress()})
+	rep, err := recover.Run(c.Context, dir, recover.Options{Common: host.Common{FS: e.fs, JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger()}, Progress: e.out.progress()})
 	e.out.endProgress() // the line is cleared before the command writes to the terminal
 	if err != nil {
 		return nil, nil, fmt.Errorf("recovery before the command failed, so %q was not run: %w", name, err)
@@ -236,7 +235,7 @@ func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *wrapped
 		runRemoteAfter(c, e, rc, start)
 	case unguarded:
 		// No change log: the walk of what changed since the start.
-		if only, err := read.ChangedItems(c.Context, e.fs, r, start); err != nil {
+		if only, err := read.ChangedItems(c.Context, r, start, host.Common{FS: e.fs}); err != nil {
 			e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
 		} else {
 			doctorChanged(c, e, r, only)
@@ -297,9 +296,8 @@ func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
 	if len(changed) == 0 {
 		return
 	}
-	drep, derr := doctor.Run(c.Context, e.fs, r, doctor.Options{
-		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), JournalLockTimeout: e.lockTO,
-		Command: e.command(), Logger: e.out.logger(), Only: changed, Progress: e.out.progress(),
+	drep, derr := doctor.Run(c.Context, r, doctor.Options{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs},
+		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), Only: changed, Progress: e.out.progress(),
 	})
 	e.out.endProgress()
 	renderDoctorRemedies(drep)

@@ -38,11 +38,11 @@ package catalogsync
 
 import (
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/swampj/swampj"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
@@ -56,17 +56,13 @@ type Options struct {
 	// Confirm makes Rebuild change the catalog; without it the
 	// rebuild only reports what it would change. Verify ignores it.
 	Confirm bool
-	// JournalLockTimeout bounds the wait for another swampj (0: journal default).
-	JournalLockTimeout time.Duration
-	// Command is recorded as the journal lock holder.
-	Command []string
+	// Common is the file system, the journal lock's timeout, the recorded
+	// command and the logger (warnings at level Warn).
+	host.Common
 	// VerifyChecksum, Workers and Progress are passed to ExpectedRows.
 	VerifyChecksum bool
 	Workers        int
 	Progress       report.Progress
-	// Logger receives warnings (a journal moved aside) at level Warn
-	// (nil: nothing is logged).
-	Logger *slog.Logger
 }
 
 // StaleNamespace is another namespace's rows that rebuild treats as this

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/catalog"
@@ -31,6 +32,9 @@ const CodeRowInvalid store.Code = "row_invalid"
 
 // ExpectedOptions configure ExpectedRows.
 type ExpectedOptions struct {
+	// Common's FS is the disk scanned (nil: the real one); the rest is
+	// not used.
+	host.Common
 	// StepLatestColumn selects the latest-flag rule of a catalog with the
 	// swamp-format §11 is_step_latest column (catalog.Catalog.HasStepLatest). Rebuild and
 	// verify set it from the catalog; Expected.Mark changes it afterwards.
@@ -174,8 +178,8 @@ type scanned struct {
 //
 // Cost: the walk's ReadDirs, and per version one read of metadata.yaml and
 // one stat of raw (content only with VerifyChecksum).
-func ExpectedRows(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts ExpectedOptions) (*Expected, error) {
-	fsys = fsx.OrReal(fsys)
+func ExpectedRows(ctx context.Context, r *repo.Repo, opts ExpectedOptions) (*Expected, error) {
+	fsys := opts.Disk()
 	e := &Expected{
 		Namespace:    r.Namespace,
 		DataRoot:     r.DataRoot,

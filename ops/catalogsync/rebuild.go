@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
@@ -25,7 +26,7 @@ import (
 // root holds no version, item or damaged entry a rebuild would see (it may
 // be missing, or hold empty directories): the same walk the rebuild does.
 func namespaceHoldsNoData(ctx context.Context, fsys fsx.FS, r *repo.Repo) (bool, error) {
-	exp, err := ExpectedRows(ctx, fsys, r, ExpectedOptions{})
+	exp, err := ExpectedRows(ctx, r, ExpectedOptions{Common: host.Common{FS: fsys}})
 	if err != nil {
 		return false, err
 	}
@@ -50,10 +51,54 @@ func soloView(r *repo.Repo) *repo.Repo {
 // (Report.SoloView), and refuses (*UnmigratedError) if both do. Without
 // opts.Confirm it only reports. It holds the journal lock throughout and
 // refuses while the journal holds an open intent (*OpenIntentsError).
-func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
-	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1, before the journal
+func Rebuild(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
+	fsys := opts.Disk()
+	r, rep, err := rebuildReport(ctx, fsys, r, opts)
+	if err != nil {
 		return nil, err
+	}
+	if !opts.Confirm {
+		// The preview is an inspection: the journal is only read.
+		j, open, err := readJournalListOpen(r, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer j.Close()
+		if len(open) > 0 {
+			return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
+		}
+		return verifyLocked(ctx, fsys, r, opts, rep)
+	}
+	return rebuildConfirmed(ctx, fsys, r, opts, rep)
+}
+
+// RebuildIn is a confirmed Rebuild in the journal session sess its caller
+// holds — a doctor's repair rebuilds the catalog in its own session — with
+// the same checks (no intent open, the format, data not yet migrated); the
+// session stays open. A simulated crash is noted in sess, which its Close
+// then abandons.
+func RebuildIn(ctx context.Context, sess *session.Session, r *repo.Repo, opts Options) (*Report, error) {
+	opts.Confirm = true
+	fsys := opts.Disk()
+	r, rep, err := rebuildReport(ctx, fsys, r, opts)
+	if err != nil {
+		return nil, sess.Note(err)
+	}
+	start := time.Now()
+	open, err := sess.Journal().OpenIntents()
+	if err != nil {
+		return nil, sess.Note(err)
+	}
+	rep, err = rebuildLocked(ctx, fsys, sess.Journal(), open, time.Since(start), r, opts, rep)
+	return rep, sess.Note(err)
+}
+
+// rebuildReport is Rebuild's start, before the journal: the format marker
+// (swamp-format §13.1), and data not yet migrated into the namespace — a
+// refusal, or the repo seen solo (Report.SoloView), which it returns.
+func rebuildReport(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*repo.Repo, *Report, error) {
+	if err := repo.RefuseUnknownFormat(fsys, r.Base, opts.Confirm, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1, before the journal
+		return nil, nil, err
 	}
 	rep := newReport("rebuild", r)
 	rep.Confirmed = opts.Confirm
@@ -61,11 +106,11 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 	if rep.UnmigratedData != "" {
 		empty, err := namespaceHoldsNoData(ctx, fsys, r)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !empty {
 			if opts.Confirm {
-				return nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
+				return nil, nil, &UnmigratedError{Path: rep.UnmigratedData, Namespace: r.Namespace}
 			}
 		} else {
 			// Everything sits at the solo path and the namespace's own
@@ -84,19 +129,7 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 			rep.Confirmed, rep.UnmigratedData, rep.SoloView = opts.Confirm, unmigrated, true
 		}
 	}
-	if !opts.Confirm {
-		// The preview is an inspection: the journal is only read.
-		j, open, err := readJournalListOpen(fsys, r, opts)
-		if err != nil {
-			return nil, err
-		}
-		defer j.Close()
-		if len(open) > 0 {
-			return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
-		}
-		return verifyLocked(ctx, fsys, r, opts, rep)
-	}
-	return rebuildConfirmed(ctx, fsys, r, opts, rep)
+	return r, rep, nil
 }
 
 // rebuildConfirmed is the confirmed rebuild: under the journal lock, with
@@ -110,23 +143,29 @@ func Rebuild(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Rep
 // under the name meanwhile (swamp created one), that one is rebuilt in
 // place instead.
 func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
-	tm := &Timings{}
+	start := time.Now()
+	sess, open, err := lockJournalListOpen(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	return rebuildLocked(ctx, fsys, sess.Journal(), open, time.Since(start), r, opts, rep)
+}
+
+// rebuildLocked is the confirmed rebuild once the journal j is held (its
+// open intents listed, which took locked).
+func rebuildLocked(ctx context.Context, fsys fsx.FS, j *journal.Journal, open []*journal.Intent, locked time.Duration,
+	r *repo.Repo, opts Options, rep *Report) (*Report, error) {
+	tm := &Timings{Lock: locked}
 	mark := time.Now()
 	lap := func(d *time.Duration) {
 		now := time.Now()
 		*d += now.Sub(mark)
 		mark = now
 	}
-	sess, open, err := lockJournalListOpen(fsys, r, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	j := sess.Journal()
 	if len(open) > 0 {
 		return nil, report.NewOpenIntentsError(open, "rebuild the catalog")
 	}
-	lap(&tm.Lock)
 
 	c, err := catalog.Open(ctx, fsys, r.CatalogPath, catalog.Options{Mode: catalog.ModeReadWrite, NoCreate: true})
 	var missing *catalog.MissingError
@@ -145,7 +184,7 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 		}
 	}
 	lap(&tm.Open)
-	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c != nil && c.HasStepLatest()))
+	exp, err := ExpectedRows(ctx, r, expectedOpts(opts, c != nil && c.HasStepLatest()))
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +246,8 @@ func rebuildConfirmed(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Optio
 
 // lockJournalListOpen takes the journal lock (no other swampj runs while
 // the catalog is compared) and lists the interrupted operations it holds.
-func lockJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command, Warn: session.WarnTo(opts.Logger)})
+func lockJournalListOpen(r *repo.Repo, opts Options) (*session.Session, []*journal.Intent, error) {
+	sess, err := session.Open(opts.Common, r.JournalPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -237,9 +276,9 @@ func catalogNotBuilt(ctx context.Context, c *catalog.Catalog) (bool, error) {
 // disk in one transaction, as a confirmed rebuild does; a catalog with rows,
 // a populated one, or none at all is left alone. The caller holds the
 // journal lock, and no data is mid-change. It reports whether it built. A
-// nil fsys is the real disk; a nil cat opens the repo's own catalog.
-func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat protocol.CatalogOpener) (bool, error) {
-	fsys = fsx.OrReal(fsys)
+// nil c.FS is the real disk; a nil cat opens the repo's own catalog.
+func BuildIfNotBuilt(ctx context.Context, r *repo.Repo, cat protocol.CatalogOpener, c host.Common) (bool, error) {
+	fsys := c.Disk()
 	if cat == nil {
 		cat = protocol.RepoCatalog(fsys, r.Dir)
 		defer cat.Close()
@@ -247,21 +286,21 @@ func BuildIfNotBuilt(ctx context.Context, fsys fsx.FS, r *repo.Repo, cat protoco
 	if unmigratedData(fsys, r) != "" {
 		return false, nil // the rows would describe data that is about to move
 	}
-	c, ok, err := cat.Existing(ctx)
+	cc, ok, err := cat.Existing(ctx)
 	if err != nil || !ok {
 		return false, err
 	}
-	if f := c.Foreign(); f != nil {
+	if f := cc.Foreign(); f != nil {
 		return false, f
 	}
-	if empty, err := catalogNotBuilt(ctx, c); err != nil || !empty {
+	if empty, err := catalogNotBuilt(ctx, cc); err != nil || !empty {
 		return false, err
 	}
-	exp, err := ExpectedRows(ctx, fsys, r, ExpectedOptions{StepLatestColumn: c.HasStepLatest()})
+	exp, err := ExpectedRows(ctx, r, ExpectedOptions{Common: c, StepLatestColumn: cc.HasStepLatest()})
 	if err != nil {
 		return false, err
 	}
-	_, applied, err := c.Rebuild(ctx, r.Namespace, exp.Rows, nil)
+	_, applied, err := cc.Rebuild(ctx, r.Namespace, exp.Rows, nil)
 	return applied, err
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -44,7 +45,7 @@ func exampleRepo(t *testing.T) (*repo.Repo, example.Stats) {
 
 func rebuild(t *testing.T, r *repo.Repo, confirm bool) *catalogsync.Report {
 	t.Helper()
-	rep, err := catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{Confirm: confirm, JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: confirm})
 	if err != nil {
 		t.Fatalf("rebuild (confirm %v): %v", confirm, err)
 	}
@@ -53,7 +54,7 @@ func rebuild(t *testing.T, r *repo.Repo, confirm bool) *catalogsync.Report {
 
 func verify(t *testing.T, r *repo.Repo) *catalogsync.Report {
 	t.Helper()
-	rep, err := catalogsync.Verify(ctx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Verify(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -142,7 +143,7 @@ func TestRebuildCreatesTheCatalogOnlyWhenConfirmed(t *testing.T) {
 		t.Fatalf("%d rows in the catalog, report says %d expected of %d readable (%d renamed)",
 			len(got), c.Counts.ExpectedRows, c.Counts.Readable, c.Counts.RenamedVersions)
 	}
-	exp, err := catalogsync.ExpectedRows(ctx, fsx.Real(), r, catalogsync.ExpectedOptions{StepLatestColumn: c.StepLatestColumn})
+	exp, err := catalogsync.ExpectedRows(ctx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, StepLatestColumn: c.StepLatestColumn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,12 +218,12 @@ func TestRebuildRefusesWhileAnIntentIsOpen(t *testing.T) {
 	}
 	j.Abandon() // the process died
 
-	_, err = catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+	_, err = catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true})
 	var open *report.OpenIntentsError
 	if !errors.As(err, &open) || len(open.IDs) != 1 || open.IDs[0] != id {
 		t.Fatalf("rebuild with intent %d open: %v, want *OpenIntentsError naming it", id, err)
 	}
-	if _, err := catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second}); !errors.As(err, &open) {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}}); !errors.As(err, &open) {
 		t.Fatalf("preview with intent %d open: %v, want *OpenIntentsError", id, err)
 	}
 	if len(files(t, r)) != 0 {
@@ -242,11 +243,11 @@ func TestRebuildAndVerifyWaitForTheJournalLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	o := catalogsync.Options{Confirm: true, JournalLockTimeout: 200 * time.Millisecond}
-	if _, err := catalogsync.Rebuild(ctx, fsx.Real(), r, o); !errors.Is(err, journal.ErrLockTimeout) {
+	o := catalogsync.Options{Common: host.Common{JournalLockTimeout: 200 * time.Millisecond}, Confirm: true}
+	if _, err := catalogsync.Rebuild(ctx, r, o); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("rebuild under another holder: %v, want a lock timeout", err)
 	}
-	if _, err := catalogsync.Verify(ctx, fsx.Real(), r, o); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := catalogsync.Verify(ctx, r, o); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("verify under another holder: %v, want a lock timeout", err)
 	}
 	if len(files(t, r)) != 0 {
@@ -258,11 +259,11 @@ func TestRebuildAndVerifyWaitForTheJournalLock(t *testing.T) {
 func TestExpectedRowsDoNotDependOnWorkers(t *testing.T) {
 	r, _ := exampleRepo(t)
 	emptyVersion(t, r, helloResult, "3")
-	one, err := catalogsync.ExpectedRows(ctx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 1})
+	one, err := catalogsync.ExpectedRows(ctx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	many, err := catalogsync.ExpectedRows(ctx, fsx.Real(), r, catalogsync.ExpectedOptions{Workers: 8})
+	many, err := catalogsync.ExpectedRows(ctx, r, catalogsync.ExpectedOptions{Common: host.Common{FS: fsx.Real()}, Workers: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestExpectedRowsDoNotDependOnWorkers(t *testing.T) {
 // left alone.
 func TestBuildIfNotBuilt(t *testing.T) {
 	r, _ := exampleRepo(t)
-	built, err := catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
+	built, err := catalogsync.BuildIfNotBuilt(ctx, r, nil, host.Common{FS: fsx.Real()})
 	if err != nil || built || len(files(t, r)) != 0 {
 		t.Fatalf("without a catalog: built %v, %v, files %v; want nothing done", built, err, files(t, r))
 	}
@@ -291,7 +292,7 @@ func TestBuildIfNotBuilt(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	built, err = catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
+	built, err = catalogsync.BuildIfNotBuilt(ctx, r, nil, host.Common{FS: fsx.Real()})
 	if err != nil || !built {
 		t.Fatalf("an empty catalog: built %v, %v; want built", built, err)
 	}
@@ -301,7 +302,7 @@ func TestBuildIfNotBuilt(t *testing.T) {
 
 	emptyVersion(t, r, helloResult, "3")
 	before := rowKeys(t, r)
-	built, err = catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, nil)
+	built, err = catalogsync.BuildIfNotBuilt(ctx, r, nil, host.Common{FS: fsx.Real()})
 	if err != nil || built {
 		t.Fatalf("a catalog with rows: built %v, %v; want left alone", built, err)
 	}
@@ -318,7 +319,7 @@ func TestHandleOpensOnFirstUse(t *testing.T) {
 	if len(files(t, r)) != 0 {
 		t.Fatal("OpenHandle opened the catalog")
 	}
-	built, err := catalogsync.BuildIfNotBuilt(ctx, fsx.Real(), r, h.Opener())
+	built, err := catalogsync.BuildIfNotBuilt(ctx, r, h.Opener(), host.Common{FS: fsx.Real()})
 	if err != nil || built {
 		t.Fatalf("BuildIfNotBuilt through a handle without a catalog: %v, %v", built, err)
 	}
@@ -393,7 +394,7 @@ func TestRebuildMovesADamagedCatalogAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := files(t, r)
-	if _, err := catalogsync.Verify(ctx, fsx.Real(), r, catalogsync.Options{JournalLockTimeout: time.Second}); err == nil {
+	if _, err := catalogsync.Verify(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}}); err == nil {
 		t.Fatal("verify of a damaged catalog: no error")
 	}
 	if p := rebuild(t, r, false); p.CatalogDamaged == "" || p.Applied {

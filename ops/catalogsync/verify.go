@@ -19,14 +19,14 @@ import (
 // agree. A missing catalog is reported (every expected row missing); a
 // damaged one or one with a foreign schema is returned as the catalog
 // package's error.
-func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
+func Verify(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
+	fsys := opts.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, session.WarnTo(opts.Logger)); err != nil { // swamp-format §13.1
 		return nil, err
 	}
 	rep := newReport("verify", r)
 	rep.UnmigratedData = unmigratedData(fsys, r)
-	j, open, err := readJournalListOpen(fsys, r, opts)
+	j, open, err := readJournalListOpen(r, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -40,8 +40,8 @@ func Verify(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Repo
 
 // readJournalListOpen is lockJournalListOpen for inspections
 // (session.Inspect): no journal is created, an existing one is only read.
-func readJournalListOpen(fsys fsx.FS, r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
-	return session.Inspect(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Warn: session.WarnTo(opts.Logger)})
+func readJournalListOpen(r *repo.Repo, opts Options) (*journal.Journal, []*journal.Intent, error) {
+	return session.Inspect(opts.Common, r.JournalPath)
 }
 
 // verifyLocked is verify (and the rebuild preview) once the lock is held.
@@ -74,7 +74,7 @@ func verifyLocked(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, 
 // expected row is missing. A repo without data and without a catalog is in
 // sync — swamp creates the file empty when it first needs it.
 func noCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options, rep *Report) (*Report, error) {
-	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, false))
+	exp, err := ExpectedRows(ctx, r, expectedOpts(opts, false))
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func compare(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog,
 // expect walks the disk with the catalog's flag rule and sorts the other
 // namespaces of the catalog into the repo's old stamps and foreign ones.
 func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, opts Options, rep *Report) (*Expected, []string, error) {
-	exp, err := ExpectedRows(ctx, fsys, r, expectedOpts(opts, c.HasStepLatest()))
+	exp, err := ExpectedRows(ctx, r, expectedOpts(opts, c.HasStepLatest()))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,5 +122,5 @@ func expect(ctx context.Context, fsys fsx.FS, r *repo.Repo, c *catalog.Catalog, 
 }
 
 func expectedOpts(opts Options, step bool) ExpectedOptions {
-	return ExpectedOptions{StepLatestColumn: step, VerifyChecksum: opts.VerifyChecksum, Workers: opts.Workers, Progress: opts.Progress}
+	return ExpectedOptions{Common: opts.Common, StepLatestColumn: step, VerifyChecksum: opts.VerifyChecksum, Workers: opts.Workers, Progress: opts.Progress}
 }

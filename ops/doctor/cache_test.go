@@ -23,6 +23,7 @@ import (
 
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -150,7 +151,7 @@ func TestRunAtOnS3RepoChecksTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
-	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env})
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestRunAtOnS3RepoChecksTheCache(t *testing.T) {
 func TestCacheReportJSONShape(t *testing.T) {
 	f := newCacheRepo(t, 3)
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
-	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env, Repair: true})
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +225,7 @@ func TestCacheRepairThroughRunAt(t *testing.T) {
 	}
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
 	g := &lockGranted{}
-	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: g,
-		JournalLockTimeout: time.Second})
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Env: f.env, Repair: true, Confirm: true, BucketLock: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestCacheRepairThroughRunAt(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(rep.Quarantine, cacheItem, "2", "raw")); err != nil || fi.Size() != 0 {
 		t.Errorf("the torn raw is not in quarantine: %v", err)
 	}
-	again, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env})
+	again, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env})
 	if err != nil || len(again.Findings) != 0 || again.Outcome != doctor.OutcomeClean || len(again.Notices) != 1 ||
 		again.Notices[0].Code != doctor.CodeCacheMissingFile || again.Notices[0].Next != doctor.NextRepull || again.Notices[0].Remedy != report.RemedyNone {
 		t.Fatalf("after the repair: %v %+v %+v", err, again.Findings, again.Notices)
@@ -258,7 +258,7 @@ func TestCacheUnknownFileIsManual(t *testing.T) {
 	f := newCacheRepo(t, 1)
 	put(t, filepath.Join(f.cache, "outputs", "stray.yaml"), []byte("x: 1\n"))
 	g := &lockGranted{}
-	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: g})
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestCacheRepairRefusedWhenTheLockIsBusy(t *testing.T) {
 	f := newCacheRepo(t, 3)
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
 	before := fsxtest.Snapshot(t, filepath.Dir(f.dir), nil)
-	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: lockBusy{}})
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: lockBusy{}})
 	var le *doctor.CacheLockError
 	if !errors.As(err, &le) || le.Code() != "lock_timeout" || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("%v", err)
@@ -298,7 +298,7 @@ func TestCacheRepairRefusedWhenTheLockIsBusy(t *testing.T) {
 func TestRunAtRefusesAnUnknownExtension(t *testing.T) {
 	dir := t.TempDir()
 	put(t, filepath.Join(dir, ".swamp.yaml"), []byte("repoId: "+cacheRepoID+"\ndatastore:\n  type: \"@acme/tape-datastore\"\n  config: {}\n"))
-	_, err := doctor.RunAt(context.Background(), nil, dir, doctor.Options{Env: func(string) string { return "" }})
+	_, err := doctor.RunAt(context.Background(), dir, doctor.Options{Env: func(string) string { return "" }})
 	if !errors.Is(err, remote.ErrUnknownType) {
 		t.Fatalf("%v", err)
 	}
@@ -320,8 +320,8 @@ func TestCacheRepairFailedReportsNothingRepaired(t *testing.T) {
 	now := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 	taken := filepath.Join(f.cache+".swampj-quarantine", now.Format("20060102T150405.000Z"), cacheItem, "2", "raw")
 	put(t, taken, []byte("someone's"))
-	rep, err := doctor.RunAt(context.Background(), nil, f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: &lockGranted{},
-		JournalLockTimeout: time.Second, Now: func() time.Time { return now }})
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Env: f.env, Repair: true, Confirm: true, BucketLock: &lockGranted{},
+		Now: func() time.Time { return now }})
 	var re *doctor.CacheRepairError
 	if !errors.As(err, &re) || re.IntentID == 0 {
 		t.Fatalf("want a *CacheRepairError, got %v", err)

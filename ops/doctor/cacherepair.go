@@ -286,7 +286,7 @@ func runCacheRepair(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options
 	if err := fsx.MkdirAllDurable(fsys, filepath.Dir(c.JournalPath), fsx.DirMode); err != nil {
 		return err
 	}
-	sess, err := session.Open(fsys, c.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
+	sess, err := session.Open(o.Common, c.JournalPath)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -46,7 +47,7 @@ func damaged(t *testing.T) *repo.Repo {
 		t.Fatal(err)
 	}
 	r := load(t, dir)
-	if _, err := catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{Confirm: true}); err != nil {
+	if _, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"raw", "metadata.yaml"} {
@@ -69,7 +70,7 @@ func load(t *testing.T, dir string) *repo.Repo {
 func run(t *testing.T, r *repo.Repo, o doctor.Options) *doctor.Report {
 	t.Helper()
 	o.Now, o.JournalLockTimeout = now, time.Second
-	rep, err := doctor.Run(ctx, fsx.Real(), r, o)
+	rep, err := doctor.Run(ctx, r, o)
 	if err != nil {
 		t.Fatalf("doctor %+v: %v", o, err)
 	}
@@ -225,7 +226,7 @@ func TestRepairSkipsAModelWhoseLockIsBusy(t *testing.T) {
 	}
 	defer l.Release()
 	before := everything(t, r)
-	rep := run(t, r, doctor.Options{Repair: true, Confirm: true, SwampLockTimeout: 200 * time.Millisecond})
+	rep := run(t, r, doctor.Options{Common: host.Common{SwampLockTimeout: 200 * time.Millisecond}, Repair: true, Confirm: true})
 	f := unreadable(t, rep)
 	if f.Status != doctor.StatusSkipped || f.Reason == "" {
 		t.Fatalf("finding %+v, want skipped with a reason", f)
@@ -251,7 +252,7 @@ func TestRepairCutAnywhereIsFinishedByRecover(t *testing.T) {
 	count := fsx.NewFault(fsx.Real())
 	scratch := filepath.Join(t.TempDir(), "repo")
 	fsxtest.CopyTree(t, template.Dir, scratch)
-	if _, err := doctor.Run(ctx, count, load(t, scratch), doctor.Options{Repair: true, Confirm: true, Now: now}); err != nil {
+	if _, err := doctor.Run(ctx, load(t, scratch), doctor.Options{Common: host.Common{FS: count}, Repair: true, Confirm: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	total := count.Ops()
@@ -267,10 +268,10 @@ func TestRepairCutAnywhereIsFinishedByRecover(t *testing.T) {
 			fsxtest.CopyTree(t, template.Dir, dir)
 			r := load(t, dir)
 			fault := fsx.NewFault(fsx.Real()).CrashAfter(k)
-			if _, err := doctor.Run(ctx, fault, r, doctor.Options{Repair: true, Confirm: true, Now: now, JournalLockTimeout: time.Second}); err != nil && !fsx.IsCrash(err) {
+			if _, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fault}, Repair: true, Confirm: true, Now: now}); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("repair cut after %d operations: %v", k, err)
 			}
-			if _, err := recover.Run(ctx, dir, recover.Options{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second, SwampLockTimeout: time.Second}}); err != nil {
 				t.Fatalf("recover: %v", err)
 			}
 			// Finished by recover, or (cut before its intent was
@@ -370,4 +371,41 @@ func TestOnlyLimitsTheRunToTheNamedItems(t *testing.T) {
 	}
 	// The other damaged item was not looked at: the full run still finds it.
 	unreadable(t, run(t, r, doctor.Options{}))
+}
+
+// A confirmed repair that changes data in a repo whose catalog is damaged
+// rebuilds the catalog in the repair's own journal session: the journal is
+// taken for writing once (one holder record written), where a rebuild in a
+// session of its own takes it a second time.
+func TestRepairRebuildsTheCatalogInItsOwnSession(t *testing.T) {
+	r := damaged(t)
+	sidecars, err := filepath.Glob(r.CatalogPath + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range sidecars {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(r.CatalogPath, []byte(strings.Repeat("not a catalog ", 512)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := fsx.NewFault(fsx.Real())
+	rep := run(t, r, doctor.Options{Common: host.Common{FS: trace}, Repair: true, Confirm: true})
+	if !rep.Clean() {
+		t.Fatalf("the repair left %d findings: %+v", rep.Remaining, rep.Findings)
+	}
+	if got := unreadable(t, rep); got.Status != doctor.StatusRepaired {
+		t.Fatalf("the data finding: %+v, want it repaired", got)
+	}
+	holds := 0
+	for _, op := range trace.Trace() {
+		if op.Kind == "create" && op.Path == journal.HolderPath(r.JournalPath)+".tmp" {
+			holds++
+		}
+	}
+	if holds != 1 {
+		t.Fatalf("the repair took the journal for writing %d times, want once (the catalog rebuilt in the repair's session)", holds)
+	}
 }

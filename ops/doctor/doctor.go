@@ -67,10 +67,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/report"
 
@@ -146,25 +146,19 @@ type Options struct {
 	Repair bool
 	// Confirm (with Repair) executes the plan as one journaled intent.
 	Confirm bool
-	// JournalLockTimeout bounds the wait for swampj's journal lock
-	// (0: journal.DefaultLockTimeout).
-	JournalLockTimeout time.Duration
-	// SwampLockTimeout bounds the wait, per model, for swamp's per-model
-	// lock; a model whose lock stays busy is skipped (0: the same as
-	// JournalLockTimeout).
-	SwampLockTimeout time.Duration
+	// Common is the file system, the lock timeouts, the recorded command
+	// and the logger. SwampLockTimeout bounds the wait, per model, for
+	// swamp's per-model lock; a model whose lock stays busy is skipped (0:
+	// the same as JournalLockTimeout). The Logger receives warnings (a
+	// journal moved aside, a lock not released) at level Warn, and the
+	// executor's step records of a repair at level Debug.
+	host.Common
 	// Now is the clock of the quarantine stamp (nil: time.Now).
 	Now func() time.Time
 	// VerifyChecksum also hashes every raw and compares it with the metadata
 	// checksum (reads all data; a zero-filled raw of the right size is only
 	// found this way).
 	VerifyChecksum bool
-	// Command is recorded in the intent and as the journal lock holder.
-	Command []string
-	// Logger receives warnings (a journal moved aside, a lock not
-	// released) at level Warn, and the executor's step records of a
-	// repair at level Debug (nil: nothing is logged).
-	Logger *slog.Logger
 	// Progress, if set, receives "scanning" (or, with VerifyChecksum,
 	// "verifying checksums"): items scanned of the items walked so far.
 	Progress report.Progress
@@ -200,6 +194,10 @@ type Options struct {
 	// (journal, catalog copies, swamp's checks, always-local directories)
 	// are the configured run's.
 	otherRoot bool
+	// staleBefore is the journal's stale-catalog mark as the run found
+	// it, for the catalog work a confirmed repair does in its session
+	// (settleCatalog).
+	staleBefore *journal.CatalogStale
 }
 
 func (o Options) withDefaults() Options {
@@ -289,6 +287,9 @@ type Report struct {
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
 	catalogRebuilt bool
+	// catalogSettled: the repair did its catalog work (a damaged
+	// catalog's rebuild, settleCatalog) in its own journal session.
+	catalogSettled bool
 }
 
 // Clean reports whether nothing is left to fix.
@@ -315,8 +316,8 @@ func (r *Report) OnlySkipped() bool {
 // Both answer with the same Report. An extension datastore of another
 // type is a *remote.UnknownTypeError (remote.ErrUnknownType): swampj
 // leaves it to swamp.
-func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
+func RunAt(ctx context.Context, dir string, opts Options) (*Report, error) {
+	fsys := opts.Disk()
 	env := opts.Env
 	if env == nil {
 		env = os.Getenv
@@ -333,7 +334,7 @@ func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report,
 	if err != nil {
 		return nil, err
 	}
-	return Run(ctx, fsys, r, opts)
+	return Run(ctx, r, opts)
 }
 
 // Run checks the repo's data root and catalog (a filesystem datastore:
@@ -341,8 +342,8 @@ func RunAt(ctx context.Context, fsys fsx.FS, dir string, opts Options) (*Report,
 // plans (and with opts.Confirm executes) the repair. It never prints. The
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
-func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report, error) {
-	fsys = fsx.OrReal(fsys)
+func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
+	fsys := opts.Disk()
 	o := opts.withDefaults()
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
@@ -352,7 +353,7 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, o.Confirm, func(w string) { formatWarning = w }); err != nil {
 		return nil, err
 	}
-	open, stale, err := journalState(fsys, r, o)
+	open, stale, err := journalState(r, o)
 	var damaged *journal.CorruptError
 	if errors.As(err, &damaged) && !o.Confirm {
 		// A journal that cannot be read hides the interrupted operations
@@ -366,9 +367,9 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		// (nothing is deleted) and repairs the data with a fresh one: the
 		// operations it may have held are unknown either way, and the data
 		// is what the repair is for.
-		setAside, err = setJournalAside(fsys, r, o)
+		setAside, err = setJournalAside(r, o)
 		if err == nil {
-			open, stale, err = journalState(fsys, r, o)
+			open, stale, err = journalState(r, o)
 		}
 	}
 	if err != nil {
@@ -382,10 +383,11 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 		if err := finishOpen(ctx, fsys, r, o); err != nil {
 			return nil, err
 		}
-		if open, stale, err = journalState(fsys, r, o); err != nil {
+		if open, stale, err = journalState(r, o); err != nil {
 			return nil, err
 		}
 	}
+	o.staleBefore = stale
 	rep, err := runDoctor(ctx, fsys, r, o, open)
 	if rep != nil && setAside != "" {
 		msg := fmt.Sprintf("the journal %s was damaged (%s): moved it to %s (nothing is deleted) and started a fresh one; "+
@@ -395,8 +397,9 @@ func Run(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts Options) (*Report,
 	}
 	switch {
 	case rep == nil:
+	case o.Confirm && err == nil && rep.catalogSettled:
 	case o.Confirm && err == nil:
-		if err := settleCatalog(ctx, fsys, r, o, rep, stale); err != nil {
+		if err := settleCatalog(ctx, r, o, rep, stale, nil); err != nil {
 			return nil, err
 		}
 	default:
@@ -450,8 +453,8 @@ func runDoctor(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, open [
 	} else if rep, err = repairRun(ctx, fsys, r, o, s); err != nil {
 		return rep, err
 	}
-	if s.catalogDamaged && !o.otherRoot {
-		if err := repairDamagedCatalog(ctx, fsys, r, o, rep); err != nil {
+	if s.catalogDamaged && !o.otherRoot && !rep.catalogSettled {
+		if err := repairDamagedCatalog(ctx, nil, r, o, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -487,17 +490,17 @@ func (rep *Report) markDamagedCatalog(s *survey, st Status) {
 // stale-catalog mark without creating a journal that does not exist, and
 // without writing (read-only media): a confirmed repair checks again under
 // the journal's write lock.
-func journalState(fsys fsx.FS, r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
-	return session.InspectState(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Warn: o.warn})
+func journalState(r *repo.Repo, o Options) ([]*journal.Intent, *journal.CatalogStale, error) {
+	return session.InspectState(o.Common, r.JournalPath)
 }
 
 // setJournalAside opens the damaged journal for writing, which moves it
-// aside (journal.Open) and leaves room for a fresh one; it returns where
-// it went.
-func setJournalAside(fsys fsx.FS, r *repo.Repo, o Options) (string, error) {
-	j, err := journal.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
+// aside (journal.Open, through the session as every journal the doctor
+// opens) and leaves room for a fresh one; it returns where it went.
+func setJournalAside(r *repo.Repo, o Options) (string, error) {
+	sess, err := session.Open(o.Common, r.JournalPath)
 	if err == nil {
-		return "", j.Close() // readable after all (repaired by another process meanwhile)
+		return "", sess.Close() // readable after all (repaired by another process meanwhile)
 	}
 	var moved *journal.CorruptError
 	if errors.As(err, &moved) && moved.MovedTo != "" {

@@ -218,7 +218,7 @@ func (s *survey) surveyJournalHolder() {
 // the journal lock only. It returns what it moved and the intent id (0:
 // nothing to do).
 func lockRepair(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) (fixed []unitFix, moves []Move, id uint64, qstamp string, err error) {
-	sess, err := openRepairSession(fsys, r, o)
+	sess, err := openRepairSession(r, o)
 	if err != nil {
 		return nil, nil, 0, "", err
 	}

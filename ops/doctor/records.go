@@ -30,6 +30,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
@@ -91,8 +92,8 @@ func recordRoots(r *repo.Repo) []string {
 
 // ChangedRecords lists the record files under the record trees modified at
 // or after since (ChangedItems): what a command wrote or appended to.
-func ChangedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
-	fsys = fsx.OrReal(fsys)
+func ChangedRecords(ctx context.Context, r *repo.Repo, since time.Time, c host.Common) ([]string, error) {
+	fsys := c.Disk()
 	var out []string
 	var walk func(dir string) error
 	walk = func(dir string) error {

@@ -58,13 +58,14 @@ func (e *RepairError) Unwrap() []error {
 }
 
 // repairDamagedCatalog rebuilds a catalog SQLite cannot use, after the
-// data repair, so its rows describe the repaired disk: RebuildCatalog
-// takes the journal lock, moves the damaged file aside with its sidecars
-// (never deleting them) and builds a new catalog. It is derived state: a
+// data repair, so its rows describe the repaired disk: the rebuild moves
+// the damaged file aside with its sidecars (never deleting them) and
+// builds a new catalog, in the repair's session sess (nil: a session of
+// its own, when the repair changed no data). It is derived state: a
 // rebuild that fails leaves the finding manual with a warning and never
 // fails the data's repair; only a crash or a cancel is returned.
-func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report) error {
-	crep, err := catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger})
+func repairDamagedCatalog(ctx context.Context, sess *session.Session, r *repo.Repo, o Options, rep *Report) error {
+	crep, err := rebuildCatalog(ctx, sess, r, o)
 	if err != nil {
 		if fsx.IsCrash(err) || ctx.Err() != nil {
 			return err
@@ -92,10 +93,37 @@ func repairDamagedCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Opti
 	return nil
 }
 
+// rebuildCatalog is a confirmed catalog rebuild in the repair's session
+// sess, or, with none, in a session of the rebuild's own.
+func rebuildCatalog(ctx context.Context, sess *session.Session, r *repo.Repo, o Options) (*catalogsync.Report, error) {
+	if sess != nil {
+		return catalogsync.RebuildIn(ctx, sess, r, catalogsync.Options{Common: o.Common})
+	}
+	return catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: o.Common, Confirm: true})
+}
+
+// catalogInSession is a confirmed repair's catalog work, done in the
+// repair's session before it closes (the catalog is derived from the data
+// the session just repaired): the rebuild of a damaged catalog, then what
+// only a rebuild ends (settleCatalog). The run of the un-namespaced root
+// beside a namespace leaves it to the configured root's run.
+func catalogInSession(ctx context.Context, sess *session.Session, r *repo.Repo, o Options, first *survey, rep *Report) error {
+	if o.otherRoot {
+		return nil
+	}
+	if first.catalogDamaged {
+		if err := repairDamagedCatalog(ctx, sess, r, o, rep); err != nil {
+			return err
+		}
+	}
+	rep.catalogSettled = true
+	return settleCatalog(ctx, r, o, rep, o.staleBefore, sess)
+}
+
 // finishOpen drives every open intent forward under its own locks
 // (recovery's path), before a confirmed repair plans anything.
 func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error {
-	sess, err := openRepairSession(fsys, r, o)
+	sess, err := openRepairSession(r, o)
 	if err != nil {
 		return err
 	}
@@ -120,8 +148,8 @@ func finishOpen(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options) error
 
 // openRepairSession opens the journal for a confirmed repair: swampj's
 // repo lock, held to the end of the run.
-func openRepairSession(fsys fsx.FS, r *repo.Repo, o Options) (*session.Session, error) {
-	return session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: o.JournalLockTimeout, Command: o.Command, Warn: o.warn})
+func openRepairSession(r *repo.Repo, o Options) (*session.Session, error) {
+	return session.Open(o.Common, r.JournalPath)
 }
 
 // closeRepairSession closes a repair's session, committing its done mark.
@@ -213,42 +241,17 @@ func repairRun(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first 
 
 // repairData runs the data repair: per-model locks first (the order
 // swampj's writers use), then the journal, a fresh survey under both, one
-// intent.
+// intent (repairLocked). Then, swamp's model locks let go — the catalog is
+// no model's — the catalog work is done in the same journal session
+// (catalogInSession).
 func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first *survey) (rep *Report, err error) {
-	// 1. swamp's per-model locks of every model the first survey would
-	// change, in path order; busy ones are skipped.
-	held := map[string]*lock.Lock{}
-	busy := map[string]string{}
-	var order []*lock.Lock
-	defer func() {
-		for i := len(order) - 1; i >= 0; i-- {
-			if err := order[i].Release(); err != nil && !fsx.IsCrash(err) {
-				o.warn(fmt.Sprintf("releasing %s: %v", order[i].Path(), err))
-			}
-		}
-	}()
-	// A lock an ancestor swamp process holds (either version's variables,
-	// swamp-format §13.5: a doctor run as a swamp shell step of that model) is
-	// borrowed, as swamp's own child would work under it.
-	anc := lock.AncestryFromEnv(nil)
-	for _, p := range first.lockPaths() {
-		l, err := lock.AcquireOrBorrow(ctx, fsys, p, anc, lock.Options{Timeout: o.SwampLockTimeout})
-		if err != nil {
-			if ctx.Err() != nil || fsx.IsCrash(err) {
-				return nil, err
-			}
-			busy[p] = err.Error()
-			continue
-		}
-		l.StartHeartbeat(ctx)
-		held[p] = l
-		order = append(order, l)
+	locks, lockedCtx, err := lockModels(ctx, fsys, o, first)
+	if err != nil {
+		return nil, err
 	}
-	ctx, stopWatch := lock.WatchLost(ctx, order)
-	defer stopWatch()
-
-	// 2. The journal (swampj's repo lock); nothing may be open.
-	sess, err := openRepairSession(fsys, r, o)
+	defer locks.release(o)
+	// The journal (swampj's repo lock), held to the end.
+	sess, err := openRepairSession(r, o)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +260,70 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 			rep, err = nil, cerr
 		}
 	}()
+	if rep, err = repairLocked(lockedCtx, fsys, sess, r, o, first, locks); err != nil {
+		return rep, err
+	}
+	locks.release(o)
+	if err := catalogInSession(ctx, sess, r, o, first, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// modelLocks are the swamp model locks a data repair holds, and the ones
+// it found busy.
+type modelLocks struct {
+	held  map[string]*lock.Lock
+	busy  map[string]string
+	order []*lock.Lock
+	stop  func() // stops watching for a lost lock
+}
+
+// lockModels takes swamp's per-model locks of every model the first
+// survey would change, in path order; busy ones are skipped. The context
+// returned is cancelled when a held lock is lost.
+func lockModels(ctx context.Context, fsys fsx.FS, o Options, first *survey) (*modelLocks, context.Context, error) {
+	m := &modelLocks{held: map[string]*lock.Lock{}, busy: map[string]string{}, stop: func() {}}
+	// A lock an ancestor swamp process holds (either version's variables,
+	// swamp-format §13.5: a doctor run as a swamp shell step of that model) is
+	// borrowed, as swamp's own child would work under it.
+	anc := lock.AncestryFromEnv(nil)
+	for _, p := range first.lockPaths() {
+		l, err := lock.AcquireOrBorrow(ctx, fsys, p, anc, lock.Options{Timeout: o.SwampLockTimeout})
+		if err != nil {
+			if ctx.Err() != nil || fsx.IsCrash(err) {
+				m.release(o)
+				return nil, nil, err
+			}
+			m.busy[p] = err.Error()
+			continue
+		}
+		l.StartHeartbeat(ctx)
+		m.held[p] = l
+		m.order = append(m.order, l)
+	}
+	lockedCtx, stop := lock.WatchLost(ctx, m.order)
+	m.stop = stop
+	return m, lockedCtx, nil
+}
+
+// release stops the watch and releases the locks, the last taken first; a
+// second call does nothing.
+func (m *modelLocks) release(o Options) {
+	m.stop()
+	m.stop = func() {}
+	for i := len(m.order) - 1; i >= 0; i-- {
+		if err := m.order[i].Release(); err != nil && !fsx.IsCrash(err) {
+			o.warn(fmt.Sprintf("releasing %s: %v", m.order[i].Path(), err))
+		}
+	}
+	m.order = nil
+}
+
+// repairLocked is the data repair under the model locks and the journal:
+// nothing may be open; it plans from what the disk says now and journals
+// and runs one intent, a failure rolled back here and now.
+func repairLocked(ctx context.Context, fsys fsx.FS, sess *session.Session, r *repo.Repo, o Options, first *survey, locks *modelLocks) (*Report, error) {
 	open, err := sess.Journal().OpenIntents()
 	if err != nil {
 		return nil, err
@@ -264,13 +331,11 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	if len(open) > 0 {
 		return first.refused(open)
 	}
-
-	// 3. Plan from what the disk says now, under the locks.
 	s, err := surveyDoctor(ctx, fsys, r, o, nil)
 	if err != nil {
 		return nil, sess.Note(err)
 	}
-	allowed := func(u *unit) bool { return u.lockPath == "" || held[u.lockPath] != nil }
+	allowed := func(u *unit) bool { return u.lockPath == "" || locks.held[u.lockPath] != nil }
 	in, err := s.plan(allowed, o.Command)
 	if err != nil {
 		return nil, sess.Note(err)
@@ -282,10 +347,8 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 		return StatusSkipped
 	}
 	if in == nil {
-		return s.reportRepair(nil, status, busy), nil
+		return s.reportRepair(nil, status, locks.busy), nil
 	}
-
-	// 4. Journal and run; a failure is rolled back here and now.
 	env := &engine.Env{FS: fsys, Catalog: protocol.RepoCatalog(fsys, r.Dir), Log: o.Logger}
 	defer env.CloseCatalog()
 	if err := runRepairIntent(ctx, sess, env, in, "the repair"); err != nil {
@@ -296,7 +359,7 @@ func repairData(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, first
 	if _, terr := catalogwriters.Record(fsys, r); terr != nil {
 		o.warn(fmt.Sprintf("the repair is done, but other checkouts sharing the datastore may not see it until their catalog is rebuilt: %v", terr))
 	}
-	rep = s.reportRepair(in, status, busy)
+	rep := s.reportRepair(in, status, locks.busy)
 	rep.IntentID = in.ID
 	return rep, nil
 }

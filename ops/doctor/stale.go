@@ -20,6 +20,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -80,10 +81,12 @@ func (rep *Report) catalogUnopenable() bool {
 // settleCatalog ends, after a confirmed repair of the data, what only a
 // rebuild of the whole catalog ends: the stale mark as the journal holds
 // it now (the repair itself may have left one) and a failing
-// catalog_completeness check. A rebuild that fails leaves them for a
-// person, saying why; only a crash or a cancel is returned.
-func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, rep *Report, before *journal.CatalogStale) error {
-	_, cs, err := journalState(fsys, r, o)
+// catalog_completeness check. It works in the repair's session sess
+// (nil: the mark is read, and the catalog rebuilt, each in a session of
+// its own). A rebuild that fails leaves them for a person, saying why;
+// only a crash or a cancel is returned.
+func settleCatalog(ctx context.Context, r *repo.Repo, o Options, rep *Report, before *journal.CatalogStale, sess *session.Session) error {
+	cs, err := staleMark(r, o, sess)
 	if err != nil {
 		return err
 	}
@@ -103,7 +106,7 @@ func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, re
 	case rep.catalogUnopenable():
 		why = errors.New("the catalog cannot be opened")
 	case !rep.catalogRebuilt:
-		_, why = catalogsync.Rebuild(ctx, fsys, r, catalogsync.Options{Confirm: true, JournalLockTimeout: o.JournalLockTimeout, Command: o.Command, Logger: o.Logger})
+		_, why = rebuildCatalog(ctx, sess, r, o)
 		if why != nil && (fsx.IsCrash(why) || ctx.Err() != nil) {
 			return why
 		}
@@ -114,7 +117,7 @@ func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, re
 		rep.Remaining++
 		if rep.catalogRebuilt {
 			// The rebuild clears the mark; ask the journal, not the plan.
-			if _, left, err := journalState(fsys, r, o); err != nil {
+			if left, err := staleMark(r, o, sess); err != nil {
 				return err
 			} else if left != nil {
 				why = errors.New("the catalog was rebuilt, but the journal's stale mark could not be cleared")
@@ -142,6 +145,16 @@ func settleCatalog(ctx context.Context, fsys fsx.FS, r *repo.Repo, o Options, re
 		}
 	}
 	return nil
+}
+
+// staleMark is the journal's stale-catalog mark: read in the repair's
+// session sess, or, with none, from a read-only look.
+func staleMark(r *repo.Repo, o Options, sess *session.Session) (*journal.CatalogStale, error) {
+	if sess != nil {
+		return sess.Journal().CatalogStale()
+	}
+	_, cs, err := journalState(r, o)
+	return cs, err
 }
 
 // manualRebuild is what a person does when the repair's rebuild of the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 )
 
 // swampRun runs the real swamp (SWAMP_BIN) in dir and returns its stdout
@@ -83,7 +84,7 @@ func TestRepairLeavesWhatTheRealSwampReads(t *testing.T) {
 		t.Fatalf("swamp reads the emptied version: %s", out)
 	}
 
-	rep, err := doctor.Run(ctx, fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, Now: now, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,23 +46,23 @@ func ExampleMigrate() {
 	if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := migrate.SetNamespace(ctx, nil, r, "team-a", migrate.NamespaceOptions{}); err != nil {
+	if _, err := migrate.SetNamespace(ctx, r, "team-a", migrate.NamespaceOptions{}); err != nil {
 		log.Fatal(err)
 	}
 
-	preview, err := migrate.Migrate(ctx, nil, r, migrate.MigrateOptions{})
+	preview, err := migrate.Migrate(ctx, r, migrate.MigrateOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, d := range preview.Preview.Directories {
 		fmt.Printf("would move %s: %d file(s)\n", d.Subdir, d.FileCount)
 	}
-	done, err := migrate.Migrate(ctx, nil, r, migrate.MigrateOptions{Confirm: true})
+	done, err := migrate.Migrate(ctx, r, migrate.MigrateOptions{Confirm: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("moved", done.Completed.MigratedDirectories, "into", done.Completed.Namespace)
-	again, err := migrate.Migrate(ctx, nil, r, migrate.MigrateOptions{Confirm: true})
+	again, err := migrate.Migrate(ctx, r, migrate.MigrateOptions{Confirm: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -66,8 +67,8 @@ import (
 // SetNamespace or UnsetNamespace — by this process or by swamp — is not
 // stale here. Only r.Dir is taken from r. fsys is the disk (nil: the real
 // one; the crash suite passes a fault FS).
-func Migrate(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
-	fsys = fsx.OrReal(fsys)
+func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateResult, error) {
+	fsys := opts.Disk()
 	opts.fsys = fsys
 	if opts.Unset {
 		opts.Reverse = true
@@ -173,7 +174,7 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 			return nil, err
 		}
 	}
-	open, err := countOpenIntents(opts.fsys, r.JournalPath, opts.JournalLockTimeout)
+	open, err := countOpenIntents(opts.Common, r.JournalPath)
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +188,8 @@ func previewMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*
 }
 
 // countOpenIntents peeks at the journal without creating one, or writing.
-func countOpenIntents(fsys fsx.FS, path string, timeout time.Duration) (int, error) {
-	j, open, err := session.Inspect(fsys, path, journal.Options{LockTimeout: timeout})
+func countOpenIntents(c host.Common, path string) (int, error) {
+	j, open, err := session.Inspect(c, path)
 	if err != nil {
 		return 0, err
 	}
@@ -251,7 +252,7 @@ func runMigration(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*Migr
 		lock.ReleaseAll(globals, nil)
 	}()
 
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command})
+	sess, err := session.Open(opts.Common, r.JournalPath)
 	if err != nil {
 		crashed = fsx.IsCrash(err)
 		return nil, err
@@ -386,7 +387,7 @@ func buildCatalogAfter(ctx context.Context, run *nsMutation, done *MigrateComple
 	if err != nil {
 		r = run.repo // the configuration the run ends with, if it reads back
 	}
-	built, err := catalogsync.BuildIfNotBuilt(ctx, run.fsys, r, protocol.OpenerOf(run.env))
+	built, err := catalogsync.BuildIfNotBuilt(ctx, r, protocol.OpenerOf(run.env), host.Common{FS: run.fsys})
 	if fsx.IsCrash(err) {
 		return run.note(err)
 	}

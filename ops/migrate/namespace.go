@@ -13,15 +13,14 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/report"
 
-	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/jsfmt"
 	"github.com/swampj/swampj/ops/repo"
@@ -29,10 +28,10 @@ import (
 
 // NamespaceOptions configure SetNamespace and UnsetNamespace.
 type NamespaceOptions struct {
-	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
-	JournalLockTimeout time.Duration
-	// Command is recorded as the journal lock holder and in the intent.
-	Command []string
+	// Common is the file system, the journal lock's timeout, the command
+	// recorded as the lock holder and in the intent, and the logger (the
+	// executor's step records at level Debug).
+	host.Common
 	// Catalog serves catalog steps of open intents finished first (nil: the
 	// repo's own catalog).
 	Catalog *catalogsync.Handle
@@ -41,9 +40,6 @@ type NamespaceOptions struct {
 	Getenv func(string) string
 	// Now is the clock for the manifest's registeredAt (nil: time.Now).
 	Now func() time.Time
-	// Logger receives the executor's step records at level Debug (nil:
-	// nothing is logged).
-	Logger *slog.Logger
 }
 
 // SetResult is what `namespace set` did. The first four fields are swamp's
@@ -85,8 +81,8 @@ type NamespaceListing struct {
 
 // ListNamespaceManifests lists the manifests under the datastore base and
 // marks the configured namespace. Read-only.
-func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error) {
-	fsys = fsx.OrReal(fsys)
+func ListNamespaceManifests(r *repo.Repo, c host.Common) (*NamespaceListing, error) {
+	fsys := c.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
 		return nil, err
 	}
@@ -105,8 +101,8 @@ func ListNamespaceManifests(fsys fsx.FS, r *repo.Repo) (*NamespaceListing, error
 // SetNamespace is `namespace set SLUG`: one intent that creates {base}/{slug}
 // if missing, rewrites .swamp.yaml (swampyaml.EditNamespace) and writes the
 // manifest {base}/{slug}/.namespace.json. It moves no data.
-func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, opts NamespaceOptions) (*SetResult, error) {
-	fsys = fsx.OrReal(fsys)
+func SetNamespace(ctx context.Context, r *repo.Repo, slug string, opts NamespaceOptions) (*SetResult, error) {
+	fsys := opts.Disk()
 	if err := repo.ValidateNamespace(slug); err != nil {
 		return nil, err
 	}
@@ -116,7 +112,7 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 	if err := checkNamespaceCommandAllowed(fsys, r); err != nil {
 		return nil, err
 	}
-	run, err := startMutation(ctx, fsys, r, opts.JournalLockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.Common, opts.Catalog.Opener(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -185,12 +181,12 @@ func SetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, slug string, o
 
 // UnsetNamespace is `namespace unset` without --migrate (swamp-format §1.5.3): only the
 // namespace key leaves .swamp.yaml; data and manifest stay where they are.
-func UnsetNamespace(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
-	fsys = fsx.OrReal(fsys)
+func UnsetNamespace(ctx context.Context, r *repo.Repo, opts NamespaceOptions) (*UnsetResult, error) {
+	fsys := opts.Disk()
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}
-	run, err := startMutation(ctx, fsys, r, opts.JournalLockTimeout, opts.Command, opts.Catalog.Opener(), opts.Getenv, opts.Logger)
+	run, err := startMutation(ctx, fsys, r, opts.Common, opts.Catalog.Opener(), opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +232,8 @@ type UnsetPreview struct {
 // what it would refuse (an environment override, no namespace, several
 // namespaces under the base). An interrupted change in the journal is not
 // looked at: UnsetNamespace finishes it first.
-func PreviewUnsetNamespace(fsys fsx.FS, r *repo.Repo) (*UnsetPreview, error) {
-	fsys = fsx.OrReal(fsys)
+func PreviewUnsetNamespace(r *repo.Repo, c host.Common) (*UnsetPreview, error) {
+	fsys := c.Disk()
 	if r.EnvOverride {
 		return nil, &EnvOverrideError{}
 	}

@@ -8,12 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -94,22 +93,22 @@ type nsMutation struct {
 	recovered []report.IntentOutcome
 }
 
-func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, lockTimeout time.Duration, command []string,
-	cat protocol.CatalogOpener, getenv func(string) string, log *slog.Logger) (*nsMutation, error) {
+func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, c host.Common,
+	cat protocol.CatalogOpener, getenv func(string) string) (*nsMutation, error) {
 	// The format marker before the journal is opened (swamp-format §13.1).
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, true, nil); err != nil {
 		return nil, err
 	}
 	// (journal.Open removes temp files of a creation that crashed before
 	// its rename: they never held an intent.)
-	sess, err := session.Open(fsys, r.JournalPath, journal.Options{LockTimeout: lockTimeout, Command: command})
+	sess, err := session.Open(c, r.JournalPath)
 	if err != nil {
 		return nil, err
 	}
 	if cat == nil {
 		cat = protocol.RepoCatalog(fsys, r.Dir)
 	}
-	m := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, Log: log}, repo: r}
+	m := &nsMutation{fsys: fsys, sess: sess, env: &engine.Env{FS: fsys, Catalog: cat, Log: c.Logger}, repo: r}
 	if err := m.finishOpen(ctx, getenv); err != nil {
 		m.close()
 		return nil, err

@@ -6,13 +6,12 @@ package migrate
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
 
 	"github.com/swampj/swampj/fsx"
@@ -29,27 +28,23 @@ type MigrateOptions struct {
 	Unset bool
 	// Confirm executes the plan; without it Migrate only previews.
 	Confirm bool
+	// Common is the file system, the lock timeouts, the command recorded
+	// as the lock holder and in the intent, and the logger (the executor's
+	// step records at level Debug). SwampLockTimeout bounds the wait for
+	// swamp's global datastore lock and for live per-model locks (0:
+	// SWAMP_LOCK_TIMEOUT_MS, else 60 s).
+	host.Common
 	// fsys is Migrate's disk, carried to the planner.
 	fsys fsx.FS
-	// JournalLockTimeout bounds the wait for swampj's journal lock (0: 10 s).
-	JournalLockTimeout time.Duration
-	// SwampLockTimeout bounds the wait for swamp's global datastore lock and
-	// for live per-model locks (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
-	SwampLockTimeout time.Duration
 	// Progress, if set, receives the run's phases: "planning" (files
 	// walked), "moving" (steps applied of the plan's steps) and, before the
 	// catalog commit, "restamping catalog".
 	Progress report.Progress
-	// Command is recorded as the lock holder and in the intent.
-	Command []string
 	// Catalog serves the catalog steps (nil: the repo's own catalog).
 	Catalog *catalogsync.Handle
 	// Getenv looks up SWAMP_LOCK_TIMEOUT_MS, SWAMP_LOCK_HOLDER_PID and
 	// SWAMP_DATASTORE (nil: the process environment).
 	Getenv func(string) string
-	// Logger receives the executor's step records at level Debug (nil:
-	// nothing is logged).
-	Logger *slog.Logger
 }
 
 // DirectoryMove is one subdirectory the plan moves (swamp's preview entry).

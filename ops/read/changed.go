@@ -7,6 +7,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 )
@@ -22,8 +23,8 @@ import (
 // The times come from the file system, so a clock step backwards during
 // the command can hide a change; one second of slack covers coarse
 // timestamps.
-func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
-	fsys = fsx.OrReal(fsys)
+func ChangedItems(ctx context.Context, r *repo.Repo, since time.Time, c host.Common) ([]string, error) {
+	fsys := c.Disk()
 	since = since.Add(-time.Second)
 	var out []string
 	err := store.Walk(ctx, fsys, r.DataRoot, func(it store.Item) error {
@@ -35,7 +36,7 @@ func ChangedItems(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Tim
 	if err != nil {
 		return out, err
 	}
-	records, err := doctor.ChangedRecords(ctx, fsys, r, since)
+	records, err := doctor.ChangedRecords(ctx, r, since, host.Common{FS: fsys})
 	return append(out, records...), err
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
@@ -49,7 +50,7 @@ func ExampleOpenData() {
 		log.Fatal(err)
 	}
 
-	d, err := read.OpenData(ctx, nil, r, a, 0) // 0: the version latest names
+	d, err := read.OpenData(ctx, r, a, 0, host.Common{}) // 0: the version latest names
 	if err != nil {
 		log.Fatal(err)
 	}

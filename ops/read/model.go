@@ -19,6 +19,7 @@ import (
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
 )
@@ -74,8 +75,8 @@ func (e *AmbiguousModelError) Code() string        { return "ambiguous_model" }
 func (e *AmbiguousModelError) Class() swampj.Class { return swampj.ClassFailed }
 
 // ResolveModel resolves a model name or id.
-func ResolveModel(ctx context.Context, fsys fsx.FS, r *repo.Repo, idOrName string) (Model, error) {
-	fsys = fsx.OrReal(fsys)
+func ResolveModel(ctx context.Context, r *repo.Repo, idOrName string, c host.Common) (Model, error) {
+	fsys := c.Disk()
 	if idOrName == "" || strings.ContainsAny(idOrName, "/\\\x00") {
 		return Model{}, &ModelNotFoundError{Query: idOrName}
 	}
@@ -189,8 +190,8 @@ func catalogModels(ctx context.Context, fsys fsx.FS, r *repo.Repo, name string) 
 // resolved by ResolveModel), or — name empty and model holding "/" —
 // model is TYPE/MODEL_ID/DATA_NAME. The Model says how it was found; its
 // Name is the model's name when a definition or data says it.
-func ResolveItem(ctx context.Context, fsys fsx.FS, r *repo.Repo, model, name string) (repo.Address, Model, error) {
-	fsys = fsx.OrReal(fsys)
+func ResolveItem(ctx context.Context, r *repo.Repo, model, name string, c host.Common) (repo.Address, Model, error) {
+	fsys := c.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
 		return repo.Address{}, Model{}, err
 	}
@@ -205,7 +206,7 @@ func ResolveItem(ctx context.Context, fsys fsx.FS, r *repo.Repo, model, name str
 	if strings.ContainsAny(name, "/\\") {
 		return repo.Address{}, Model{}, &repo.AddressError{Input: name, Msg: `a data name must not contain "/" or "\"`}
 	}
-	m, err := ResolveModel(ctx, fsys, r, model)
+	m, err := ResolveModel(ctx, r, model, host.Common{FS: fsys})
 	if err != nil {
 		return repo.Address{}, Model{}, err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
@@ -113,8 +114,8 @@ type DataContent struct {
 // *UnreadableDataError naming each bad file; one that does not exist is a
 // *DataNotFoundError. It never returns an empty reader for a damaged
 // version, nor one of bytes that fail their checksum.
-func OpenData(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address, version int64) (*DataContent, error) {
-	fsys = fsx.OrReal(fsys)
+func OpenData(ctx context.Context, r *repo.Repo, a repo.Address, version int64, c host.Common) (*DataContent, error) {
+	fsys := c.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
 		return nil, err
 	}
@@ -272,8 +273,8 @@ type DataItem struct {
 // DataVersions lists the versions of one item: every canonical version
 // directory, checked, plus the one `latest` designates if it has no
 // directory.
-func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address) (*DataItem, []DataVersion, error) {
-	fsys = fsx.OrReal(fsys)
+func DataVersions(ctx context.Context, r *repo.Repo, a repo.Address, c host.Common) (*DataItem, []DataVersion, error) {
+	fsys := c.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
 		return nil, nil, err
 	}
@@ -317,8 +318,8 @@ func DataVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, a repo.Address
 // `data versions` and `data get --version N` still show its versions, and
 // `data get` follows the marker, as swamp's do. A deletion marker without
 // renamedTo is listed, as swamp lists it.
-func ListData(ctx context.Context, fsys fsx.FS, r *repo.Repo, prefix string) ([]DataItem, error) {
-	fsys = fsx.OrReal(fsys)
+func ListData(ctx context.Context, r *repo.Repo, prefix string, c host.Common) ([]DataItem, error) {
+	fsys := c.Disk()
 	if err := repo.RefuseUnknownFormat(fsys, r.Base, false, nil); err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
+	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -27,8 +28,10 @@ const DefaultSyncInterval = time.Second
 
 // Options configure a wrapped run.
 type Options struct {
-	// Command is recorded in the run record (what `journal list` shows).
-	Command []string
+	// Common is the file system, the journal lock's timeout (the turn for
+	// the record's two commits), the command recorded in the run record
+	// (what `journal list` shows) and the logger.
+	host.Common
 	// ExtraRoots are covered besides the repo's .swamp and its datastore
 	// (a remote datastore's cache directory).
 	ExtraRoots []string
@@ -39,12 +42,6 @@ type Options struct {
 	// the operator why): the run is still recorded, and a dead one is
 	// settled by a doctor of the whole datastore.
 	Unguarded bool
-	// JournalLockTimeout bounds the journal's turn for the record's two
-	// commits (0: journal.DefaultLockTimeout).
-	JournalLockTimeout time.Duration
-	Logger             *slog.Logger
-	// FS is the file system (nil: the real one).
-	FS fsx.FS
 }
 
 // UnsupportedError: the barrier cannot run here; nothing was started.
@@ -437,10 +434,8 @@ func recordLike(p string) bool {
 // withJournal runs fn with the journal open as a data writer does (shared:
 // the record's commits take the journal's turn only for themselves).
 func withJournal(fsys fsx.FS, repoDir string, opts Options, fn func(*journal.Journal) error) error {
-	jopts := journal.Options{LockTimeout: opts.JournalLockTimeout, Command: opts.Command, Shared: true}
-	if opts.Logger != nil {
-		jopts.Warn = func(msg string) { opts.Logger.Warn(msg) }
-	}
+	jopts := session.JournalOptions(opts.Common)
+	jopts.Shared = true
 	j, err := journal.Open(fsys, repo.JournalPathOf(repoDir), jopts)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -135,7 +136,7 @@ func Settle(ctx context.Context, r *repo.Repo, opts SettleOptions) ([]Settled, e
 }
 
 func settleOne(ctx context.Context, fsys fsx.FS, r *repo.Repo, log string, opts SettleOptions) (*Settled, error) {
-	wopts := Options{Command: opts.Command, JournalLockTimeout: opts.JournalLockTimeout, Logger: opts.Logger, FS: fsys}
+	wopts := Options{Common: host.Common{Command: opts.Command, JournalLockTimeout: opts.JournalLockTimeout, Logger: opts.Logger, FS: fsys}}
 	var rec *journal.Run
 	if err := withJournal(fsys, r.Dir, wopts, func(j *journal.Journal) error {
 		var err error
@@ -166,9 +167,7 @@ func settleOne(ctx context.Context, fsys fsx.FS, r *repo.Repo, log string, opts 
 		}
 	}
 	if len(paths) > 0 || !rec.Guarded {
-		rep, err := doctor.Run(ctx, fsys, r, doctor.Options{Repair: true, Confirm: true, VerifyChecksum: true, Only: only,
-			JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
-			Command: opts.Command, Logger: opts.Logger})
+		rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout, Command: opts.Command, Logger: opts.Logger, FS: fsys}, Repair: true, Confirm: true, VerifyChecksum: true, Only: only})
 		if err != nil {
 			return s, fmt.Errorf("doctoring what wrapped run %d changed: %w", rec.ID, err)
 		}
@@ -201,7 +200,7 @@ func SettleChecked(ctx context.Context, repoDir, journalPath string, outcome str
 	if err != nil {
 		return nil, err
 	}
-	wopts := Options{Command: opts.Command, JournalLockTimeout: opts.JournalLockTimeout, Logger: opts.Logger, FS: fsys}
+	wopts := Options{Common: host.Common{Command: opts.Command, JournalLockTimeout: opts.JournalLockTimeout, Logger: opts.Logger, FS: fsys}}
 	var out []Settled
 	for _, l := range logs {
 		if err := ctx.Err(); err != nil {

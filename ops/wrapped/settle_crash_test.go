@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/wrapped"
 	"github.com/swampj/swampj/recover"
@@ -68,7 +69,7 @@ func TestSettleCrashAtEveryCutPoint(t *testing.T) {
 		if err := settle(f, r); err == nil {
 			t.Fatalf("cut %d of %d: settling did not crash", k, n)
 		}
-		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{JournalLockTimeout: 5 * time.Second}); err != nil {
+		if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: 5 * time.Second}}); err != nil {
 			t.Fatalf("cut %d of %d: recovery after the cut: %v", k, n, err)
 		}
 		if wrapped.Pending(nil, r.JournalPath) {
@@ -80,7 +81,7 @@ func TestSettleCrashAtEveryCutPoint(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(item, "99")); !os.IsNotExist(err) {
 			t.Fatalf("cut %d: the torn version is still in the item (%v)", k, err)
 		}
-		rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{})
+		rep, err := doctor.Run(context.Background(), r, doctor.Options{})
 		if err != nil || rep.Remaining != 0 {
 			t.Fatalf("cut %d: doctor after recovery: %v %+v", k, err, rep.Findings)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/example"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/wrapped"
 )
@@ -57,7 +58,7 @@ func runWrapped(t *testing.T, r *repo.Repo, script string, env ...string) ([]str
 	cmd.Env = append(os.Environ(), env...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	w, err := wrapped.Start(context.Background(), r, cmd, wrapped.Options{Command: []string{"sh", "-c", "test"}, SyncInterval: -1})
+	w, err := wrapped.Start(context.Background(), r, cmd, wrapped.Options{Common: host.Common{Command: []string{"sh", "-c", "test"}}, SyncInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestSettleRepairsWhatADeadRunChanged(t *testing.T) {
 	if wrapped.Pending(nil, r.JournalPath) {
 		t.Fatal("still pending after settling")
 	}
-	rep, err := doctor.Run(context.Background(), nil, r, doctor.Options{})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{})
 	if err != nil || rep.Remaining != 0 {
 		t.Fatalf("doctor after settling: %v %+v", err, rep.Findings)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 
 	_ "modernc.org/sqlite"
 )
@@ -83,7 +84,7 @@ func TestWriteOnDamagedCatalogFinishesDataAndRebuildMovesItAside(t *testing.T) {
 		t.Fatalf("the write moved the catalog aside (%v): that is the rebuild's job", aside)
 	}
 
-	rep, err := catalogsync.Rebuild(ctx, fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := catalogsync.Rebuild(ctx, r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestWriteOnDamagedCatalogFinishesDataAndRebuildMovesItAside(t *testing.T) {
 	if cs := catalogStaleMark(t, r); cs != nil {
 		t.Fatalf("rebuild left the stale mark: %+v", cs)
 	}
-	vr, err := catalogsync.Verify(ctx, fsx.Real(), r, catalogsync.Options{})
+	vr, err := catalogsync.Verify(ctx, r, catalogsync.Options{Common: host.Common{FS: fsx.Real()}})
 	if err != nil || !vr.InSync {
 		t.Fatalf("verify after the rebuild: %v %+v", err, vr)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -58,7 +59,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 		t.Fatalf("stale mark = %+v, want two intents on %s", cs, r.CatalogPath)
 	}
 
-	rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 	if err := os.Remove(r.CatalogPath); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := catalogsync.Rebuild(context.Background(), fsx.Real(), r, catalogsync.Options{Confirm: true, JournalLockTimeout: time.Second}); err != nil {
+	if _, err := catalogsync.Rebuild(context.Background(), r, catalogsync.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Confirm: true}); err != nil {
 		t.Fatal(err)
 	}
 	if cs := catalogStaleMark(t, r); cs != nil {
@@ -80,7 +81,7 @@ func TestWriteWithUnwritableCatalogFinishesData(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 3 {
 		t.Fatalf("catalog latest after rebuild = %d, want 3", v.CatalogLatest)
 	}
-	rep, err = doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after rebuild: %v %+v", err, rep)
 	}
@@ -208,7 +209,7 @@ func TestDoctorRepairClearsStaleMark(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep, err := doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{Repair: true, Confirm: true, JournalLockTimeout: time.Second})
+	rep, err := doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}, Repair: true, Confirm: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestDoctorRepairClearsStaleMark(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 2 {
 		t.Fatalf("catalog latest after the repair = %d, want 2", v.CatalogLatest)
 	}
-	rep, err = doctor.Run(context.Background(), fsx.Real(), r, doctor.Options{JournalLockTimeout: time.Second})
+	rep, err = doctor.Run(context.Background(), r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor after the repair: %v %+v", err, rep.Findings)
 	}

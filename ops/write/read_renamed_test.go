@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/read"
 )
@@ -23,7 +24,7 @@ func TestListHidesRenamedItem(t *testing.T) {
 	plantSwampVersion(t, r, nu, 1, owner, swampTags("new", "m1"), "")
 	other := writeAddr(t, "command/shell/"+shellModel+"/other")
 	plantSwampVersion(t, r, other, 1, owner, swampTags("other", "m1"), "")
-	items, err := read.ListData(context.Background(), fsx.Real(), r, "")
+	items, err := read.ListData(context.Background(), r, "", host.Common{FS: fsx.Real()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestListHidesRenamedItem(t *testing.T) {
 	if fmt.Sprint(got) != "[new other]" {
 		t.Fatalf("listed %v, want [new other] (old was renamed away)", got)
 	}
-	_, vs, err := read.DataVersions(context.Background(), fsx.Real(), r, old)
+	_, vs, err := read.DataVersions(context.Background(), r, old, host.Common{FS: fsx.Real()})
 	if err != nil || len(vs) != 2 || vs[1].RenamedTo != "new" || vs[1].Lifecycle != "deleted" || !vs[1].Latest {
 		t.Fatalf("versions of the renamed item: %+v, %v", vs, err)
 	}
@@ -54,7 +55,7 @@ func TestOpenDataFollowsFiveRenames(t *testing.T) {
 		}
 	}
 	for start, want := range map[int]string{1: "n6", 0: ""} { // n1: five markers; n0: six
-		c, err := read.OpenData(context.Background(), fsx.Real(), r, writeAddr(t, "command/shell/"+shellModel+"/"+name(start)), 0)
+		c, err := read.OpenData(context.Background(), r, writeAddr(t, "command/shell/"+shellModel+"/"+name(start)), 0, host.Common{FS: fsx.Real()})
 		if want == "" {
 			if err == nil {
 				c.Reader.Close()

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -822,7 +823,7 @@ func TestWriteNamespacedDatastore(t *testing.T) {
 	if v := viewItem(t, r, a); v.CatalogLatest != 1 || v.Latest != "1" {
 		t.Fatalf("catalog (namespace team-a) and latest: %v", v)
 	}
-	item, vs, err := read.DataVersions(context.Background(), fsx.Real(), r, a)
+	item, vs, err := read.DataVersions(context.Background(), r, a, host.Common{FS: fsx.Real()})
 	if err != nil || len(vs) != 1 || !vs[0].Latest || item.Address != "aws/ec2/vpc/m1/state" {
 		t.Fatalf("versions: %+v %+v %v", item, vs, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/read"
 	"github.com/swampj/swampj/ops/repo"
 	swampjrecover "github.com/swampj/swampj/recover" // "recover" shadows the builtin
@@ -38,7 +39,7 @@ func main() {
 }
 
 func run(ctx context.Context, dir string) int {
-	rep, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{JournalLockTimeout: 2 * time.Second})
+	rep, err := swampjrecover.Run(ctx, dir, swampjrecover.Options{Common: host.Common{JournalLockTimeout: 2 * time.Second}})
 	switch {
 	case errors.Is(err, swampjrecover.ErrBusy):
 		fmt.Fprintf(os.Stderr, "hostprog: the repo is busy, retry later: %v\n", err)
@@ -64,7 +65,7 @@ func run(ctx context.Context, dir string) int {
 		fmt.Fprintf(os.Stderr, "hostprog: %v\n", err)
 		return 1
 	}
-	items, err := read.ListData(ctx, nil, r, "")
+	items, err := read.ListData(ctx, r, "", host.Common{})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hostprog: listing the data: %v\n", err)
 		return 1

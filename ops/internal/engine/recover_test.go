@@ -15,6 +15,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/recover"
@@ -97,7 +98,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 		}
 
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, crashed, recover.Options{JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, crashed, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
 				t.Fatalf("cut %d (after %v): recover round %d: %v", k, lastOp(f), round, err)
 			}
 			want := final
@@ -109,7 +110,7 @@ func TestCrashAtEveryCutPointThenRecover(t *testing.T) {
 			}
 		}
 		for round := 1; round <= 2; round++ {
-			if _, err := recover.Run(ctx, rolled, recover.Options{Rollback: true, JournalLockTimeout: time.Second}); err != nil {
+			if _, err := recover.Run(ctx, rolled, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}, Rollback: true}); err != nil {
 				t.Fatalf("cut %d: rollback round %d: %v", k, round, err)
 			}
 			want := initial
@@ -218,14 +219,14 @@ func TestCrashDuringRecoveryConverges(t *testing.T) {
 			probe := fixture(t)
 			_ = runPlan(t, probe, fsx.NewFault(fsx.Real()).CrashAfter(k))
 			counter := fsx.NewFault(fsx.Real())
-			if _, err := recover.Run(ctx, probe, recover.Options{FS: counter, Rollback: rollback}); err != nil {
+			if _, err := recover.Run(ctx, probe, recover.Options{Common: host.Common{FS: counter}, Rollback: rollback}); err != nil {
 				t.Fatal(err)
 			}
 			for _, m := range fsxtest.Cuts(0, counter.Ops()-1, 3) {
 				cc.Check()
 				root := fixture(t)
 				_ = runPlan(t, root, fsx.NewFault(fsx.Real()).CrashAfter(k))
-				_, err := recover.Run(ctx, root, recover.Options{FS: fsx.NewFault(fsx.Real()).CrashAfter(m), Rollback: rollback})
+				_, err := recover.Run(ctx, root, recover.Options{Common: host.Common{FS: fsx.NewFault(fsx.Real()).CrashAfter(m)}, Rollback: rollback})
 				if err != nil && !fsx.IsCrash(err) {
 					t.Fatalf("cut %d, recovery cut %d: %v", k, m, err)
 				}
@@ -305,7 +306,7 @@ func TestRunFromSubdirectoryFindsTheRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(root, ".swamp", "keep")
-	rep, err := recover.Run(context.Background(), sub, recover.Options{JournalLockTimeout: time.Second})
+	rep, err := recover.Run(context.Background(), sub, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +331,7 @@ func TestRecoveryLogsItsSteps(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		rep, err := recover.Run(context.Background(), root, recover.Options{Rollback: rollback, JournalLockTimeout: time.Second, Logger: log})
+		rep, err := recover.Run(context.Background(), root, recover.Options{Common: host.Common{JournalLockTimeout: time.Second, Logger: log}, Rollback: rollback})
 		if err != nil || len(rep.Intents) != 1 {
 			t.Fatalf("rollback=%v: %+v %v", rollback, rep, err)
 		}

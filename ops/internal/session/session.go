@@ -16,6 +16,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/report"
 )
@@ -29,9 +30,20 @@ type Session struct {
 	crashed bool
 }
 
-// Open opens (creating if need be) the journal at path and takes its
-// exclusive lock, waiting up to opts.LockTimeout.
-func Open(fsys fsx.FS, path string, opts journal.Options) (*Session, error) {
+// JournalOptions are the journal's options of a command's shared options,
+// built here once: the journal lock's timeout, the command recorded as its
+// holder, and the logger's Warn for what opening the journal warns about.
+func JournalOptions(c host.Common) journal.Options {
+	return journal.Options{LockTimeout: c.JournalLockTimeout, Command: c.Command, Warn: WarnTo(c.Logger)}
+}
+
+// Open opens (creating if need be) the journal at path on c's file system
+// and takes its exclusive lock, waiting up to c.JournalLockTimeout.
+func Open(c host.Common, path string) (*Session, error) {
+	return open(c.Disk(), path, JournalOptions(c))
+}
+
+func open(fsys fsx.FS, path string, opts journal.Options) (*Session, error) {
 	j, err := journal.Open(fsys, path, opts)
 	if err != nil {
 		return nil, err
@@ -59,7 +71,7 @@ func OpenForWrite(ctx context.Context, fsys fsx.FS, path string, opts journal.Op
 	var removed []string
 	for attempt := 0; ; attempt++ {
 		opts.Shared = true
-		s, err := Open(fsys, path, opts)
+		s, err := open(fsys, path, opts)
 		if err != nil {
 			return nil, outs, removed, &OpenError{Phase: PhaseOpen, Err: err}
 		}
@@ -111,7 +123,7 @@ func (e *OpenError) Unwrap() error { return e.Err }
 // every open intent, sweep, close.
 func finishExclusively(ctx context.Context, fsys fsx.FS, path string, opts journal.Options, env *engine.Env, dataRoot string) ([]report.IntentOutcome, []string, error) {
 	opts.Shared = false
-	s, err := Open(fsys, path, opts)
+	s, err := open(fsys, path, opts)
 	if err != nil {
 		return nil, nil, &OpenError{Phase: PhaseOpen, Err: err}
 	}
@@ -191,12 +203,12 @@ func (s *Session) Close() error {
 // shared lock keeps every swampj that changes the repo (they hold the
 // exclusive lock for their whole run) out until Close, without writing, so
 // it works on read-only media.
-func Inspect(fsys fsx.FS, path string, opts journal.Options) (*journal.Journal, []*journal.Intent, error) {
-	ok, err := journal.Exists(fsys, path)
+func Inspect(c host.Common, path string) (*journal.Journal, []*journal.Intent, error) {
+	ok, err := journal.Exists(c.Disk(), path)
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	j, err := journal.OpenReadOnly(fsys, path, opts)
+	j, err := OpenReadOnly(c, path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,10 +220,17 @@ func Inspect(fsys fsx.FS, path string, opts journal.Options) (*journal.Journal, 
 	return j, open, nil
 }
 
+// OpenReadOnly opens the existing journal at path read-only
+// (journal.OpenReadOnly), waiting up to c.JournalLockTimeout for a swampj
+// that holds it exclusively.
+func OpenReadOnly(c host.Common, path string) (*journal.Journal, error) {
+	return journal.OpenReadOnly(c.Disk(), path, JournalOptions(c))
+}
+
 // InspectState is Inspect for a look that ends at once: the open intents
 // and the journal's stale-catalog mark, with the journal closed again.
-func InspectState(fsys fsx.FS, path string, opts journal.Options) ([]*journal.Intent, *journal.CatalogStale, error) {
-	j, open, err := Inspect(fsys, path, opts)
+func InspectState(c host.Common, path string) ([]*journal.Intent, *journal.CatalogStale, error) {
+	j, open, err := Inspect(c, path)
 	if err != nil || j == nil {
 		return nil, nil, err
 	}

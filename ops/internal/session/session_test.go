@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -23,7 +24,7 @@ var ctx = context.Background()
 
 // opts is the journal's options in every test: a short lock wait, so a
 // held lock shows as a timeout quickly.
-var opts = journal.Options{LockTimeout: 300 * time.Millisecond, Command: []string{"session-test"}}
+var opts = host.Common{JournalLockTimeout: 300 * time.Millisecond, Command: []string{"session-test"}}
 
 // repoFixture is a repo directory with a data root holding one item
 // (src/a with a version) and a file to move; it returns the repo, its data
@@ -65,14 +66,14 @@ func exists(t *testing.T, p string) bool {
 // the journal meanwhile, not even to look. Close is idempotent.
 func TestOpenHoldsTheRepoLockUntilClose(t *testing.T) {
 	_, _, jp := repoFixture(t)
-	s, err := session.Open(fsx.Real(), jp, opts)
+	s, err := session.Open(opts, jp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := session.Open(fsx.Real(), jp, opts); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, err := session.Open(opts, jp); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("second Open while the first session runs: %v, want a lock timeout", err)
 	}
-	if _, _, err := session.InspectState(fsx.Real(), jp, opts); !errors.Is(err, journal.ErrLockTimeout) {
+	if _, _, err := session.InspectState(opts, jp); !errors.Is(err, journal.ErrLockTimeout) {
 		t.Fatalf("InspectState while a session runs: %v, want a lock timeout", err)
 	}
 	if err := s.Close(); err != nil {
@@ -81,7 +82,7 @@ func TestOpenHoldsTheRepoLockUntilClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	s2, err := session.Open(fsx.Real(), jp, opts)
+	s2, err := session.Open(opts, jp)
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
 	}
@@ -94,14 +95,14 @@ func TestOpenHoldsTheRepoLockUntilClose(t *testing.T) {
 // creates none.
 func TestInspectCreatesNoJournal(t *testing.T) {
 	_, _, jp := repoFixture(t)
-	j, open, err := session.Inspect(fsx.Real(), jp, opts)
+	j, open, err := session.Inspect(opts, jp)
 	if err != nil || j != nil || open != nil {
 		t.Fatalf("Inspect without a journal = %v, %v, %v; want nothing", j, open, err)
 	}
 	if err := j.Close(); err != nil { // a nil journal's Close is a no-op
 		t.Fatal(err)
 	}
-	in, stale, err := session.InspectState(fsx.Real(), jp, opts)
+	in, stale, err := session.InspectState(opts, jp)
 	if err != nil || in != nil || stale != nil {
 		t.Fatalf("InspectState without a journal = %v, %v, %v; want nothing", in, stale, err)
 	}
@@ -120,7 +121,7 @@ func TestInspectCreatesNoJournal(t *testing.T) {
 // journal a crashed process left, and lets the journal go again.
 func TestInspectStateReportsOpenIntentsAndTheStaleMark(t *testing.T) {
 	root, dataRoot, jp := repoFixture(t)
-	j, err := journal.Open(fsx.Real(), jp, opts)
+	j, err := journal.Open(fsx.Real(), jp, session.JournalOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestInspectStateReportsOpenIntentsAndTheStaleMark(t *testing.T) {
 	}
 	j.Abandon() // the process died
 
-	open, stale, err := session.InspectState(fsx.Real(), jp, opts)
+	open, stale, err := session.InspectState(opts, jp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestInspectStateReportsOpenIntentsAndTheStaleMark(t *testing.T) {
 		t.Fatalf("stale mark = %+v, want the reason recorded", stale)
 	}
 	// It looked and let go: a session opens at once.
-	s, err := session.Open(fsx.Real(), jp, opts)
+	s, err := session.Open(opts, jp)
 	if err != nil {
 		t.Fatalf("Open after InspectState: %v", err)
 	}
@@ -184,7 +185,7 @@ func TestCrashedSessionIsAbandonedAndTheNextOneFinishesItsIntents(t *testing.T) 
 			_, dataRoot, jp := repoFixture(t)
 			runCutAfter(t, k, fsx.NewFault(fsx.Real()).CrashAfter(k), jp, dataRoot)
 
-			next, err := session.Open(fsx.Real(), jp, opts)
+			next, err := session.Open(opts, jp)
 			if err != nil {
 				t.Fatalf("Open after the crash: %v", err)
 			}
@@ -206,7 +207,7 @@ func TestCrashedSessionIsAbandonedAndTheNextOneFinishesItsIntents(t *testing.T) 
 			if moved == left || (made && !moved) {
 				t.Fatalf("after recovery: x moved %v, x left %v, o made %v: not a state of the plan", moved, left, made)
 			}
-			again, _, err := session.InspectState(fsx.Real(), jp, opts)
+			again, _, err := session.InspectState(opts, jp)
 			if err != nil || len(again) != 0 {
 				t.Fatalf("open intents after finishing: %v, %v", again, err)
 			}
@@ -221,7 +222,9 @@ func TestCrashedSessionIsAbandonedAndTheNextOneFinishesItsIntents(t *testing.T) 
 // commits the done marks).
 func runCutAfter(t *testing.T, k int, fsys *fsx.Fault, jp, dataRoot string) {
 	t.Helper()
-	s, err := session.Open(fsys, jp, opts)
+	c := opts
+	c.FS = fsys
+	s, err := session.Open(c, jp)
 	if err != nil {
 		if !fsx.IsCrash(err) {
 			t.Fatalf("Open cut after %d operations: %v", k, err)
@@ -270,7 +273,7 @@ func TestOpenForWriteFinishesOpenIntentsAndSweepsOrphanStages(t *testing.T) {
 		filepath.Join("t", "m", "d", session.LatestTempName(deadToken)):      "2",
 	})
 
-	j, err := journal.Open(fsx.Real(), jp, opts)
+	j, err := journal.Open(fsx.Real(), jp, session.JournalOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +283,7 @@ func TestOpenForWriteFinishesOpenIntentsAndSweepsOrphanStages(t *testing.T) {
 	}
 	j.Abandon() // the writer died with its intent open
 
-	s, outs, removed, err := session.OpenForWrite(ctx, fsx.Real(), jp, opts, &engine.Env{FS: fsx.Real()}, dataRoot)
+	s, outs, removed, err := session.OpenForWrite(ctx, fsx.Real(), jp, session.JournalOptions(opts), &engine.Env{FS: fsx.Real()}, dataRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +316,7 @@ func TestOpenForWriteFinishesOpenIntentsAndSweepsOrphanStages(t *testing.T) {
 	// The sweep happens once per crash: the mark is cleared, so a second
 	// open walks nothing and removes nothing, even a new orphan.
 	fsxtest.WriteFiles(t, dataRoot, map[string]string{filepath.Join("t", "m", "d", session.StageName(4, deadToken), "raw"): "x"})
-	s, outs, removed, err = session.OpenForWrite(ctx, fsx.Real(), jp, opts, &engine.Env{FS: fsx.Real()}, dataRoot)
+	s, outs, removed, err = session.OpenForWrite(ctx, fsx.Real(), jp, session.JournalOptions(opts), &engine.Env{FS: fsx.Real()}, dataRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +370,7 @@ func TestStageOwnerGone(t *testing.T) {
 // that died after its first step (the mkdir) leaves it.
 func openHalfDone(t *testing.T, dataRoot, jp string) uint64 {
 	t.Helper()
-	j, err := journal.Open(fsx.Real(), jp, opts)
+	j, err := journal.Open(fsx.Real(), jp, session.JournalOptions(opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +392,7 @@ func TestPreviewOpenObservesAndChangesNothing(t *testing.T) {
 	_, dataRoot, jp := repoFixture(t)
 	id := openHalfDone(t, dataRoot, jp)
 	before := fsxtest.Snapshot(t, dataRoot, nil)
-	s, err := session.Open(fsx.Real(), jp, opts)
+	s, err := session.Open(opts, jp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +440,7 @@ func TestRecoverOpenRollsBack(t *testing.T) {
 	_, dataRoot, jp := repoFixture(t)
 	before := fsxtest.Snapshot(t, dataRoot, nil)
 	id := openHalfDone(t, dataRoot, jp)
-	s, err := session.Open(fsx.Real(), jp, opts)
+	s, err := session.Open(opts, jp)
 	if err != nil {
 		t.Fatal(err)
 	}
