@@ -27,6 +27,7 @@ var hostAPI = map[string]string{
 	"ops/wrapped":     "running a command under the write barrier, and the run guard of a remote datastore",
 	"ops/repo":        "finding and loading a repo, and the addresses in it",
 	"ops/example":     "writing the example repo (the demo) and synthetic ones",
+	"ops/host":        "host.Common, the options every journaled command shares",
 	"ops/meta":        "swamp's metadata: the values of a write's options (ops/write's Options hold them)",
 	"fsx":             "the type of every options value's FS (the crash tests' kill points go in through it): only the names in hostFSX",
 }
