@@ -73,7 +73,7 @@ func TestHostProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(dir, "models")

@@ -66,7 +66,7 @@ func newNilFixture(t *testing.T) *nilFixture {
 	if fx.addr, err = repo.ParseAddress("command/shell/m1/result"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(fx.ctx, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if fx.itemDir, err = fx.r.ItemDir(nil, fx.addr); err != nil {
@@ -400,12 +400,12 @@ func init() { // an init, not an initializer: some entries reuse others
 		// ops: the protocols
 		"ops/write.WriteOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{})
+			_, err := write.WriteVersions(fx.ctx, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{})
 			return err
 		},
 		"ops/write.Open": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			h, err := write.Open(fx.ctx, nil, fx.r, write.WriteOptions{})
+			h, err := write.Open(fx.ctx, fx.r, write.WriteOptions{})
 			if err != nil {
 				return err
 			}
@@ -491,7 +491,7 @@ func init() { // an init, not an initializer: some entries reuse others
 		"ops/catalogsync.Options": func(t *testing.T, fx *nilFixture) error { return nilCalls["ops/catalogsync.Rebuild"](t, fx) },
 		"ops/catalogsync.OpenHandle": func(t *testing.T, fx *nilFixture) error {
 			h := catalogsync.OpenHandle(nil, fx.dir)
-			if _, err := write.WriteVersions(fx.ctx, nil, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{Catalog: h}); err != nil {
+			if _, err := write.WriteVersions(fx.ctx, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{Catalog: h}); err != nil {
 				return err
 			}
 			return h.Close()

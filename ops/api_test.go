@@ -36,7 +36,7 @@ func apiRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+	if _, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

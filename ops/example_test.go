@@ -48,7 +48,7 @@ func Example_doctor() {
 	ctx := context.Background()
 	a := mustAddr("command/shell/m1/result")
 	for _, body := range []string{`{"v":1}`, `{"v":2}`} {
-		if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, write.WriteOptions{}); err != nil {
+		if _, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, write.WriteOptions{}); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func Example_rebuildCatalog() {
 	r, cleanup := exampleRepo()
 	defer cleanup()
 	ctx := context.Background()
-	if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	if err := os.Remove(r.CatalogPath); err != nil { // lost, or never built

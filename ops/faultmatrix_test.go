@@ -136,7 +136,7 @@ func fmBaseRepo(t *testing.T, dir string) {
 		a repo.Address
 		s string
 	}{{fmAddr(fmM1, "out"), "hello\n"}, {fmAddr(fmM1, "out"), "hello again\n"}, {fmAddr(fmM2, "log"), `{"log":1}`}} {
-		if _, err := write.WriteVersions(fmCtx, nil, r, []write.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+		if _, err := write.WriteVersions(fmCtx, r, []write.VersionWrite{{Address: w.a, Content: strings.NewReader(w.s)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,9 +183,9 @@ func fmWriteProtocol(name string, ws []fmWrite) fmProtocol {
 			}
 			// One fixed id and time: every run writes the same bytes and
 			// rows, so whole repos compare.
-			o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second}, "55555555-5555-4555-8555-555555555555", crashNewAt)
-			oFS := fsys
-			return write.WriteVersions(fmCtx, oFS, r, in, o)
+			o := ops.FixIdentity(write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second}}, "55555555-5555-4555-8555-555555555555", crashNewAt)
+			o.FS = fsys
+			return write.WriteVersions(fmCtx, r, in, o)
 		},
 		complete: func(t *testing.T, r *repo.Repo, res any, stale bool) string {
 			out := res.([]write.WrittenVersion)

@@ -43,7 +43,7 @@ func formatEntryPoints(dir string) []struct {
 		run     func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error
 	}{
 		{"WriteVersions", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {
-			_, err := write.WriteVersions(ctx, fsys, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{SwampLockTimeout: time.Second})
+			_, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsys}})
 			return err
 		}},
 		{"Migrate", true, func(ctx context.Context, fsys fsx.FS, r *repo.Repo) error {

@@ -109,7 +109,7 @@ func TestWriteWaitsOnEitherGlobalLock(t *testing.T) {
 			}
 			pid := glPlantLive(t, held)
 			a, _ := repo.ParseAddress("command/shell/m1/result")
-			_, err := write.WriteVersions(migCtx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
+			_, err := write.WriteVersions(migCtx, r, []write.VersionWrite{{Address: a, Content: strings.NewReader("{}")}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: 300 * time.Millisecond}})
 			glTimeoutOn(t, "write", err, held, pid)
 		})
 	}

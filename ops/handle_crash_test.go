@@ -32,7 +32,7 @@ func handleCrashRun(t *testing.T, f *fsx.Fault, k int, where string) handleRun {
 	t.Helper()
 	r := concRepo(t, handleWriters)
 	ctx := context.Background()
-	h, err := write.Open(ctx, f, r, write.WriteOptions{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second})
+	h, err := write.Open(ctx, r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}})
 	if err != nil {
 		t.Fatalf("%s: open: %v", where, err)
 	}
@@ -105,7 +105,7 @@ func handleCuts(t *testing.T) (cuts, step int) {
 	t.Helper()
 	f := fsx.NewFault(fsx.Real())
 	r := concRepo(t, handleWriters)
-	h, err := write.Open(context.Background(), f, r, write.WriteOptions{SwampLockTimeout: 5 * time.Second})
+	h, err := write.Open(context.Background(), r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, FS: f}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestNestedWriteWorksUnderTheAncestorsLock(t *testing.T) {
 			dlPlant(t, lp, rec, 0)
 			nestedSetenv(t, tc.env)
 			a, _ := repo.ParseAddress("command/shell/m1/result")
-			_, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
+			_, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: 300 * time.Millisecond}})
 			if tc.lends && err != nil {
 				t.Fatalf("a write under its ancestor's lock must go on: %v", err)
 			}
@@ -122,11 +122,11 @@ func TestNestedRecoveryWorksUnderTheAncestorsLock(t *testing.T) {
 			a, _ := repo.ParseAddress("command/shell/m1/result")
 			clean := fsx.NewFault(fsx.Real())
 			probe := apiRepo(t)
-			if _, err := write.WriteVersions(context.Background(), clean, migLoad(t, probe), []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+			if _, err := write.WriteVersions(context.Background(), migLoad(t, probe), []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: clean}}); err != nil {
 				t.Fatal(err)
 			}
 			cut := migOpIndex(clean, "failpoint:journal.begin") + 2
-			_, err := write.WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: time.Second})
+			_, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsx.NewFault(fsx.Real()).CrashAfter(cut)}})
 			if !fsx.IsCrash(err) {
 				t.Fatalf("want a crash at cut %d, got %v", cut, err)
 			}

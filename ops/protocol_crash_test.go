@@ -81,9 +81,9 @@ func pxProtocols() []pxProtocol {
 				}
 				in = append(in, write.VersionWrite{Address: w.a, Content: c})
 			}
-			o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second}, "44444444-4444-4444-8444-444444444444", crashNewAt)
-			oFS := fsys
-			_, err := write.WriteVersions(fmCtx, oFS, r, in, o)
+			o := ops.FixIdentity(write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, JournalLockTimeout: time.Second}}, "44444444-4444-4444-8444-444444444444", crashNewAt)
+			o.FS = fsys
+			_, err := write.WriteVersions(fmCtx, r, in, o)
 			return err
 		}
 	}

@@ -250,7 +250,7 @@ var fsArgumentAllowed = map[string]bool{
 // recover.Run(ctx, dir, opts) and doctor.Run(ctx, r, opts).
 func TestHostEntryPointsTakeNoFS(t *testing.T) {
 	dirs := map[string]string{".": "ops", "doctor": "ops/doctor", "catalogsync": "ops/catalogsync",
-		"migrate": "ops/migrate", "read": "ops/read", "../recover": "recover"}
+		"migrate": "ops/migrate", "read": "ops/read", "write": "ops/write", "../recover": "recover"}
 	checked := 0
 	for dir, pkg := range dirs {
 		fset := token.NewFileSet()

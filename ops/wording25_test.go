@@ -57,7 +57,7 @@ func TestWriteTraceSaysWrittenAhead(t *testing.T) {
 	a, _ := repo.ParseAddress("command/shell/m1/result")
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{SwampLockTimeout: time.Second, Logger: log}); err != nil {
+	if _, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"v":2}`)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, Logger: log}}); err != nil {
 		t.Fatal(err)
 	}
 	ahead := false

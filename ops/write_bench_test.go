@@ -19,6 +19,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 )
@@ -136,19 +137,21 @@ func openLibrary(b testing.TB, r *repo.Repo, fsys fsx.FS) *library {
 }
 
 func (l *library) opts() write.WriteOptions {
-	return write.WriteOptions{Journal: l.j, Catalog: l.cat, SwampLockTimeout: 5 * time.Second}
+	return write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second}, Journal: l.j, Catalog: l.cat}
 }
 
 // benchWriter is one 64 KiB write of benchAddr in a mode: "lib" lends
 // the journal and the catalog, "handle" writes through a write.Handle,
 // "cli" opens and closes them per write.
 func benchWriter(b testing.TB, mode string, r *repo.Repo, fsys fsx.FS) func(context.Context) error {
-	opts := write.WriteOptions{SwampLockTimeout: 5 * time.Second}
+	opts := write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second}}
 	switch mode {
 	case "lib":
 		opts = openLibrary(b, r, fsys).opts()
+		opts.FS = fsys
 	case "handle":
-		h, err := write.Open(context.Background(), fsys, r, opts)
+		opts.FS = fsys
+		h, err := write.Open(context.Background(), r, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -158,8 +161,9 @@ func benchWriter(b testing.TB, mode string, r *repo.Repo, fsys fsx.FS) func(cont
 			return err
 		}
 	}
+	opts.FS = fsys
 	return func(ctx context.Context) error {
-		_, err := write.WriteVersions(ctx, fsys, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts)
+		_, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: benchAddr, Content: bytes.NewReader(benchPayload)}}, opts)
 		return err
 	}
 }
@@ -250,7 +254,7 @@ func BenchmarkWriteBatch100(b *testing.B) {
 			a.DataName = fmt.Sprintf("item-%d", k%4)
 			writes[k] = write.VersionWrite{Address: a, Content: bytes.NewReader(benchPayload)}
 		}
-		res, err := write.WriteVersions(ctx, fsx.Real(), r, writes, opts)
+		res, err := write.WriteVersions(ctx, r, writes, opts)
 		if err != nil || len(res) != 100 {
 			b.Fatal(err)
 		}
@@ -361,7 +365,7 @@ func TestWrite1GiBStreamsInBoundedMemory(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}}, write.WriteOptions{SwampLockTimeout: 5 * time.Second})
+	res, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: benchAddr, Content: onlyReader{io.LimitReader(&pattern{}, size)}}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second}})
 	elapsed := time.Since(start)
 	close(stop)
 	<-done

@@ -14,6 +14,7 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 )
@@ -68,8 +69,8 @@ func goWide(b *testing.B, writers, perWriter int, fn func(i int) error) time.Dur
 }
 
 func concurrentWrite(fsys fsx.FS, r *repo.Repo, i int) error {
-	_, err := write.WriteVersions(context.Background(), fsys, r,
-		[]write.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}}, write.WriteOptions{SwampLockTimeout: 30 * time.Second})
+	_, err := write.WriteVersions(context.Background(), r,
+		[]write.VersionWrite{{Address: concurrentAddr(i), Content: bytes.NewReader(concurrentPayload)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: 30 * time.Second, FS: fsys}})
 	return err
 }
 
@@ -146,7 +147,7 @@ func BenchmarkWriteConcurrent6(b *testing.B) {
 func BenchmarkHandleConcurrent6(b *testing.B) {
 	r := benchRepo(b)
 	fsys := fsx.Real()
-	h, err := write.Open(context.Background(), fsys, r, write.WriteOptions{SwampLockTimeout: 30 * time.Second})
+	h, err := write.Open(context.Background(), r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 30 * time.Second, FS: fsys}})
 	if err != nil {
 		b.Fatal(err)
 	}

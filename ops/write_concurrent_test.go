@@ -57,8 +57,8 @@ func concNew(i int) []byte {
 
 // concWrite writes payload as the next version of model i through fsys.
 func concWrite(fsys fsx.FS, r *repo.Repo, i int, payload []byte, timeout time.Duration) error {
-	_, err := write.WriteVersions(context.Background(), fsys, r, []write.VersionWrite{{Address: concAddr(i), Content: bytes.NewReader(payload),
-		ModelName: fmt.Sprintf("m%d", i), SpecName: "result"}}, write.WriteOptions{SwampLockTimeout: timeout, JournalLockTimeout: timeout})
+	_, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: concAddr(i), Content: bytes.NewReader(payload),
+		ModelName: fmt.Sprintf("m%d", i), SpecName: "result"}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: timeout, JournalLockTimeout: timeout, FS: fsys}})
 	return err
 }
 

@@ -82,8 +82,8 @@ func (s *crashScenario) setup(t *testing.T) *repo.Repo {
 	}
 	r := loadCrashRepo(t, dir)
 	if s.existing {
-		o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second}, "11111111-1111-4111-8111-111111111111", crashOldAt)
-		if _, err := write.WriteVersions(context.Background(), nil, r, []write.VersionWrite{{Address: crashAddr, Content: bytes.NewReader(crashOldPayload)}}, o); err != nil {
+		o := ops.FixIdentity(write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}}, "11111111-1111-4111-8111-111111111111", crashOldAt)
+		if _, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: crashAddr, Content: bytes.NewReader(crashOldPayload)}}, o); err != nil {
 			t.Fatal(err)
 		}
 		s.template = dir
@@ -107,9 +107,9 @@ func (s *crashScenario) write(r *repo.Repo, fsys fsx.FS) error {
 	if s.stream {
 		c = crashPipe{c}
 	}
-	o := ops.FixIdentity(write.WriteOptions{SwampLockTimeout: time.Second}, "22222222-2222-4222-8222-222222222222", crashNewAt)
-	oFS := fsys
-	_, err := write.WriteVersions(context.Background(), oFS, r, []write.VersionWrite{{Address: crashAddr, Content: c, ModelName: "m", SpecName: "result"}}, o)
+	o := ops.FixIdentity(write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}}, "22222222-2222-4222-8222-222222222222", crashNewAt)
+	o.FS = fsys
+	_, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: crashAddr, Content: c, ModelName: "m", SpecName: "result"}}, o)
 	return err
 }
 

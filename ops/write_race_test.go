@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/repo"
@@ -24,7 +25,7 @@ func raceWrite(t *testing.T, r *repo.Repo, addr, content string, timeout time.Du
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = write.WriteVersions(migCtx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, write.WriteOptions{SwampLockTimeout: timeout})
+	_, err = write.WriteVersions(migCtx, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: timeout}})
 	return err
 }
 

@@ -42,7 +42,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := write.WriteVersions(fmCtx, nil, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{Journal: j, SwampLockTimeout: time.Second})
+		res, err := write.WriteVersions(fmCtx, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}, Journal: j})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 // says so, and the rebuild agrees with the disk.
 func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 	write := func(fsys fsx.FS, r *repo.Repo) error {
-		_, err := write.WriteVersions(fmCtx, fsys, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{SwampLockTimeout: time.Second})
+		_, err := write.WriteVersions(fmCtx, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsys}})
 		return err
 	}
 	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")

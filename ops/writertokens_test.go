@@ -70,7 +70,7 @@ func TestWriterTokenAfterWriteAndRepairNotRebuild(t *testing.T) {
 	a, _ := repo.ParseAddress("command/shell/m1/result")
 	write := func(body string) {
 		t.Helper()
-		if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, write.WriteOptions{SwampLockTimeout: time.Second}); err != nil {
+		if _, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(body)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}}); err != nil {
 			t.Fatal(err)
 		}
 	}

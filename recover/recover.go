@@ -134,8 +134,7 @@ func runAt(ctx context.Context, fsys fsx.FS, repoDir string, opts Options) (*Rep
 		if lerr != nil {
 			return rep, nil // a remote datastore: swampj run's cache doctor settles it
 		}
-		rep.WrappedRuns, err = wrapped.Settle(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout,
-			SwampLockTimeout: opts.SwampLockTimeout, Command: opts.Command, Logger: opts.Logger, FS: fsys})
+		rep.WrappedRuns, err = wrapped.Settle(ctx, r, wrapped.SettleOptions{Common: host.Common{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout, Command: opts.Command, Logger: opts.Logger, FS: fsys}})
 	}
 	return rep, err
 }

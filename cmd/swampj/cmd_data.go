@@ -265,9 +265,7 @@ func runDataWrite(c *cli.Context) error {
 		w.GarbageCollection.Duration = gc
 	}
 
-	res, err := write.WriteVersions(c.Context, e.fs, r, []write.VersionWrite{w}, write.WriteOptions{
-		JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(),
-	})
+	res, err := write.WriteVersions(c.Context, r, []write.VersionWrite{w}, write.WriteOptions{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs}})
 	if err != nil {
 		return err
 	}

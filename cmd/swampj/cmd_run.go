@@ -200,7 +200,7 @@ func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *wr
 		// A remote-backed repo: the cache doctor before the command has
 		// just checked every cached file a dead run could have left torn.
 		settled, err := wrapped.SettleChecked(c.Context, dir, r.JournalPath, "settled after its wrapper died: the datastore cache was checked before the next wrapped command",
-			wrapped.SettleOptions{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs})
+			wrapped.SettleOptions{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs}})
 		for _, s := range settled {
 			e.out.warn(fmt.Sprintf("settled a wrapped run of %q (pid %d) that ended without its final barrier: the cache doctor checked what it could have left, before the command", s.Run.Command, s.Run.PID))
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
@@ -32,7 +33,7 @@ func TestRecoverUnderSwampsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(r *repo.Repo, fsys fsx.FS, content string) error {
-		_, err := write.WriteVersions(context.Background(), fsys, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, write.WriteOptions{SwampLockTimeout: time.Second})
+		_, err := write.WriteVersions(context.Background(), r, []write.VersionWrite{{Address: a, Content: strings.NewReader(content)}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsys}})
 		return err
 	}
 	// Where version 2's publish rename falls, from a probe run.

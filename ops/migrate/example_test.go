@@ -43,7 +43,7 @@ func ExampleMigrate() {
 	r, cleanup := exampleRepo()
 	defer cleanup()
 	ctx := context.Background()
-	if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: mustAddr("command/shell/m1/result"), Content: strings.NewReader("{}")}}, write.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := migrate.SetNamespace(ctx, r, "team-a", migrate.NamespaceOptions{}); err != nil {

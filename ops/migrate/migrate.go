@@ -46,7 +46,6 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/catalogsync"
-	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -54,6 +53,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/wrapped"
@@ -95,8 +95,7 @@ func Migrate(ctx context.Context, r *repo.Repo, opts MigrateOptions) (*MigrateRe
 		res, err := previewMigration(ctx, r, opts)
 		return res, interrupted(ctx, err, "the preview", opts)
 	}
-	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
-		Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
+	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{Common: host.Common{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout, Command: opts.Command, Logger: opts.Logger, FS: fsys}}); err != nil {
 		return nil, err
 	}
 	if r.Namespace != "" {

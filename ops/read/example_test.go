@@ -46,7 +46,7 @@ func ExampleOpenData() {
 	defer cleanup()
 	ctx := context.Background()
 	a := mustAddr("command/shell/m1/result")
-	if _, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, write.WriteOptions{}); err != nil {
+	if _, err := write.WriteVersions(ctx, r, []write.VersionWrite{{Address: a, Content: strings.NewReader(`{"ok":true}`)}}, write.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
 

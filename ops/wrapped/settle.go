@@ -3,7 +3,6 @@ package wrapped
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"time"
 
@@ -16,11 +15,7 @@ import (
 
 // SettleOptions configure Settle.
 type SettleOptions struct {
-	JournalLockTimeout time.Duration
-	SwampLockTimeout   time.Duration
-	Command            []string
-	Logger             *slog.Logger
-	FS                 fsx.FS
+	host.Common
 }
 
 // Settled is what settling one dead run found and did.

@@ -50,7 +50,7 @@ func deadRunRepo(t *testing.T) (r *repo.Repo, item, prev string) {
 func TestSettleCrashAtEveryCutPoint(t *testing.T) {
 	count := fsxtest.Count(t, "wrapped-run", "cut")
 	settle := func(fsys fsx.FS, r *repo.Repo) error {
-		_, err := wrapped.Settle(context.Background(), r, wrapped.SettleOptions{JournalLockTimeout: 5 * time.Second, FS: fsys})
+		_, err := wrapped.Settle(context.Background(), r, wrapped.SettleOptions{Common: host.Common{JournalLockTimeout: 5 * time.Second, FS: fsys}})
 		return err
 	}
 	r, _, _ := deadRunRepo(t)

@@ -152,7 +152,7 @@ func TestSettleRepairsWhatADeadRunChanged(t *testing.T) {
 	if !wrapped.Pending(nil, r.JournalPath) {
 		t.Fatal("a dead run is not pending")
 	}
-	settled, err := wrapped.Settle(context.Background(), r, wrapped.SettleOptions{JournalLockTimeout: 5 * time.Second})
+	settled, err := wrapped.Settle(context.Background(), r, wrapped.SettleOptions{Common: host.Common{JournalLockTimeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

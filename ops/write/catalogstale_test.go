@@ -109,7 +109,7 @@ func TestWriteCatalogFullDiskAfterPublish(t *testing.T) {
 		t.Fatalf("no catalog commit in the trace: %v", clean.Trace())
 	}
 	f := fsx.NewFault(fsx.Real()).FailAt(at, syscall.ENOSPC)
-	res, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: time.Second})
+	res, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: f}})
 	if err != nil {
 		t.Fatalf("the write failed though its version was published: %v", err)
 	}
@@ -146,7 +146,7 @@ func TestWriteRollbackWithUnwritableCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := fsx.NewFault(fsx.Real()).FailKind("rename", syscall.EIO)
-	_, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: f}})
 	var we *WriteFailedError
 	if !errors.As(err, &we) || we.RollbackErr != nil {
 		t.Fatalf("want a rolled-back *WriteFailedError, got %v", err)

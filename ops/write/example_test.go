@@ -43,7 +43,7 @@ func ExampleWriteVersions() {
 	defer cleanup()
 	ctx := context.Background()
 
-	out, err := write.WriteVersions(ctx, nil, r, []write.VersionWrite{{
+	out, err := write.WriteVersions(ctx, r, []write.VersionWrite{{
 		Address: mustAddr("command/shell/m1/result"),
 		Content: strings.NewReader(`{"exitCode":0}`),
 	}}, write.WriteOptions{})
@@ -68,7 +68,7 @@ func ExampleWriteVersions_many() {
 	} {
 		writes = append(writes, write.VersionWrite{Address: mustAddr(w.addr), Content: strings.NewReader(w.body)})
 	}
-	out, err := write.WriteVersions(ctx, nil, r, writes, write.WriteOptions{})
+	out, err := write.WriteVersions(ctx, r, writes, write.WriteOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func ExampleOpen() {
 	defer cleanup()
 	ctx := context.Background()
 
-	h, err := write.Open(ctx, nil, r, write.WriteOptions{})
+	h, err := write.Open(ctx, r, write.WriteOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -65,19 +65,17 @@ var ErrHandleClosed = errors.New("write handle is closed")
 // other writers, finishes what earlier writers left open and removes what
 // crashed ones staged (each said at level Warn). opts are every write's
 // options; its Journal and Catalog must be nil (the handle holds its own).
-// fsys nil is the real disk.
-func Open(ctx context.Context, fsys fsx.FS, r *repo.Repo, opts WriteOptions) (*Handle, error) {
+// opts.FS nil is the real disk.
+func Open(ctx context.Context, r *repo.Repo, opts WriteOptions) (*Handle, error) {
 	if opts.Journal != nil || opts.Catalog != nil {
 		return nil, errors.New("write.Open: the handle holds its own journal and catalog (WriteOptions.Journal and Catalog must be nil)")
 	}
-	if err := repo.RefuseUnknownFormat(fsx.OrReal(fsys), r.Base, true, nil); err != nil {
+	if err := repo.RefuseUnknownFormat(opts.Disk(), r.Base, true, nil); err != nil {
 		return nil, err
 	}
-	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
-		Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
+	if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{Common: opts.Common}); err != nil {
 		return nil, err
 	}
-	opts.fsys = fsys
 	o := opts.withDefaults()
 	cat := catalogsync.OpenHandle(o.fsys, r.Dir)
 	env := &engine.Env{FS: o.fsys, Catalog: cat.Opener(), Log: o.Logger}

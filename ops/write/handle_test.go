@@ -12,6 +12,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 )
 
@@ -27,7 +28,7 @@ func handleAddr(t testing.TB, i int) repo.Address {
 func TestHandleConcurrentWriters(t *testing.T) {
 	r := newWriteRepo(t)
 	ctx := context.Background()
-	h, err := Open(ctx, fsx.Real(), r, WriteOptions{SwampLockTimeout: 10 * time.Second})
+	h, err := Open(ctx, r, WriteOptions{Common: host.Common{SwampLockTimeout: 10 * time.Second, FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestHandleConcurrentWriters(t *testing.T) {
 func TestHandleSharesTheRepoWithOtherWriters(t *testing.T) {
 	r := newWriteRepo(t)
 	ctx := context.Background()
-	h, err := Open(ctx, fsx.Real(), r, WriteOptions{SwampLockTimeout: 10 * time.Second})
+	h, err := Open(ctx, r, WriteOptions{Common: host.Common{SwampLockTimeout: 10 * time.Second, FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestHandleSharesTheRepoWithOtherWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A writer that opens the journal itself, while the handle is open.
-	write1(t, r, VersionWrite{Address: handleAddr(t, 2), Content: strings.NewReader("beside it")}, WriteOptions{JournalLockTimeout: 2 * time.Second})
+	write1(t, r, VersionWrite{Address: handleAddr(t, 2), Content: strings.NewReader("beside it")}, WriteOptions{Common: host.Common{JournalLockTimeout: 2 * time.Second}})
 	_, err = journal.Open(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: 200 * time.Millisecond})
 	if err == nil {
 		t.Fatal("an exclusive open of the journal succeeded while a write handle was open")
@@ -140,7 +141,7 @@ func TestHandleFinishesACrashedWriteOfItsModelFirst(t *testing.T) {
 	// Find the cut: just after version 2's publish rename.
 	probe := fsx.NewFault(fsx.Real())
 	cut := -1
-	o := WriteOptions{fsys: probe, SwampLockTimeout: time.Second}
+	o := WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}, fsys: probe}
 	probe.CrashAfter(-1)
 	scratch := newWriteRepo(t)
 	write1(t, scratch, VersionWrite{Address: a, Content: strings.NewReader("one")}, WriteOptions{})
@@ -154,7 +155,7 @@ func TestHandleFinishesACrashedWriteOfItsModelFirst(t *testing.T) {
 		t.Fatalf("no publish rename of version 2 in the trace: %v", probe.Trace())
 	}
 	crash := fsx.NewFault(fsx.Real()).CrashAfter(cut)
-	_, err := WriteVersions(ctx, crash, r, []VersionWrite{{Address: a, Content: strings.NewReader("two")}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(ctx, r, []VersionWrite{{Address: a, Content: strings.NewReader("two")}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: crash}})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("the cut write: %v, want a crash", err)
 	}
@@ -162,7 +163,7 @@ func TestHandleFinishesACrashedWriteOfItsModelFirst(t *testing.T) {
 		t.Fatalf("open intents after the crash: %d, want 1", len(open))
 	}
 
-	h, err := Open(ctx, fsx.Real(), r, WriteOptions{SwampLockTimeout: time.Second})
+	h, err := Open(ctx, r, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsx.Real()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/protocol"
 )
 
@@ -20,7 +21,7 @@ func TestWriteLogsItsSteps(t *testing.T) {
 
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{Logger: log})
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v2")}, WriteOptions{Common: host.Common{Logger: log}})
 	id := float64(got.IntentID)
 
 	var intents, settled int
@@ -76,7 +77,7 @@ func TestWarnOnlyLoggerGetsNoSteps(t *testing.T) {
 	a := writeAddr(t, "command/shell/m/state")
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{Logger: log})
+	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{Common: host.Common{Logger: log}})
 	if buf.Len() != 0 {
 		t.Fatalf("a Warn-level logger got records of a clean write:\n%s", buf.String())
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/jsfmt"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
@@ -88,29 +88,26 @@ type VersionWrite struct {
 // disk, opens (and closes) the repo's journal and catalog itself, and waits
 // for swamp's per-model lock as long as SWAMP_LOCK_TIMEOUT_MS says.
 type WriteOptions struct {
-	// fsys is WriteVersions' disk (withDefaults).
+	// Common: the disk (FS), the waits for the journal
+	// (JournalLockTimeout, 0: journal.DefaultLockTimeout) and for swamp's
+	// per-model lock (SwampLockTimeout, 0: SWAMP_LOCK_TIMEOUT_MS, else
+	// 60 s), the Command recorded in the intent, and the Logger, which
+	// receives what went wrong without failing the write (a lock that could
+	// not be released, an earlier intent finished on the way) at level
+	// Warn, and the executor's step records at level Debug.
+	host.Common
+	// fsys is the disk the write goes through (withDefaults: FS, or the
+	// real one).
 	fsys fsx.FS
 	// Journal, if set, is an open journal the caller owns (a long-lived
 	// tool): completion marks then ride its next commit. The caller must
 	// have recovered open intents when it opened it (recover.Run). When nil,
 	// WriteVersions opens the repo's journal, first finishes any intent a
 	// crashed process left open (as `swampj recover` would), and closes it.
+	// (A host that writes often holds the repo open instead: Open.)
 	Journal *journal.Journal
-	// JournalLockTimeout bounds the wait for another swampj process holding
-	// the journal (0: journal.DefaultLockTimeout).
-	JournalLockTimeout time.Duration
 	// Catalog opens the catalog (nil: the repo's own, closed on return).
 	Catalog *catalogsync.Handle
-	// SwampLockTimeout bounds the wait for swamp's per-model lock
-	// (0: SWAMP_LOCK_TIMEOUT_MS, else 60 s).
-	SwampLockTimeout time.Duration
-	// Command is recorded in the intent.
-	Command []string
-	// Logger receives what went wrong without failing the write (a lock
-	// that could not be released, an earlier intent finished on the way)
-	// at level Warn, and the executor's step records at level Debug
-	// (nil: nothing is logged).
-	Logger *slog.Logger
 
 	// Test hooks: the clock for createdAt and the id generator (fixed by
 	// fixIdentity, for the crash suites); recorded runs when writeOverlapped
@@ -273,7 +270,7 @@ type writeItem struct {
 
 func (o WriteOptions) withDefaults() WriteOptions {
 	if o.fsys == nil {
-		o.fsys = fsx.Real()
+		o.fsys = o.Disk()
 	}
 	if o.SwampLockTimeout <= 0 {
 		o.SwampLockTimeout = lock.TimeoutFromEnv(nil)

@@ -112,17 +112,15 @@ import (
 // afterwards (catalogwriters.Record, swamp-format §13.7), so that the other checkouts'
 // catalogs (newer swamp's) invalidate themselves and see it; failing to is
 // only a warning: the write stands.
-func WriteVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
+func WriteVersions(ctx context.Context, r *repo.Repo, writes []VersionWrite, opts WriteOptions) ([]WrittenVersion, error) {
 	// A lent journal is held by the caller: the settling repair could not
 	// open its own, and recover settles the run instead.
 	if opts.Journal == nil {
-		if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{JournalLockTimeout: opts.JournalLockTimeout, SwampLockTimeout: opts.SwampLockTimeout,
-			Command: opts.Command, Logger: opts.Logger, FS: fsys}); err != nil {
+		if err := wrapped.SettleFirst(ctx, r, wrapped.SettleOptions{Common: opts.Common}); err != nil {
 			return nil, err
 		}
 	}
-	out, err := writeVersions(ctx, fsys, r, writes, opts)
-	opts.fsys = fsys
+	out, err := writeVersions(ctx, opts.FS, r, writes, opts)
 	recordWriterToken(r, out, err, opts.withDefaults())
 	return out, err
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogrow"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
@@ -146,8 +147,8 @@ func TestWriteOverlappedLockTimeout(t *testing.T) {
 	before := viewItem(t, r, a)
 	j, cat := openLibJournal(t, r)
 	recorded := false
-	_, err = WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: bytes.NewReader([]byte("v2"))}},
-		WriteOptions{Journal: j, Catalog: cat, SwampLockTimeout: 200 * time.Millisecond, recorded: func() { recorded = true }})
+	_, err = WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: bytes.NewReader([]byte("v2"))}},
+		WriteOptions{Common: host.Common{SwampLockTimeout: 200 * time.Millisecond}, Journal: j, Catalog: cat, recorded: func() { recorded = true }})
 	if !errors.Is(err, lock.ErrTimeout) || !recorded {
 		t.Fatalf("want lock.ErrTimeout from the overlapped path, got %v (overlapped: %v)", err, recorded)
 	}
@@ -275,8 +276,8 @@ func TestWriteOverlappedSymlinkSwapIsRefused(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
-		WriteOptions{Journal: j, Catalog: cat, SwampLockTimeout: time.Second, recorded: swap})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+		WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}, Journal: j, Catalog: cat, recorded: swap})
 	if !errors.Is(err, repo.ErrOutsideDataRoot) {
 		t.Fatalf("want ErrOutsideDataRoot, got %v", err)
 	}
@@ -412,8 +413,8 @@ func crashSecondWrite(t *testing.T, a repo.Address, content func(string) io.Read
 	if cut == 0 {
 		t.Fatalf("the probe run issued no %s after its intent", kind)
 	}
-	_, err := WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []VersionWrite{{Address: a, Content: content("v2")}},
-		WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: content("v2")}},
+		WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsx.NewFault(fsx.Real()).CrashAfter(cut)}})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}

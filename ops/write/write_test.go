@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -27,6 +26,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -90,7 +90,10 @@ func writeAddr(t testing.TB, s string) repo.Address {
 func write1(t testing.TB, r *repo.Repo, w VersionWrite, o WriteOptions) WrittenVersion {
 	t.Helper()
 	o.SwampLockTimeout = time.Second
-	res, err := WriteVersions(context.Background(), o.fsys, r, []VersionWrite{w}, o)
+	if o.fsys != nil {
+		o.FS = o.fsys
+	}
+	res, err := WriteVersions(context.Background(), r, []VersionWrite{w}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +299,7 @@ func TestWriteBatchOneIntent(t *testing.T) {
 		ws = append(ws, VersionWrite{Address: a, Content: c, SpecName: a.DataName})
 	}
 	f := fsx.NewFault(fsx.Real())
-	res, err := WriteVersions(context.Background(), f, r, ws, WriteOptions{SwampLockTimeout: time.Second})
+	res, err := WriteVersions(context.Background(), r, ws, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: f}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +384,7 @@ func TestWriteLegacySymlinkLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A failing write leaves version 2 designated (now by a file).
-	_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: nonSeeker{brokenSource{}}}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: nonSeeker{brokenSource{}}}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}})
 	var src *fsx.SourceError
 	if !errors.As(err, &src) {
 		t.Fatalf("want a source error, got %v", err)
@@ -428,7 +431,7 @@ func TestWriteRefusesBadInput(t *testing.T) {
 		if w.Content == nil {
 			w.Content = strings.NewReader("x")
 		}
-		_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{w}, WriteOptions{SwampLockTimeout: time.Second})
+		_, err := WriteVersions(context.Background(), r, []VersionWrite{w}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}})
 		var inv *InvalidWriteError
 		if !errors.As(err, &inv) || !errors.Is(err, ErrInvalidWrite) {
 			t.Errorf("%s: want *InvalidWriteError, got %v", name, err)
@@ -465,7 +468,7 @@ func TestWriteFailKind(t *testing.T) {
 					c = nonSeeker{c}
 				}
 				f := fsx.NewFault(fsx.Real()).FailKind(fk.kind, fk.err)
-				_, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{SwampLockTimeout: time.Second})
+				_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: f}})
 				if !errors.Is(err, fk.err) {
 					t.Fatalf("want %v, got %v", fk.err, err)
 				}
@@ -496,7 +499,7 @@ func TestWriteFaultAtEveryOp(t *testing.T) {
 				if mode == "stream" {
 					c = nonSeeker{c}
 				}
-				_, err := WriteVersions(context.Background(), f, r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{SwampLockTimeout: time.Second})
+				_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: c}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: f}})
 				return r, before, err
 			}
 			clean := fsx.NewFault(fsx.Real())
@@ -544,7 +547,7 @@ func TestWriteInputChanged(t *testing.T) {
 	a := writeAddr(t, "command/shell/m/state")
 	write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
 	before := viewItem(t, r, a)
-	_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: &changingSource{data: []byte("first pass")}}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: &changingSource{data: []byte("first pass")}}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}})
 	var ic *InputChangedError
 	if !errors.As(err, &ic) {
 		t.Fatalf("want *InputChangedError, got %v", err)
@@ -595,7 +598,7 @@ func TestWriteLockTimeout(t *testing.T) {
 	defer held.Release()
 	before := viewItem(t, r, a)
 	start := time.Now()
-	_, err = WriteVersions(context.Background(), nil, r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{SwampLockTimeout: 300 * time.Millisecond})
+	_, err = WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}}, WriteOptions{Common: host.Common{SwampLockTimeout: 300 * time.Millisecond}})
 	if !errors.Is(err, lock.ErrTimeout) {
 		t.Fatalf("want lock.ErrTimeout, got %v", err)
 	}
@@ -625,8 +628,8 @@ func TestWriteFinishesInterruptedIntentFirst(t *testing.T) {
 			cut = op.N
 		}
 	}
-	_, err := WriteVersions(context.Background(), fsx.NewFault(fsx.Real()).CrashAfter(cut), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
-		WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(context.Background(), r, []VersionWrite{{Address: a, Content: strings.NewReader("v2")}},
+		WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsx.NewFault(fsx.Real()).CrashAfter(cut)}})
 	if !fsx.IsCrash(err) {
 		t.Fatalf("want a crash, got %v", err)
 	}
@@ -635,7 +638,7 @@ func TestWriteFinishesInterruptedIntentFirst(t *testing.T) {
 	_ = os.Remove(lock.ModelPath(r.Base, r.Namespace, a.Type, a.ModelID))
 	var logged bytes.Buffer
 	warn := slog.New(slog.NewJSONHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v3")}, WriteOptions{Logger: warn})
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v3")}, WriteOptions{Common: host.Common{Logger: warn}})
 	var warnings []string
 	for _, rec := range decodeLog(t, &logged) {
 		warnings = append(warnings, rec["msg"].(string))
@@ -774,7 +777,7 @@ func TestWriteCanceledRollsBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	big := io.LimitReader(nonSeeker{strings.NewReader(strings.Repeat("x", 1<<20))}, 1<<20)
-	_, err := WriteVersions(ctx, nil, r, []VersionWrite{{Address: a, Content: &cancelAfterFirstRead{cancel: cancel, r: big}}}, WriteOptions{SwampLockTimeout: time.Second})
+	_, err := WriteVersions(ctx, r, []VersionWrite{{Address: a, Content: &cancelAfterFirstRead{cancel: cancel, r: big}}}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}})
 	var wf *WriteFailedError
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &wf) || wf.RollbackErr != nil {
 		t.Fatalf("want a rolled-back canceled write, got %v", err)

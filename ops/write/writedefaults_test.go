@@ -14,6 +14,7 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -118,7 +119,7 @@ func TestWriteRefusesOtherOwner(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			w.Address, w.Content = a, strings.NewReader("x")
-			_, err := WriteVersions(context.Background(), nil, r, []VersionWrite{w}, WriteOptions{SwampLockTimeout: time.Second})
+			_, err := WriteVersions(context.Background(), r, []VersionWrite{w}, WriteOptions{Common: host.Common{SwampLockTimeout: time.Second}})
 			var inv *InvalidWriteError
 			var mis *OwnerMismatchError
 			if !errors.As(err, &inv) || !errors.As(err, &mis) {

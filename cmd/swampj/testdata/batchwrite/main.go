@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 )
@@ -56,6 +57,6 @@ func run(args []string) error {
 		}
 		writes = append(writes, write.VersionWrite{Address: ad, Content: strings.NewReader(content)})
 	}
-	_, err = write.WriteVersions(context.Background(), fsys, r, writes, write.WriteOptions{})
+	_, err = write.WriteVersions(context.Background(), r, writes, write.WriteOptions{Common: host.Common{FS: fsys}})
 	return err
 }
