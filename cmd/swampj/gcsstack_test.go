@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -407,5 +408,46 @@ func TestGCSSwampWaitsForSwampjLock(t *testing.T) {
 	}
 	if err := release(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// swampj's run lock stays out of swamp's sync on a fresh bucket. With no
+// index in the bucket yet, the extension builds one from the bucket's
+// listing, which the run lock is in while the first wrapped command runs:
+// unless the lock's name is one the extension keeps out of its sync, it
+// becomes an index entry, is pulled into the caches, and each checkout's
+// doctor then finds a file the index no longer knows once swampj deletes it.
+func TestGCSRunLockStaysOutOfTheIndexOnAFreshBucket(t *testing.T) {
+	s := needGCSStack(t)
+	srv := s.startGCS(t)
+	root := t.TempDir()
+	a := &gcsCheckout{t: t, s: s, srv: srv, dir: filepath.Join(root, "a"), home: filepath.Join(root, "homeA")}
+	if err := os.MkdirAll(a.dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a.swampOK("init")
+	if out, err := exec.Command("bash", filepath.Join(s.shared, "gcs.sh"), "init-repo", a.dir, gcsBucket, gcsPrefix, strconv.Itoa(srv.port)).CombinedOutput(); err != nil {
+		t.Fatalf("gcs.sh init-repo: %v %s", err, out)
+	}
+	a.swampOK("model", "create", "command/shell", "m1")
+	for i, args := range [][]string{
+		{"run", "--", s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo first"},
+		{"run", "--", s.swamp, "datastore", "sync"},
+	} {
+		if r := a.swampj(args...); r.code != 0 {
+			t.Fatalf("wrapped command %d: exit %d\n%s%s", i+1, r.code, tail(r.stdout, 1500), tail(r.stderr, 1500))
+		}
+	}
+	if index := srv.data(t, ".datastore-index.json"); strings.Contains(string(index), "swampj-run") {
+		t.Errorf("the bucket's index lists swampj's run lock:\n%s", index)
+	}
+	_ = filepath.WalkDir(a.cacheDir(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(p, "swampj-run") {
+			t.Errorf("swampj's run lock is in the cache: %s", p)
+		}
+		return nil
+	})
+	if r := a.swampj("doctor"); r.code != 0 {
+		t.Errorf("swampj doctor after the wrapped commands: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

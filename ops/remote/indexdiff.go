@@ -57,7 +57,12 @@ const (
 )
 
 // RunLockKey is the bucket key (under the prefix) of swampj's run lock.
-const RunLockKey = ".swampj-run.lock"
+// Its base name is ".lock", which both extensions keep out of their sync
+// (isInternalCacheFile): an extension that finds no index in the bucket
+// rebuilds one from the bucket's listing (discoverIndexFromBucket), and
+// any other name would be taken into that index as data, pulled into
+// every cache and fetched again after swampj has deleted it.
+const RunLockKey = ".swampj-run/.lock"
 
 // indexPrefix is where the bucket keeps c's objects: "" or "{namespace}/".
 func indexPrefix(c *Cache) string {
