@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -666,5 +667,31 @@ func TestS3BucketAccessErrors(t *testing.T) {
 			}
 			t.Logf("%s: %s", tc.code, e.Error)
 		})
+	}
+}
+
+// The S3 twin of TestGCSRunLockStaysOutOfTheIndexOnAFreshBucket: the S3
+// extension also builds a missing index from the bucket's listing.
+func TestS3RunLockStaysOutOfTheIndexOnAFreshBucket(t *testing.T) {
+	a := newS3Origin(t, 0)
+	for i, args := range [][]string{
+		{"run", "--", a.s.swamp, "model", "method", "run", "m1", "execute", "--input", "run=echo first"},
+		{"run", "--", a.s.swamp, "datastore", "sync"},
+	} {
+		if r := a.swampj(args...); r.code != 0 {
+			t.Fatalf("wrapped command %d: exit %d\n%s%s", i+1, r.code, tail(r.stdout, 1500), tail(r.stderr, 1500))
+		}
+	}
+	if index := a.srv.object(".datastore-index.json"); strings.Contains(string(index), "swampj-run") {
+		t.Errorf("the bucket's index lists swampj's run lock:\n%s", index)
+	}
+	_ = filepath.WalkDir(a.cacheDir(), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(p, "swampj-run") {
+			t.Errorf("swampj's run lock is in the cache: %s", p)
+		}
+		return nil
+	})
+	if r := a.swampj("doctor"); r.code != 0 {
+		t.Errorf("swampj doctor after the wrapped commands: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
