@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/remote/buckettest"
 )
 
 // gcsCacheAt is a GCS datastore on the fake at url, prefix team.
@@ -26,14 +27,14 @@ func gcsCacheAt(url string) *remote.Cache {
 // The end of the agent's stdin is the end of swampj: the agent exits and
 // leaves the locks it holds in the bucket, as a killed holder does.
 func TestAgentEndOfInputLeavesTheLock(t *testing.T) {
-	f := newFakeGCS(t, "swamp-test")
-	release, err := remote.RunLock(context.Background(), gcsCacheAt(f.srv.URL), noEnv, 5*time.Second)
+	f := buckettest.NewFakeGCS(t, "swamp-test")
+	release, err := remote.RunLock(context.Background(), gcsCacheAt(f.URL()), noEnv, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := f.object("team/" + remote.RunLockKey)
+	held := f.Object("team/" + remote.RunLockKey)
 	remote.CloseBucketAgents()
-	if got := f.object("team/" + remote.RunLockKey); got == nil || got.gen != held.gen {
+	if got := f.Object("team/" + remote.RunLockKey); got == nil || got.Gen != held.Gen {
 		t.Fatalf("the lock was released or changed when the agent's input ended: %+v, was %+v", got, held)
 	}
 	if err := release(); err == nil {
@@ -54,9 +55,9 @@ func TestKilledSwampjLeavesItsLockToGoStale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a heartbeat (LockTTL/3)")
 	}
-	f := newFakeGCS(t, "swamp-test")
+	f := buckettest.NewFakeGCS(t, "swamp-test")
 	holder := exec.Command(os.Args[0], "-test.run=^TestKilledSwampjLeavesItsLockToGoStale$")
-	holder.Env = append(os.Environ(), "SWAMPJ_TEST_HOLD_LOCK_AT="+f.srv.URL)
+	holder.Env = append(os.Environ(), "SWAMPJ_TEST_HOLD_LOCK_AT="+f.URL())
 	out, err := holder.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +71,7 @@ func TestKilledSwampjLeavesItsLockToGoStale(t *testing.T) {
 		t.Fatalf("the holder did not take the lock: %q %v", line, err)
 	}
 	agentPID := childOf(t, holder.Process.Pid)
-	held := f.object("team/" + remote.RunLockKey)
+	held := f.Object("team/" + remote.RunLockKey)
 	if held == nil || lockHolder(t, held).PID != holder.Process.Pid {
 		t.Fatalf("no lock of the holder's pid %d: %+v", holder.Process.Pid, held)
 	}
@@ -87,7 +88,7 @@ func TestKilledSwampjLeavesItsLockToGoStale(t *testing.T) {
 		}
 	}
 	time.Sleep(remote.LockTTL/3 + 2*time.Second)
-	if got := f.object("team/" + remote.RunLockKey); got == nil || got.gen != held.gen || !got.updated.Equal(held.updated) {
+	if got := f.Object("team/" + remote.RunLockKey); got == nil || got.Gen != held.Gen || !got.Updated.Equal(held.Updated) {
 		t.Fatalf("the dead holder's lock was released or renewed: %+v, was %+v", got, held)
 	}
 }

@@ -10,188 +10,21 @@ package remote_test
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
-	"mime"
-	"mime/multipart"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
+	"github.com/swampj/swampj/ops/remote/buckettest"
 )
 
-type gcsObj struct {
-	data    []byte
-	gen     int64
-	updated time.Time
-}
-
-// fakeGCS is the part of the GCS JSON API the lock speaks: media and
-// multipart upload with ifGenerationMatch, object metadata and media GET, conditional
-// DELETE. It answers 412 whenever a precondition does not hold.
-type fakeGCS struct {
-	mu      sync.Mutex
-	bucket  string
-	objs    map[string]*gcsObj
-	nextGen int64
-	auth    []string // Authorization headers seen
-	srv     *httptest.Server
-}
-
-func newFakeGCS(t *testing.T, bucket string) *fakeGCS {
-	f := &fakeGCS{bucket: bucket, objs: map[string]*gcsObj{}, nextGen: 1000}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-// genMatch reports whether ifGenerationMatch (if given) holds for o.
-func genMatch(q string, o *gcsObj) bool {
-	if q == "" {
-		return true
-	}
-	g, err := strconv.ParseInt(q, 10, 64)
-	if err != nil {
-		return false
-	}
-	if g == 0 {
-		return o == nil
-	}
-	return o != nil && o.gen == g
-}
-
-func (f *fakeGCS) serve(w http.ResponseWriter, r *http.Request) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if a := r.Header.Get("Authorization"); a != "" {
-		f.auth = append(f.auth, a)
-	}
-	q := r.URL.Query()
-	upload := "/upload/storage/v1/b/" + f.bucket + "/o"
-	objPrefix := "/storage/v1/b/" + f.bucket + "/o/"
-	resource := func(name string, o *gcsObj) {
-		w.Header().Set("Content-Type", "application/json")
-		crc := binary.BigEndian.AppendUint32(nil, crc32.Checksum(o.data, crc32.MakeTable(crc32.Castagnoli)))
-		sum := md5.Sum(o.data)
-		_ = json.NewEncoder(w).Encode(map[string]string{"name": name, "bucket": f.bucket, "generation": strconv.FormatInt(o.gen, 10),
-			"updated": o.updated.UTC().Format(time.RFC3339Nano), "size": strconv.Itoa(len(o.data)),
-			"crc32c": base64.StdEncoding.EncodeToString(crc), "md5Hash": base64.StdEncoding.EncodeToString(sum[:])})
-	}
-	switch {
-	case r.Method == http.MethodPost && r.URL.Path == upload:
-		name, data, err := uploaded(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if !genMatch(q.Get("ifGenerationMatch"), f.objs[name]) {
-			http.Error(w, `{"error":{"code":412}}`, http.StatusPreconditionFailed)
-			return
-		}
-		f.nextGen++
-		o := &gcsObj{data: data, gen: f.nextGen, updated: time.Now()}
-		f.objs[name] = o
-		resource(name, o)
-	case strings.HasPrefix(r.URL.Path, objPrefix):
-		name := strings.TrimPrefix(r.URL.Path, objPrefix) // net/http decodes %2F
-		o := f.objs[name]
-		switch r.Method {
-		case http.MethodGet:
-			if o == nil {
-				http.Error(w, `{"error":{"code":404}}`, http.StatusNotFound)
-				return
-			}
-			if q.Get("alt") == "media" {
-				w.Header().Set("x-goog-generation", strconv.FormatInt(o.gen, 10))
-				_, _ = w.Write(o.data)
-				return
-			}
-			resource(name, o)
-		case http.MethodDelete:
-			if o == nil {
-				http.Error(w, `{"error":{"code":404}}`, http.StatusNotFound)
-				return
-			}
-			if !genMatch(q.Get("ifGenerationMatch"), o) {
-				http.Error(w, `{"error":{"code":412}}`, http.StatusPreconditionFailed)
-				return
-			}
-			delete(f.objs, name)
-			w.WriteHeader(http.StatusNoContent)
-		default:
-			http.Error(w, "method", http.StatusMethodNotAllowed)
-		}
-	default:
-		http.Error(w, "not found: "+r.URL.String(), http.StatusNotFound)
-	}
-}
-
-// uploaded is the object name and body of a media upload (the name in the
-// query) or a multipart one (the name in the metadata part), as the JSON
-// API takes them.
-func uploaded(r *http.Request) (string, []byte, error) {
-	if r.URL.Query().Get("uploadType") != "multipart" {
-		data, err := io.ReadAll(r.Body)
-		return r.URL.Query().Get("name"), data, err
-	}
-	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil {
-		return "", nil, err
-	}
-	mr := multipart.NewReader(r.Body, params["boundary"])
-	meta, err := mr.NextPart()
-	if err != nil {
-		return "", nil, err
-	}
-	var m struct {
-		Name string `json:"name"`
-	}
-	if err := json.NewDecoder(meta).Decode(&m); err != nil {
-		return "", nil, err
-	}
-	media, err := mr.NextPart()
-	if err != nil {
-		return "", nil, err
-	}
-	data, err := io.ReadAll(media)
-	return m.Name, data, err
-}
-
-// object is name's live copy (nil when absent).
-func (f *fakeGCS) object(name string) *gcsObj {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if o := f.objs[name]; o != nil {
-		c := *o
-		return &c
-	}
-	return nil
-}
-
-// steal replaces name as another process taking the lock over would: a new
-// generation with another holder's body.
-func (f *fakeGCS) steal(name string, updated time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.nextGen++
-	f.objs[name] = &gcsObj{data: []byte(`{"holder":"other@elsewhere","pid":4242,"ttlMs":30000,"nonce":"theirs"}`), gen: f.nextGen, updated: updated}
-}
-
-func gcsCache(t *testing.T, f *fakeGCS) *remote.Cache {
+func gcsCache(t *testing.T, f *buckettest.FakeGCS) *remote.Cache {
 	t.Helper()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "repo", ".swamp.yaml"), []byte(fmt.Sprintf(`repoId: %s
@@ -201,7 +34,7 @@ datastore:
     bucket: %q
     prefix: "team"
     apiEndpoint: %q
-`, fxRepoID, f.bucket, f.srv.URL)))
+`, fxRepoID, f.Bucket, f.URL())))
 	c, err := remote.Discover(filepath.Join(root, "repo"), remote.Options{Env: func(k string) string {
 		if k == "SWAMP_HOME" {
 			return filepath.Join(root, "swamphome")
@@ -214,10 +47,10 @@ datastore:
 	return c
 }
 
-func lockHolder(t *testing.T, o *gcsObj) remote.LockInfo {
+func lockHolder(t *testing.T, o *buckettest.GCSObject) remote.LockInfo {
 	t.Helper()
 	var li remote.LockInfo
-	if o == nil || json.Unmarshal(o.data, &li) != nil {
+	if o == nil || json.Unmarshal(o.Data, &li) != nil {
 		t.Fatalf("no lock object: %+v", o)
 	}
 	return li
@@ -226,7 +59,7 @@ func lockHolder(t *testing.T, o *gcsObj) remote.LockInfo {
 func noEnv(string) string { return "" }
 
 func TestGCSLockByGeneration(t *testing.T) {
-	f := newFakeGCS(t, "swamp-test")
+	f := buckettest.NewFakeGCS(t, "swamp-test")
 	c := gcsCache(t, f)
 	if c.Type != remote.GCSType || c.GCS == nil || c.Bucket() != "swamp-test" || c.Prefix() != "team" {
 		t.Fatalf("discovered %+v", c)
@@ -236,7 +69,7 @@ func TestGCSLockByGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := f.object("team/.datastore.lock")
+	o := f.Object("team/.datastore.lock")
 	if li := lockHolder(t, o); li.TTLMs != 30000 || li.Nonce == "" || !strings.Contains(li.Holder, "swampj") {
 		t.Errorf("lock body %+v", li)
 	}
@@ -246,35 +79,35 @@ func TestGCSLockByGeneration(t *testing.T) {
 	if !errors.Is(err, remote.ErrLockBusy) || time.Since(start) < time.Second {
 		t.Fatalf("second Lock: %v after %s, want ErrLockBusy after waiting", err, time.Since(start))
 	}
-	if got := f.object("team/.datastore.lock"); got == nil || got.gen != o.gen {
+	if got := f.Object("team/.datastore.lock"); got == nil || got.Gen != o.Gen {
 		t.Fatalf("the waiter changed the held lock: %+v", got)
 	}
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	if f.object("team/.datastore.lock") != nil {
+	if f.Object("team/.datastore.lock") != nil {
 		t.Error("the released lock is still in the bucket")
 	}
-	if len(f.auth) != 0 {
-		t.Errorf("credentials were sent to the apiEndpoint: %v", f.auth)
+	if len(f.Auth()) != 0 {
+		t.Errorf("credentials were sent to the apiEndpoint: %v", f.Auth())
 	}
 }
 
 // A lock taken over while held (its holder stalled past the TTL and
 // another process broke it) is not deleted by the late release.
 func TestGCSLockReleaseSparesTakenOverLock(t *testing.T) {
-	f := newFakeGCS(t, "swamp-test")
+	f := buckettest.NewFakeGCS(t, "swamp-test")
 	c := gcsCache(t, f)
 	release, err := remote.GCSLocker{Env: noEnv}.Lock(context.Background(), c, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.steal("team/.datastore.lock", time.Now())
+	f.Steal("team/.datastore.lock", time.Now())
 	err = release()
 	if err == nil || !strings.Contains(err.Error(), "taken over") {
 		t.Errorf("release: %v, want a taken-over error", err)
 	}
-	if li := lockHolder(t, f.object("team/.datastore.lock")); li.Nonce != "theirs" {
+	if li := lockHolder(t, f.Object("team/.datastore.lock")); li.Nonce != "theirs" {
 		t.Errorf("the other holder's lock was replaced or deleted: %+v", li)
 	}
 }
@@ -282,14 +115,14 @@ func TestGCSLockReleaseSparesTakenOverLock(t *testing.T) {
 // A stale lock (older than its TTL) is broken, and only the generation
 // that was judged stale is deleted.
 func TestGCSLockBreaksStaleLock(t *testing.T) {
-	f := newFakeGCS(t, "swamp-test")
+	f := buckettest.NewFakeGCS(t, "swamp-test")
 	c := gcsCache(t, f)
-	f.steal("team/.datastore.lock", time.Now().Add(-time.Minute))
+	f.Steal("team/.datastore.lock", time.Now().Add(-time.Minute))
 	release, err := remote.GCSLocker{Env: noEnv}.Lock(context.Background(), c, 5*time.Second)
 	if err != nil {
 		t.Fatalf("a stale lock was not broken: %v", err)
 	}
-	if li := lockHolder(t, f.object("team/.datastore.lock")); li.Nonce == "theirs" {
+	if li := lockHolder(t, f.Object("team/.datastore.lock")); li.Nonce == "theirs" {
 		t.Errorf("still the stale holder's lock: %+v", li)
 	}
 	if err := release(); err != nil {
@@ -303,27 +136,27 @@ func TestGCSLockHeartbeatIsCompareAndSwap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a heartbeat (LockTTL/3)")
 	}
-	f := newFakeGCS(t, "swamp-test")
+	f := buckettest.NewFakeGCS(t, "swamp-test")
 	c := gcsCache(t, f)
 	release, err := remote.GCSLocker{Env: noEnv}.Lock(context.Background(), c, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := f.object("team/.datastore.lock")
+	first := f.Object("team/.datastore.lock")
 	time.Sleep(remote.LockTTL/3 + 2*time.Second)
-	renewed := f.object("team/.datastore.lock")
-	if renewed == nil || renewed.gen == first.gen || lockHolder(t, renewed).Nonce != lockHolder(t, first).Nonce {
-		t.Fatalf("no heartbeat: generation %d, was %d", renewed.gen, first.gen)
+	renewed := f.Object("team/.datastore.lock")
+	if renewed == nil || renewed.Gen == first.Gen || lockHolder(t, renewed).Nonce != lockHolder(t, first).Nonce {
+		t.Fatalf("no heartbeat: generation %d, was %d", renewed.Gen, first.Gen)
 	}
-	f.steal("team/.datastore.lock", time.Now())
+	f.Steal("team/.datastore.lock", time.Now())
 	time.Sleep(remote.LockTTL/3 + 2*time.Second)
-	if li := lockHolder(t, f.object("team/.datastore.lock")); li.Nonce != "theirs" {
+	if li := lockHolder(t, f.Object("team/.datastore.lock")); li.Nonce != "theirs" {
 		t.Errorf("the heartbeat overwrote the new holder's lock: %+v", li)
 	}
 	if err := release(); err == nil || !strings.Contains(err.Error(), "taken over") {
 		t.Errorf("release after the takeover: %v", err)
 	}
-	if li := lockHolder(t, f.object("team/.datastore.lock")); li.Nonce != "theirs" {
+	if li := lockHolder(t, f.Object("team/.datastore.lock")); li.Nonce != "theirs" {
 		t.Errorf("the release deleted the new holder's lock: %+v", li)
 	}
 }
@@ -332,7 +165,7 @@ func TestGCSLockHeartbeatIsCompareAndSwap(t *testing.T) {
 // option: the datastore's own) and turns off the generation fast path the
 // GCS extension reads, leaving no S3 field behind.
 func TestGCSRepairTakesTheGCSLock(t *testing.T) {
-	f := newFakeGCS(t, "swamp-test")
+	f := buckettest.NewFakeGCS(t, "swamp-test")
 	fx := newFixture(t, 3)
 	write(t, filepath.Join(fx.repo, ".swamp.yaml"), []byte(fmt.Sprintf(`repoId: %s
 datastore:
@@ -341,7 +174,7 @@ datastore:
     bucket: swamp-test
     prefix: team
     apiEndpoint: %q
-`, fxRepoID, f.srv.URL)))
+`, fxRepoID, f.URL())))
 	write(t, filepath.Join(fx.cache, remote.SyncStateFile), []byte(`{
   "version": 2,
   "remoteIndexGeneration": "1796313861650551",
@@ -365,10 +198,10 @@ datastore:
 	if err != nil || rep.IntentID == 0 || len(rep.Moves) != 1 || rep.Cache.Lock != ".datastore.lock" {
 		t.Fatalf("repair: %v %+v", err, rep)
 	}
-	if f.nextGen == 1000 {
+	if f.Writes() == 0 {
 		t.Error("the repair never took the lock in the bucket")
 	}
-	if f.object("team/.datastore.lock") != nil {
+	if f.Object("team/.datastore.lock") != nil {
 		t.Error("the repair left its lock in the bucket")
 	}
 	data, err := os.ReadFile(c.SyncStatePath())
