@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/ops/remote/bucket"
-	"github.com/swampj/swampj/ops/remote/bucketwire"
 	"github.com/swampj/swampj/ops/remote/buckettest"
+	"github.com/swampj/swampj/ops/remote/bucketwire"
 )
 
 // agentConn is one Serve, spoken to over pipes as swampj speaks to the
