@@ -5,6 +5,8 @@ package migrate
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -43,12 +45,19 @@ func countTrees(ctx context.Context, fsys fsx.FS, roots []string, walked *report
 	var locksMu sync.Mutex
 	workers := make(chan struct{}, 4*runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	isRoot := map[string]bool{}
+	for _, r := range roots {
+		isRoot[r] = true
+	}
 	var walk func(i int, dir string)
 	walk = func(i int, dir string) {
 		if firstErr.Load() != nil || ctx.Err() != nil {
 			return
 		}
 		ents, err := fsys.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) && !isRoot[dir] {
+			return // removed since its parent was listed (a writer's staging): nothing to move
+		}
 		if err != nil {
 			fail(err)
 			return
@@ -71,6 +80,11 @@ func countTrees(ctx context.Context, fsys fsx.FS, roots []string, walked *report
 				continue
 			}
 			fi, err := fsys.Lstat(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				// Removed since the listing: a writer's lock released, its
+				// temp file renamed. Not there to move, so not counted.
+				continue
+			}
 			if err != nil {
 				fail(err)
 				return
