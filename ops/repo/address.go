@@ -163,8 +163,19 @@ func (r *Repo) CheckInsideDataRoot(fsys fsx.FS, p string) error {
 // resolveExisting resolves symlinks in the deepest ancestor of p that exists
 // (p itself if it does) and appends the part that does not exist yet, which
 // cannot contain symlinks. A dangling symlink cannot be proven safe, so it
-// is an error.
+// is an error. An ancestor that goes between the look and the resolve (a
+// migration moving the directory away) is looked for again: only a link
+// that stays dangling is one.
 func resolveExisting(fsys fsx.FS, p string) (string, error) {
+	for attempt := 1; ; attempt++ {
+		real, err := resolveExistingOnce(fsys, p)
+		if err == nil || attempt == 3 || !errors.Is(err, fs.ErrNotExist) {
+			return real, err
+		}
+	}
+}
+
+func resolveExistingOnce(fsys fsx.FS, p string) (string, error) {
 	existing, rest := p, ""
 	for {
 		_, err := fsys.Lstat(existing)

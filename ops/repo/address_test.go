@@ -190,3 +190,40 @@ func TestExcludeMatcher(t *testing.T) {
 		}
 	}
 }
+
+// movingFS moves dir to to just before the first EvalSymlinks of dir, as a
+// migration moving a directory between a writer's look at it and its
+// resolve does.
+type movingFS struct {
+	fsx.FS
+	dir, to string
+	moved   *bool
+}
+
+func (m movingFS) EvalSymlinks(p string) (string, error) {
+	if p == m.dir && !*m.moved {
+		*m.moved = true
+		if err := os.Rename(m.dir, m.to); err != nil {
+			return "", err
+		}
+	}
+	return m.FS.EvalSymlinks(p)
+}
+
+// A directory moved away between the look and the resolve is not taken
+// for a dangling symlink: the resolve looks again and finds the ancestor
+// that is still there.
+func TestResolveExistingLooksAgainWhenADirectoryMovedMeanwhile(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "ns", "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	moved := false
+	fsys := movingFS{FS: fsx.Real(), dir: dir, to: filepath.Join(root, "data"), moved: &moved}
+	got, err := resolveExisting(fsys, filepath.Join(dir, "command", "shell"))
+	realRoot, _ := filepath.EvalSymlinks(root)
+	if err != nil || got != filepath.Join(realRoot, "ns", "data", "command", "shell") || !moved {
+		t.Fatalf("resolve with the directory moved meanwhile: %q, %v (moved %v)", got, err, moved)
+	}
+}
