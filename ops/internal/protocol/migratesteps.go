@@ -90,10 +90,21 @@ func FileWhereDirectoryText(path string) string {
 }
 
 func applyMove(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	if err := removeDebris(env.FS, s.To, d); err != nil {
-		return err
+	for attempt := 1; ; attempt++ {
+		if err := removeDebris(env.FS, s.To, d); err != nil {
+			return err
+		}
+		err := applyRename(ctx, env, s, d)
+		// A writer of a model below To, taking its lock while this
+		// migration already held the datastore's, may have made the lock's
+		// directories (and its lock file) there after the debris was looked
+		// at; it backs off at once. Wait for it, as a re-run's observation
+		// would, and try again, rather than stop with the intent open.
+		if err == nil || attempt == 3 || !errors.Is(err, fs.ErrExist) || !fsx.Concurrent(env.FS) {
+			return err
+		}
+		waitForBackingOffWriter(env.FS, s.To)
 	}
-	return applyRename(ctx, env, s, d)
 }
 
 func undoMove(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {

@@ -92,3 +92,55 @@ func openJournal(t *testing.T, root string) *journal.Journal {
 	t.Cleanup(func() { j.Close() })
 	return j
 }
+
+// racingWriterFS is the real disk on which a writer of a model below
+// the move's destination takes its lock just before the move's rename (it
+// passed its check of the datastore lock before the migration took it),
+// and backs off a moment later.
+type racingWriterFS struct {
+	fsx.OS
+	t    *testing.T
+	to   string
+	lock string
+	done *bool
+}
+
+func (r racingWriterFS) RenameNoReplace(from, to string) error {
+	if to == r.to && !*r.done {
+		*r.done = true
+		backingOffWriter(r.t, r.lock)
+	}
+	return r.OS.RenameNoReplace(from, to)
+}
+
+// The same writer, making its lock's directories after the move looked
+// at its destination: the rename finds them, and the move waits for the
+// writer, clears what it left and renames, instead of failing the
+// migration with the intent open.
+func TestMoveWaitsForAWriterThatCameAfterItsLook(t *testing.T) {
+	root := t.TempDir()
+	fsxtest.WriteFiles(t, root, map[string]string{
+		".swamp.yaml":                  "swampVersion: test\n",
+		"data/command/shell/m1/latest": "1",
+		"data/command/shell/m1/1/raw":  "one",
+	})
+	src := filepath.Join(root, "data", "command")
+	dst := filepath.Join(root, "ns", "data", "command")
+	raced := false
+	fsys := racingWriterFS{t: t, to: dst, lock: filepath.Join(dst, "shell", "m2", ".lock"), done: &raced}
+	j := openJournal(t, root)
+	plan := &journal.Intent{Kind: "test", Summary: "move the data", Steps: []journal.Step{
+		{Kind: protocol.KindMkdir, Path: filepath.Join(root, "ns")},
+		{Kind: protocol.KindMkdir, Path: filepath.Join(root, "ns", "data")},
+		{Kind: protocol.KindMove, Path: src, To: dst},
+	}}
+	if _, err := engine.Execute(context.Background(), &engine.Env{FS: fsys}, j, plan, nil); err != nil {
+		t.Fatalf("the move failed on a writer's lock made after its look: %v", err)
+	}
+	if !raced {
+		t.Fatal("the writer never raced the rename")
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "shell", "m1", "1", "raw")); err != nil || string(b) != "one" {
+		t.Fatalf("moved version: %q, %v", b, err)
+	}
+}
