@@ -320,8 +320,11 @@ func printCacheReport(w io.Writer, rep *doctor.Report) {
 	fmt.Fprintf(w, "  fast path: %s\n", fast)
 	var notes []doctor.Notice
 	for _, n := range rep.Notices {
-		if n.Kind == doctor.NoticeNote && n.Path != "" {
+		switch {
+		case n.Kind == doctor.NoticeNote && n.Path != "":
 			notes = append(notes, n)
+		case n.Kind == doctor.NoticeNote:
+			fmt.Fprintf(w, "note: %s\n", n.Message)
 		}
 	}
 	if len(notes) > 0 {

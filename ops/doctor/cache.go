@@ -147,7 +147,12 @@ func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Re
 func diagnoseCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*cacheDiagnosis, error) {
 	d := &cacheDiagnosis{c: c, fsys: fsys, o: o, files: map[string]*cacheFile{}}
 	if _, err := fsys.Stat(c.Dir); errors.Is(err, fs.ErrNotExist) {
-		return d, nil // no cache yet: nothing pulled, nothing to push
+		// No cache yet: nothing pulled, nothing to push. Said, because a
+		// clean report of nothing can also mean the wrong cache: swamp
+		// keeps it under the home of the user who runs it.
+		d.notes = append(d.notes, note(fmt.Sprintf("there is no cache at %s: nothing of this datastore has been pulled there yet "+
+			"(swamp keeps it under $SWAMP_HOME, else $HOME/.swamp, of the user who runs it; this check looked under %s)", c.Dir, swampHomeOf(c)), report.RemedyNone))
+		return d, nil
 	} else if err != nil {
 		return nil, err
 	}
@@ -758,4 +763,10 @@ func isVersionFile(rel string) bool {
 func isTemp(rel string) bool {
 	base := path.Base(rel)
 	return strings.HasPrefix(base, ".") && strings.HasSuffix(base, ".tmp") && len(base) == len(".")+36+len(".tmp")
+}
+
+// swampHomeOf is the swamp home the cache path c.Dir was derived from
+// ({home}/repos/{repoId}).
+func swampHomeOf(c *remote.Cache) string {
+	return filepath.Dir(filepath.Dir(c.Dir))
 }

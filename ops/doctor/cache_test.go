@@ -341,3 +341,26 @@ func TestCacheRepairFailedReportsNothingRepaired(t *testing.T) {
 		t.Errorf("latest %q after the failed repair, want 1", b)
 	}
 }
+
+// A cache that is not there is clean (nothing pulled, nothing to push),
+// and the report says so, with where it looked: a clean report of nothing
+// can also be the wrong user's home.
+func TestCacheThatIsNotThereIsANote(t *testing.T) {
+	f := newCacheRepo(t, 1)
+	if err := os.RemoveAll(f.cache); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("doctor of a cache that is not there: %v, %+v", err, rep)
+	}
+	found := false
+	for _, n := range rep.Notices {
+		if n.Kind == doctor.NoticeNote && strings.Contains(n.Message, "there is no cache at "+f.cache) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no note that the cache is not there: %+v", rep.Notices)
+	}
+}
