@@ -94,19 +94,25 @@ func medianFloat(xs []float64) float64 {
 // median of the rounds' ratios). Target: ratio ≤ 1.5.
 func BenchmarkWriteConcurrent6(b *testing.B) {
 	r := benchRepo(b)
-	fsys := fsx.Real()
+	concurrentVsBare(b, r, "concurrent/bare(target≤1.5)", func(i int) error { return concurrentWrite(fsx.Real(), r, i) })
+}
+
+// concurrentVsBare runs write, 6 goroutines × 10 writes each (goroutine
+// i writing concurrentAddr(i), whose item exists), against the bare
+// durable writes 6-wide, alternating which goes first, for
+// concurrentRoundsAPI rounds per b.N; it checks that every write landed
+// and reports the medians, the ratio under the name ratioName.
+func concurrentVsBare(b *testing.B, r *repo.Repo, ratioName string, write func(i int) error) {
 	bases := make([]*baseline, concurrentWriters)
 	for i := range bases {
-		bases[i] = newBaseline(b, fsys, false)
+		bases[i] = newBaseline(b, fsx.Real(), false)
 	}
 	for i := range concurrentWriters { // items, journal and catalog exist before timing
-		if err := concurrentWrite(fsys, r, i); err != nil {
+		if err := write(i); err != nil {
 			b.Fatal(err)
 		}
 	}
-	ours := func() time.Duration {
-		return goWide(b, concurrentWriters, concurrentPerWriter, func(i int) error { return concurrentWrite(fsys, r, i) })
-	}
+	ours := func() time.Duration { return goWide(b, concurrentWriters, concurrentPerWriter, write) }
 	bare := func() time.Duration {
 		return goWide(b, concurrentWriters, concurrentPerWriter, func(i int) error { return bases[i].write(concurrentPayload) })
 	}
@@ -136,7 +142,7 @@ func BenchmarkWriteConcurrent6(b *testing.B) {
 	}
 	b.ReportMetric(medianFloat(figs), "concurrent-ms")
 	b.ReportMetric(medianFloat(baseMs), "bare-wide-ms")
-	b.ReportMetric(medianFloat(ratios), "concurrent/bare(target≤1.5)")
+	b.ReportMetric(medianFloat(ratios), ratioName)
 	b.ReportMetric(float64(len(ratios)), "rounds")
 }
 
@@ -146,54 +152,12 @@ func BenchmarkWriteConcurrent6(b *testing.B) {
 // same bare baseline. Target: ratio ≤ 1.2.
 func BenchmarkHandleConcurrent6(b *testing.B) {
 	r := benchRepo(b)
-	fsys := fsx.Real()
-	h, err := write.Open(context.Background(), r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 30 * time.Second, FS: fsys}})
+	h, err := write.Open(context.Background(), r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 30 * time.Second}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Close()
-	bases := make([]*baseline, concurrentWriters)
-	for i := range bases {
-		bases[i] = newBaseline(b, fsys, false)
-	}
-	for i := range concurrentWriters { // items exist before timing
-		if err := handleWrite(h, i); err != nil {
-			b.Fatal(err)
-		}
-	}
-	ours := func() time.Duration {
-		return goWide(b, concurrentWriters, concurrentPerWriter, func(i int) error { return handleWrite(h, i) })
-	}
-	bare := func() time.Duration {
-		return goWide(b, concurrentWriters, concurrentPerWriter, func(i int) error { return bases[i].write(concurrentPayload) })
-	}
-	var figs, baseMs, ratios []float64
-	b.ResetTimer()
-	for n := 0; n < b.N; n++ {
-		for round := range concurrentRoundsAPI {
-			var f, base time.Duration
-			if round%2 == 0 {
-				base, f = bare(), ours()
-			} else {
-				f, base = ours(), bare()
-			}
-			figs = append(figs, float64(f.Microseconds())/1000)
-			baseMs = append(baseMs, float64(base.Microseconds())/1000)
-			ratios = append(ratios, float64(f)/float64(base))
-		}
-	}
-	b.StopTimer()
-	want := strconv.Itoa(1 + b.N*concurrentRoundsAPI*concurrentPerWriter)
-	for i := range concurrentWriters {
-		a := concurrentAddr(i)
-		if got, err := os.ReadFile(filepath.Join(r.ModelDir(a), a.DataName, "latest")); err != nil || string(got) != want {
-			b.Fatalf("writer %d: latest %q (%v), want %s", i, got, err, want)
-		}
-	}
-	b.ReportMetric(medianFloat(figs), "concurrent-ms")
-	b.ReportMetric(medianFloat(baseMs), "bare-wide-ms")
-	b.ReportMetric(medianFloat(ratios), "concurrent/bare(target≤1.2)")
-	b.ReportMetric(float64(len(ratios)), "rounds")
+	concurrentVsBare(b, r, "concurrent/bare(target≤1.2)", func(i int) error { return handleWrite(h, i) })
 }
 
 func handleWrite(h *write.Handle, i int) error {

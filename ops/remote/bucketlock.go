@@ -78,17 +78,11 @@ func LockerFor(c *Cache, env func(string) string) Locker {
 // lockKey takes the lock at key in c's bucket through the agent; the
 // returned function releases it there.
 func lockKey(ctx context.Context, c *Cache, env func(string) string, key string, timeout time.Duration) (func() error, error) {
-	if c.Bucket() == "" {
-		return nil, errors.New("the datastore config names no bucket")
-	}
-	a, err := agentFor(env)
+	b, err := newBucketReader(ctx, c, env)
 	if err != nil {
 		return nil, err
 	}
-	id, err := a.open(ctx, c)
-	if err != nil {
-		return nil, err
-	}
+	a, id := b.a, b.id
 	r, err := a.call(ctx, bucketwire.Request{Op: bucketwire.OpLock, Client: id, Key: key, TimeoutMs: timeout.Milliseconds()})
 	if err != nil {
 		return nil, err
@@ -152,7 +146,8 @@ type bucketReader struct {
 	id int64
 }
 
-// newBucketReader is the reader of c's datastore.
+// newBucketReader is c's datastore's bucket, opened in the agent (the
+// lock takes its locks through it too).
 func newBucketReader(ctx context.Context, c *Cache, env func(string) string) (*bucketReader, error) {
 	if c.Bucket() == "" {
 		return nil, errors.New("the datastore config names no bucket")
