@@ -30,6 +30,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/swampj/swampj"
+
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -57,8 +59,9 @@ type Handle struct {
 	noteMu sync.Mutex
 }
 
-// ErrHandleClosed is returned by a write on a closed Handle.
-var ErrHandleClosed = errors.New("write handle is closed")
+// ErrHandleClosed is returned by a write on a closed Handle: a use after
+// Close, the caller's mistake (class usage); nothing was written.
+var ErrHandleClosed error = swampj.NewClassError(swampj.ClassUsage, "handle_closed", "write handle is closed; nothing was written")
 
 // Open holds the repo open for writing: it settles what a wrapped command
 // that died left (as WriteVersions does), opens the journal shared with
