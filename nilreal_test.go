@@ -438,9 +438,9 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err := doctor.Run(fx.ctx, fx.r, doctor.Options{})
 			return err
 		},
-		"ops/doctor.RunAt": func(t *testing.T, fx *nilFixture) error {
+		"ops.Doctor": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
-			_, err := doctor.RunAt(fx.ctx, fx.dir, doctor.Options{})
+			_, err := ops.Doctor(fx.ctx, fx.dir, doctor.Options{})
 			return err
 		},
 		"ops/doctor.Options": func(t *testing.T, fx *nilFixture) error {

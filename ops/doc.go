@@ -21,14 +21,16 @@
 // Every protocol is a package of its own, named for it: ops/write
 // (WriteVersions), ops/read (OpenData, DataVersions, ListData, models),
 // ops/migrate (Migrate and the namespace commands), ops/doctor (check,
-// preview, repair), ops/catalogsync (verify and rebuild the catalog), with
+// preview, repair; ops/doctor/cache for an S3 or GCS datastore's cache),
+// ops/catalogsync (verify and rebuild the catalog), with
 // ops/report for what they all report in (progress, remedies, problems,
 // intent outcomes). Load the repo with repo.Load (or find it first with
 // repo.Find), then call the package of the operation. This package holds
 // recovery, which every host needs first: Recover, PreviewRecovery and
 // InspectRecovery (what recover.Run calls: each opens the journal itself,
 // through the journal session), RemoveCrashLeftovers, DescribeStep and
-// IsConflict.
+// IsConflict; and Doctor, the doctor of whatever kind of datastore the
+// repo has.
 //
 // Conventions of the whole API: every function takes a context where it can
 // wait, returns typed results and typed errors, and never prints or exits.

@@ -84,7 +84,7 @@ func exportedDecls(t *testing.T, dir, importPath string) map[string]string {
 // here only if a host needs it; the executor's machinery (steps, kinds, the
 // dirty set, the loop itself) lives in ops/internal/engine.
 var hostFacing = map[string]string{
-	"": `Recover PreviewRecovery InspectRecovery RecoverOptions Recovery RecoveryError RecoveryPhase PhaseOpen PhaseRead PhaseRecover PhaseLeftovers PhaseClose Pending DescribeStep RemoveCrashLeftovers IsConflict CloseBucketClients`,
+	"": `Recover PreviewRecovery InspectRecovery RecoverOptions Recovery RecoveryError RecoveryPhase PhaseOpen PhaseRead PhaseRecover PhaseLeftovers PhaseClose Pending DescribeStep RemoveCrashLeftovers IsConflict CloseBucketClients Doctor`,
 	"write": `WriteVersions Open Handle ErrHandleClosed WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
 		InputChangedError UnmigratedWriteError NamespaceChangedError OwnerMismatchError IntentKindVersionWrite Workflow
 		DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod`,
@@ -247,9 +247,10 @@ var fsArgumentAllowed = map[string]bool{
 // TestHostEntryPointsTakeNoFS: a host never passes a file system to an
 // entry point. The file system is a test seam; it rides in the options
 // (host.Common.FS, nil: the real disk), so a host writes
-// recover.Run(ctx, dir, opts) and doctor.Run(ctx, r, opts).
+// recover.Run(ctx, dir, opts), doctor.Run(ctx, r, opts) and
+// cache.Run(ctx, c, opts).
 func TestHostEntryPointsTakeNoFS(t *testing.T) {
-	dirs := map[string]string{".": "ops", "doctor": "ops/doctor", "catalogsync": "ops/catalogsync",
+	dirs := map[string]string{".": "ops", "doctor": "ops/doctor", "doctor/cache": "ops/doctor/cache", "catalogsync": "ops/catalogsync",
 		"migrate": "ops/migrate", "read": "ops/read", "write": "ops/write", "../recover": "recover"}
 	checked := 0
 	for dir, pkg := range dirs {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/report"
@@ -54,7 +55,7 @@ func runDoctor(c *cli.Context) error {
 	}
 	// One doctor for every datastore kind: a filesystem datastore's data
 	// root and catalog, or an extension datastore's local cache.
-	rep, err := doctor.RunAt(c.Context, dir, doctor.Options{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs},
+	rep, err := ops.Doctor(c.Context, dir, doctor.Options{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs},
 		Repair:         c.Bool("repair"),
 		Confirm:        c.Bool("confirm"),
 		VerifyChecksum: c.Bool("verify-checksums"),

@@ -14,7 +14,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/doctor/cache"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/wrapped"
 )
@@ -54,7 +56,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, e
 	// byte, large ones too: a push hashes what it walks and uploads
 	// whatever differs from the index.
 	o.VerifyChecksum = true
-	check, err := doctor.RunAt(c.Context, rc.RepoDir(), o)
+	check, err := ops.Doctor(c.Context, rc.RepoDir(), o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("checking the datastore cache %s before the command: %v", rc.CacheDir(), err))
 		return rc, nil
@@ -72,7 +74,7 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, e
 		return rc, nil
 	}
 	o.Repair, o.Confirm = true, true
-	rep, err := doctor.RunAt(c.Context, rc.RepoDir(), o)
+	rep, err := ops.Doctor(c.Context, rc.RepoDir(), o)
 	if err != nil && wouldPush > 0 {
 		return nil, fmt.Errorf("repairing the datastore cache %s before the command failed, so %q was not run "+
 			"(its push would upload %d damaged file(s)): %w", rc.CacheDir(), command, wouldPush, err)
@@ -98,7 +100,7 @@ func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time)
 	rc.SyncFS(wrapped.GuardOptions{FS: e.fs, Logger: e.out.logger()})
 	o := remoteDoctorOptions(e)
 	o.Repair, o.Confirm, o.ChangedSince = c.Bool("repair"), c.Bool("repair"), start
-	rep, err := doctor.RunAt(c.Context, rc.RepoDir(), o)
+	rep, err := ops.Doctor(c.Context, rc.RepoDir(), o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("the cache doctor after the command failed: %v; run 'swampj doctor'", err))
 		return
@@ -114,11 +116,11 @@ func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time)
 }
 
 func remoteLockErr(err error) bool {
-	var le *doctor.CacheLockError
+	var le *cache.LockError
 	return errors.As(err, &le)
 }
 
 func remoteRollbackFailed(err error) bool {
-	var re *doctor.CacheRepairError
+	var re *cache.RepairError
 	return errors.As(err, &re) && re.RollbackErr != nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/doctor/cache"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/ops/remote"
@@ -57,8 +58,8 @@ func TestClassifyWhereAChainHoldsSeveral(t *testing.T) {
 		{"a command's own code over a conflict", withCode("partial_migration", exitFailure, wrapped(swampjerr.ErrConflict)), exitFailure, "partial_migration"},
 		{"a command that cannot be started", withCode("command_not_started", 127, errors.New("x")), 127, "command_not_started"},
 		{"a refused permission", wrapped(syscall.EACCES), exitFailure, codePermission},
-		{"a bucket lock held", &doctor.CacheLockError{Err: wrapped(remote.ErrLockBusy)}, exitLockTimeout, "lock_timeout"},
-		{"a bucket that cannot be used", &doctor.CacheLockError{Err: &remote.AccessError{Kind: "bucket_missing", Err: errors.New("x")}},
+		{"a bucket lock held", &cache.LockError{Err: wrapped(remote.ErrLockBusy)}, exitLockTimeout, "lock_timeout"},
+		{"a bucket that cannot be used", &cache.LockError{Err: &remote.AccessError{Kind: "bucket_missing", Err: errors.New("x")}},
 			exitFailure, "bucket_missing"},
 		{"no program to reach the bucket with", fmt.Errorf("%w; %q was not run", &remote.BucketClientMissingError{Err: errors.New("x")}, "swamp"),
 			exitFailure, "bucket_client_missing"},

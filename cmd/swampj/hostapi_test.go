@@ -15,21 +15,22 @@ import (
 // import, each with what it is for (docs/design.md, "The host API"). The
 // CLI is a host like any other: it reaches the engine through them only.
 var hostAPI = map[string]string{
-	"":                "the error vocabulary: Coded, Class, Next",
-	"recover":         "the startup hook, and the journal's inspection",
-	"ops":             "recovery and the description of a journaled step",
-	"ops/write":       "writing versions",
-	"ops/migrate":     "the namespace and its migration",
-	"ops/read":        "reading versions, models and changes",
-	"ops/doctor":      "checking and repairing, the datastore cache too",
-	"ops/catalogsync": "verifying and rebuilding swamp's catalog",
-	"ops/report":      "what the protocols share: progress, remedies, open intents",
-	"ops/wrapped":     "running a command under the write barrier, and the run guard of a remote datastore",
-	"ops/repo":        "finding and loading a repo, and the addresses in it",
-	"ops/example":     "writing the example repo (the demo) and synthetic ones",
-	"ops/host":        "host.Common, the options every journaled command shares",
-	"ops/meta":        "swamp's metadata: the values of a write's options (ops/write's Options hold them)",
-	"fsx":             "the type of every options value's FS (the crash tests' kill points go in through it): only the names in hostFSX",
+	"":                 "the error vocabulary: Coded, Class, Next",
+	"recover":          "the startup hook, and the journal's inspection",
+	"ops":              "recovery and the description of a journaled step",
+	"ops/write":        "writing versions",
+	"ops/migrate":      "the namespace and its migration",
+	"ops/read":         "reading versions, models and changes",
+	"ops/doctor":       "checking and repairing: the findings, statuses and report of every datastore kind",
+	"ops/doctor/cache": "checking and repairing an S3 or GCS datastore's local cache (its errors: the bucket lock, a rolled-back repair)",
+	"ops/catalogsync":  "verifying and rebuilding swamp's catalog",
+	"ops/report":       "what the protocols share: progress, remedies, open intents",
+	"ops/wrapped":      "running a command under the write barrier, and the run guard of a remote datastore",
+	"ops/repo":         "finding and loading a repo, and the addresses in it",
+	"ops/example":      "writing the example repo (the demo) and synthetic ones",
+	"ops/host":         "host.Common, the options every journaled command shares",
+	"ops/meta":         "swamp's metadata: the values of a write's options (ops/write's Options hold them)",
+	"fsx":              "the type of every options value's FS (the crash tests' kill points go in through it): only the names in hostFSX",
 }
 
 // hostFSX are the names of fsx the CLI may use: the disk it hands to the

@@ -82,7 +82,8 @@ type CodeInfo struct {
 	Code Code
 	// Check is the id of the check (Report.Checks) it counts under.
 	Check string
-	// File is the file of this package whose check raises it.
+	// File is the file, relative to this package's directory, whose check
+	// raises it.
 	File string
 	// Remedy is what usually fixes it: RemedyRepair for what a confirmed
 	// repair fixes, a person's action (Remedy.Human) where only a person
@@ -113,12 +114,12 @@ var codeTable = []CodeInfo{
 	{CodeSwampCheck, "", "swamp.go", report.RemedyFixAccess},
 	{CodeHiddenLocalDir, "local_dirs", "hiddenlocal.go", report.RemedyRepair},
 	{CodeDataAtOtherRoot, "data_root", "otherroot.go", report.RemedyUnsetNamespace},
-	{CodeCacheTornFile, cacheCheck, "cache.go", report.RemedyRepair},
-	{CodeCacheStaleFile, cacheCheck, "cache.go", report.RemedyRepair},
-	{CodeCacheStaleLatest, cacheCheck, "cache.go", report.RemedyRepair},
-	{CodeCacheMissingFile, cacheCheck, "cache.go", report.RemedyRepair},
-	{CodeCacheTempLeftover, cacheCheck, "cache.go", report.RemedyRepair},
-	{CodeCacheUnknownFile, cacheCheck, "cache.go", report.RemedyInspect},
+	{CodeCacheTornFile, cacheCheck, "cache/cache.go", report.RemedyRepair},
+	{CodeCacheStaleFile, cacheCheck, "cache/cache.go", report.RemedyRepair},
+	{CodeCacheStaleLatest, cacheCheck, "cache/cache.go", report.RemedyRepair},
+	{CodeCacheMissingFile, cacheCheck, "cache/cache.go", report.RemedyRepair},
+	{CodeCacheTempLeftover, cacheCheck, "cache/cache.go", report.RemedyRepair},
+	{CodeCacheUnknownFile, cacheCheck, "cache/cache.go", report.RemedyInspect},
 }
 
 // Codes lists every finding code the doctor reports, with its check, the

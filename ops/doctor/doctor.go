@@ -50,17 +50,19 @@
 //
 // # Reading order
 //
-// doctor.go (RunAt, the entry point for any datastore kind, and Run, a
-// filesystem datastore's; their options and report), codes.go (every
+// doctor.go (Run, a filesystem datastore's entry point; ops.Doctor
+// dispatches on the datastore's kind; the options and the report),
+// cachereport.go (what the report adds for an extension datastore's
+// cache), codes.go (every
 // finding code with its check and remedy, and the survey's phases in
 // order), survey.go (the survey: its state and the phases that walk and
 // scan), then one file per check family: items.go, catalog.go,
 // staging.go, locks.go, records.go, inflight.go (what a live writer is
 // doing), swamp.go (swamp's own checks); plan.go (the repair intent),
 // repair.go (running it, under which locks), findings.go (the report),
-// helpers.go. An extension datastore (S3, GCS): cache.go (the checks of
-// swamp's local cache of the bucket) and cacherepair.go (its repair,
-// under the bucket's lock).
+// helpers.go. An extension datastore (S3, GCS): package ops/doctor/cache
+// (the checks of swamp's local cache of the bucket, and its repair under
+// the bucket's lock), in this package's findings and report.
 package doctor
 
 import (
@@ -174,7 +176,7 @@ type Options struct {
 	ChangedSince time.Time
 	// Env looks environment variables up (nil: the process environment):
 	// SWAMP_DATASTORE, SWAMP_HOME and HOME say which datastore and which
-	// cache RunAt checks, and the bucket lock reads its credentials.
+	// cache ops.Doctor checks, and the bucket lock reads its credentials.
 	Env func(string) string
 	// BucketLock takes the lock in the bucket that a repair of an
 	// extension datastore's cache runs under (nil: the datastore's own,
@@ -200,7 +202,10 @@ type Options struct {
 	staleBefore *journal.CatalogStale
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults is o with its zero fields set to their defaults: the
+// journal's lock timeout, SwampLockTimeout as JournalLockTimeout,
+// time.Now, the process environment, and warnings to the Logger.
+func (o Options) WithDefaults() Options {
 	if o.JournalLockTimeout <= 0 {
 		o.JournalLockTimeout = journal.DefaultLockTimeout
 	}
@@ -282,7 +287,7 @@ type Report struct {
 	Actions []Action `json:"actions"`
 	// Cache is set when the datastore is an extension datastore (S3,
 	// GCS): the data root checked is swamp's local cache of the bucket
-	// (cache.go), and the catalog and item counts are not looked at.
+	// (ops/doctor/cache), and the catalog and item counts are not looked at.
 	Cache *CacheReport `json:"cache,omitempty"`
 
 	// catalogRebuilt: the repair rebuilt a damaged catalog.
@@ -309,42 +314,14 @@ func (r *Report) OnlySkipped() bool {
 	return true
 }
 
-// RunAt is the doctor of the repo at or above dir, whatever its
-// datastore's kind: a filesystem datastore is checked by Run; the S3 or
-// GCS extension's datastore by the doctor of swamp's local cache of it
-// (cache.go), whose repair runs under the datastore's lock in the bucket.
-// Both answer with the same Report. An extension datastore of another
-// type is a *remote.UnknownTypeError (remote.ErrUnknownType): swampj
-// leaves it to swamp.
-func RunAt(ctx context.Context, dir string, opts Options) (*Report, error) {
-	fsys := opts.Disk()
-	env := opts.Env
-	if env == nil {
-		env = os.Getenv
-	}
-	c, err := remote.Discover(dir, remote.Options{FS: fsys, Env: env})
-	switch {
-	case err == nil:
-		return runCache(ctx, fsys, c, opts)
-	case errors.Is(err, remote.ErrUnknownType):
-		return nil, err
-	}
-	// A filesystem datastore, or a configuration Load reports.
-	r, err := repo.Load(fsys, dir, env)
-	if err != nil {
-		return nil, err
-	}
-	return Run(ctx, r, opts)
-}
-
 // Run checks the repo's data root and catalog (a filesystem datastore:
-// RunAt checks any kind), and with opts.Repair
+// ops.Doctor checks any kind), and with opts.Repair
 // plans (and with opts.Confirm executes) the repair. It never prints. The
 // report is returned with a *OpenIntentsError when a confirmed repair
 // is refused; a lock that cannot be had is a journal or lock timeout error.
 func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 	fsys := opts.Disk()
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
 	}
@@ -420,8 +397,7 @@ func Run(ctx context.Context, r *repo.Repo, opts Options) (*Report, error) {
 			rep.Warnings = append([]string{formatWarning}, rep.Warnings...)
 			rep.Notices = append([]Notice{warningNotice(formatWarning)}, rep.Notices...)
 		}
-		rep.fillChecks()
-		rep.summarize()
+		rep.Tally()
 	}
 	return rep, err
 }

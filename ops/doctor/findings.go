@@ -23,7 +23,7 @@ func (s *survey) newReport(mode string) *Report {
 		Locks: s.lockCount, Records: s.records, InFlight: append([]InFlight{}, s.inFlight...),
 		SwampChecks: append([]SwampCheck{}, s.swamp...),
 	}
-	rep.setNotices(append(swampDoctorNotes(s.fsys, s.r), s.notes...), s.warnings)
+	rep.SetNotices(append(swampDoctorNotes(s.fsys, s.r), s.notes...), s.warnings)
 	return rep
 }
 
@@ -63,7 +63,7 @@ func swampDoctorNotes(fsys fsx.FS, r *repo.Repo) []Notice {
 	if len(what) == 0 {
 		return notes
 	}
-	return append(notes, note(fmt.Sprintf("swamp's doctor datastores will report %s as un-migrated data; that is swamp's defect, "+
+	return append(notes, Note(fmt.Sprintf("swamp's doctor datastores will report %s as un-migrated data; that is swamp's defect, "+
 		"not a problem of this repo: the catalog is repo-local and never moves; root outputs logs are folded in by "+
 		"the namespace migration", strings.Join(what, " and ")), remedy))
 }

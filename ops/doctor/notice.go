@@ -36,7 +36,9 @@ const (
 	NoticeWarning = "warning"
 )
 
-func note(msg string, r report.Remedy) Notice {
+// Note is a notice of kind note: msg, with its remedy r (report.RemedyNone
+// for a state that asks nothing of anyone).
+func Note(msg string, r report.Remedy) Notice {
 	return Notice{Kind: NoticeNote, Message: msg, Remedy: r}
 }
 
@@ -58,9 +60,9 @@ func warningNotice(msg string) Notice {
 	return n
 }
 
-// setNotices fills Notes, Warnings (their messages, as before) and
+// SetNotices fills Notes, Warnings (their messages, as before) and
 // Notices (each with its remedy).
-func (rep *Report) setNotices(notes []Notice, warnings []string) {
+func (rep *Report) SetNotices(notes []Notice, warnings []string) {
 	rep.Notes, rep.Warnings, rep.Notices = []string{}, []string{}, []Notice{}
 	for _, n := range notes {
 		rep.Notes = append(rep.Notes, n.Message)

@@ -48,6 +48,14 @@ func (f *Finding) NeedsPerson() bool {
 	return f.Status == StatusManual && f.Remedy.Human()
 }
 
+// Tally fills what a report derives from its findings and counts, once
+// they are final: Checks (fillChecks), then Outcome and Actions
+// (summarize). Every doctor calls it last.
+func (rep *Report) Tally() {
+	rep.fillChecks()
+	rep.summarize()
+}
+
 // summarize fills Outcome and Actions from the findings.
 func (rep *Report) summarize() {
 	rep.Actions = []Action{}

@@ -240,7 +240,7 @@ func (s *survey) checkOpenIntents(ctx context.Context) error {
 		if journal.IntentLive(s.r.JournalPath, in) {
 			// A writer beside others (journal/hold.go) is in the middle
 			// of it: a write in progress, not an interruption.
-			s.notes = append(s.notes, note(fmt.Sprintf("intent %d (%s: %s) is a write in progress (pid %d, alive); what it touches may change while this runs",
+			s.notes = append(s.notes, Note(fmt.Sprintf("intent %d (%s: %s) is a write in progress (pid %d, alive); what it touches may change while this runs",
 				in.ID, in.Kind, in.Summary, in.PID), report.RemedyCheckAgain))
 			continue
 		}

@@ -64,7 +64,7 @@ func (s *survey) checkSwamp(context.Context) error {
 			// preview lists what would move), not damage: after
 			// `migrate --reverse` with the namespace still set, the
 			// data is at the root on purpose. Reported, not a finding.
-			s.notes = append(s.notes, note(fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
+			s.notes = append(s.notes, Note(fmt.Sprintf("swamp's %s check fails: %s. That is a layout, not damage: "+
 				"the namespace migration's preview lists what would move; after a reverse migration with the namespace still set, "+
 				"unsetting the namespace finishes going back", c.Check, c.Message), report.RemedyMigrate))
 		case c.Check == SwampCheckHealth && fsx.ReadOnlyMedia(s.r.Base):
@@ -72,7 +72,7 @@ func (s *survey) checkSwamp(context.Context) error {
 			// write here, and says so; the data itself is checked in full
 			// all the same. What it is, not damage.
 			s.readOnly = true
-			s.notes = append(s.notes, note(fmt.Sprintf("read-only media: swamp cannot write here (its health check fails: %s). "+
+			s.notes = append(s.notes, Note(fmt.Sprintf("read-only media: swamp cannot write here (its health check fails: %s). "+
 				"The data checks ran in full and are reported here; mount it read-write to use it with swamp", c.Message), report.RemedyMountReadWrite))
 		case c.Check == SwampCheckHealth && s.baseIsDir():
 			// A directory this user may read but not write (a repo
@@ -84,7 +84,7 @@ func (s *survey) checkSwamp(context.Context) error {
 			if a := fsx.AccessOf(s.r.Base); a != nil {
 				who = a.User + " (" + a.Path + " is " + a.Mode.String() + " owned by " + a.Owner + ")"
 			}
-			s.notes = append(s.notes, note(fmt.Sprintf("not writable by this user: %s may read the datastore but not write it, so swamp run as this user "+
+			s.notes = append(s.notes, Note(fmt.Sprintf("not writable by this user: %s may read the datastore but not write it, so swamp run as this user "+
 				"cannot write here either (its health check fails: %s). The data checks ran in full and are reported here; "+
 				"changes need a user who may write the repo, or write permission for this one", who, c.Message), report.RemedyFixAccess))
 		default:

@@ -25,7 +25,7 @@ func (s *survey) checkWrappedRuns(ctx context.Context) error {
 	for _, l := range logs {
 		pid, started := runLogName(s.r.JournalPath, l)
 		if journal.RunLive(l) {
-			s.notes = append(s.notes, note(fmt.Sprintf("a wrapped command (pid %d, since %s) is running under the write barrier; "+
+			s.notes = append(s.notes, Note(fmt.Sprintf("a wrapped command (pid %d, since %s) is running under the write barrier; "+
 				"what it writes may change while this runs", pid, started), report.RemedyCheckAgain))
 			continue
 		}

@@ -6,7 +6,7 @@
 // and the bucket's own lock, taken through swampj-bucket (agent.go,
 // bucketlock.go; the clients themselves are ops/remote/bucket, which swampj
 // does not link). The doctor of the cache and its journaled repair are
-// ops/doctor's (cache.go there).
+// ops/doctor/cache.
 //
 // Reading order: cache.go (where the cache is and what swamp would read
 // there), index.go (the index and the sync-state sidecar, and what the

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/remote/buckettest"
@@ -187,14 +188,14 @@ datastore:
 }`))
 	c := fx.discover(t)
 	ctx := context.Background()
-	rep, err := doctor.RunAt(ctx, c.Repo, doctor.Options{Env: fx.env})
+	rep, err := ops.Doctor(ctx, c.Repo, doctor.Options{Env: fx.env})
 	if err != nil || !rep.Cache.FastPath || !rep.Clean() {
 		t.Fatalf("before: %v fast path %v %+v", err, rep.Cache.FastPath, rep.Findings)
 	}
 	if err := os.Truncate(filepath.Join(fx.cache, fxItem, "2", "raw"), 0); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = doctor.RunAt(ctx, c.Repo, doctor.Options{Env: fx.env, Repair: true, Confirm: true})
+	rep, err = ops.Doctor(ctx, c.Repo, doctor.Options{Env: fx.env, Repair: true, Confirm: true})
 	if err != nil || rep.IntentID == 0 || len(rep.Moves) != 1 || rep.Cache.Lock != ".datastore.lock" {
 		t.Fatalf("repair: %v %+v", err, rep)
 	}
@@ -218,7 +219,7 @@ datastore:
 	if _, ok := m["remoteIndexETag"]; ok {
 		t.Errorf("the S3 field was added to a GCS sidecar: %s", data)
 	}
-	if rep, _ := doctor.RunAt(ctx, c.Repo, doctor.Options{Env: fx.env}); rep.Cache.FastPath {
+	if rep, _ := ops.Doctor(ctx, c.Repo, doctor.Options{Env: fx.env}); rep.Cache.FastPath {
 		t.Error("the fast path is still armed after the repair")
 	}
 }

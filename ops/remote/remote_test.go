@@ -16,7 +16,9 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/doctor/cache"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/recover"
@@ -201,7 +203,7 @@ func TestDoctorFindings(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 4)
 	c := f.discover(t)
-	rep, err := doctor.RunAt(ctx, c.Repo, doctor.Options{Env: f.env})
+	rep, err := ops.Doctor(ctx, c.Repo, doctor.Options{Env: f.env})
 	if err != nil || !rep.Clean() || rep.Cache.Files != 9 || rep.Cache.IndexEntries != 9 || !rep.Cache.FastPath {
 		t.Fatalf("clean fixture: %v %+v", err, rep)
 	}
@@ -215,7 +217,7 @@ func TestDoctorFindings(t *testing.T) {
 	}
 	write(t, filepath.Join(f.cache, "outputs", "stray.yaml"), []byte("x: 1\n"))
 	write(t, filepath.Join(f.cache, ".0b0e6f1d-3a8e-4a57-9b0c-1f7c8a3c5e21.tmp"), []byte("{"))
-	rep, err = doctor.RunAt(ctx, c.Repo, doctor.Options{Env: f.env})
+	rep, err = ops.Doctor(ctx, c.Repo, doctor.Options{Env: f.env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ func staleLatest(t *testing.T) *fixture {
 
 func TestDoctorStaleLatest(t *testing.T) {
 	f := staleLatest(t)
-	rep, err := doctor.RunAt(context.Background(), f.repo, doctor.Options{Env: f.env})
+	rep, err := ops.Doctor(context.Background(), f.repo, doctor.Options{Env: f.env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +284,9 @@ func TestRepairRefusedWithoutTheLock(t *testing.T) {
 	f := staleLatest(t)
 	_ = os.Truncate(filepath.Join(f.cache, fxItem, "2", "raw"), 0)
 	before := fsxtest.Snapshot(t, filepath.Dir(f.repo), skipJournal)
-	_, err := doctor.RunAt(context.Background(), f.repo, doctor.Options{Env: f.env,
+	_, err := ops.Doctor(context.Background(), f.repo, doctor.Options{Env: f.env,
 		Repair: true, Confirm: true, BucketLock: deny{}})
-	var le *doctor.CacheLockError
+	var le *cache.LockError
 	if !errors.As(err, &le) || le.Code() != "lock_timeout" || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("%v", err)
 	}
@@ -298,7 +300,7 @@ func TestRepairUnderTheLock(t *testing.T) {
 	_ = os.Truncate(filepath.Join(f.cache, fxItem, "2", "raw"), 0)
 	g := &grant{}
 	c := f.discover(t)
-	rep, err := doctor.RunAt(context.Background(), c.Repo, doctor.Options{Env: f.env,
+	rep, err := ops.Doctor(context.Background(), c.Repo, doctor.Options{Env: f.env,
 		Repair: true, Confirm: true, BucketLock: g})
 	if err != nil || !rep.Clean() || rep.IntentID == 0 || g.taken != 1 || g.released != 1 {
 		t.Fatalf("%v %+v %+v", err, rep, g)
@@ -321,7 +323,7 @@ func TestRepairUnderTheLock(t *testing.T) {
 	}
 	// Afterwards only the missing raw is left, as a note, not a problem:
 	// the next pull fetches it.
-	rep, err = doctor.RunAt(context.Background(), c.Repo, doctor.Options{Env: f.env})
+	rep, err = ops.Doctor(context.Background(), c.Repo, doctor.Options{Env: f.env})
 	if err != nil || !rep.Clean() || len(rep.Notices) != 1 || rep.Notices[0].Code != doctor.CodeCacheMissingFile || rep.Notices[0].Next != doctor.NextRepull {
 		t.Fatalf("%v %+v %+v", err, rep.Findings, rep.Notices)
 	}
@@ -350,7 +352,7 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 	start := build()
 	initial := snap(start)
 	clean := fsx.NewFault(fsx.Real())
-	if rep, err := doctor.RunAt(ctx, start.repo, opts(start, clean)); err != nil || !rep.Clean() {
+	if rep, err := ops.Doctor(ctx, start.repo, opts(start, clean)); err != nil || !rep.Clean() {
 		t.Fatalf("uncut repair: %v %+v", err, rep)
 	}
 	final := snap(start)
@@ -363,7 +365,7 @@ func TestRepairCrashAtEveryCutPoint(t *testing.T) {
 		for _, back := range []bool{false, true} {
 			f := build()
 			fault := fsx.NewFault(fsx.Real()).CrashAfter(k)
-			if _, err := doctor.RunAt(ctx, f.repo, opts(f, fault)); err != nil && !fsx.IsCrash(err) {
+			if _, err := ops.Doctor(ctx, f.repo, opts(f, fault)); err != nil && !fsx.IsCrash(err) {
 				t.Fatalf("cut %d: want a crash, got %v", k, err)
 			}
 			for round := 0; round < 2; round++ {
@@ -394,7 +396,7 @@ func TestRepairKeepsTornFileWhenDirtyTrackingOverflowed(t *testing.T) {
 	raw := filepath.Join(f.cache, fxItem, "2", "raw")
 	_ = os.Truncate(raw, 0)
 	c := f.discover(t)
-	rep, err := doctor.RunAt(context.Background(), c.Repo, doctor.Options{Env: f.env,
+	rep, err := ops.Doctor(context.Background(), c.Repo, doctor.Options{Env: f.env,
 		Repair: true, Confirm: true, BucketLock: &grant{}})
 	if err != nil || rep.IntentID == 0 {
 		t.Fatalf("%v %+v", err, rep)

@@ -56,7 +56,7 @@ func FindRemote(dir string, fsys fsx.FS, env func(string) string) (*Remote, erro
 // CacheDir is the cache's directory (an extra root of the barrier).
 func (r *Remote) CacheDir() string { return r.cache.Dir }
 
-// RepoDir is the repo's directory (what ops/doctor's RunAt checks).
+// RepoDir is the repo's directory (what ops.Doctor checks).
 func (r *Remote) RepoDir() string { return r.cache.Repo }
 
 // Bucket is the bucket's name.

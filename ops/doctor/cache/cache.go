@@ -1,4 +1,4 @@
-package doctor
+package cache
 
 // The doctor of an extension datastore's local cache (the S3 and the GCS
 // extension: ops/remote says where the cache is and what swamp's next
@@ -7,9 +7,9 @@ package doctor
 // against the index (the bucket's sizes and SHA-256), each version
 // against its own metadata.yaml, each `latest` against the versions the
 // cache or the bucket holds. The findings, statuses and report are the
-// doctor's own (doctor.go); what the cache adds is Finding.Next (what
-// swamp does next with the file) and Report.Cache. The repair is
-// cacherepair.go.
+// doctor's own (package ops/doctor); what the cache adds is Finding.Next
+// (what swamp does next with the file) and Report.Cache. The repair is
+// repair.go.
 
 import (
 	"bytes"
@@ -27,62 +27,13 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/report"
 )
 
-// Finding codes of an extension datastore's cache.
-const (
-	// CodeCacheTornFile: a cache file whose size is not the index's (a
-	// zero-byte or cut file a killed pull or a power cut left), or a
-	// version file its own metadata.yaml refuses.
-	CodeCacheTornFile Code = "cache_torn_file"
-	// CodeCacheStaleFile: a cache file of the index's size but other bytes
-	// (a pull compares sizes only, so it is never fetched again).
-	CodeCacheStaleFile Code = "cache_stale_file"
-	// CodeCacheStaleLatest: a `latest` that names another version than the
-	// one the index says is latest, or a version neither the cache nor the
-	// bucket holds.
-	CodeCacheStaleLatest Code = "cache_stale_latest"
-	// CodeCacheUnknownFile: a cache file the index does not know and the
-	// sync state does not list as a local change.
-	CodeCacheUnknownFile Code = "cache_unknown_file"
-	// CodeCacheMissingFile: an index entry the cache lacks while the fast
-	// path is armed, so no pull fetches it (without the fast path it is a
-	// note: the next pull fetches it).
-	CodeCacheMissingFile Code = "cache_missing_file"
-	// CodeCacheTempLeftover: a .{uuid}.tmp of the extension's atomic
-	// writes that a crash left; the next push would upload it.
-	CodeCacheTempLeftover Code = "cache_temp_leftover"
-)
-
-// What swamp does next with a cache finding's file, when nothing
-// intervenes (Finding.Next).
-const (
-	NextPush   = "push"    // the next push uploads it to the bucket
-	NextServe  = "serve"   // reads get it (or miss it) as it is; no pull fetches it again
-	NextRepull = "re-pull" // the next pull fetches the bucket's copy
-)
-
-// CacheReport is what the doctor of an extension datastore's cache
-// (Report.Cache) adds to the report: the datastore and its cache, and
-// what the repair rewrote and under which lock.
-type CacheReport struct {
-	*remote.Cache
-	Files        int  `json:"files"`
-	IndexEntries int  `json:"indexEntries"`
-	FastPath     bool `json:"fastPathArmed"`
-	// Rewrites are the `latest` pointers the repair rewrites (rewrote).
-	Rewrites []string `json:"rewrites,omitempty"`
-	// Lock is the bucket lock the repair held.
-	Lock string `json:"lock,omitempty"`
-}
-
 const alwaysHashBelow = 64 << 10
-
-// cacheCheck is the id of the cache's check (Report.Checks).
-const cacheCheck = "cache"
 
 // cacheFile is one file found in the cache.
 type cacheFile struct {
@@ -95,18 +46,21 @@ type cacheFile struct {
 // cacheFinding is a finding of the cache and whether the repair plan
 // covers it.
 type cacheFinding struct {
-	Finding
+	doctor.Finding
 	repairable bool
 }
 
-// runCache is the doctor of c, the cache of an extension datastore:
-// checks it against its index and each version's metadata and, with
-// Repair and Confirm, repairs it under the bucket's lock (cacherepair.go).
-func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Report, error) {
+// Run is the doctor of c, the cache of an extension datastore (found by
+// remote.Discover): it checks the cache against its index and each
+// version's metadata and, with Repair and Confirm, repairs it under the
+// bucket's lock (repair.go). It answers with the report a filesystem
+// datastore's doctor.Run does. It never prints.
+func Run(ctx context.Context, c *remote.Cache, o doctor.Options) (*doctor.Report, error) {
 	if o.Confirm && !o.Repair {
 		return nil, errors.New("doctor: Confirm requires Repair")
 	}
-	o = o.withDefaults()
+	o = o.WithDefaults()
+	fsys := o.Disk()
 	mode := "check"
 	if o.Repair {
 		mode = "preview"
@@ -121,11 +75,11 @@ func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Re
 		} else if o.Repair {
 			d.plan.describe(d)
 		}
-		return d.report(mode, StatusFound, nil), nil
+		return d.report(mode, doctor.StatusFound, nil), nil
 	}
 	done, err := repairCache(ctx, fsys, c, o)
 	if err == nil {
-		return done.d.report("repair", StatusRepaired, done), nil
+		return done.d.report("repair", doctor.StatusRepaired, done), nil
 	}
 	// Refused (the lock, the bucket), or failed and rolled back: the
 	// findings stand as found, none was repaired, nothing moved.
@@ -134,9 +88,9 @@ func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Re
 		found = done.d
 		found.moves, found.rewrites, found.quarantine = nil, nil, ""
 	}
-	rep := found.report("repair", StatusSkipped, done)
+	rep := found.report("repair", doctor.StatusSkipped, done)
 	for i := range rep.Findings {
-		if rep.Findings[i].Status == StatusSkipped {
+		if rep.Findings[i].Status == doctor.StatusSkipped {
 			rep.Findings[i].Reason = err.Error()
 		}
 	}
@@ -144,13 +98,13 @@ func runCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*Re
 }
 
 // diagnoseCache walks the cache and judges every file and item.
-func diagnoseCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (*cacheDiagnosis, error) {
+func diagnoseCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o doctor.Options) (*cacheDiagnosis, error) {
 	d := &cacheDiagnosis{c: c, fsys: fsys, o: o, files: map[string]*cacheFile{}}
 	if _, err := fsys.Stat(c.Dir); errors.Is(err, fs.ErrNotExist) {
 		// No cache yet: nothing pulled, nothing to push. Said, because a
 		// clean report of nothing can also mean the wrong cache: swamp
 		// keeps it under the home of the user who runs it.
-		d.notes = append(d.notes, note(fmt.Sprintf("there is no cache at %s: nothing of this datastore has been pulled there yet "+
+		d.notes = append(d.notes, doctor.Note(fmt.Sprintf("there is no cache at %s: nothing of this datastore has been pulled there yet "+
 			"(swamp keeps it under $SWAMP_HOME, else $HOME/.swamp, of the user who runs it; this check looked under %s)", c.Dir, swampHomeOf(c)), report.RemedyNone))
 		return d, nil
 	} else if err != nil {
@@ -187,23 +141,23 @@ func diagnoseCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options)
 // report is the doctor's report of d in mode: each finding the plan
 // covers has status done (found: found or would-repair, by mode), the
 // others are a person's (StatusManual); the notes are notices.
-func (d *cacheDiagnosis) report(mode string, done Status, rr *cacheRepaired) *Report {
+func (d *cacheDiagnosis) report(mode string, done doctor.Status, rr *cacheRepaired) *doctor.Report {
 	c := d.c
-	rep := &Report{Repo: c.Repo, DataRoot: c.Dir, Namespace: c.Namespace, Mode: mode, ChecksumsVerified: d.o.VerifyChecksum,
-		Findings: []Finding{}, Moves: []Move{}, InFlight: []InFlight{}, SwampChecks: []SwampCheck{},
-		Cache: &CacheReport{Cache: c, Files: d.fileCount, IndexEntries: d.indexEntries, FastPath: d.fastPath, Rewrites: d.rewrites}}
-	if done == StatusFound && mode == "preview" {
-		done = StatusWouldRepair
+	rep := &doctor.Report{Repo: c.Repo, DataRoot: c.Dir, Namespace: c.Namespace, Mode: mode, ChecksumsVerified: d.o.VerifyChecksum,
+		Findings: []doctor.Finding{}, Moves: []doctor.Move{}, InFlight: []doctor.InFlight{}, SwampChecks: []doctor.SwampCheck{},
+		Cache: &doctor.CacheReport{Cache: c, Files: d.fileCount, IndexEntries: d.indexEntries, FastPath: d.fastPath, Rewrites: d.rewrites}}
+	if done == doctor.StatusFound && mode == "preview" {
+		done = doctor.StatusWouldRepair
 	}
 	for _, f := range d.findings {
-		f.Status = StatusManual
+		f.Status = doctor.StatusManual
 		if f.repairable {
 			f.Status = done
 		}
 		if f.Remedy == "" {
 			f.Remedy = codeRemedy(f.Code)
 		}
-		if f.Status != StatusRepaired {
+		if f.Status != doctor.StatusRepaired {
 			rep.Remaining++
 		}
 		rep.Findings = append(rep.Findings, f.Finding)
@@ -217,15 +171,14 @@ func (d *cacheDiagnosis) report(mode string, done Status, rr *cacheRepaired) *Re
 		rep.IntentID, rep.Cache.Lock = rr.intentID, rr.lock
 		warnings = append(warnings, rr.warnings...)
 	}
-	rep.setNotices(d.notes, warnings)
-	rep.fillChecks()
-	rep.summarize()
+	rep.SetNotices(d.notes, warnings)
+	rep.Tally()
 	return rep
 }
 
 // codeRemedy is the usual remedy of code (the codes table).
-func codeRemedy(code Code) report.Remedy {
-	for _, c := range codeTable {
+func codeRemedy(code doctor.Code) report.Remedy {
+	for _, c := range doctor.Codes() {
 		if c.Code == code {
 			return c.Remedy
 		}
@@ -282,7 +235,7 @@ func walkCache(ctx context.Context, fsys fsx.FS, c *remote.Cache) ([]cacheFile, 
 type cacheDiagnosis struct {
 	c            *remote.Cache
 	fsys         fsx.FS
-	o            Options
+	o            doctor.Options
 	ix           *remote.Index
 	st           *remote.SyncState
 	files        map[string]*cacheFile
@@ -293,12 +246,12 @@ type cacheDiagnosis struct {
 	// notes are states normal in a lazily pulled cache (files other
 	// checkouts wrote that this cache has not fetched yet and that the
 	// next pull fetches): reported, never counted as problems.
-	notes    []Notice
+	notes    []doctor.Notice
 	warnings []string
 	plan     cachePlan
 	// What the repair plans (preview) or did: moves into quarantine,
 	// `latest` rewrites.
-	moves      []Move
+	moves      []doctor.Move
 	rewrites   []string
 	quarantine string
 }
@@ -307,13 +260,13 @@ func (d *cacheDiagnosis) changed(f *cacheFile) bool {
 	return d.o.ChangedSince.IsZero() || f == nil || !f.mod.Before(d.o.ChangedSince)
 }
 
-func (d *cacheDiagnosis) add(f Finding, repairable bool) {
+func (d *cacheDiagnosis) add(f doctor.Finding, repairable bool) {
 	d.findings = append(d.findings, cacheFinding{Finding: f, repairable: repairable})
 }
 
 // note records f as a note: a state the next pull settles by itself.
-func (d *cacheDiagnosis) note(f Finding) {
-	d.notes = append(d.notes, Notice{Kind: NoticeNote, Code: f.Code, Path: f.Path, Next: f.Next,
+func (d *cacheDiagnosis) note(f doctor.Finding) {
+	d.notes = append(d.notes, doctor.Notice{Kind: doctor.NoticeNote, Code: f.Code, Path: f.Path, Next: f.Next,
 		Message: f.Path + ": " + f.Message + "; " + f.NextSays, Remedy: report.RemedyNone})
 }
 
@@ -408,16 +361,16 @@ func (d *cacheDiagnosis) missing(rel string) {
 	if !d.o.ChangedSince.IsZero() {
 		return // a wrapped command's doctor judges what it wrote
 	}
-	f := Finding{Code: CodeCacheMissingFile, Path: rel, Message: "the index lists it (the bucket holds it) but the cache has no such file"}
+	f := doctor.Finding{Code: doctor.CodeCacheMissingFile, Path: rel, Message: "the index lists it (the bucket holds it) but the cache has no such file"}
 	if d.fastPath {
-		f.Next, f.NextSays = NextServe, "reads find nothing, and the next pull takes the fast path and does not fetch it"
+		f.Next, f.NextSays = doctor.NextServe, "reads find nothing, and the next pull takes the fast path and does not fetch it"
 		f.Fix = "turn the sidecar's fast path off so the next pull fetches it"
 		d.plan.disarm = true
 	} else {
 		// Normal in a team: another checkout wrote it, and this cache
 		// pulls what a command needs when it runs.
 		f.Message = "the index lists it (another checkout wrote it) and this cache has not fetched it yet"
-		f.Next, f.NextSays = NextRepull, "the next pull fetches it (its fast path is off)"
+		f.Next, f.NextSays = doctor.NextRepull, "the next pull fetches it (its fast path is off)"
 		f.Fix = "none needed: the next pull fetches it"
 		d.note(f)
 		return
@@ -430,8 +383,8 @@ func (d *cacheDiagnosis) missing(rel string) {
 // version the file belongs to (its metadata judged it readable).
 func (d *cacheDiagnosis) judgeFile(f *cacheFile, onTorn func()) {
 	if isTemp(f.rel) {
-		d.add(Finding{Code: CodeCacheTempLeftover, Path: f.rel, Message: fmt.Sprintf("a temp file of the extension's atomic write (%d bytes) left by a crash", f.size),
-			Next: NextPush, NextSays: "the next push walk uploads it to the bucket", Fix: "move it into quarantine"}, true)
+		d.add(doctor.Finding{Code: doctor.CodeCacheTempLeftover, Path: f.rel, Message: fmt.Sprintf("a temp file of the extension's atomic write (%d bytes) left by a crash", f.size),
+			Next: doctor.NextPush, NextSays: "the next push walk uploads it to the bucket", Fix: "move it into quarantine"}, true)
 		d.plan.quarantine(f)
 		return
 	}
@@ -448,8 +401,8 @@ func (d *cacheDiagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		if d.ix == nil || dirty {
 			return // nothing pulled yet, or a new local file: judged by its metadata
 		}
-		d.add(Finding{Code: CodeCacheUnknownFile, Path: f.rel, Message: "the index does not know this file and the sync state does not list it as a local change",
-			Next: NextPush, NextSays: "the next push that walks the cache uploads it as a new object",
+		d.add(doctor.Finding{Code: doctor.CodeCacheUnknownFile, Path: f.rel, Message: "the index does not know this file and the sync state does not list it as a local change",
+			Next: doctor.NextPush, NextSays: "the next push that walks the cache uploads it as a new object",
 			Fix: "check what wrote it; swampj leaves it in place"}, false)
 		return
 	}
@@ -468,11 +421,11 @@ func (d *cacheDiagnosis) judgeFile(f *cacheFile, onTorn func()) {
 		return
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != e.SHA256 {
-		fd := Finding{Code: CodeCacheStaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
+		fd := doctor.Finding{Code: doctor.CodeCacheStaleFile, Path: f.rel, Message: fmt.Sprintf("%d bytes, the index's size, but not the bytes the index's SHA-256 names", f.size),
 			Fix: "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
-		fd.Next, fd.NextSays = NextServe, "reads get these bytes; a pull compares sizes only and never fetches it again"
+		fd.Next, fd.NextSays = doctor.NextServe, "reads get these bytes; a pull compares sizes only and never fetches it again"
 		if dirty {
-			fd.Next, fd.NextSays = NextPush, "reads get these bytes, and the next push walks this path (the sync state marks it changed) "+
+			fd.Next, fd.NextSays = doctor.NextPush, "reads get these bytes, and the next push walks this path (the sync state marks it changed) "+
 				"and uploads them over the bucket's copy: their SHA-256 is not the index's"
 		}
 		d.moveOut(f, &fd)
@@ -484,13 +437,13 @@ func (d *cacheDiagnosis) judgeFile(f *cacheFile, onTorn func()) {
 }
 
 func (d *cacheDiagnosis) tornVsIndex(f *cacheFile, e remote.IndexEntry) {
-	fd := Finding{Code: CodeCacheTornFile, Path: f.rel,
+	fd := doctor.Finding{Code: doctor.CodeCacheTornFile, Path: f.rel,
 		Message: fmt.Sprintf("%d bytes in the cache, %d in the index (what the bucket holds): cut by a killed pull or a power cut", f.size, e.Size),
 		Fix:     "move it into quarantine (out of the push walk) and turn the fast path off, so the next pull fetches the bucket's copy"}
 	if d.fastPath {
-		fd.Next, fd.NextSays = NextPush, "reads get the torn bytes; the next pull skips it (fast path) and the next write command's push uploads it over the bucket's good copy"
+		fd.Next, fd.NextSays = doctor.NextPush, "reads get the torn bytes; the next pull skips it (fast path) and the next write command's push uploads it over the bucket's good copy"
 	} else {
-		fd.Next, fd.NextSays = NextRepull, "reads get the torn bytes until the next pull, which fetches it again (sizes differ)"
+		fd.Next, fd.NextSays = doctor.NextRepull, "reads get the torn bytes until the next pull, which fetches it again (sizes differ)"
 	}
 	d.moveOut(f, &fd)
 	d.add(fd, true)
@@ -501,7 +454,7 @@ func (d *cacheDiagnosis) tornVsIndex(f *cacheFile, e remote.IndexEntry) {
 // bucket every indexed object the cache lacks, so the file stays in place
 // (the pull the fast path's removal forces replaces it: sizes or bytes
 // differ) and only a copy of it goes to quarantine.
-func (d *cacheDiagnosis) moveOut(f *cacheFile, fd *Finding) {
+func (d *cacheDiagnosis) moveOut(f *cacheFile, fd *doctor.Finding) {
 	d.plan.disarm = true
 	if d.st != nil && d.st.DirtyPathsOverflowed && d.st.LocalDirty {
 		fd.Fix = "copy it into quarantine and turn the fast path off, so the next pull replaces it with the bucket's copy " +
@@ -565,9 +518,9 @@ func (d *cacheDiagnosis) judgeItem(it *cacheItem) error {
 				if e, ok := d.indexed(f.rel); ok && e.SHA256 != "" {
 					continue // the bytes the bucket holds
 				}
-				fd := Finding{Code: CodeCacheTornFile, Path: f.rel, Item: it.dir, Version: int64(n),
+				fd := doctor.Finding{Code: doctor.CodeCacheTornFile, Path: f.rel, Item: it.dir, Version: int64(n),
 					Message:  fmt.Sprintf("%d bytes, the index's size, but its version's metadata refuses it: %s", f.size, why),
-					Next:     NextPush,
+					Next:     doctor.NextPush,
 					NextSays: "reads fail on it, and the next push (it is under a path the sync state marks changed) uploads it over the bucket's copy",
 					Fix:      "move it into quarantine and turn the fast path off, so the next pull fetches the bucket's copy"}
 				d.moveOut(f, &fd)
@@ -582,9 +535,9 @@ func (d *cacheDiagnosis) judgeItem(it *cacheItem) error {
 					d.plan.quarantine(f)
 				}
 			}
-			d.add(Finding{Code: CodeCacheTornFile, Path: vrel, Item: it.dir, Version: int64(n),
+			d.add(doctor.Finding{Code: doctor.CodeCacheTornFile, Path: vrel, Item: it.dir, Version: int64(n),
 				Message:  "version " + strconv.Itoa(n) + " is not readable: " + why + " (the bucket has no good copy)",
-				Next:     NextPush,
+				Next:     doctor.NextPush,
 				NextSays: "reads fail on it, and the next push uploads it as it is",
 				Fix:      "move its files into quarantine; `latest` is pointed at the last readable version"}, true)
 		}
@@ -703,17 +656,17 @@ func (d *cacheDiagnosis) judgeLatest(it *cacheItem, comes, whole map[int]bool) e
 		// Pointing `latest` at a version this cache does not hold would
 		// turn a stale read into "Data not found": it is left as it is
 		// until the pull has brought the version.
-		f := Finding{Code: CodeCacheStaleLatest, Path: rel, Item: it.dir, Version: int64(want),
+		f := doctor.Finding{Code: doctor.CodeCacheStaleLatest, Path: rel, Item: it.dir, Version: int64(want),
 			Message: fmt.Sprintf("`latest` says %q: %s; version %d is not in this cache yet, so `latest` is left as it is",
 				string(bytes.TrimSpace(cur)), why, want),
-			Next: NextRepull,
+			Next: doctor.NextRepull,
 			NextSays: fmt.Sprintf("'swamp data get' returns version %q; the next pull fetches version %d but, comparing sizes only, may leave this pointer",
 				string(bytes.TrimSpace(cur)), want),
 			Fix: fmt.Sprintf("after the pull that fetches version %d (a sync of the datastore, or the item's next write), "+
 				"a confirmed repair points `latest` at it", want)}
 		if d.fastPath {
 			// The fast path would keep the version from ever arriving.
-			f.Next, f.NextSays = NextServe, fmt.Sprintf("'swamp data get' returns version %q, and the next pull takes the fast path and does not fetch version %d",
+			f.Next, f.NextSays = doctor.NextServe, fmt.Sprintf("'swamp data get' returns version %q, and the next pull takes the fast path and does not fetch version %d",
 				string(bytes.TrimSpace(cur)), want)
 			f.Fix = fmt.Sprintf("turn the sidecar's fast path off so the next pull fetches version %d; then rerun the repair to point `latest` at it", want)
 			d.plan.disarm = true
@@ -723,9 +676,9 @@ func (d *cacheDiagnosis) judgeLatest(it *cacheItem, comes, whole map[int]bool) e
 		d.note(f)
 		return nil
 	}
-	d.add(Finding{Code: CodeCacheStaleLatest, Path: rel, Item: it.dir, Version: int64(want),
+	d.add(doctor.Finding{Code: doctor.CodeCacheStaleLatest, Path: rel, Item: it.dir, Version: int64(want),
 		Message:  fmt.Sprintf("`latest` says %q: %s", string(bytes.TrimSpace(cur)), why),
-		Next:     NextServe,
+		Next:     doctor.NextServe,
 		NextSays: fmt.Sprintf("'swamp data get' returns version %q until this checkout writes the item itself", string(bytes.TrimSpace(cur))),
 		Fix:      fmt.Sprintf("rewrite `latest` to %d through the journal (its old bytes kept in quarantine)", want)}, true)
 	d.plan.latest = append(d.plan.latest, latestFix{file: lf, rel: rel, old: cur, want: want})

@@ -1,4 +1,4 @@
-package doctor
+package cache
 
 // The cache repair, as one journaled intent (kind "cache-repair"), under
 // the bucket's lock:
@@ -33,14 +33,15 @@ import (
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/remote"
 )
 
-// IntentKindCacheRepair is the journal kind of a cache repair.
-const IntentKindCacheRepair = "cache-repair"
+// IntentKind is the journal kind of a cache repair.
+const IntentKind = "cache-repair"
 
 type latestFix struct {
 	file *cacheFile
@@ -84,30 +85,30 @@ func (p *cachePlan) unquarantine(rel string) {
 // stamp is not chosen yet).
 func (p *cachePlan) describe(d *cacheDiagnosis) {
 	for _, m := range p.moves {
-		d.moves = append(d.moves, Move{From: m.abs, To: filepath.Join("{quarantine}", filepath.FromSlash(m.rel))})
+		d.moves = append(d.moves, doctor.Move{From: m.abs, To: filepath.Join("{quarantine}", filepath.FromSlash(m.rel))})
 	}
 	for _, l := range p.latest {
 		d.rewrites = append(d.rewrites, fmt.Sprintf("%s: %q -> %q", l.rel, string(l.old), strconv.Itoa(l.want)))
 	}
 }
 
-// CacheLockError: the datastore's lock in the bucket could not be taken,
+// LockError: the datastore's lock in the bucket could not be taken,
 // so the cache repair did not run and nothing changed.
-type CacheLockError struct {
+type LockError struct {
 	Key string
 	Err error
 }
 
-func (e *CacheLockError) Error() string {
+func (e *LockError) Error() string {
 	return fmt.Sprintf("the repair changes what swamp will push, so it runs only under the datastore's lock %q in the bucket, "+
 		"and that lock could not be taken: %v; nothing was changed", e.Key, e.Err)
 }
-func (e *CacheLockError) Unwrap() error { return e.Err }
+func (e *LockError) Unwrap() error { return e.Err }
 
 // Code is lock_timeout when someone held the lock, the code of the cause
 // when it has one (a bucket that cannot be used), remote_lock_unavailable
 // otherwise.
-func (e *CacheLockError) Code() string {
+func (e *LockError) Code() string {
 	if errors.Is(e.Err, remote.ErrLockBusy) {
 		return "lock_timeout"
 	}
@@ -119,7 +120,7 @@ func (e *CacheLockError) Code() string {
 
 // Class is swampj.ClassBusy when someone held the lock, else the class of
 // the cause (a bucket that cannot be used) when it has one.
-func (e *CacheLockError) Class() swampj.Class {
+func (e *LockError) Class() swampj.Class {
 	if errors.Is(e.Err, remote.ErrLockBusy) {
 		return swampj.ClassBusy
 	}
@@ -129,21 +130,21 @@ func (e *CacheLockError) Class() swampj.Class {
 	return swampj.ClassFailed
 }
 
-// CacheRepairError: the journaled cache repair failed; it was rolled back
+// RepairError: the journaled cache repair failed; it was rolled back
 // (or, when RollbackErr is set, stays open in the journal for recovery).
-type CacheRepairError struct {
+type RepairError struct {
 	IntentID    uint64
 	Err         error
 	RollbackErr error
 }
 
-func (e *CacheRepairError) Error() string {
+func (e *RepairError) Error() string {
 	if e.RollbackErr != nil {
 		return fmt.Sprintf("cache repair (intent %d) failed: %v; rolling it back failed too: %v; the intent stays open in the journal for recovery", e.IntentID, e.Err, e.RollbackErr)
 	}
 	return fmt.Sprintf("cache repair (intent %d) failed and was rolled back, so the cache is as it was: %v", e.IntentID, e.Err)
 }
-func (e *CacheRepairError) Unwrap() error { return e.Err }
+func (e *RepairError) Unwrap() error { return e.Err }
 
 // cacheRepaired is what a confirmed cache repair did: the diagnosis made
 // again under the lock, and the intent that ran its plan (0: none).
@@ -157,7 +158,7 @@ type cacheRepaired struct {
 // repairCache takes the bucket's lock, makes the diagnosis again from
 // what the disk says now, and runs its plan as one intent. A nil result:
 // nothing ran (the lock or the bucket refused, or the diagnosis failed).
-func repairCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (done *cacheRepaired, err error) {
+func repairCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o doctor.Options) (done *cacheRepaired, err error) {
 	locker := o.BucketLock
 	if locker == nil {
 		locker = remote.LockerFor(c, o.Env)
@@ -172,7 +173,7 @@ func repairCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (
 		if errors.As(err, &me) {
 			return nil, me // no program to reach the bucket with: not a lock matter either
 		}
-		return nil, &CacheLockError{Key: c.LockKey(), Err: err}
+		return nil, &LockError{Key: c.LockKey(), Err: err}
 	}
 	done = &cacheRepaired{lock: c.LockKey()}
 	defer func() {
@@ -207,8 +208,8 @@ func repairCache(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options) (
 // repairIntent is the cache repair's plan as one intent (nil: nothing to
 // do): quarantine directories, the moves and copies into quarantine, the
 // `latest` rewrites, the sync state's fast path turned off, barriers.
-func repairIntent(fsys fsx.FS, c *remote.Cache, p *cachePlan, st *remote.SyncState, q string, o Options, d *cacheDiagnosis) (*journal.Intent, error) {
-	in := &journal.Intent{Kind: IntentKindCacheRepair, Repo: c.Repo, Command: o.Command}
+func repairIntent(fsys fsx.FS, c *remote.Cache, p *cachePlan, st *remote.SyncState, q string, o doctor.Options, d *cacheDiagnosis) (*journal.Intent, error) {
+	in := &journal.Intent{Kind: IntentKind, Repo: c.Repo, Command: o.Command}
 	planned := map[string]bool{}
 	var mk []journal.Step
 	need := func(dir string) error {
@@ -230,7 +231,7 @@ func repairIntent(fsys fsx.FS, c *remote.Cache, p *cachePlan, st *remote.SyncSta
 			return nil, err
 		}
 		body = append(body, journal.Step{Kind: protocol.KindRename, Path: m.abs, To: to, Note: "move a torn cache file into quarantine"})
-		d.moves = append(d.moves, Move{From: m.abs, To: to})
+		d.moves = append(d.moves, doctor.Move{From: m.abs, To: to})
 	}
 	for _, k := range p.keep {
 		data, err := fsys.ReadFile(k.abs)
@@ -281,8 +282,8 @@ func repairIntent(fsys fsx.FS, c *remote.Cache, p *cachePlan, st *remote.SyncSta
 }
 
 // runCacheRepair journals in and runs it in the journal session; a
-// failure is rolled back here and now (*CacheRepairError).
-func runCacheRepair(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options, in *journal.Intent) (err error) {
+// failure is rolled back here and now (*RepairError).
+func runCacheRepair(ctx context.Context, fsys fsx.FS, c *remote.Cache, o doctor.Options, in *journal.Intent) (err error) {
 	if err := fsx.MkdirAllDurable(fsys, filepath.Dir(c.JournalPath), fsx.DirMode); err != nil {
 		return err
 	}
@@ -308,7 +309,7 @@ func runCacheRepair(ctx context.Context, fsys fsx.FS, c *remote.Cache, o Options
 		if in.ID == 0 {
 			return fmt.Errorf("recording the cache repair in the journal: %w", err)
 		}
-		re := &CacheRepairError{IntentID: in.ID, Err: err}
+		re := &RepairError{IntentID: in.ID, Err: err}
 		_, re.RollbackErr = engine.Drive(context.WithoutCancel(ctx), env, sess.Journal(), in, journal.Backward, nil)
 		if sess.Note(re.RollbackErr); sess.Crashed() {
 			return re.RollbackErr

@@ -1,7 +1,7 @@
-package doctor_test
+package cache_test
 
 // The doctor of an extension datastore's cache, through the entry point a
-// host calls (RunAt): a repo on the S3 extension and its cache on real
+// host calls (ops.Doctor): a repo on the S3 extension and its cache on real
 // files, laid out as a full pull leaves it (docs/swamp-format.md §1.2.2
 // and §2.8: {SWAMP_HOME}/repos/{repoId}, the data tree, the extension's
 // index and sync-state sidecar). No bucket is needed: the check reads the
@@ -22,7 +22,9 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
+	"github.com/swampj/swampj/ops/doctor/cache"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/remote"
 	"github.com/swampj/swampj/ops/report"
@@ -145,13 +147,13 @@ func finding(rep *doctor.Report, code doctor.Code, path string) *doctor.Finding 
 // cache's findings, in the doctor's one report: a torn raw (a killed
 // pull) and a stale `latest`, each with its code, status, remedy and what
 // swamp does next; the cache check; the outcome.
-func TestRunAtOnS3RepoChecksTheCache(t *testing.T) {
+func TestDoctorOnS3RepoChecksTheCache(t *testing.T) {
 	f := newCacheRepo(t, 3)
 	if err := os.Truncate(filepath.Join(f.cache, cacheItem, "2", "raw"), 0); err != nil {
 		t.Fatal(err)
 	}
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env})
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Env: f.env})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func TestRunAtOnS3RepoChecksTheCache(t *testing.T) {
 func TestCacheReportJSONShape(t *testing.T) {
 	f := newCacheRepo(t, 3)
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true})
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,14 +220,14 @@ func TestCacheReportJSONShape(t *testing.T) {
 // quarantine, `latest` is rewritten, each finding is repaired and the run
 // is clean; the doctor run again finds nothing but the note that the
 // next pull fetches the quarantined raw.
-func TestCacheRepairThroughRunAt(t *testing.T) {
+func TestCacheRepairThroughDoctor(t *testing.T) {
 	f := newCacheRepo(t, 3)
 	if err := os.Truncate(filepath.Join(f.cache, cacheItem, "2", "raw"), 0); err != nil {
 		t.Fatal(err)
 	}
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
 	g := &lockGranted{}
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Env: f.env, Repair: true, Confirm: true, BucketLock: g})
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Env: f.env, Repair: true, Confirm: true, BucketLock: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +246,7 @@ func TestCacheRepairThroughRunAt(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(rep.Quarantine, cacheItem, "2", "raw")); err != nil || fi.Size() != 0 {
 		t.Errorf("the torn raw is not in quarantine: %v", err)
 	}
-	again, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env})
+	again, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Env: f.env})
 	if err != nil || len(again.Findings) != 0 || again.Outcome != doctor.OutcomeClean || len(again.Notices) != 1 ||
 		again.Notices[0].Code != doctor.CodeCacheMissingFile || again.Notices[0].Next != doctor.NextRepull || again.Notices[0].Remedy != report.RemedyNone {
 		t.Fatalf("after the repair: %v %+v %+v", err, again.Findings, again.Notices)
@@ -258,7 +260,7 @@ func TestCacheUnknownFileIsManual(t *testing.T) {
 	f := newCacheRepo(t, 1)
 	put(t, filepath.Join(f.cache, "outputs", "stray.yaml"), []byte("x: 1\n"))
 	g := &lockGranted{}
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: g})
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,8 +281,8 @@ func TestCacheRepairRefusedWhenTheLockIsBusy(t *testing.T) {
 	f := newCacheRepo(t, 3)
 	put(t, filepath.Join(f.cache, cacheItem, "latest"), []byte("1"))
 	before := fsxtest.Snapshot(t, filepath.Dir(f.dir), nil)
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: lockBusy{}})
-	var le *doctor.CacheLockError
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Env: f.env, Repair: true, Confirm: true, BucketLock: lockBusy{}})
+	var le *cache.LockError
 	if !errors.As(err, &le) || le.Code() != "lock_timeout" || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("%v", err)
 	}
@@ -293,12 +295,12 @@ func TestCacheRepairRefusedWhenTheLockIsBusy(t *testing.T) {
 	}
 }
 
-// An extension datastore swampj does not know is left to swamp: RunAt
+// An extension datastore swampj does not know is left to swamp: ops.Doctor
 // says so and looks at nothing.
-func TestRunAtRefusesAnUnknownExtension(t *testing.T) {
+func TestDoctorRefusesAnUnknownExtension(t *testing.T) {
 	dir := t.TempDir()
 	put(t, filepath.Join(dir, ".swamp.yaml"), []byte("repoId: "+cacheRepoID+"\ndatastore:\n  type: \"@acme/tape-datastore\"\n  config: {}\n"))
-	_, err := doctor.RunAt(context.Background(), dir, doctor.Options{Env: func(string) string { return "" }})
+	_, err := ops.Doctor(context.Background(), dir, doctor.Options{Env: func(string) string { return "" }})
 	if !errors.Is(err, remote.ErrUnknownType) {
 		t.Fatalf("%v", err)
 	}
@@ -320,9 +322,9 @@ func TestCacheRepairFailedReportsNothingRepaired(t *testing.T) {
 	now := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
 	taken := filepath.Join(f.cache+".swampj-quarantine", now.Format("20060102T150405.000Z"), cacheItem, "2", "raw")
 	put(t, taken, []byte("someone's"))
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Env: f.env, Repair: true, Confirm: true, BucketLock: &lockGranted{},
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second}, Env: f.env, Repair: true, Confirm: true, BucketLock: &lockGranted{},
 		Now: func() time.Time { return now }})
-	var re *doctor.CacheRepairError
+	var re *cache.RepairError
 	if !errors.As(err, &re) || re.IntentID == 0 {
 		t.Fatalf("want a *CacheRepairError, got %v", err)
 	}
@@ -350,7 +352,7 @@ func TestCacheThatIsNotThereIsANote(t *testing.T) {
 	if err := os.RemoveAll(f.cache); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := doctor.RunAt(context.Background(), f.dir, doctor.Options{Env: f.env})
+	rep, err := ops.Doctor(context.Background(), f.dir, doctor.Options{Env: f.env})
 	if err != nil || !rep.Clean() {
 		t.Fatalf("doctor of a cache that is not there: %v, %+v", err, rep)
 	}
