@@ -10,7 +10,6 @@ import (
 
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
-	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/example"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/store"
@@ -39,10 +38,6 @@ func subpackageNilCalls() map[string]func(t *testing.T, fx *nilFixture) error {
 		"ops.InspectRecovery":        via("ops.RecoverOptions"),
 		"recover.Run":                via("recover.Options"),
 
-		"ops/doctor.ChangedRecords": func(t *testing.T, fx *nilFixture) error {
-			_, err := doctor.ChangedRecords(fx.ctx, fx.r, time.Time{}, host.Common{})
-			return err
-		},
 		"ops/catalogsync.BuildIfNotBuilt": func(t *testing.T, fx *nilFixture) error {
 			_, err := catalogsync.BuildIfNotBuilt(fx.ctx, fx.r, nil, host.Common{})
 			return err

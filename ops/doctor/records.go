@@ -30,13 +30,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/repo"
 )
-
-// recordDirs are the datastore-tier trees whose records swamp reads.
-var recordDirs = []string{"outputs", "workflow-runs", "audit"}
 
 // recordProblem says what is wrong with a record's bytes ("" when fine).
 func recordProblem(name string, data []byte) string {
@@ -66,67 +62,6 @@ func recordProblem(name string, data []byte) string {
 	return ""
 }
 
-// isRecordName reports whether a file of a record tree is a record swamp
-// parses (a .log is not; dot-files are swamp's temp files, except its runs
-// index).
-func isRecordName(n string) bool {
-	if strings.HasPrefix(n, ".") && n != ".runs-index.json" {
-		return false
-	}
-	return strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl")
-}
-
-// recordRoots are the record trees of the repo's datastore tier,
-// {base}[/{ns}]/{outputs,workflow-runs,audit}, in recordDirs order.
-func recordRoots(r *repo.Repo) []string {
-	roots := make([]string, len(recordDirs))
-	for i, sub := range recordDirs {
-		if r.Namespace == "" {
-			roots[i] = filepath.Join(r.Base, sub)
-		} else {
-			roots[i] = filepath.Join(r.Base, r.Namespace, sub)
-		}
-	}
-	return roots
-}
-
-// ChangedRecords lists the record files under the record trees modified at
-// or after since (ChangedItems): what a command wrote or appended to.
-func ChangedRecords(ctx context.Context, r *repo.Repo, since time.Time, c host.Common) ([]string, error) {
-	fsys := c.Disk()
-	var out []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ents, err := fsys.ReadDir(dir)
-		if err != nil {
-			return nil // not there, or not listable: the full doctor says so
-		}
-		for _, e := range ents {
-			p := filepath.Join(dir, e.Name())
-			switch {
-			case e.IsDir():
-				if err := walk(p); err != nil {
-					return err
-				}
-			case e.Type().IsRegular() && isRecordName(e.Name()):
-				if fi, err := fsys.Lstat(p); err == nil && !fi.ModTime().Before(since) {
-					out = append(out, p)
-				}
-			}
-		}
-		return nil
-	}
-	for _, root := range recordRoots(r) {
-		if err := walk(root); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
 // checkRecords checks the run records swamp reads back (outputs,
 // workflow runs, audit): with Only, the ones the command wrote.
 func (s *survey) checkRecords(ctx context.Context) error {
@@ -142,7 +77,7 @@ func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error 
 	if only != nil {
 		want = func(p string) bool { return only[p] }
 		seen := map[string]bool{}
-		for _, root := range recordRoots(s.r) {
+		for _, root := range s.r.RecordRoots() {
 			for p := range only {
 				if d := filepath.Dir(p); strings.HasPrefix(p, root+string(filepath.Separator)) && !seen[d] {
 					seen[d] = true
@@ -152,8 +87,8 @@ func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error 
 		}
 		sort.Strings(dirs)
 	}
-	roots := recordRoots(s.r)
-	for i, sub := range recordDirs {
+	roots := s.r.RecordRoots()
+	for i, sub := range repo.RecordDirs {
 		root := roots[i]
 		var walk func(dir string, descend bool) error
 		walk = func(dir string, descend bool) error {
@@ -191,7 +126,7 @@ func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error 
 					}
 					continue
 				}
-				if !e.Type().IsRegular() || !isRecordName(e.Name()) || want != nil && !want(p) {
+				if !e.Type().IsRegular() || !repo.IsRecordName(e.Name()) || want != nil && !want(p) {
 					continue
 				}
 				if err := s.checkRecord(sub, dir, e.Name(), names); err != nil {

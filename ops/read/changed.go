@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/store"
@@ -36,7 +35,7 @@ func ChangedItems(ctx context.Context, r *repo.Repo, since time.Time, c host.Com
 	if err != nil {
 		return out, err
 	}
-	records, err := doctor.ChangedRecords(ctx, r, since, host.Common{FS: fsys})
+	records, err := changedRecords(ctx, fsys, r, since)
 	return append(out, records...), err
 }
 
@@ -65,4 +64,40 @@ func changedSince(fsys fsx.FS, dir string, since time.Time) bool {
 		}
 	}
 	return false
+}
+
+// changedRecords lists the record files under the record trees modified at
+// or after since: what a command wrote or appended to.
+func changedRecords(ctx context.Context, fsys fsx.FS, r *repo.Repo, since time.Time) ([]string, error) {
+	var out []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, err := fsys.ReadDir(dir)
+		if err != nil {
+			return nil // not there, or not listable: the full doctor says so
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			switch {
+			case e.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+			case e.Type().IsRegular() && repo.IsRecordName(e.Name()):
+				if fi, err := fsys.Lstat(p); err == nil && !fi.ModTime().Before(since) {
+					out = append(out, p)
+				}
+			}
+		}
+		return nil
+	}
+	for _, root := range r.RecordRoots() {
+		if err := walk(root); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
