@@ -1,15 +1,18 @@
+// Package cache is the doctor of an extension datastore's local cache (the
+// S3 and the GCS extension: ops/remote says where the cache is and what
+// swamp's next pull and push do with a file). The cache is that
+// datastore's data root on this machine, so it is what the doctor checks
+// there: each file against the index (the bucket's sizes and SHA-256),
+// each version against its own metadata.yaml, each `latest` against the
+// versions the cache or the bucket holds. The findings, statuses and
+// report are ops/doctor's; what the cache adds is Finding.Next (what swamp
+// does next with the file) and Report.Cache. ops.Doctor calls Run for a
+// repo whose datastore is S3 or GCS.
+//
+// Reading order: cache.go (Run, the diagnosis, the judgement of each file
+// and item), then repair.go (the journaled repair, under the bucket's
+// lock).
 package cache
-
-// The doctor of an extension datastore's local cache (the S3 and the GCS
-// extension: ops/remote says where the cache is and what swamp's next
-// pull and push do with a file). The cache is that datastore's data root
-// on this machine, so it is what the doctor checks there: each file
-// against the index (the bucket's sizes and SHA-256), each version
-// against its own metadata.yaml, each `latest` against the versions the
-// cache or the bucket holds. The findings, statuses and report are the
-// doctor's own (package ops/doctor); what the cache adds is Finding.Next
-// (what swamp does next with the file) and Report.Cache. The repair is
-// repair.go.
 
 import (
 	"bytes"
