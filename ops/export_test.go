@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"os"
-	"testing"
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -15,21 +13,6 @@ import (
 // createdAt at. The crash suites compare whole trees.
 func FixIdentity(o write.WriteOptions, id string, at time.Time) write.WriteOptions {
 	return testseam.FixWriteIdentity(o, id, at).(write.WriteOptions)
-}
-
-// ScratchDir is a fresh directory for one test repo, on tmpfs when there is
-// one. These tests model process crashes and injected errors — what reached
-// the kernel survives — so fsync latency would only slow them down without
-// changing an outcome. (The benchmarks and the CLI tests use the real disk.)
-func ScratchDir(t testing.TB) string {
-	t.Helper()
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		if dir, err := os.MkdirTemp("/dev/shm", "swampj-test-"); err == nil {
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return t.TempDir()
 }
 
 // SetFlushObserver installs the executor's flush observer (benchmarks of

@@ -484,7 +484,7 @@ type fmBase struct {
 // here, so the parent test owns them).
 func fmMeasure(t *testing.T, p fmProtocol) *fmBase {
 	t.Helper()
-	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
+	tmpl := filepath.Join(fsxtest.ScratchDir(t), "tmpl")
 	p.template(t, tmpl)
 	fmDropJournal(t, tmpl)
 	dir := fmCopy(t, tmpl)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/host"
@@ -31,7 +30,7 @@ import (
 // data where it is, stamped solo: the doctor's remedy (rebuild) works, and
 // the catalog ends as the restamp would have left it.
 func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
-	dir := filepath.Join(ops.ScratchDir(t), "repo")
+	dir := filepath.Join(fsxtest.ScratchDir(t), "repo")
 	fmMigrated(t, dir)
 	clean := fmCopy(t, dir)
 	mustRunMigrate(t, clean, nil, migrate.MigrateOptions{Reverse: true, Confirm: true})
@@ -80,7 +79,7 @@ func TestReverseRestampFailureIsRepairedByARebuild(t *testing.T) {
 // With data in the namespace as well as at the solo path, the rebuild
 // still refuses: which rows describe what is a migration's to decide.
 func TestRebuildRefusesDataOnBothSides(t *testing.T) {
-	dir := filepath.Join(ops.ScratchDir(t), "repo")
+	dir := filepath.Join(fsxtest.ScratchDir(t), "repo")
 	fmMigrated(t, dir)
 	fsxtest.WriteFiles(t, dir, map[string]string{".swamp/data/command/shell/stray/out/1/raw": "left at the root"})
 	var um *catalogsync.UnmigratedError

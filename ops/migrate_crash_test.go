@@ -153,23 +153,8 @@ func migCrashRun(t *testing.T, sc migCrashScenario, dir string, fsys fsx.FS) {
 	}
 }
 
-// migCrashDir is a fresh directory for one crashed tree. The cut points are
-// process crashes (fsx.Fault), which do not depend on what fsync costs, so
-// the trees live in memory (/dev/shm) when it exists: the matrix then takes
-// seconds instead of being bound by hundreds of real fsyncs.
-func migCrashDir(t *testing.T) string {
-	t.Helper()
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		if dir, err := os.MkdirTemp("/dev/shm", "swampj-migrate-crash-"); err == nil {
-			t.Cleanup(func() { _ = os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return t.TempDir()
-}
-
 func (sc migCrashScenario) build(t *testing.T) string {
-	dir := migCrashDir(t)
+	dir := fsxtest.ScratchDir(t)
 	sc.fix.buildAt(t, dir)
 	return dir
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
@@ -292,7 +291,7 @@ func TestDoctorRepairPowerCutAtEveryCutPoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fixture := func() *repo.Repo {
-				r := drBuild(t, ops.ScratchDir(t), tc.spec)
+				r := drBuild(t, fsxtest.ScratchDir(t), tc.spec)
 				if tc.staging {
 					drWrite(t, filepath.Join(drItemDir(r, "result"), ".swampj-stage-6-0a1b2c", "raw"), []byte(`{"torn":`))
 				}

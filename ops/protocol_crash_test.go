@@ -140,7 +140,7 @@ type pxBase struct {
 
 func pxMeasure(t *testing.T, p pxProtocol) *pxBase {
 	t.Helper()
-	b := &pxBase{p: p, tmpl: filepath.Join(ops.ScratchDir(t), "tmpl")}
+	b := &pxBase{p: p, tmpl: filepath.Join(fsxtest.ScratchDir(t), "tmpl")}
 	p.template(t, b.tmpl)
 	fmDropJournal(t, b.tmpl)
 	b.initial = fmState(t, fmCopy(t, b.tmpl))

@@ -48,7 +48,6 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/host"
@@ -175,7 +174,7 @@ func (c *frCutFS) RenameNoReplace(o, n string) error {
 // frCell is one crashed state of one protocol, recovered one way, with
 // every sampled operation of its recovery failing in turn.
 func frCell(t *testing.T, p frProtocol, cut frCut, rollback bool) {
-	scratch := ops.ScratchDir(t)
+	scratch := fsxtest.ScratchDir(t)
 	dir, saved := filepath.Join(scratch, "repo"), filepath.Join(scratch, "crashed")
 	p.build(t, dir)
 	// A write whose done mark is the lost operation has returned: the mark

@@ -25,7 +25,6 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/doctor"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
@@ -65,7 +64,7 @@ func concWrite(fsys fsx.FS, r *repo.Repo, i int, payload []byte, timeout time.Du
 // concRepo is a repo where each of n models has version 1 (concOld).
 func concRepo(t *testing.T, n int) *repo.Repo {
 	t.Helper()
-	dir := ops.ScratchDir(t)
+	dir := fsxtest.ScratchDir(t)
 	if err := os.WriteFile(filepath.Join(dir, ".swamp.yaml"), []byte("swampVersion: test\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ var (
 // finished intent's paths do not matter, and the copy costs no fsync.
 func (s *crashScenario) setup(t *testing.T) *repo.Repo {
 	t.Helper()
-	dir := ops.ScratchDir(t)
+	dir := fsxtest.ScratchDir(t)
 	if s.existing && s.template != "" {
 		if err := os.Remove(dir); err != nil {
 			t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
-	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/repo"
@@ -35,7 +35,7 @@ import (
 // swampj's, so it is refused before anything is undone.
 func TestRecoveryAcceptsALatestThatMovedPastTheIntent(t *testing.T) {
 	build := func(t *testing.T) (dir, item string) {
-		dir = filepath.Join(ops.ScratchDir(t), "repo")
+		dir = filepath.Join(fsxtest.ScratchDir(t), "repo")
 		fmBaseRepo(t, dir)
 		r := migLoad(t, dir)
 		j, err := journal.Open(nil, r.JournalPath, journal.Options{LockTimeout: time.Second})
@@ -118,7 +118,7 @@ func TestRecoverySupersededBeforeTheCatalogCommit(t *testing.T) {
 		_, err := write.WriteVersions(fmCtx, r, []write.VersionWrite{{Address: fmAddr(fmM1, "out"), Content: strings.NewReader("version three")}}, write.WriteOptions{Common: host.Common{SwampLockTimeout: time.Second, FS: fsys}})
 		return err
 	}
-	tmpl := filepath.Join(ops.ScratchDir(t), "tmpl")
+	tmpl := filepath.Join(fsxtest.ScratchDir(t), "tmpl")
 	fmBaseRepo(t, tmpl)
 	clean := fsx.NewFault(fsx.Real())
 	if err := write(clean, migLoad(t, fmCopy(t, tmpl))); err != nil {

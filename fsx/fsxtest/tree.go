@@ -1,5 +1,6 @@
 // Package fsxtest has helpers for tests that check whole directory trees:
-// snapshot a tree, compare two snapshots, copy a tree.
+// snapshot a tree, compare two snapshots, copy a tree; and the scratch
+// directory such a tree is built in.
 package fsxtest
 
 import (

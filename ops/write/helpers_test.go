@@ -17,6 +17,7 @@ import (
 
 	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/internal/session"
 	"github.com/swampj/swampj/ops/repo"
@@ -38,26 +39,11 @@ type nonSeeker struct{ r io.Reader }
 
 func (s nonSeeker) Read(b []byte) (int, error) { return s.r.Read(b) }
 
-// ScratchDir is a fresh directory for one test repo, on tmpfs when there is
-// one. These tests model process crashes and injected errors — what reached
-// the kernel survives — so fsync latency would only slow them down without
-// changing an outcome. (The benchmarks and the CLI tests use the real disk.)
-func ScratchDir(t testing.TB) string {
-	t.Helper()
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		if dir, err := os.MkdirTemp("/dev/shm", "swampj-test-"); err == nil {
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return t.TempDir()
-}
-
 // newWriteRepo makes an empty solo repo and loads it without looking at the
 // process environment.
 func newWriteRepo(t testing.TB) *repo.Repo {
 	t.Helper()
-	dir := ScratchDir(t)
+	dir := fsxtest.ScratchDir(t)
 	if err := os.WriteFile(filepath.Join(dir, ".swamp.yaml"), []byte("swampVersion: test\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
