@@ -30,7 +30,9 @@ import (
 // (a lost mkdir takes its whole subtree with it — that is what happens to
 // entries written into a directory whose own entry never reached the disk),
 // and every file is cut back to its durable size. Writes made outside fsx
-// (bbolt, SQLite) are durable at their own commits and are not touched.
+// are durable at their own commits (bbolt; SQLite at synchronous=FULL) and
+// are not touched; a SQLite database committing unsynced says so, and
+// loses those commits (powercut_sqlite.go).
 
 type pendingEntry struct {
 	op      string // create, mkdir, link, rename, rmdir
@@ -52,6 +54,9 @@ type durability struct {
 	pending []*pendingEntry
 	synced  map[string]int64 // file -> durable size
 	tracked map[string]bool  // files created through fsx
+	// sqlite: the databases with unsynced commits, as of their last
+	// durable state (powercut_sqlite.go).
+	sqlite map[string]*sqliteCopy
 }
 
 // TrackDurability turns on the power-cut model.
@@ -295,7 +300,8 @@ func (f *Fault) PowerCut() ([]string, error) {
 		}
 	}
 	f.dur.pending = nil
-	return lost, nil
+	gone, err := f.cutSQLite()
+	return append(lost, gone...), err
 }
 
 func rewrite(fsys FS, name string, data []byte) error {
@@ -512,7 +518,8 @@ func (f *Fault) PowerCutState(s CrashState) ([]string, error) {
 		return did, fmt.Errorf("fsx: unknown crash state %s", s)
 	}
 	f.dur.pending = nil
-	return did, nil
+	gone, err := f.cutSQLite()
+	return append(did, gone...), err
 }
 
 // under reports whether p lies inside directory dir.
