@@ -151,7 +151,7 @@ func (c *Catalog) RebuildTimed(ctx context.Context, ns string, expected []Row, s
 		_ = tx.Rollback()
 		return nil, false, err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := c.commitTx(tx); err != nil {
 		return nil, false, &DBError{Op: "rebuild (commit)", Path: c.path, Err: err}
 	}
 	lap(&t.Commit)

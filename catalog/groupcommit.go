@@ -135,7 +135,7 @@ func (c *Catalog) commitGroup(batch []*rowEntry) error {
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := c.commitTx(tx); err != nil {
 		return &DBError{Op: op + " (commit)", Path: c.path, Err: err}
 	}
 	return nil

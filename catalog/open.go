@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swampj/swampj/fsx"
@@ -54,6 +55,12 @@ type Options struct {
 	// A confirmed rebuild uses it to build the new catalog complete,
 	// aside, and link it in with its rows (CreateBuilt, create.go).
 	NoCreate bool
+	// Lazy commits at synchronous=NORMAL: a commit returns once its rows
+	// are in the WAL, and is durable only after Sync (or Close, which
+	// syncs). A host holding the catalog open across many writes uses it,
+	// with its intents open until a Sync has made their rows durable
+	// (lazy.go).
+	Lazy bool
 }
 
 // Failpoint names, one per kind of commit (fsx.FS.Failpoint). The crash suite
@@ -86,7 +93,10 @@ type Catalog struct {
 	noCheck       bool // Options.NoIntegrityCheck
 	noCreate      bool // Options.NoCreate
 	building      bool // a temp catalog being built aside (create.go): no journal, no sync
-	aside         bool // a temp catalog created aside (create.go): its last close deletes its WAL
+	lazy          bool // Options.Lazy: commits at synchronous=NORMAL (lazy.go)
+	walDirSynced  atomic.Bool
+	unsynced      atomic.Bool // a lazy commit since the last Sync
+	aside         bool        // a temp catalog created aside (create.go): its last close deletes its WAL
 	closeOnce     sync.Once
 	closeErr      error
 	stmts         stmtCache
@@ -117,6 +127,17 @@ func (c *Catalog) Foreign() *ForeignSchemaError { return c.foreign }
 // CloseWAL removes them).
 func (c *Catalog) Close() error {
 	c.closeOnce.Do(func() {
+		var syncErr error
+		if c.lazy && c.db != nil && c.unsynced.Load() {
+			// Before the checkpoint, so that what the caller was told is
+			// durable by Close is durable whatever the checkpoint does.
+			syncErr = c.Sync()
+		}
+		defer func() {
+			if c.closeErr == nil {
+				c.closeErr = syncErr
+			}
+		}()
 		if c.db != nil {
 			c.stmts.close()
 			c.closeErr = c.db.Close()
@@ -153,7 +174,7 @@ func Open(ctx context.Context, fsys fsx.FS, path string, opts Options) (*Catalog
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	c := &Catalog{fsys: fsys, path: abs, mode: opts.Mode, noCheck: opts.NoIntegrityCheck, noCreate: opts.NoCreate}
+	c := &Catalog{fsys: fsys, path: abs, mode: opts.Mode, noCheck: opts.NoIntegrityCheck, noCreate: opts.NoCreate, lazy: opts.Lazy && opts.Mode != ModeReport}
 	alreadyOpen := holdPath(abs)
 	if err := c.open(ctx, alreadyOpen, now); err != nil {
 		if c.db != nil {
@@ -451,6 +472,9 @@ func (c *Catalog) dsn() string {
 		// CREATE INDEX may sort with helper threads: the other core
 		// works while the build is the only thing running.
 		q.Add("_pragma", "threads("+strconv.Itoa(buildSortThreads())+")")
+	} else if c.lazy {
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", "journal_size_limit("+strconv.Itoa(walSizeLimit)+")")
 	} else {
 		q.Add("_pragma", "synchronous(FULL)")
 		// With the WAL kept between processes (persistwal.go), a

@@ -88,7 +88,7 @@ func (p *Pending) Commit() error {
 		_ = p.tx.Rollback()
 		return err
 	}
-	if err := p.tx.Commit(); err != nil {
+	if err := p.c.commitTx(p.tx); err != nil {
 		return &DBError{Op: p.op + " (commit)", Path: p.c.path, Err: err}
 	}
 	return nil
