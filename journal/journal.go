@@ -333,8 +333,17 @@ func (j *Journal) flushPending(tx *bolt.Tx) error {
 	b := tx.Bucket(bucketIntents)
 	for id, fn := range pending {
 		in, err := getIntent(b, id)
+		if nf := (*NotFoundError)(nil); errors.As(err, &nf) {
+			continue // finished by another process and pruned since
+		}
 		if err != nil {
 			return err
+		}
+		if !in.Open() {
+			// Finished by another process meanwhile (a writer of the same
+			// model recovered an intent whose mark was held back): its
+			// record stands.
+			continue
 		}
 		fn(in)
 		if err := putIntent(b, in); err != nil {
