@@ -496,6 +496,13 @@ func init() { // an init, not an initializer: some entries reuse others
 			}
 			return h.Close()
 		},
+		"ops/catalogsync.OpenLazyHandle": func(t *testing.T, fx *nilFixture) error {
+			h := catalogsync.OpenLazyHandle(nil, fx.dir)
+			if _, err := write.WriteVersions(fx.ctx, fx.r, []write.VersionWrite{{Address: fx.addr, Content: strings.NewReader("{}")}}, write.WriteOptions{Catalog: h}); err != nil {
+				return err
+			}
+			return h.Close()
+		},
 		"ops.RecoverOptions": func(t *testing.T, fx *nilFixture) error {
 			fx.emptyJournal(t)
 			if _, err := ops.PreviewRecovery(fx.ctx, ops.RecoverOptions{Repo: fx.dir}); err != nil {
@@ -623,6 +630,14 @@ func init() { // an init, not an initializer: some entries reuse others
 			return fsx.RenameNoReplaceDurable(nil, p, p+"2")
 		},
 		"fsx.SyncParents": func(t *testing.T, fx *nilFixture) error { return fsx.SyncParents(nil, filepath.Join(fx.scratch, "x")) },
+		"fsx.NoteSQLiteUnsynced": func(t *testing.T, fx *nilFixture) error {
+			fsx.NoteSQLiteUnsynced(nil, filepath.Join(fx.scratch, "x.db"))
+			return nil
+		},
+		"fsx.NoteSQLiteSynced": func(t *testing.T, fx *nilFixture) error {
+			fsx.NoteSQLiteSynced(nil, filepath.Join(fx.scratch, "x.db"))
+			return nil
+		},
 		"fsx.RemoveAll": func(t *testing.T, fx *nilFixture) error {
 			if err := os.MkdirAll(filepath.Join(fx.scratch, "l", "m"), 0o755); err != nil {
 				return err

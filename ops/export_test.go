@@ -15,6 +15,12 @@ func FixIdentity(o write.WriteOptions, id string, at time.Time) write.WriteOptio
 	return testseam.FixWriteIdentity(o, id, at).(write.WriteOptions)
 }
 
+// NoSettleTimer gives a write handle that settles its parked intents only
+// every 64 writes and at Close (the crash cells count its operations).
+func NoSettleTimer(o write.WriteOptions) write.WriteOptions {
+	return testseam.NoSettleTimer(o).(write.WriteOptions)
+}
+
 // SetFlushObserver installs the executor's flush observer (benchmarks of
 // the serial flush depth) and returns a function that removes it.
 func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) func() {

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swampj/swampj/catalog"
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
+	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
@@ -32,7 +34,7 @@ func handleCrashRun(t *testing.T, f *fsx.Fault, k int, where string) handleRun {
 	t.Helper()
 	r := concRepo(t, handleWriters)
 	ctx := context.Background()
-	h, err := write.Open(ctx, r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}})
+	h, err := write.Open(ctx, r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}}))
 	if err != nil {
 		t.Fatalf("%s: open: %v", where, err)
 	}
@@ -115,7 +117,7 @@ func handleCuts(t *testing.T) (cuts, step int) {
 	t.Helper()
 	f := fsx.NewFault(fsx.Real())
 	r := concRepo(t, handleWriters)
-	h, err := write.Open(context.Background(), r, write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, FS: f}})
+	h, err := write.Open(context.Background(), r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, FS: f}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestHandleWritersCrashAtEveryCutPoint(t *testing.T) {
 func TestHandleWritersPowerCutAtEveryCutPoint(t *testing.T) {
 	cuts, step := handleCuts(t)
 	cc := fsxtest.Count(t, "handle-writes", "powercut")
-	lost := 0
+	lost, rows := 0, 0
 	for k := 0; k <= cuts+2; k += step {
 		cc.Check()
 		where := fmt.Sprintf("power cut %d (of about %d)", k, cuts)
@@ -180,8 +182,86 @@ func TestHandleWritersPowerCutAtEveryCutPoint(t *testing.T) {
 		if len(gone) > 0 {
 			lost++
 		}
+		for _, g := range gone {
+			if strings.HasPrefix(g, "unsynced commits of") {
+				rows++ // the catalog's lazy commits: the journal must redo them
+			}
+		}
 		handleCrashCheck(t, run.dir, run.acked, where+fmt.Sprintf(" (lost %v)", gone))
 		cc.Recovered()
 	}
-	t.Logf("%d cuts of %d writers on one handle (about %d operations); %d power cuts lost something not yet durable", (cuts+2)/step+1, handleWriters, cuts, lost)
+	t.Logf("%d cuts of %d writers on one handle (about %d operations); %d power cuts lost something not yet durable, %d of them catalog commits", (cuts+2)/step+1, handleWriters, cuts, lost, rows)
+}
+
+// TestHandleNeighbourPowerCutAtEveryCutPoint: a handle's
+// write is acknowledged with its catalog row committed lazily and its
+// intent parked, open. A writer of the same model in another process (its
+// own journal session on the same disk) finishes that intent before its
+// own write, then commits its row at FULL. The power fails after each of
+// its operations in turn. The handle's version must keep its catalog row
+// after recovery: the writer may close the parked intent only once the
+// catalog is synced, else a cut between its journal commit (which carries
+// the done mark) and its own catalog commit loses the row for good.
+func TestHandleNeighbourPowerCutAtEveryCutPoint(t *testing.T) {
+	run := func(t *testing.T, k int) (cut bool, neighbourAcked bool) {
+		t.Helper()
+		r := concRepo(t, 1)
+		f := fsx.NewFault(fsx.Real()).TrackDurability()
+		ctx := context.Background()
+		h, err := write.Open(ctx, r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.WriteVersions(ctx, []write.VersionWrite{handleCrashWrite(0)}); err != nil {
+			t.Fatal(err)
+		}
+		if k >= 0 {
+			f.CrashAfter(f.Ops() + k)
+		}
+		err = concWrite(f, r, 0, []byte("the neighbour's version"), 5*time.Second)
+		if err != nil && !fsx.IsCrash(err) {
+			t.Fatalf("cut %d: the neighbour's write: %v", k, err)
+		}
+		cut = f.Crashed()
+		if !cut {
+			f.CrashAfter(f.Ops()) // the power fails now: the handle never settles
+		}
+		_ = h.Close()
+		if _, err := f.PowerCut(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
+			t.Fatalf("cut %d: recover: %v", k, err)
+		}
+		c, err := catalog.Open(ctx, nil, r.CatalogPath, catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		key := catalog.ItemKey{TypeNormalized: "command/shell", ModelID: concModels[0], DataName: "result"}
+		if _, ok, err := c.VersionID(ctx, key, 2); err != nil || !ok {
+			t.Fatalf("cut %d: the handle's acknowledged version 2 has no catalog row after recovery (ok %v, %v)", k, ok, err)
+		}
+		if err == nil && !cut {
+			if _, ok, err := c.VersionID(ctx, key, 3); err != nil || !ok {
+				t.Fatalf("cut %d: the neighbour's acknowledged version 3 has no catalog row (ok %v, %v)", k, ok, err)
+			}
+		}
+		return cut, err == nil
+	}
+	cc := fsxtest.Count(t, "handle-writes", "neighbour-powercut")
+	cuts := 0
+	for k := 0; ; k++ {
+		cc.Check()
+		cut, _ := run(t, k)
+		cc.Recovered()
+		if !cut {
+			break
+		}
+		cuts++
+	}
+	if cuts < 10 {
+		t.Fatalf("only %d cut points in the neighbour's write", cuts)
+	}
+	t.Logf("%d cut points in the neighbour's write", cuts)
 }

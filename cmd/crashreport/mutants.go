@@ -117,6 +117,22 @@ var mutants = []mutant{
 		pkg: "./ops/write", run: "TestHandleFinishesACrashedWriteOfItsModelFirst",
 	},
 	{
+		// The write handle marks its parked intents done without first
+		// syncing the catalog that holds their lazily committed rows.
+		name: "handle-closes-intents-before-their-rows-are-durable", file: "ops/write/handle.go",
+		old: "\tif err := h.syncCatalog(ctx); err != nil {\n\t\treturn err\n\t}\n\tj := h.sess.Journal()",
+		new: "\tj := h.sess.Journal()",
+		pkg: "./ops", run: "TestHandleWritersPowerCutAtEveryCutPoint",
+	},
+	{
+		// A writer finishing another writer's intent closes it on a
+		// catalog row it found, which may be a lazy commit not yet durable.
+		name: "writer-closes-an-intent-on-an-unsynced-row", file: "ops/internal/engine/catalogdurable.go",
+		old: "if lazy || res.catalogFound {",
+		new: "if lazy {",
+		pkg: "./ops", run: "TestHandleNeighbourPowerCutAtEveryCutPoint",
+	},
+	{
 		// A writer beside others (journal/hold.go) drives every open
 		// intent begun beside it, its live neighbours' included.
 		name: "writer-drives-a-live-writers-intent", file: "ops/internal/engine/recovery.go",

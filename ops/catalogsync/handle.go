@@ -18,6 +18,13 @@ func OpenHandle(fsys fsx.FS, repoDir string) *Handle {
 	return &Handle{opener: protocol.RepoCatalog(fsys, repoDir)}
 }
 
+// OpenLazyHandle is OpenHandle committing lazily (catalog.Options.Lazy):
+// a row is durable only once the handle's holder has synced the catalog,
+// and until then the intent that wrote it stays open (a write.Handle).
+func OpenLazyHandle(fsys fsx.FS, repoDir string) *Handle {
+	return &Handle{opener: protocol.LazyRepoCatalog(fsys, repoDir)}
+}
+
 // Close closes the catalog if a call opened it.
 func (h *Handle) Close() error {
 	if h == nil {

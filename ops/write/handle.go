@@ -10,8 +10,17 @@ package write
 //     of what earlier processes left open, done once by Open;
 //   - the catalog's open and close (a WAL checkpoint with fsyncs of its
 //     own), done once by Open and Close;
-//   - the done mark's own commit: it rides the next commit of any writer
-//     of the handle, or Close;
+//   - the catalog commit's fsync: the handle's catalog commits lazily
+//     (synchronous=NORMAL), and the journal is its redo log. Each write's
+//     intent stays open, parked, until a sync of the catalog has made its
+//     row durable: one fsync of the WAL for up to settleEvery writes, or
+//     after settleAfter, or at Close. A power cut before it loses the row
+//     and leaves the intent open, and recovery redoes the row. Until
+//     then the handle's own writes leave parked intents alone; a writer in
+//     another process that finishes one syncs the catalog first
+//     (engine/catalogdurable.go);
+//   - the done mark's own commit: once the sync has made its row durable,
+//     it rides the next commit of any writer of the handle, or Close;
 //   - most of the journal commit under concurrency: writers whose intents
 //     are ready while a commit is in flight share the next one
 //     (journal/groupcommit.go), so six goroutines pay about one commit's
@@ -29,10 +38,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/swampj/swampj"
 
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/internal/engine"
 	"github.com/swampj/swampj/ops/internal/session"
@@ -57,7 +68,22 @@ type Handle struct {
 	// noteMu serialises noting a crash on the session (writes in flight
 	// may all be cut by one simulated crash).
 	noteMu sync.Mutex
+
+	// parkMu guards parked (the intents whose rows wait for a catalog
+	// sync, by id) and settleTimer (armed while any is parked).
+	parkMu      sync.Mutex
+	parked      map[uint64]bool
+	settleTimer *time.Timer
+	// settleMu serialises settling (the timer's and Close's).
+	settleMu sync.Mutex
 }
+
+// settleEvery is how many parked intents make a write sync the catalog
+// at once; settleAfter how long one may wait for the timer to.
+const (
+	settleEvery = 64
+	settleAfter = 250 * time.Millisecond
+)
 
 // ErrHandleClosed is returned by a write on a closed Handle: a use after
 // Close, the caller's mistake (class usage); nothing was written.
@@ -80,7 +106,7 @@ func Open(ctx context.Context, r *repo.Repo, opts WriteOptions) (*Handle, error)
 		return nil, err
 	}
 	o := opts.withDefaults()
-	cat := catalogsync.OpenHandle(o.fsys, r.Dir)
+	cat := catalogsync.OpenLazyHandle(o.fsys, r.Dir)
 	env := &engine.Env{FS: o.fsys, Catalog: cat.Opener(), Log: o.Logger}
 	sess, err := openWriteSession(ctx, o.fsys, r, env, nil, o)
 	if err != nil {
@@ -89,7 +115,7 @@ func Open(ctx context.Context, r *repo.Repo, opts WriteOptions) (*Handle, error)
 	}
 	sess.Journal().Release()
 	o.Journal, o.Catalog = sess.Journal(), cat
-	h := &Handle{r: r, fsys: o.fsys, opts: o, sess: sess, cat: cat}
+	h := &Handle{r: r, fsys: o.fsys, opts: o, sess: sess, cat: cat, parked: map[uint64]bool{}}
 	return h, nil
 }
 
@@ -147,9 +173,10 @@ func (h *Handle) catchUp(ctx context.Context, env *engine.Env, locks []*lock.Loc
 	return release, nil
 }
 
-// Close waits for the writes in flight, then commits the pending done
-// marks and closes the journal and the catalog. A failure loses only done
-// marks (the next recovery observes those intents done and marks them).
+// Close waits for the writes in flight, then syncs the catalog, commits
+// the pending done marks and closes the journal and the catalog. A
+// failure loses only done marks (the next recovery observes those intents
+// done, syncs the catalog and marks them).
 // Close is idempotent.
 func (h *Handle) Close() error {
 	h.mu.Lock()
@@ -158,14 +185,105 @@ func (h *Handle) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.parkMu.Lock()
+	if h.settleTimer != nil {
+		h.settleTimer.Stop()
+	}
+	h.parkMu.Unlock()
 	if h.sess.Crashed() {
 		_ = h.sess.Close()
 		_ = h.cat.Close()
 		return nil
 	}
-	err := h.sess.Close()
+	err := h.settle(context.Background())
+	if cerr := h.sess.Close(); err == nil {
+		err = cerr
+	}
 	if cerr := h.cat.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// park takes the done mark of a write whose catalog row is not durable
+// yet (engine.Env.ParkDone). The write that parks the settleEvery-th
+// settles them all; otherwise the timer does.
+func (h *Handle) park(id uint64) {
+	h.parkMu.Lock()
+	h.parked[id] = true
+	full := len(h.parked) >= settleEvery
+	if !full && h.settleTimer == nil && !h.opts.noSettleTimer {
+		h.settleTimer = time.AfterFunc(settleAfter, h.settleLater)
+	}
+	h.parkMu.Unlock()
+	if full {
+		if err := h.settle(context.Background()); err != nil && !fsx.IsCrash(err) {
+			h.opts.warn("the catalog could not be synced; its rows stay covered by their open intents: " + err.Error())
+		}
+	}
+}
+
+// isParked reports whether the intent is parked here (engine.Env.Parked).
+func (h *Handle) isParked(id uint64) bool {
+	h.parkMu.Lock()
+	defer h.parkMu.Unlock()
+	return h.parked[id]
+}
+
+// settleLater is the timer's settle: it also commits the marks, so that a
+// handle that has stopped writing leaves no intent open.
+func (h *Handle) settleLater() {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed || h.sess.Crashed() {
+		return
+	}
+	err := h.settle(context.Background())
+	if err == nil {
+		err = h.sess.Journal().Flush()
+	}
+	if err != nil && !fsx.IsCrash(err) {
+		h.opts.warn("settling the write handle's intents: " + err.Error())
+	}
+}
+
+// settle syncs the catalog, which makes every parked intent's row
+// durable, and only then marks those intents done (lazily: the marks ride
+// the next journal commit). On a failure they stay parked.
+func (h *Handle) settle(ctx context.Context) error {
+	h.settleMu.Lock()
+	defer h.settleMu.Unlock()
+	h.parkMu.Lock()
+	ids := make([]uint64, 0, len(h.parked))
+	for id := range h.parked {
+		ids = append(ids, id)
+	}
+	if h.settleTimer != nil {
+		h.settleTimer.Stop()
+		h.settleTimer = nil
+	}
+	h.parkMu.Unlock()
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := h.syncCatalog(ctx); err != nil {
+		return err
+	}
+	j := h.sess.Journal()
+	h.parkMu.Lock()
+	for _, id := range ids {
+		delete(h.parked, id)
+		j.Finish(id, journal.StatusDone)
+	}
+	h.parkMu.Unlock()
+	return nil
+}
+
+// syncCatalog is one fsync of the catalog's WAL.
+func (h *Handle) syncCatalog(ctx context.Context) error {
+	cs, ok := h.cat.Opener().(engine.CatalogSyncer)
+	if !ok {
+		return fmt.Errorf("write handle: its catalog (%T) cannot be synced", h.cat.Opener())
+	}
+	return cs.SyncCatalog(ctx)
 }

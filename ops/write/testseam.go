@@ -8,6 +8,11 @@ import (
 
 func init() {
 	testseam.FixWriteIdentity = func(o any, id string, at time.Time) any { return fixIdentity(o.(WriteOptions), id, at) }
+	testseam.NoSettleTimer = func(o any) any {
+		w := o.(WriteOptions)
+		w.noSettleTimer = true
+		return w
+	}
 }
 
 // fixIdentity makes a write deterministic: every version gets id and

@@ -117,6 +117,10 @@ type WriteOptions struct {
 	recorded func()
 	// warn is Logger's Warn (withDefaults).
 	warn func(string)
+	// noSettleTimer: a handle opened with these options settles its parked
+	// intents only every settleEvery writes and at Close, never on its
+	// timer (test hook: the crash suites count a handle's operations).
+	noSettleTimer bool
 
 	// held is the Handle the write runs on (nil: none).
 	held *Handle

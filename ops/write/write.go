@@ -169,6 +169,9 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 	}
 
 	env := &engine.Env{FS: fsys, Catalog: o.Catalog.Opener(), Log: o.Logger}
+	if o.held != nil {
+		env.ParkDone, env.Parked = o.held.park, o.held.isParked
+	}
 	ownCatalog := env.Catalog == nil
 	if ownCatalog {
 		env.Catalog = protocol.RepoCatalog(fsys, r.Dir)

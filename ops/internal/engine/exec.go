@@ -71,6 +71,13 @@ type Env struct {
 	// that finishes interrupted intents before its own): recovery does
 	// not take them again.
 	HeldLocks map[string]bool
+	// ParkDone, if set, takes the done mark of a live forward run whose
+	// catalog rows are not yet durable (a lazy catalog): the holder marks
+	// the intent done after its next catalog sync (catalogdurable.go).
+	ParkDone func(id uint64)
+	// Parked reports the intents parked by this process's holder: they
+	// are finished but for their mark, and recovery leaves them alone.
+	Parked func(id uint64) bool
 	// Log receives the executor's debug records (nil: none): per intent
 	// driven, per step (kind, paths, what the observation said, what was
 	// done) and when the intent is settled. See trace.go.
@@ -114,6 +121,10 @@ type Result struct {
 	CatalogStale string `json:"catalogStale,omitempty"`
 	// CatalogErr is the error behind CatalogStale (errors.Is works on it).
 	CatalogErr error `json:"-"`
+	// catalogFound: a catalog step was found in place, not done by this
+	// run, so the catalog must be synced before the intent is marked
+	// finished (catalogdurable.go).
+	catalogFound bool
 }
 
 // skipDerived records that step i, which only changes the catalog, could
@@ -306,7 +317,11 @@ func drive(ctx context.Context, env *Env, j *journal.Journal, in *journal.Intent
 	} else {
 		res.Status = journal.StatusRolledBack
 	}
-	j.Finish(in.ID, res.Status)
+	if err := finish(ctx, env, j, in, res, rec != nil); err != nil {
+		res.Status = journal.StatusOpen
+		tr.end(res, err)
+		return res, err
+	}
 	tr.end(res, nil)
 	return res, nil
 }
@@ -399,6 +414,7 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 		switch obs {
 		case Done, Superseded:
 			res.Skipped++
+			res.catalogFound = res.catalogFound || k.Derived
 			if obs == Superseded {
 				superseded = "a later write superseded this intent: " + detail
 			}
@@ -480,6 +496,7 @@ func backward(ctx context.Context, env *Env, in *journal.Intent, d *Dirty, res *
 			tr.step(i, s, obs, detail, "undone")
 		case NotDone, Missing:
 			res.Skipped++
+			res.catalogFound = res.catalogFound || k.Derived
 			tr.step(i, s, obs, detail, "nothing to undo")
 		case Conflict, Superseded:
 			tr.step(i, s, obs, detail, "conflict")

@@ -64,6 +64,9 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		}
 	}
 	for _, in := range open {
+		if env.Parked != nil && env.Parked(in.ID) {
+			continue
+		}
 		try := false
 		if j.Shared() {
 			switch {

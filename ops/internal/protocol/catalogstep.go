@@ -36,8 +36,10 @@ type repoCatalog struct {
 	// never applies them, so nothing is created, converted or moved —
 	// read-only media included).
 	report bool
-	mu     sync.Mutex
-	cat    *catalog.Catalog
+	// lazy: opened with catalog.Options.Lazy (LazyRepoCatalog).
+	lazy bool
+	mu   sync.Mutex
+	cat  *catalog.Catalog
 }
 
 // ReportCatalog is RepoCatalog for a dry run: the catalog is opened in
@@ -59,13 +61,40 @@ func RepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
 	return &repoCatalog{fsys: fsys, path: repo.CatalogPathOf(repoDir)}
 }
 
+// LazyRepoCatalog is RepoCatalog committing lazily (catalog.Options.Lazy),
+// for a write handle: its rows are durable only after SyncCatalog, and
+// the executor parks each intent's done mark until then
+// (engine/catalogdurable.go).
+func LazyRepoCatalog(fsys fsx.FS, repoDir string) CatalogOpener {
+	fsys = fsx.OrReal(fsys)
+	return &repoCatalog{fsys: fsys, path: repo.CatalogPathOf(repoDir), lazy: true}
+}
+
+// LazyCatalog reports whether the catalog commits lazily
+// (engine.CatalogSyncer).
+func (r *repoCatalog) LazyCatalog() bool { return r.lazy }
+
+// SyncCatalog makes every commit to the catalog durable, whoever made it
+// (engine.CatalogSyncer); nothing when there is no catalog file. On
+// read-only media, or in a dry run, there is nothing of ours to sync.
+func (r *repoCatalog) SyncCatalog(ctx context.Context) error {
+	if r.report {
+		return nil
+	}
+	c, ok, err := r.Existing(ctx)
+	if err != nil || !ok {
+		return err
+	}
+	return c.Sync()
+}
+
 func (r *repoCatalog) Get(ctx context.Context) (*catalog.Catalog, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.cat != nil {
 		return r.cat, nil
 	}
-	opts := catalog.Options{NoIntegrityCheck: true}
+	opts := catalog.Options{NoIntegrityCheck: true, Lazy: r.lazy}
 	if r.report {
 		opts = catalog.Options{Mode: catalog.ModeReport}
 	}
