@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swampj/swampj"
@@ -76,6 +77,9 @@ type Handle struct {
 	settleTimer *time.Timer
 	// settleMu serialises settling (the timer's and Close's).
 	settleMu sync.Mutex
+	// inflight counts the writes running: the timer commits the marks
+	// itself only when none is, else they ride that write's next commit.
+	inflight atomic.Int32
 }
 
 // settleEvery is how many parked intents make a write sync the catalog
@@ -128,6 +132,8 @@ func (h *Handle) WriteVersions(ctx context.Context, writes []VersionWrite) ([]Wr
 	if h.closed {
 		return nil, ErrHandleClosed
 	}
+	h.inflight.Add(1)
+	defer h.inflight.Add(-1)
 	o := h.opts
 	o.held = h
 	out, err := writeVersions(ctx, h.fsys, h.r, writes, o)
@@ -230,8 +236,10 @@ func (h *Handle) isParked(id uint64) bool {
 	return h.parked[id]
 }
 
-// settleLater is the timer's settle: it also commits the marks, so that a
-// handle that has stopped writing leaves no intent open.
+// settleLater is the timer's settle. When no write is running it also
+// commits the marks, so that a handle that has stopped writing leaves no
+// intent open; else they ride the next write's journal commit (and a
+// write that parks arms the timer again).
 func (h *Handle) settleLater() {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -239,7 +247,7 @@ func (h *Handle) settleLater() {
 		return
 	}
 	err := h.settle(context.Background())
-	if err == nil {
+	if err == nil && h.inflight.Load() == 0 {
 		err = h.sess.Journal().Flush()
 	}
 	if err != nil && !fsx.IsCrash(err) {
