@@ -392,7 +392,12 @@ func indexes(tx *bolt.Tx) (indexBuckets, error) {
 }
 
 // OpenIntents returns the intents recovery must look at, oldest first.
-func (j *Journal) OpenIntents() ([]*Intent, error) {
+func (j *Journal) OpenIntents() ([]*Intent, error) { return j.OpenIntentsExcept(nil) }
+
+// OpenIntentsExcept is OpenIntents without the intents skip names, which
+// are not read at all (a write handle's own parked intents: decoding each
+// on every write would cost more than the write saves).
+func (j *Journal) OpenIntentsExcept(skip func(id uint64) bool) ([]*Intent, error) {
 	if j.empty() {
 		return nil, nil // an empty journal opened read-only
 	}
@@ -404,7 +409,11 @@ func (j *Journal) OpenIntents() ([]*Intent, error) {
 		}
 		b := tx.Bucket(bucketIntents)
 		return ob.ForEach(func(k, _ []byte) error {
-			in, err := getIntent(b, binary.BigEndian.Uint64(k))
+			id := binary.BigEndian.Uint64(k)
+			if skip != nil && skip(id) {
+				return nil
+			}
+			in, err := getIntent(b, id)
 			if err != nil {
 				return err
 			}

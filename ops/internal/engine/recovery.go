@@ -47,7 +47,7 @@ func (e *NeedsExclusiveError) Error() string {
 // loop with a *NeedsExclusiveError.
 func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback bool) ([]Recovered, error) {
 	env = env.OrRealFS()
-	open, err := j.OpenIntents()
+	open, err := j.OpenIntentsExcept(env.Parked)
 	if err != nil {
 		return nil, err
 	}
@@ -64,9 +64,6 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 		}
 	}
 	for _, in := range open {
-		if env.Parked != nil && env.Parked(in.ID) {
-			continue
-		}
 		try := false
 		if j.Shared() {
 			switch {
