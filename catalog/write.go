@@ -165,6 +165,41 @@ func (c *Catalog) UpsertVersions(ctx context.Context, rows []Row) error {
 	return p.Commit()
 }
 
+// UpsertVersionsBelow records versions a later version of their item may
+// already follow (a write redone by recovery after a later write was
+// published on top of it): each row goes in without flags, and then the
+// flags of every row of its item are computed again from the rows (the
+// highest version that has a row takes them, latest.go), in place, as a
+// rebuild would set them. UpsertNewVersion would instead take the flags
+// from the later version's row.
+func (c *Catalog) UpsertVersionsBelow(ctx context.Context, rows []Row) error {
+	for _, r := range rows {
+		if err := r.Validate("upsert"); err != nil {
+			return err
+		}
+	}
+	return c.writeTx(ctx, "upsert", FailpointUpsert, func(tx *sql.Tx) error {
+		seen := map[ItemKey]bool{}
+		var keys []ItemKey
+		for _, r := range rows {
+			r.IsLatest, r.IsStepLatest = false, false
+			if _, err := tx.ExecContext(ctx, c.insertSQL(), r.values(c.hasStepLatest)...); err != nil {
+				return err
+			}
+			if k := r.Key(); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			if err := c.reflagItem(ctx, tx, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // UpsertDeferred records an uncommitted version with both latest flags 0
 // (swamp's saveDeferred/finalizeVersionDeferred, swamp-format §3.6). A later
 // UpsertNewVersion of the same row makes it latest.

@@ -283,3 +283,24 @@ func TestPrepareUpsertVersions(t *testing.T) {
 		t.Fatalf("VersionID = %q %v %v", id, ok, err)
 	}
 }
+
+// UpsertVersionsBelow puts a version in below a later one, which keeps the
+// latest flag; with no later row it takes the flag, as the highest version
+// with a row. Recovery uses it for a write a later one was published on
+// top of.
+func TestUpsertVersionsBelowLeavesTheLaterVersionLatest(t *testing.T) {
+	c := openRW(t, catalogPath(t))
+	for _, v := range []int64{1, 3} {
+		if err := c.UpsertNewVersion(ctx, row("", "t/x", "m1", "d", v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.UpsertVersionsBelow(ctx, []catalog.Row{row("", "t/x", "m1", "d", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	wantStrings(t, "flags with a later row", flags(rows(t, c, "")), []string{"d/v1:00", "d/v3:10", "d/v2:00"})
+	if err := c.UpsertVersionsBelow(ctx, []catalog.Row{row("", "t/x", "m1", "d", 4)}); err != nil {
+		t.Fatal(err)
+	}
+	wantStrings(t, "flags with no later row", flags(rows(t, c, "")), []string{"d/v1:00", "d/v3:00", "d/v2:00", "d/v4:10"})
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/fsx/fsxtest"
 	"github.com/swampj/swampj/ops"
+	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
@@ -249,7 +250,7 @@ func TestHandleNeighbourPowerCutAtEveryCutPoint(t *testing.T) {
 		}
 		return cut, err == nil
 	}
-	cc := fsxtest.Count(t, "handle-writes", "neighbour-powercut")
+	cc := fsxtest.Count(t, "handle-neighbour", "powercut")
 	cuts := 0
 	for k := 0; ; k++ {
 		cc.Check()
@@ -264,4 +265,80 @@ func TestHandleNeighbourPowerCutAtEveryCutPoint(t *testing.T) {
 		t.Fatalf("only %d cut points in the neighbour's write", cuts)
 	}
 	t.Logf("%d cut points in the neighbour's write", cuts)
+}
+
+// TestHandleSameItemPowerCutAtEveryCutPoint: one handle writes three
+// versions of one item one after another, so up to three intents of the
+// item are parked at once with their rows lazily committed, and the power
+// is cut after every operation. Recovery finishes the older intents after
+// the later versions were published on top of them; their rows must go
+// in below the later ones, not be skipped (which left the catalog stale)
+// nor flagged latest. After recovery the catalog agrees with the disk and
+// every acknowledged version is there.
+func TestHandleSameItemPowerCutAtEveryCutPoint(t *testing.T) {
+	const writes = 3
+	run := func(t *testing.T, k int) (cut bool) {
+		t.Helper()
+		r := concRepo(t, 1)
+		f := fsx.NewFault(fsx.Real()).TrackDurability()
+		ctx := context.Background()
+		h, err := write.Open(ctx, r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k >= 0 {
+			f.CrashAfter(f.Ops() + k)
+		}
+		acked := int64(1)
+		for n := range writes {
+			res, err := h.WriteVersions(ctx, []write.VersionWrite{{Address: concAddr(0), Content: strings.NewReader(fmt.Sprint("version ", n+2)), ModelName: "m0", SpecName: "result"}})
+			if err != nil {
+				if !fsx.IsCrash(err) {
+					t.Fatalf("cut %d: write %d: %v", k, n+1, err)
+				}
+				break
+			}
+			acked = res[0].Version
+		}
+		cut = f.Crashed()
+		if !cut {
+			f.CrashAfter(f.Ops()) // the power fails before Close settles
+		}
+		_ = h.Close()
+		if _, err := f.PowerCut(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
+			t.Fatalf("cut %d: recover: %v", k, err)
+		}
+		rep, err := catalogsync.Verify(ctx, r, catalogsync.Options{})
+		if err != nil {
+			t.Fatalf("cut %d: verify: %v", k, err)
+		}
+		if !rep.InSync {
+			t.Fatalf("cut %d: the catalog does not agree with the disk after recovery: %+v", k, rep.Counts)
+		}
+		c, err := catalog.Open(ctx, nil, r.CatalogPath, catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		key := catalog.ItemKey{TypeNormalized: "command/shell", ModelID: concModels[0], DataName: "result"}
+		if row, ok, err := c.LatestRow(ctx, key); err != nil || !ok || row.Version < acked {
+			t.Fatalf("cut %d: version %d was acknowledged; the catalog's latest row is %d (found %v, %v)", k, acked, row.Version, ok, err)
+		}
+		return cut
+	}
+	cc := fsxtest.Count(t, "handle-same-item", "powercut")
+	cuts := 0
+	for k := 0; ; k++ {
+		cc.Check()
+		cut := run(t, k)
+		cc.Recovered()
+		if !cut {
+			break
+		}
+		cuts++
+	}
+	t.Logf("%d cut points in %d writes of one item through one handle", cuts, writes)
 }

@@ -133,6 +133,15 @@ var mutants = []mutant{
 		pkg: "./ops", run: "TestHandleNeighbourPowerCutAtEveryCutPoint",
 	},
 	{
+		// Recovery finishing a write after a later one was published on
+		// top of it skips the write's lost catalog row (the catalog left
+		// stale) instead of putting it in below the later version.
+		name: "recovery-skips-the-row-of-a-superseded-write", file: "ops/internal/protocol/kinds.go",
+		old: "ApplyBelow: applyPublishBelow, ",
+		new: "",
+		pkg: "./ops", run: "TestHandleSameItemPowerCutAtEveryCutPoint",
+	},
+	{
 		// A writer beside others (journal/hold.go) drives every open
 		// intent begun beside it, its live neighbours' included.
 		name: "writer-drives-a-live-writers-intent", file: "ops/internal/engine/recovery.go",

@@ -71,6 +71,9 @@ type Env struct {
 	// that finishes interrupted intents before its own): recovery does
 	// not take them again.
 	HeldLocks map[string]bool
+	// Later are the open intents a forward recovery drives after the one
+	// it is driving, in order (Kind.ApplyBelow looks at them).
+	Later []*journal.Intent
 	// ParkDone, if set, takes the done mark of a live forward run whose
 	// catalog rows are not yet durable (a lazy catalog): the holder marks
 	// the intent done after its next catalog sync (catalogdurable.go).
@@ -404,11 +407,31 @@ func forward(ctx context.Context, env *Env, j *journal.Journal, in *journal.Inte
 			}
 		}
 		if k.Derived && superseded != "" && (obs == NotDone || obs == Partial || obs == WrittenAhead) {
-			// The catalog change would flag this intent's version as
-			// latest, which it no longer is: the catalog is left to be
-			// rebuilt from the disk instead.
-			res.skipDerived(i, s, errors.New(superseded))
-			tr.step(i, s, obs, superseded, "skipped: catalog stale")
+			// The catalog change as planned would flag this intent's
+			// version as latest, which it no longer is. The rows go in
+			// below the later version (ApplyBelow), else the catalog is
+			// left to be rebuilt from the disk.
+			if aw := d.ahead[i]; aw != nil {
+				// Prepared as planned, with the flags: never committed.
+				<-aw.done
+				if aw.err == nil && aw.p != nil {
+					aw.p.Rollback()
+				}
+				delete(d.ahead, i)
+			}
+			if k.ApplyBelow == nil {
+				res.skipDerived(i, s, errors.New(superseded))
+				tr.step(i, s, obs, superseded, "skipped: catalog stale")
+				continue
+			}
+			if err := k.ApplyBelow(ctx, env, s, d); err != nil {
+				if err := stepFailed(ctx, k, in, i, journal.Forward, obs, err, res, tr); err != nil {
+					return err
+				}
+				continue
+			}
+			res.Applied++
+			tr.step(i, s, obs, superseded, "applied below the later write")
 			continue
 		}
 		switch obs {

@@ -39,6 +39,13 @@ type Kind struct {
 	// error is only a failed flush of earlier content (d.DeferFile's):
 	// any trouble of its own is left for the step itself to meet.
 	WriteAhead func(env *Env, s *journal.Step, d *Dirty) error
+	// ApplyBelow, if set, applies a Derived step of an intent a later
+	// write has superseded (recovery finishing a write after the next one
+	// was published on top of it): the catalog rows go in below the later
+	// version, which keeps the latest flags. It fails when it cannot know
+	// the later version's row will be there (Env.Later). Without it, or
+	// when it fails, the step is skipped and the catalog marked stale.
+	ApplyBelow func(ctx context.Context, env *Env, s *journal.Step, d *Dirty) error
 	// Supersedable: a later writer may build on the step's after-state
 	// (a `latest` pointer moved past the intent's version). A rollback
 	// observes these steps first and refuses before undoing anything.

@@ -63,7 +63,12 @@ func RecoverOpen(ctx context.Context, env *Env, j *journal.Journal, rollback boo
 			open[a], open[b] = open[b], open[a]
 		}
 	}
-	for _, in := range open {
+	defer func() { env.Later = nil }()
+	for i, in := range open {
+		env.Later = nil
+		if !rollback {
+			env.Later = open[i+1:]
+		}
 		try := false
 		if j.Shared() {
 			switch {

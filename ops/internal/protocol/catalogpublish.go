@@ -48,9 +48,51 @@ func asCatalogStep(s *journal.Step, change []byte) *journal.Step {
 }
 
 func applyPublish(ctx context.Context, env *engine.Env, s *journal.Step, d *engine.Dirty) error {
-	ch, err := DecodeChange(s)
+	_, change, err := completedChange(env, s)
 	if err != nil {
 		return err
+	}
+	return applyCatalog(ctx, env, asCatalogStep(s, change), d)
+}
+
+// applyPublishBelow is applyPublish for a write a later one was published
+// on top of (engine.Kind.ApplyBelow): its rows go in below the later
+// version, whose row keeps the latest flags (catalog.UpsertVersionsBelow).
+//
+// Only when a later intent this recovery drives next writes a row of each
+// of these items (a write handle's parked intents of one item, whose rows
+// one power cut took together): that intent's row then takes the flags.
+// Otherwise the later version was written by someone else (swamp), whose
+// row may be missing too, and the catalog is left to a rebuild.
+func applyPublishBelow(ctx context.Context, env *engine.Env, s *journal.Step, _ *engine.Dirty) error {
+	ch, _, err := completedChange(env, s)
+	if err != nil {
+		return err
+	}
+	if ch.Op != "upsert-versions" {
+		return fmt.Errorf("catalog-publish step holds a %q change", ch.Op)
+	}
+	later := laterRows(env.Later)
+	for _, r := range ch.Rows {
+		if !later[r.Key()] {
+			return fmt.Errorf("a later version of %s/%s/%s was published on top of this intent's version %d, and no intent recovered after this one writes its catalog row",
+				r.TypeNormalized, r.ModelID, r.DataName, r.Version)
+		}
+	}
+	c, err := CatalogOf(ctx, env)
+	if err != nil {
+		return err
+	}
+	return c.UpsertVersionsBelow(ctx, ch.Rows)
+}
+
+// completedChange is the step's change with every row of unknown size
+// completed from its published version (and, if any was, the change
+// encoded again; nil otherwise).
+func completedChange(env *engine.Env, s *journal.Step) (*CatalogChange, []byte, error) {
+	ch, err := DecodeChange(s)
+	if err != nil {
+		return ch, nil, err
 	}
 	completed := false
 	for i, row := range ch.Rows {
@@ -59,17 +101,17 @@ func applyPublish(ctx context.Context, env *engine.Env, s *journal.Step, d *engi
 		}
 		full, err := publishedRow(env.FS, s.To, row)
 		if err != nil {
-			return err
+			return ch, nil, err
 		}
 		ch.Rows[i], completed = full, true
 	}
 	var change []byte
 	if completed {
 		if change, err = json.Marshal(ch); err != nil {
-			return err
+			return ch, nil, err
 		}
 	}
-	return applyCatalog(ctx, env, asCatalogStep(s, change), d)
+	return ch, change, nil
 }
 
 // preparePublish runs the catalog transaction of a publish up to its
@@ -114,4 +156,23 @@ func publishedRow(fsys fsx.FS, dataRoot string, row catalog.Row) (catalog.Row, e
 			dir, m.Version, m.ID, row.Version, row.ID)
 	}
 	return catalogrow.FromMeta(row.Namespace, row.TypeNormalized, row.ModelID, m)
+}
+
+// laterRows are the items whose rows the catalog-publish steps of the
+// given intents write.
+func laterRows(later []*journal.Intent) map[catalog.ItemKey]bool {
+	keys := map[catalog.ItemKey]bool{}
+	for _, in := range later {
+		for i := range in.Steps {
+			if in.Steps[i].Kind != KindCatalogPublish {
+				continue
+			}
+			if ch, err := DecodeChange(&in.Steps[i]); err == nil {
+				for _, r := range ch.Rows {
+					keys[r.Key()] = true
+				}
+			}
+		}
+	}
+	return keys
 }

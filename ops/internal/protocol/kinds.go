@@ -38,7 +38,7 @@ var kinds = map[string]engine.Kind{
 	// catalogstep.go, catalogpublish.go, repaircatalog.go: the catalog
 	// changes of migrations, writes and doctor repairs.
 	KindCatalog:        {Observe: observeCatalog, Apply: applyCatalog, Undo: undoCatalog, Derived: true, Describe: describeCatalog},
-	KindCatalogPublish: {Observe: observePublish, Apply: applyPublish, Prepare: preparePublish, Undo: undoPublish, Derived: true},
+	KindCatalogPublish: {Observe: observePublish, Apply: applyPublish, ApplyBelow: applyPublishBelow, Prepare: preparePublish, Undo: undoPublish, Derived: true},
 	KindRepairCatalog:  {Observe: observeRepairCatalog, Apply: applyRepairCatalog, Undo: undoRepairCatalog, Derived: true},
 
 	// quarantinelock.go: a dead swamp lock a doctor repair moves aside.
