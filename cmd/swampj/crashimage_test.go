@@ -58,6 +58,8 @@ type crashImg struct {
 	t      *testing.T
 	dir    string
 	mounts map[string]string // mount point -> loop device
+	// stdout is what the program of the last cutIn printed before the cut.
+	stdout string
 }
 
 func (c *crashImg) sh(name string, args ...string) (string, error) {
@@ -254,6 +256,7 @@ func (c *crashImg) cutIn(base string, n int, delay time.Duration, rel, name stri
 		t.Fatal(err)
 	}
 	reap()
+	c.stdout = so.String() // complete once the process is reaped
 	c.umount(mp)
 	return img, returned, ran
 }

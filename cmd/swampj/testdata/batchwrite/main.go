@@ -5,7 +5,13 @@
 // (swamp has no data write command taking several), and a multi-item form
 // there would be CLI surface only tests use.
 //
-//	batchwrite ADDR=CONTENT...   (in the repo; exit 0 when all are written)
+// With -handle it writes each version on its own, one after another,
+// through one held write.Handle (write.Open), and prints "acked ADDR
+// VERSION" as each write returns, so the power-cut image test knows which
+// writes were acknowledged before the cut.
+//
+//	batchwrite ADDR=CONTENT...           (in the repo; exit 0 when all are written)
+//	batchwrite -handle ADDR=CONTENT...
 package main
 
 import (
@@ -45,6 +51,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	handle := len(args) > 0 && args[0] == "-handle"
+	if handle {
+		args = args[1:]
+	}
 	var writes []write.VersionWrite
 	for _, a := range args {
 		addr, content, ok := strings.Cut(a, "=")
@@ -57,6 +67,28 @@ func run(args []string) error {
 		}
 		writes = append(writes, write.VersionWrite{Address: ad, Content: strings.NewReader(content)})
 	}
-	_, err = write.WriteVersions(context.Background(), r, writes, write.WriteOptions{Common: host.Common{FS: fsys}})
+	opts := write.WriteOptions{Common: host.Common{FS: fsys}}
+	if handle {
+		return writeEach(r, writes, opts)
+	}
+	_, err = write.WriteVersions(context.Background(), r, writes, opts)
 	return err
+}
+
+// writeEach writes one version at a time through one held handle.
+func writeEach(r *repo.Repo, writes []write.VersionWrite, opts write.WriteOptions) error {
+	ctx := context.Background()
+	h, err := write.Open(ctx, r, opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range writes {
+		out, err := h.WriteVersions(ctx, []write.VersionWrite{w})
+		if err != nil {
+			_ = h.Close()
+			return err
+		}
+		fmt.Printf("acked %s %d\n", w.Address, out[0].Version)
+	}
+	return h.Close()
 }
