@@ -26,6 +26,7 @@ func TestRealSwamp(t *testing.T) {
 	t.Run("d_after_swamps_own_migrate", func(t *testing.T) { realSwampD(t, base) })
 	t.Run("e_3955_zero_byte_latest", func(t *testing.T) { realSwampE(t, base) })
 	t.Run("f_swamp_maintenance_after_swampj", func(t *testing.T) { realSwampF(t, base) })
+	t.Run("g_handle_power_cut", func(t *testing.T) { realSwampG(t, base) })
 }
 
 // (a) Everything swamp wrote (method runs of two models, a two-step
