@@ -250,7 +250,7 @@ func TestHandleNeighbourPowerCutAtEveryCutPoint(t *testing.T) {
 		}
 		return cut, err == nil
 	}
-	cc := fsxtest.Count(t, "handle-neighbour", "powercut")
+	cc := fsxtest.Count(t, "handle-writes", "powercut")
 	cuts := 0
 	for k := 0; ; k++ {
 		cc.Check()
@@ -329,7 +329,7 @@ func TestHandleSameItemPowerCutAtEveryCutPoint(t *testing.T) {
 		}
 		return cut
 	}
-	cc := fsxtest.Count(t, "handle-same-item", "powercut")
+	cc := fsxtest.Count(t, "handle-writes", "powercut")
 	cuts := 0
 	for k := 0; ; k++ {
 		cc.Check()
