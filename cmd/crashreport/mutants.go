@@ -122,7 +122,7 @@ var mutants = []mutant{
 		name: "handle-closes-intents-before-their-rows-are-durable", file: "ops/write/handle.go",
 		old: "\tif err := h.syncCatalog(ctx); err != nil {\n\t\treturn err\n\t}\n\tj := h.sess.Journal()",
 		new: "\tj := h.sess.Journal()",
-		pkg: "./ops", run: "TestHandleWritersPowerCutAtEveryCutPoint",
+		pkg: "./ops", run: "TestHandleWritersPowerCutAtEveryCutPoint|TestHandleSameItemPowerCutAtEveryCutPoint",
 	},
 	{
 		// A writer finishing another writer's intent closes it on a
