@@ -18,6 +18,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/catalogsync"
 	"github.com/swampj/swampj/ops/host"
+	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
@@ -194,73 +195,46 @@ func TestHandleWritersPowerCutAtEveryCutPoint(t *testing.T) {
 	t.Logf("%d cuts of %d writers on one handle (about %d operations); %d power cuts lost something not yet durable, %d of them catalog commits", (cuts+2)/step+1, handleWriters, cuts, lost, rows)
 }
 
-// TestHandleNeighbourPowerCutAtEveryCutPoint: a handle's
-// write is acknowledged with its catalog row committed lazily and its
-// intent parked, open. A writer of the same model in another process (its
-// own journal session on the same disk) finishes that intent before its
-// own write, then commits its row at FULL. The power fails after each of
-// its operations in turn. The handle's version must keep its catalog row
-// after recovery: the writer may close the parked intent only once the
-// catalog is synced, else a cut between its journal commit (which carries
-// the done mark) and its own catalog commit loses the row for good.
+// TestHandleNeighbourPowerCutAtEveryCutPoint: a handle's write is
+// acknowledged with its catalog row committed lazily and its intent parked,
+// open. A writer of the same model in another process (its own journal
+// session on the same disk) finishes that intent before its own write,
+// then commits its row at FULL. The power fails after each of its
+// operations in turn. The handle's version must keep its catalog row after
+// recovery: the writer may close the parked intent only once the catalog
+// is synced, else a cut between its journal commit (which carries the done
+// mark) and its own catalog commit loses the row for good.
 func TestHandleNeighbourPowerCutAtEveryCutPoint(t *testing.T) {
-	run := func(t *testing.T, k int) (cut bool, neighbourAcked bool) {
-		t.Helper()
+	cuts := handlePowerCuts(t, func(t *testing.T, k int) bool {
 		r := concRepo(t, 1)
-		f := fsx.NewFault(fsx.Real()).TrackDurability()
-		ctx := context.Background()
-		h, err := write.Open(ctx, r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.WriteVersions(ctx, []write.VersionWrite{handleCrashWrite(0)}); err != nil {
+		h, f := openTrackedHandle(t, r)
+		if _, err := h.WriteVersions(context.Background(), []write.VersionWrite{handleCrashWrite(0)}); err != nil {
 			t.Fatal(err)
 		}
 		if k >= 0 {
 			f.CrashAfter(f.Ops() + k)
 		}
-		err = concWrite(f, r, 0, []byte("the neighbour's version"), 5*time.Second)
-		if err != nil && !fsx.IsCrash(err) {
+		if err := concWrite(f, r, 0, []byte("the neighbour's version"), 5*time.Second); err != nil && !fsx.IsCrash(err) {
 			t.Fatalf("cut %d: the neighbour's write: %v", k, err)
 		}
-		cut = f.Crashed()
+		cut := f.Crashed()
 		if !cut {
 			f.CrashAfter(f.Ops()) // the power fails now: the handle never settles
 		}
 		_ = h.Close()
-		if _, err := f.PowerCut(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
-			t.Fatalf("cut %d: recover: %v", k, err)
-		}
-		c, err := catalog.Open(ctx, nil, r.CatalogPath, catalog.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		powerCutAndRecover(t, f, r, k)
+		c := openCatalogT(t, r)
 		defer c.Close()
-		key := catalog.ItemKey{TypeNormalized: "command/shell", ModelID: concModels[0], DataName: "result"}
-		if _, ok, err := c.VersionID(ctx, key, 2); err != nil || !ok {
+		if _, ok, err := c.VersionID(context.Background(), handleItemKey, 2); err != nil || !ok {
 			t.Fatalf("cut %d: the handle's acknowledged version 2 has no catalog row after recovery (ok %v, %v)", k, ok, err)
 		}
-		if err == nil && !cut {
-			if _, ok, err := c.VersionID(ctx, key, 3); err != nil || !ok {
+		if !cut {
+			if _, ok, err := c.VersionID(context.Background(), handleItemKey, 3); err != nil || !ok {
 				t.Fatalf("cut %d: the neighbour's acknowledged version 3 has no catalog row (ok %v, %v)", k, ok, err)
 			}
 		}
-		return cut, err == nil
-	}
-	cc := fsxtest.Count(t, "handle-writes", "powercut")
-	cuts := 0
-	for k := 0; ; k++ {
-		cc.Check()
-		cut, _ := run(t, k)
-		cc.Recovered()
-		if !cut {
-			break
-		}
-		cuts++
-	}
+		return cut
+	})
 	if cuts < 10 {
 		t.Fatalf("only %d cut points in the neighbour's write", cuts)
 	}
@@ -270,22 +244,17 @@ func TestHandleNeighbourPowerCutAtEveryCutPoint(t *testing.T) {
 // TestHandleSameItemPowerCutAtEveryCutPoint: one handle writes three
 // versions of one item one after another, so up to three intents of the
 // item are parked at once with their rows lazily committed, then closes,
-// and the power is cut after every operation, Close's included. Recovery finishes the older intents after
-// the later versions were published on top of them; their rows must go
-// in below the later ones, not be skipped (which left the catalog stale)
-// nor flagged latest. After recovery the catalog agrees with the disk and
-// every acknowledged version is there.
+// and the power is cut after every operation, Close's included. Recovery
+// finishes the older intents after the later versions were published on
+// top of them; their rows must go in below the later ones, not be skipped
+// (which left the catalog stale) nor flagged latest. After recovery the
+// catalog agrees with the disk and every acknowledged version is there.
 func TestHandleSameItemPowerCutAtEveryCutPoint(t *testing.T) {
 	const writes = 3
-	run := func(t *testing.T, k int) (cut bool) {
-		t.Helper()
-		r := concRepo(t, 1)
-		f := fsx.NewFault(fsx.Real()).TrackDurability()
+	cuts := handlePowerCuts(t, func(t *testing.T, k int) bool {
 		ctx := context.Background()
-		h, err := write.Open(ctx, r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}}))
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := concRepo(t, 1)
+		h, f := openTrackedHandle(t, r)
 		if k >= 0 {
 			f.CrashAfter(f.Ops() + k)
 		}
@@ -303,13 +272,8 @@ func TestHandleSameItemPowerCutAtEveryCutPoint(t *testing.T) {
 		// The cuts go on through Close, whose settle syncs the catalog
 		// and then marks the intents done.
 		_ = h.Close()
-		cut = f.Crashed()
-		if _, err := f.PowerCut(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := recover.Run(ctx, r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
-			t.Fatalf("cut %d: recover: %v", k, err)
-		}
+		cut := f.Crashed()
+		powerCutAndRecover(t, f, r, k)
 		rep, err := catalogsync.Verify(ctx, r, catalogsync.Options{})
 		if err != nil {
 			t.Fatalf("cut %d: verify: %v", k, err)
@@ -317,17 +281,24 @@ func TestHandleSameItemPowerCutAtEveryCutPoint(t *testing.T) {
 		if !rep.InSync {
 			t.Fatalf("cut %d: the catalog does not agree with the disk after recovery: %+v", k, rep.Counts)
 		}
-		c, err := catalog.Open(ctx, nil, r.CatalogPath, catalog.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := openCatalogT(t, r)
 		defer c.Close()
-		key := catalog.ItemKey{TypeNormalized: "command/shell", ModelID: concModels[0], DataName: "result"}
-		if row, ok, err := c.LatestRow(ctx, key); err != nil || !ok || row.Version < acked {
+		if row, ok, err := c.LatestRow(ctx, handleItemKey); err != nil || !ok || row.Version < acked {
 			t.Fatalf("cut %d: version %d was acknowledged; the catalog's latest row is %d (found %v, %v)", k, acked, row.Version, ok, err)
 		}
 		return cut
-	}
+	})
+	t.Logf("%d cut points in %d writes of one item through one handle", cuts, writes)
+}
+
+// handleItemKey is model 0's item in the catalog (concRepo).
+var handleItemKey = catalog.ItemKey{TypeNormalized: "command/shell", ModelID: concModels[0], DataName: "result"}
+
+// handlePowerCuts runs run for k = 0, 1, … until a run is not cut (run
+// reports whether the Fault crashed), each counted as one handle-writes ×
+// powercut cell, and returns how many runs were cut.
+func handlePowerCuts(t *testing.T, run func(t *testing.T, k int) (cut bool)) int {
+	t.Helper()
 	cc := fsxtest.Count(t, "handle-writes", "powercut")
 	cuts := 0
 	for k := 0; ; k++ {
@@ -335,9 +306,41 @@ func TestHandleSameItemPowerCutAtEveryCutPoint(t *testing.T) {
 		cut := run(t, k)
 		cc.Recovered()
 		if !cut {
-			break
+			return cuts
 		}
 		cuts++
 	}
-	t.Logf("%d cut points in %d writes of one item through one handle", cuts, writes)
+}
+
+// openTrackedHandle opens a handle on r through a new Fault keeping the
+// power-cut model, without the settle timer (the cells count operations).
+func openTrackedHandle(t *testing.T, r *repo.Repo) (*write.Handle, *fsx.Fault) {
+	t.Helper()
+	f := fsx.NewFault(fsx.Real()).TrackDurability()
+	h, err := write.Open(context.Background(), r, ops.NoSettleTimer(write.WriteOptions{Common: host.Common{SwampLockTimeout: 5 * time.Second, JournalLockTimeout: 5 * time.Second, FS: f}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, f
+}
+
+// powerCutAndRecover applies the power-cut model to r's tree and recovers it.
+func powerCutAndRecover(t *testing.T, f *fsx.Fault, r *repo.Repo, k int) {
+	t.Helper()
+	if _, err := f.PowerCut(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recover.Run(context.Background(), r.Dir, recover.Options{Common: host.Common{JournalLockTimeout: time.Second}}); err != nil {
+		t.Fatalf("cut %d: recover: %v", k, err)
+	}
+}
+
+// openCatalogT opens r's catalog; the caller closes it.
+func openCatalogT(t *testing.T, r *repo.Repo) *catalog.Catalog {
+	t.Helper()
+	c, err := catalog.Open(context.Background(), nil, r.CatalogPath, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
