@@ -8,26 +8,8 @@ import (
 	"time"
 
 	"github.com/swampj/swampj/fsx"
-	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/host"
-	"github.com/swampj/swampj/ops/repo"
 )
-
-// openBeside lists the open intents read-only, beside the handle that
-// holds the journal (as journal list does).
-func openBeside(t *testing.T, r *repo.Repo) []*journal.Intent {
-	t.Helper()
-	j, err := journal.OpenReadOnly(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	open, err := j.OpenIntents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return open
-}
 
 // A held write's intent stays open, parked, until a sync of the catalog
 // has made its lazily committed row durable: the timer settles a handle
@@ -50,11 +32,11 @@ func TestHandleSettlesParkedIntents(t *testing.T) {
 		}
 		defer h.Close()
 		write(t, h, 1)
-		if !h.isParked(openBeside(t, r)[0].ID) {
+		if !h.isParked(openWriteIntents(t, r)[0].ID) {
 			t.Fatal("the write's intent is open but not parked")
 		}
 		deadline := time.Now().Add(10 * settleAfter)
-		for len(openBeside(t, r)) > 0 {
+		for len(openWriteIntents(t, r)) > 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("the intent is still open %v after the write", 10*settleAfter)
 			}
@@ -72,18 +54,18 @@ func TestHandleSettlesParkedIntents(t *testing.T) {
 		for n := 1; n < settleEvery; n++ {
 			write(t, h, n)
 		}
-		if got := len(openBeside(t, r)); got != settleEvery-1 {
+		if got := len(openWriteIntents(t, r)); got != settleEvery-1 {
 			t.Fatalf("%d intents open after %d writes, want all of them", got, settleEvery-1)
 		}
 		write(t, h, settleEvery) // settles: the marks are pending
 		write(t, h, settleEvery+1)
-		if got := len(openBeside(t, r)); got != 1 {
+		if got := len(openWriteIntents(t, r)); got != 1 {
 			t.Fatalf("%d intents open after the settling write and one more, want that last one", got)
 		}
 		if err := h.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if got := len(openBeside(t, r)); got != 0 {
+		if got := len(openWriteIntents(t, r)); got != 0 {
 			t.Fatalf("%d intents open after Close", got)
 		}
 	})

@@ -166,13 +166,14 @@ func openWriteIntents(t testing.TB, r *repo.Repo) []*journal.Intent {
 	return open
 }
 
-// withJournal opens the repo's journal (if there is one) for fn.
+// withJournal opens the repo's journal (if there is one) read-only for
+// fn, as journal list does, so it also works beside a held write handle.
 func withJournal(t testing.TB, r *repo.Repo, fn func(*journal.Journal)) {
 	t.Helper()
 	if ok, _ := fsx.Exists(fsx.Real(), r.JournalPath); !ok {
 		return
 	}
-	j, err := journal.Open(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: time.Second})
+	j, err := journal.OpenReadOnly(fsx.Real(), r.JournalPath, journal.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
