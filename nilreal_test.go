@@ -576,6 +576,15 @@ func init() { // an init, not an initializer: some entries reuse others
 			_, err := fsx.NewFault(nil).Stat(fx.dir)
 			return err
 		},
+		"fsx.Reroot": func(t *testing.T, fx *nilFixture) error { _, err := fsx.Reroot(nil, nil).Stat(fx.dir); return err },
+		"fsx.ReadFileMax": func(t *testing.T, fx *nilFixture) error {
+			p := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				return err
+			}
+			_, err := fsx.ReadFileMax(nil, p, 1)
+			return err
+		},
 		"fsx.WithKillPoint": func(t *testing.T, fx *nilFixture) error {
 			f, err := fsx.WithKillPoint(nil, nil)
 			if err == nil {

@@ -20,6 +20,16 @@ type Dir struct {
 	entries []fs.DirEntry
 	f       *os.File // open on the real FS; nil otherwise
 	fd      int      // f's descriptor
+	// beneath: the real disk held to the trust boundary (Confined): a
+	// path below the directory is resolved beneath it, and one that leaves
+	// it goes through fsys, which refuses it if it leaves the roots too.
+	beneath bool
+}
+
+// dirOpener is the real disk, plain (OS) or confined: it opens a directory
+// for Dir to look below.
+type dirOpener interface {
+	openDirAt(name string) (*os.File, error)
 }
 
 // OpenDir lists the directory name as fsys.ReadDir does (the same entries,
@@ -30,7 +40,8 @@ type Dir struct {
 func OpenDir(fsys FS, name string) (*Dir, error) {
 	fsys = OrReal(fsys)
 	d := &Dir{fsys: fsys, name: name}
-	if _, real := fsys.(OS); !real || !statAtSupported {
+	opener, real := fsys.(dirOpener)
+	if !real || !statAtSupported {
 		ents, err := fsys.ReadDir(name)
 		if err != nil {
 			return nil, err
@@ -39,7 +50,7 @@ func OpenDir(fsys FS, name string) (*Dir, error) {
 		return d, nil
 	}
 	// What os.ReadDir does, keeping the file open.
-	f, err := openDirFile(name)
+	f, err := opener.openDirAt(name)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +63,7 @@ func OpenDir(fsys FS, name string) (*Dir, error) {
 	// Fd puts f in blocking mode, which a directory (never in the poller)
 	// already is; it stays valid until Close.
 	d.entries, d.f, d.fd = ents, f, int(f.Fd())
+	_, d.beneath = fsys.(*Confined)
 	return d, nil
 }
 
@@ -69,6 +81,9 @@ func (d *Dir) Stat(rel string) (fs.FileInfo, error) {
 	if d.f == nil || rel == "." || !filepath.IsLocal(rel) || filepath.Clean(rel) != rel {
 		return d.fsys.Stat(filepath.Join(d.name, rel))
 	}
+	if d.beneath {
+		return statBeneath(d.fsys, d.fd, d.name, rel)
+	}
 	return statAt(d.fd, d.name, rel)
 }
 
@@ -82,6 +97,9 @@ func (d *Dir) Stat(rel string) (fs.FileInfo, error) {
 func (d *Dir) ReadFile(rel string) ([]byte, error) {
 	if d.f == nil || rel == "." || !filepath.IsLocal(rel) || filepath.Clean(rel) != rel {
 		return d.fsys.ReadFile(filepath.Join(d.name, rel))
+	}
+	if d.beneath {
+		return readFileBeneath(d.fsys, d.fd, d.name, rel)
 	}
 	return readFileAt(d.fd, d.name, rel)
 }

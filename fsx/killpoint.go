@@ -50,7 +50,7 @@ func WithKillPoint(inner FS, getenv func(string) string) (FS, error) {
 	if spec == "" {
 		return inner, nil
 	}
-	k := &killFS{FS: inner, nth: 1}
+	k := &killFS{FS: inner, killSpec: &killSpec{nth: 1}}
 	rest := spec
 	if i := strings.LastIndex(rest, ":"); i > 0 && !strings.HasSuffix(rest[:i], "failpoint") {
 		n, err := strconv.Atoi(rest[i+1:])
@@ -84,6 +84,12 @@ func die() {
 
 type killFS struct {
 	FS
+	*killSpec
+}
+
+// killSpec is the kill point and its count, shared by every disk Reroot
+// makes of one.
+type killSpec struct {
 	kind, suffix string
 	nth          int
 
@@ -220,4 +226,16 @@ func (f *killFile) Close() error {
 	err := f.File.Close()
 	f.k.after("close", f.Name(), "")
 	return err
+}
+
+// Reroot returns fsys with the disk under its kill point replaced by inner
+// (the same kill point, counting on: a command that moves onto a confined
+// disk once it knows its repo keeps its place in the count); a disk with no
+// kill point is inner itself.
+func Reroot(fsys, inner FS) FS {
+	inner = OrReal(inner)
+	if k, ok := fsys.(*killFS); ok {
+		return &killFS{FS: inner, killSpec: k.killSpec}
+	}
+	return inner
 }

@@ -15,15 +15,28 @@ func Real() FS { return OS{} }
 func (OS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (OS) Lstat(name string) (fs.FileInfo, error)     { return os.Lstat(name) }
 func (OS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
-func (OS) ReadFile(name string) ([]byte, error)       { return os.ReadFile(name) }
 func (OS) Readlink(name string) (string, error)       { return os.Readlink(name) }
 func (OS) EvalSymlinks(name string) (string, error)   { return filepath.EvalSymlinks(name) }
+
+// Open opens name for reading as os.Open does, but never blocks and never
+// hands out a FIFO, socket or device (confine.go): a repo's files are
+// input, and such a file planted where swampj reads could hang it.
 func (OS) Open(name string) (File, error) {
-	f, err := os.Open(name)
+	f, err := openReadable(name, true)
 	if err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// ReadFile is os.ReadFile for a regular file of at most MaxReadFile bytes.
+func (OS) ReadFile(name string) ([]byte, error) {
+	f, err := openReadable(name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readBounded(f, name, MaxReadFile)
 }
 
 func (OS) Create(name string, perm fs.FileMode) (File, error) {
