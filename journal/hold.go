@@ -198,9 +198,9 @@ func lockRepo(journalPath string, shared bool, timeout time.Duration) (*repoLock
 // lockFile opens (creating) path and takes its flock, waiting at most
 // timeout.
 func lockFile(path string, exclusive bool, timeout time.Duration) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fsx.FileMode)
+	f, err := fsx.OpenPlain(path, os.O_RDWR|os.O_CREATE, fsx.FileMode)
 	if err != nil {
-		return nil, err
+		return nil, lockFileError(path, err)
 	}
 	if err := flockWait(f, exclusive, timeout); err != nil {
 		if !errors.Is(err, errFlockTimeout) {
@@ -209,6 +209,16 @@ func lockFile(path string, exclusive bool, timeout time.Duration) (*os.File, err
 		return nil, err
 	}
 	return f, nil
+}
+
+// lockFileError says what to do about a lock file that is not one: a
+// symlink or a FIFO planted at its name is never followed or waited on.
+func lockFileError(path string, err error) error {
+	var nr *fsx.NotRegularError
+	if errors.As(err, &nr) {
+		return fmt.Errorf("%w; swampj keeps only its own empty lock file there: remove %s (nothing is lost) and run the command again", err, path)
+	}
+	return err
 }
 
 func (l *repoLock) unlock() {
@@ -228,7 +238,7 @@ var errFlockTimeout = bolterrors.ErrTimeout
 // open file description) succeeds at once instead of polling.
 func boltOpenFile(timeout time.Duration, exclusive bool) func(string, int, os.FileMode) (*os.File, error) {
 	return func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, perm)
+		f, err := fsx.OpenPlain(name, flag, perm)
 		if err != nil {
 			return nil, err
 		}

@@ -272,6 +272,9 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 		if m == nil || string(m.Get(keyFormat)) != string(formatVersion) || tx.Bucket(bucketIntents) == nil {
 			return &CorruptError{Path: path, Reason: "not a swampj journal (format marker missing)"}
 		}
+		if made := foreignRepo(tx, m, path); made != "" {
+			return &CorruptError{Path: path, Reason: foreignReason(made)}
+		}
 		return nil
 	})
 	if verr != nil {
@@ -308,6 +311,9 @@ func create(fsys fsx.FS, path string, opts Options) error {
 		if err := m.Put(keyFormat, formatVersion); err != nil {
 			return err
 		}
+		if err := m.Put(keyRepo, []byte(repoIdentity(path))); err != nil {
+			return err
+		}
 		for _, name := range [][]byte{bucketIntents, bucketOpen, bucketFinished} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
@@ -322,6 +328,9 @@ func create(fsys fsx.FS, path string, opts Options) error {
 		_ = fsys.Remove(tmp)
 		return fmt.Errorf("journal: initialising %s: %w", tmp, err)
 	}
+	// bbolt created it as this process: run as root on someone else's
+	// repo, it is the owner's journal all the same.
+	fsx.GiveToDirOwner(tmp)
 	if err := fsys.RenameNoReplace(tmp, path); err != nil {
 		_ = fsys.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {

@@ -92,7 +92,7 @@ func RunLogs(fsys fsx.FS, journalPath string) ([]string, error) {
 // drops it when the process dies. A log that cannot be opened has no live
 // wrapper.
 func RunLive(log string) bool {
-	f, err := os.Open(log)
+	f, err := fsx.OpenPlain(log, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}
