@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -255,7 +256,9 @@ func (w *Run) createLog() error {
 	if err := os.MkdirAll(filepath.Dir(w.logPath), 0o777); err != nil {
 		return fmt.Errorf("creating %s for the run's change log: %w", filepath.Dir(w.logPath), err)
 	}
-	f, err := os.OpenFile(w.logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o666)
+	// O_EXCL and OpenPlain's O_NOFOLLOW: a link planted at the log's name
+	// is an error, never a file created where it points.
+	f, err := fsx.OpenPlain(w.logPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return fmt.Errorf("creating the run's change log: %w", err)
 	}
@@ -448,23 +451,42 @@ func withJournal(fsys fsx.FS, repoDir string, opts Options, fn func(*journal.Jou
 }
 
 // readLog returns the paths a change log holds (a torn last line is
-// dropped: its barrier never returned, so its call never ran).
+// dropped: its barrier never returned, so its call never ran). The log is
+// read as a stream, never whole, however long the command ran; a line
+// longer than any path (maxLogLine: a damaged or planted log) is skipped,
+// not allowed to cut the log short.
 func readLog(fsys fsx.FS, path string) ([]string, error) {
-	b, err := fsys.ReadFile(path)
+	f, err := fsys.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
+	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		out = append(out, sc.Text())
+	br := bufio.NewReaderSize(f, maxLogLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			// Over-long: skip to its end.
+			for err == bufio.ErrBufferFull {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil && err != io.EOF {
+				return out, err
+			}
+			continue
+		case err == io.EOF:
+			return out, nil // a last line without its newline is torn: dropped
+		case err != nil:
+			return out, err
+		}
+		out = append(out, string(line[:len(line)-1]))
 	}
-	if len(b) > 0 && b[len(b)-1] != '\n' && len(out) > 0 {
-		out = out[:len(out)-1]
-	}
-	return out, nil
 }
+
+// maxLogLine bounds one change-log line: a path (PATH_MAX is 4096 bytes)
+// with room to spare.
+const maxLogLine = 64 << 10
