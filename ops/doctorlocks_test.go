@@ -127,7 +127,7 @@ func TestDoctorDeadLocks(t *testing.T) {
 			t.Errorf("check after the repair: %+v", c)
 		}
 	}
-	if len(rep.Checks) != 10 {
+	if len(rep.Checks) != 11 {
 		t.Errorf("checks: %+v", rep.Checks)
 	}
 	if got := drRead(t, filepath.Join(drItemDir(r, "result"), "latest")); got != "3" {

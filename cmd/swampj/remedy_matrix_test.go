@@ -191,6 +191,19 @@ func remedyMatrix() []matrixRow {
 				mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "namespace set")
 				return dir
 			}},
+		{code: "path_outside_repo", how: "a record directory linked to a directory outside the repo", remedy: "inspect",
+			setup: func(t *testing.T) string {
+				dir := matrixWrites(t, 1)
+				outside := t.TempDir()
+				must(t, os.WriteFile(filepath.Join(outside, "not-a-record.json"), []byte("{torn"), 0o644))
+				old(t, filepath.Join(outside, "not-a-record.json"))
+				must(t, os.RemoveAll(filepath.Join(dir, ".swamp", "audit")))
+				must(t, os.Symlink(outside, filepath.Join(dir, ".swamp", "audit")))
+				return dir
+			},
+			person: func(t *testing.T, dir string) {
+				must(t, os.Remove(filepath.Join(dir, ".swamp", "audit"))) // the operator's answer: not this repo's
+			}},
 		{code: "record_unreadable", how: "power cut zeroed a method output record", remedy: repair,
 			setup: func(t *testing.T) string {
 				dir := matrixWrites(t, 1)

@@ -225,6 +225,14 @@ func (s *survey) itemOfRows(key catalog.ItemKey) (*surveyItem, error) {
 	}
 	di.item.Dir = dir
 	fi, err := s.fsys.Lstat(dir)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A link where the item's directory goes: one that leaves the repo
+		// is reported as such, and its rows are kept (the item is
+		// somewhere, not gone); swamp skips a linked data name either way.
+		if _, serr := s.fsys.Stat(dir); isOutside(serr) {
+			return di, serr
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist), err == nil && !fi.IsDir():
 		return di, nil

@@ -73,6 +73,10 @@ const (
 	// CodeRecordUnreadable: a run record swamp reads back (method output,
 	// workflow run, run index, audit log) is empty or does not parse.
 	CodeRecordUnreadable Code = "record_unreadable"
+	// CodePathOutsideRepo: a symlink in the repo whose target is outside
+	// it (fsx/confine.go, the trust boundary): not followed, so nothing
+	// behind it was checked, and no repair acts there.
+	CodePathOutsideRepo Code = "path_outside_repo"
 	// CodeSwampCheck is a failing swamp check as a doctor finding.
 	CodeSwampCheck Code = "swamp_check_failed"
 )
@@ -96,6 +100,7 @@ type CodeInfo struct {
 var codeTable = []CodeInfo{
 	{CodeVersionUnreadable, "versions", "items.go", report.RemedyRepair},
 	{CodeDirectoryUnreadable, "versions", "helpers.go", report.RemedyFixAccess},
+	{CodePathOutsideRepo, "trust_boundary", "helpers.go", report.RemedyInspect},
 	{CodeLatestUnreadable, "latest", "items.go", report.RemedyRepair},
 	{CodeLatestNotFound, "latest", "items.go", report.RemedyRepair},
 	{CodeLatestDamaged, "latest", "items.go", report.RemedyRepair},
@@ -130,7 +135,7 @@ func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
 // checkIDs is the report order of the checks of a filesystem datastore;
 // cacheCheckIDs those of an extension datastore's cache.
 var (
-	checkIDs = []string{"data_root", "versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
+	checkIDs = []string{"data_root", "trust_boundary", "versions", "latest", "catalog", "catalog_copies", "staging", "locks", "records", "journal",
 		"local_dirs"}
 	cacheCheckIDs = []string{cacheCheck}
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/swampj/swampj/ops/internal/protocol"
 	"github.com/swampj/swampj/ops/report"
 
+	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
@@ -161,6 +162,10 @@ func (s *survey) analyzeLatest(u *unit, di *surveyItem, target *store.Version) {
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		u.blocked = "cannot inspect latest: " + err.Error()
+	case exists && fi.Mode()&fs.ModeSymlink != 0 && isOutside(statErr(s.fsys, path)):
+		// Not swamp's legacy `latest -> N`: a link out of the repo, never
+		// followed (fsx/confine.go) and never rewritten by the repair.
+		u.blocked, u.blockedBy = fmt.Sprintf("latest is a symlink out of the repo (%v); remove it by hand (swampj never reads what it names), then run the doctor again", statErr(s.fsys, path)), report.RemedyInspect
 	case exists && fi.Mode()&fs.ModeSymlink != 0:
 		u.blocked, u.blockedBy = "latest is a legacy symlink; run 'swamp repo upgrade' (it rewrites it as a file), then the doctor again", report.RemedySwampUpgrade
 	case exists && !fi.Mode().IsRegular():
@@ -170,6 +175,10 @@ func (s *survey) analyzeLatest(u *unit, di *surveyItem, target *store.Version) {
 		if exists {
 			if old, err = s.fsys.ReadFile(path); err != nil {
 				u.blocked = "cannot read latest: " + err.Error()
+				var tl *fsx.TooLargeError
+				if errors.As(err, &tl) {
+					u.blocked, u.blockedBy = fmt.Sprintf("latest is %d bytes, far more than a version number: look at it and move it away by hand, then run the doctor again", tl.Size), report.RemedyInspect
+				}
 				break
 			}
 		}

@@ -103,6 +103,10 @@ func (s *survey) surveyRecords(ctx context.Context, only map[string]bool) error 
 				if errors.Is(err, fs.ErrNotExist) {
 					return nil
 				}
+				if f, ok := outsideFinding(dir, err); ok {
+					s.general.add(f, false)
+					return nil
+				}
 				if errors.Is(err, syscall.ENOTDIR) {
 					s.warnings = append(s.warnings, fmt.Sprintf("run records under %s not checked: a regular file stands where a directory must go: %s; "+
 						"move it away (a migration that stopped there runs again once it is gone)", dir, dir))
