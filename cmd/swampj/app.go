@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/repo"
+	"github.com/swampj/swampj/ops/wrapped"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -111,9 +113,19 @@ func setUsageErrorsUnder(parent string, cmds []*cli.Command) {
 	}
 }
 
-// diskFS is the disk every command uses: the real one, wrapped by a kill
-// point when SWAMPJ_FAILPOINT names one (fsx/killpoint.go; crash tests).
+// diskFS is the disk every command uses until it knows its repo: the real
+// one, wrapped by a kill point when SWAMPJ_FAILPOINT names one
+// (fsx/killpoint.go; crash tests). Once the repo is found the command's
+// disk is held to it (env.confine).
 var diskFS = fsx.Real()
+
+// diskKill is the kill-point layer (or the plain real disk) that diskFS
+// is; confined disks are put under the same layer, so a kill point keeps
+// counting across it.
+var diskKill = fsx.Real()
+
+// confinedDisks are the roots this process opened, closed when run ends.
+var confinedDisks []*fsx.Confined
 
 // wrapDiskFS, set only by tests, wraps the disk of in-process runs (a
 // counter of the operations a command makes).
@@ -125,11 +137,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return reportError(stderr, false, usageErr(err))
 	}
+	diskKill = fsys
 	if wrapDiskFS != nil {
 		fsys = wrapDiskFS(fsys)
 	}
 	diskFS = fsys
 	defer fsx.KillPending()
+	defer func() {
+		for _, c := range confinedDisks {
+			c.Close()
+		}
+		confinedDisks = nil
+	}()
 	out := &outputWriter{w: stdout}
 	app := newApp(stdin, out, stderr)
 	// SIGINT and SIGTERM cancel the command's context, from the moment a
@@ -243,17 +262,53 @@ func (e *env) repoDir() (string, error) {
 		named, from = os.Getenv("SWAMP_REPO_DIR"), "SWAMP_REPO_DIR"
 	}
 	if e.c.IsSet("repo-dir") || named != "" {
-		dir, err := repo.At(e.fs, named)
+		dir, err := repo.At(diskFS, named)
 		if err != nil {
 			return "", &namedRepoError{from: from, err: err}
 		}
-		return dir, nil
+		return dir, e.confine(dir)
 	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	return repo.Find(e.fs, wd)
+	dir, err := repo.Find(diskFS, wd)
+	if err != nil {
+		return "", err
+	}
+	return dir, e.confine(dir)
+}
+
+// confine holds every later disk operation of the command to the repo at
+// dir and the places its configuration names as its own: the datastore
+// directory .swamp.yaml (or SWAMP_DATASTORE) names, and a remote
+// datastore's cache (the trust boundary, fsx/confine.go). Nothing else is
+// touched through e.fs from here on: a symlink in the repo that leads
+// elsewhere is refused, naming the link.
+func (e *env) confine(dir string) error {
+	roots := []string{dir}
+	if r, err := repo.Load(diskFS, dir, os.Getenv); err == nil {
+		roots = append(roots, r.Base)
+	}
+	if rc, err := wrapped.FindRemote(dir, diskFS, os.Getenv); err == nil && rc != nil && rc.CacheDir() != "" {
+		cache := rc.CacheDir()
+		if st, err := os.Stat(cache); err == nil && st.IsDir() {
+			roots = append(roots, cache)
+		} else if st, err := os.Stat(filepath.Dir(cache)); err == nil && st.IsDir() {
+			roots = append(roots, filepath.Dir(cache)) // the cache's parent: a first pull creates it
+		}
+	}
+	c, err := fsx.NewConfined(roots...)
+	if err != nil {
+		return err
+	}
+	confinedDisks = append(confinedDisks, c)
+	fsys := fsx.Reroot(diskKill, c)
+	if wrapDiskFS != nil {
+		fsys = wrapDiskFS(fsys)
+	}
+	e.fs = fsys
+	return nil
 }
 
 // namedRepoError is a repo named by --repo-dir or SWAMP_REPO_DIR that is

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -220,7 +221,7 @@ func runDataWrite(c *cli.Context) error {
 	content := c.App.Reader
 	source := "stdin"
 	if file != "" && file != "-" {
-		f, err := openInput(c.Context, e.fs, file)
+		f, err := openInput(c.Context, file)
 		if err != nil {
 			return err
 		}
@@ -330,17 +331,24 @@ func checkWriteFlags(c *cli.Context) error {
 	return nil
 }
 
-// openInput opens the content file. Opening a FIFO waits for its writer,
-// so the open runs aside and Ctrl-C ends the wait (exit 130).
-func openInput(ctx context.Context, fsys fsx.FS, path string) (fsx.File, error) {
+// openInput opens the content file. It is the user's own input, wherever
+// they keep it, and may be a FIFO: it is opened as the user named it, not
+// through the repo's confined disk, whose reads refuse FIFOs. Opening a
+// FIFO waits for its writer, so the open runs aside and Ctrl-C ends the
+// wait (exit 130).
+func openInput(ctx context.Context, path string) (fsx.File, error) {
 	type opened struct {
 		f   fsx.File
 		err error
 	}
 	ch := make(chan opened, 1)
 	go func() {
-		f, err := fsys.Open(path)
-		ch <- opened{f, err}
+		f, err := os.Open(path)
+		if err != nil {
+			ch <- opened{nil, err}
+			return
+		}
+		ch <- opened{f, nil}
 	}()
 	select {
 	case o := <-ch:
