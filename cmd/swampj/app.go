@@ -159,11 +159,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// a signal's default action, ending the process, is right.
 	stopSignals := func() {}
 	defer func() { stopSignals() }()
+	argv, err := reorderArgs(app, args)
 	app.Before = func(c *cli.Context) error {
-		c.Context, stopSignals = signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+		var stopCtx func()
+		c.Context, stopCtx = signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+		stopWatch := func() {}
+		if !wrapsCommand(argv) {
+			stopWatch = stopWithin(stopGrace, stderr)
+		}
+		stopSignals = func() { stopWatch(); stopCtx() }
 		return nil
 	}
-	argv, err := reorderArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, argv)
 	}
@@ -196,6 +202,61 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return reportError(stderr, wantsJSON(argv), err)
+}
+
+// stopGrace is how long a command has, after SIGINT or SIGTERM cancelled
+// its context, to stop by itself.
+const stopGrace = 10 * time.Second
+
+// stopWithin makes every signal end the command in bounded time, whatever
+// it is blocked on (a read the kernel will not interrupt, a hung network
+// file system): the first SIGINT or SIGTERM cancels the context, and the
+// command rolls back or leaves its intent to recovery; if it has not
+// returned grace later, or a second signal comes, the process exits 130 at
+// once. That is a crash, which the journal is made for: what was begun is
+// recorded before any step, and the next command recovers it. The
+// returned stop ends the watch.
+func stopWithin(grace time.Duration, stderr io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		why := fmt.Sprintf("did not stop within %s of the signal", grace)
+		select {
+		case <-t.C:
+		case <-sigs:
+			why = "a second signal"
+		case <-done:
+			return
+		}
+		fmt.Fprintf(stderr, "swampj: error: stopping now (%s); anything begun is in the journal: run 'swampj recover'\n", why)
+		os.Exit(exitInterrupted)
+	}()
+	return func() { signal.Stop(sigs); close(done) }
+}
+
+// wrapsCommand reports whether argv is `swampj run`: its wrapper passes
+// signals on to the command and waits for it, as a service manager
+// expects; the command, not swampj, decides how long stopping takes.
+func wrapsCommand(argv []string) bool {
+	for i := 1; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case a == "--":
+			return false
+		case a == "--repo-dir" || a == "--repo" || a == "--lock-timeout":
+			i++ // its value
+		case !strings.HasPrefix(a, "-"):
+			return a == "run"
+		}
+	}
+	return false
 }
 
 // hasFlag reports whether one of the boolean flags names is given (before

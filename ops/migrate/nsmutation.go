@@ -198,6 +198,12 @@ func topLevelDir(fsys fsx.FS, base, path string) (bool, error) {
 
 func symlinkError(fsys fsx.FS, base, path string) error {
 	target, err := fsys.EvalSymlinks(path)
+	var oe *fsx.OutsideError
+	if errors.As(err, &oe) {
+		// The trust boundary would not resolve it: it leaves the repo.
+		t, _ := fsys.Readlink(path)
+		return &SymlinkedPathError{Path: path, Target: t, Outside: true}
+	}
 	if err != nil {
 		return &SymlinkedPathError{Path: path, Dangling: true}
 	}
