@@ -30,3 +30,11 @@ func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) fu
 // StageOwnerGone is session.StageOwnerGone (the write tests check the names a
 // crash leaves).
 func StageOwnerGone(name string) bool { return session.StageOwnerGone(name) }
+
+// SetLockTempWritten installs f as package lock's hook between writing a
+// lock's temp file and linking it into place (testseam.LockTempWritten)
+// and returns a function that removes it.
+func SetLockTempWritten(f func(tmp, path string)) (restore func()) {
+	testseam.LockTempWritten.Store(&f)
+	return func() { testseam.LockTempWritten.Store(nil) }
+}
