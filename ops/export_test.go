@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -37,4 +39,15 @@ func StageOwnerGone(name string) bool { return session.StageOwnerGone(name) }
 func SetLockTempWritten(f func(tmp, path string)) (restore func()) {
 	testseam.LockTempWritten.Store(&f)
 	return func() { testseam.LockTempWritten.Store(nil) }
+}
+
+// LeftoverNames are the staging directory of version n and the `latest`
+// temp file that a write by process pid on this host names (the owner
+// token of stagename.go).
+func LeftoverNames(pid int, n int64) (stage, latestTemp string) {
+	token, release := session.NewOwnerToken()
+	release()
+	_, rest, _ := strings.Cut(token, "-")
+	token = strconv.Itoa(pid) + "-" + rest
+	return session.StageName(n, token), session.LatestTempName(token)
 }
