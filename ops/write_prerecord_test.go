@@ -354,6 +354,68 @@ func TestNextWriteLeavesALiveWritersStaging(t *testing.T) {
 	}
 }
 
+// TestDoctorStagingOfAWriterThatFinishedMeanwhileIsNoFinding: the doctor
+// lists an item while a live writer's stage is in it, and the writer
+// finishes — its stage gone, its process exited — before the doctor
+// judges the stage. What it then finds is a writer that is gone and no
+// stage: nothing is left over, and a doctor beside writers stays clean.
+func TestDoctorStagingOfAWriterThatFinishedMeanwhileIsNoFinding(t *testing.T) {
+	ctx := context.Background()
+	sc := &crashScenario{existing: true}
+	r := sc.setup(t)
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	stage, temp := plantLeftovers(t, r, sleeper.Process.Pid)
+	finished := false
+	fsys := finishingWriterFS{itemDir: filepath.Dir(stage), first: new([]fs.DirEntry), finish: func() {
+		if err := os.RemoveAll(stage); err != nil {
+			t.Error(err)
+		}
+		if err := os.Remove(temp); err != nil {
+			t.Error(err)
+		}
+		_ = sleeper.Process.Kill()
+		_ = sleeper.Wait()
+		finished = true
+	}}
+	rep, err := doctor.Run(ctx, r, doctor.Options{Common: host.Common{JournalLockTimeout: time.Second, FS: fsys}})
+	if !finished {
+		t.Fatal("the doctor never listed the item")
+	}
+	if err != nil || !rep.Clean() {
+		t.Fatalf("doctor beside a writer that finished: findings %+v, %v", rep.Findings, err)
+	}
+}
+
+// finishingWriterFS is the real disk on which finish runs right after the
+// first listing of itemDir, and every listing of itemDir is that first
+// one: what a writer does after the doctor has listed its item (the walk
+// and the scan) and before the doctor judges what the listing held.
+type finishingWriterFS struct {
+	fsx.OS
+	itemDir string
+	finish  func()
+	first   *[]fs.DirEntry
+}
+
+func (f finishingWriterFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if filepath.Clean(name) != f.itemDir {
+		return f.OS.ReadDir(name)
+	}
+	if *f.first == nil {
+		ents, err := f.OS.ReadDir(name)
+		if err != nil {
+			return nil, err
+		}
+		*f.first = ents
+		f.finish()
+	}
+	return *f.first, nil
+}
+
 // TestStagingOfAWriterReapedAfterTheSweepGoesWithTheNextWrite: a writer
 // killed with SIGKILL lets go of the journal when it dies, but its pid
 // exists until its parent reaps it. A writer of another model that takes
