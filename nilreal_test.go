@@ -332,7 +332,11 @@ func init() { // an init, not an initializer: some entries reuse others
 		},
 		"ops/lock.LentBy": func(t *testing.T, fx *nilFixture) error { lock.LentBy(nil, fx.lock, 1, time.Now()); return nil },
 		"ops/lock.Dead":   func(t *testing.T, fx *nilFixture) error { _, err := lock.Dead(nil, fx.lock); return err },
-		"ops/lock.Free":   func(t *testing.T, fx *nilFixture) error { _, err := lock.Free(nil, fx.lock, 0); return err },
+		"ops/lock.TempDead": func(t *testing.T, fx *nilFixture) error {
+			_, _, err := lock.TempDead(nil, fx.lock, time.Now())
+			return err
+		},
+		"ops/lock.Free": func(t *testing.T, fx *nilFixture) error { _, err := lock.Free(nil, fx.lock, 0); return err },
 		"ops/lock.WaitFree": func(t *testing.T, fx *nilFixture) error {
 			return lock.WaitFree(fx.ctx, nil, fx.lock, time.Second, 0)
 		},

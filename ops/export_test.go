@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/swampj/swampj/ops/internal/engine"
@@ -30,3 +32,22 @@ func SetFlushObserver(f func(kind string, flushes int, start, end time.Time)) fu
 // StageOwnerGone is session.StageOwnerGone (the write tests check the names a
 // crash leaves).
 func StageOwnerGone(name string) bool { return session.StageOwnerGone(name) }
+
+// SetLockTempWritten installs f as package lock's hook between writing a
+// lock's temp file and linking it into place (testseam.LockTempWritten)
+// and returns a function that removes it.
+func SetLockTempWritten(f func(tmp, path string)) (restore func()) {
+	testseam.LockTempWritten.Store(&f)
+	return func() { testseam.LockTempWritten.Store(nil) }
+}
+
+// LeftoverNames are the staging directory of version n and the `latest`
+// temp file that a write by process pid on this host names (the owner
+// token of stagename.go).
+func LeftoverNames(pid int, n int64) (stage, latestTemp string) {
+	token, release := session.NewOwnerToken()
+	release()
+	_, rest, _ := strings.Cut(token, "-")
+	token = strconv.Itoa(pid) + "-" + rest
+	return session.StageName(n, token), session.LatestTempName(token)
+}

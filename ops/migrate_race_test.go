@@ -12,6 +12,7 @@ import (
 	"github.com/swampj/swampj/ops"
 	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
+	"github.com/swampj/swampj/ops/migrate"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -148,5 +149,82 @@ func TestMigrationDebrisNeverHidesData(t *testing.T) {
 				t.Fatalf("live lock: want a lock timeout (recovery waits for live writers), got %v", err)
 			}
 		}
+	}
+}
+
+// TestMigrationWaitsForALockTempAtItsDestination: a writer taking its
+// per-model lock under the namespace while the migration runs is, until it
+// links the lock, only the hidden temp file the lock is written through
+// (the seam holds it in that window). The migration finishing its intent
+// must take that temp for a lock being taken: wait for the writer to link
+// it, see the migration's lock and let go, then move — not stop at once
+// with "both exist, and both hold data" (TestWritesRaceMigrations under
+// load).
+func TestMigrationWaitsForALockTempAtItsDestination(t *testing.T) {
+	sc := migCrashScenarios()[0]
+	probe := fsx.NewFault(fsx.Real())
+	finalDir := sc.build(t)
+	migCrashRun(t, sc, finalDir, probe)
+	final := migSnapshot(t, finalDir)
+	cut := migOpIndex(probe, "failpoint:journal.begin")
+
+	// The migration's intent is journaled, none of its steps has run: its
+	// move of data/command into the namespace is still to come.
+	dir := sc.build(t)
+	migCrashRun(t, sc, dir, fsx.NewFault(fsx.Real()).CrashAfter(cut))
+	migRemoveDeadLocks(t, dir)
+
+	lp := lock.ModelPath(filepath.Join(dir, ".swamp"), migNS, "command/shell", "m1")
+	inWindow, release := make(chan string, 1), make(chan struct{})
+	defer ops.SetLockTempWritten(func(tmp, path string) {
+		if path == lp {
+			inWindow <- tmp
+			<-release
+		}
+	})()
+	writer := make(chan error, 1)
+	go func() {
+		// A writer that finds the datastore lock taken once it holds its
+		// own lets go of it at once (lockWriteModels).
+		l, err := lock.Acquire(migCtx, fsx.Real(), lp, lock.Options{Timeout: 5 * time.Second})
+		if err == nil {
+			err = l.Release()
+		}
+		writer <- err
+	}()
+	var tmp string
+	select {
+	case tmp = <-inWindow:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer never wrote its lock's temp file")
+	}
+	if _, err := os.Stat(lp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the lock is linked already (%v): the window is not held open", err)
+	}
+
+	o := sc.opts
+	o.JournalLockTimeout, o.SwampLockTimeout, o.Getenv = 2*time.Second, 2*time.Second, func(string) string { return "" }
+	r := migLoad(t, dir)
+	migrated := make(chan error, 1)
+	go func() {
+		_, err := migrate.Migrate(migCtx, r, o)
+		migrated <- err
+	}()
+	select {
+	case err := <-migrated:
+		close(release)
+		<-writer
+		t.Fatalf("the migration ended while the writer's lock was only its temp file %s (it should wait for the writer): %v", tmp, err)
+	case <-time.After(time.Second):
+	}
+	close(release)
+	if err := <-writer; err != nil {
+		t.Fatalf("the writer: %v", err)
+	}
+	if err := <-migrated; err != nil {
+		t.Fatalf("the migration, once the writer let go: %v", err)
+	}
+	if d := migSnapshot(t, dir).diff(final); len(d) > 0 {
+		t.Fatalf("after the migration:\n%s", strings.Join(d, "\n"))
 	}
 }

@@ -1,10 +1,13 @@
 package doctor
 
 // The staging check family: .swampj-stage-* directories no open intent owns
-// (staging_leftover), judged by the owner token in their names.
+// (staging_leftover), judged by the owner token in their names. A stage
+// whose writer is alive is work in progress, noted (InFlight) and never a
+// finding, so a doctor run beside writers stays clean.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -87,6 +90,17 @@ func (s *survey) findStages(ctx context.Context, itemDirs, owned map[string]bool
 					s.inFlight = append(s.inFlight, InFlight{Item: strings.Join(segs, "/"), Path: p, Pid: pid,
 						Message: fmt.Sprintf("%s is being staged by a live write (pid %d); it is left alone", p, pid)})
 					continue
+				}
+				// The listing may be older than the judgement: a live
+				// writer that published its stage (or rolled it back) and
+				// exited in between leaves a gone owner and no stage. Look
+				// again now that the owner is gone — a dead writer moves
+				// nothing any more — so a doctor beside writers reports
+				// only what is really left.
+				if _, err := s.fsys.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+					continue
+				} else if fsx.IsCrash(err) {
+					return err
 				}
 				units = append(units, s.stageUnit(p, append(segs[:len(segs):len(segs)], name)))
 			case strings.HasPrefix(name, ".swampj-"):

@@ -9,11 +9,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/swampj/swampj"
 	"github.com/swampj/swampj/fsx"
+	"github.com/swampj/swampj/ops/internal/testseam"
 	"github.com/swampj/swampj/ops/jsfmt"
 )
 
@@ -318,10 +320,20 @@ func mkdirLockDir(fsys fsx.FS, dir string, deadline time.Time) error {
 // nothing and one that survived is stale (dead pid, or past its TTL). The
 // temp file's fsync is what matters — it keeps a lock that does survive
 // from being a zero-byte file that swamp would wait on forever.
+//
+// Until the link, the temp file alone stands for a lock being taken: a
+// structural command that looks for lock files in a path it moves must not
+// take it for data (TempDead says when it is debris instead).
 func createExclusive(fsys fsx.FS, path string, data []byte) error {
-	_, tmp, err := fsx.WriteTemp(fsys, path, bytes.NewReader(data), fsx.FileMode, nil)
-	if err != nil {
+	tmp := fsx.TempName(path)
+	creating.Store(filepath.Clean(tmp), true)
+	defer creating.Delete(filepath.Clean(tmp))
+	if _, err := fsx.WriteNew(fsys, tmp, bytes.NewReader(data), fsx.FileMode, nil); err != nil {
+		_ = fsys.Remove(tmp)
 		return err
+	}
+	if h := testseam.LockTempWritten.Load(); h != nil {
+		(*h)(tmp, path)
 	}
 	moved, err := fsx.PublishNoReplace(fsys, tmp, path)
 	if !moved {
@@ -329,6 +341,68 @@ func createExclusive(fsys fsx.FS, path string, data []byte) error {
 		_ = fsys.Remove(tmp)
 	}
 	return err
+}
+
+// creating are the temp files this process is writing a lock through
+// (createExclusive) right now: a temp naming this process's pid is a lock
+// being taken only while it is listed here.
+var creating sync.Map
+
+// IsTempName reports whether name has the form of the temp file a lock is
+// written through before it is linked into place (createExclusive:
+// fsx.TempName, ".{32 hex}.tmp").
+func IsTempName(name string) bool {
+	if len(name) != len(".")+32+len(".tmp") || !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") {
+		return false
+	}
+	for _, c := range name[1 : 1+32] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// TempDead judges a file named like a lock's temp (IsTempName): whether
+// it is one — empty, or holding a lock record; anything else is somebody's
+// data — and whether it is debris, a temp nobody will link into place any
+// more. Its writer links it (or, refused, removes it) as soon as it is
+// written and fsynced (createExclusive), so:
+//
+//   - a temp untouched for longer than the TTL is debris, whoever wrote
+//     it (a writer whose remove failed leaves one behind, alive or not);
+//   - an empty one is a writer between its create and its write for
+//     WriteWindow, as an empty lock file is (judge), and debris after;
+//   - a lock record is debris once its holder is gone: a pid on this host
+//     that no longer exists, or this very process when it is not taking
+//     that lock now (creating). A holder on another host is not known to
+//     be gone before the TTL.
+//
+// A file that is gone was linked and removed, or removed: (true, true).
+func TempDead(fsys fsx.FS, path string, now time.Time) (lockTemp, dead bool, err error) {
+	fsys = fsx.OrReal(fsys)
+	o, err := observe(fsys, path)
+	switch {
+	case err != nil:
+		return false, false, err
+	case o.missing:
+		return true, true, nil
+	case o.info == nil && (len(o.data) > 0 || o.unreadable != nil):
+		return false, false, nil
+	case now.Sub(o.mtime) > DefaultTTL:
+		return true, true, nil
+	case o.info == nil:
+		return true, now.Sub(o.mtime) > WriteWindow, nil
+	}
+	host := hostname()
+	switch {
+	case host == "" || o.info.Hostname != host:
+		return true, false, nil
+	case o.info.Pid == os.Getpid():
+		_, mine := creating.Load(filepath.Clean(path))
+		return true, !mine, nil
+	}
+	return true, !fsx.ProcessExists(o.info.Pid), nil
 }
 
 // observed is one look at an existing lock file.

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -506,5 +507,77 @@ func TestAcquireSurvivesAParentRemovedMidMkdir(t *testing.T) {
 	}
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTempDead: a file named like a lock's temp is a lock being taken
+// while its writer may still link it, debris once it cannot, and not a
+// lock at all when it holds something other than a lock record.
+func TestTempDead(t *testing.T) {
+	dir := t.TempDir()
+	host := hostname()
+	now := time.Now()
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	record := func(pid int, h string) string {
+		return string(Info{Holder: "u@" + h, Hostname: h, Pid: pid, AcquiredAt: now, TTLMs: 30000, Nonce: "n"}.Encode())
+	}
+	cases := []struct {
+		name           string
+		content        string
+		age            time.Duration
+		lockTemp, dead bool
+	}{
+		{"a live writer's record", record(sleeper.Process.Pid, host), 0, true, false},
+		{"a dead writer's record", record(deadPid(t), host), 0, true, true},
+		{"this process's record, not being linked", record(os.Getpid(), host), 0, true, true},
+		{"another host's record", record(deadPid(t), "elsewhere."+host), 0, true, false},
+		{"a live writer's record, untouched past the TTL", record(sleeper.Process.Pid, host), DefaultTTL + time.Second, true, true},
+		{"empty, just created", "", 0, true, false},
+		{"empty, past the write window", "", WriteWindow + time.Second, true, true},
+		{"data", "some bytes", DefaultTTL + time.Hour, false, false},
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, fmt.Sprintf(".%032x.tmp", i))
+		if !IsTempName(filepath.Base(p)) {
+			t.Fatalf("%s is not a temp name", p)
+		}
+		if err := os.WriteFile(p, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, now.Add(-c.age), now.Add(-c.age)); err != nil {
+			t.Fatal(err)
+		}
+		lockTemp, dead, err := TempDead(fsx.Real(), p, now)
+		if err != nil || lockTemp != c.lockTemp || dead != c.dead {
+			t.Errorf("%s: TempDead = lock temp %v, dead %v, %v; want %v, %v", c.name, lockTemp, dead, err, c.lockTemp, c.dead)
+		}
+	}
+	// This process's record while it is being linked: a lock being taken.
+	p := filepath.Join(dir, fmt.Sprintf(".%032x.tmp", 99))
+	if err := os.WriteFile(p, []byte(record(os.Getpid(), host)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	creating.Store(filepath.Clean(p), true)
+	if lockTemp, dead, err := TempDead(fsx.Real(), p, now); err != nil || !lockTemp || dead {
+		t.Errorf("this process's temp being linked: lock temp %v, dead %v, %v; want a live lock temp", lockTemp, dead, err)
+	}
+	creating.Delete(filepath.Clean(p))
+	if lockTemp, dead, err := TempDead(fsx.Real(), filepath.Join(dir, ".gone.tmp"), now); err != nil || !lockTemp || !dead {
+		t.Errorf("a temp that is gone: lock temp %v, dead %v, %v; want gone (dead)", lockTemp, dead, err)
+	}
+	for _, n := range []string{".0123456789abcdef0123456789abcdef.tmp"} {
+		if !IsTempName(n) {
+			t.Errorf("IsTempName(%q) = false", n)
+		}
+	}
+	for _, n := range []string{".lock", "0123456789abcdef0123456789abcdef.tmp", ".0123456789ABCDEF0123456789abcdef.tmp",
+		".0123456789abcdef0123456789abcde.tmp", ".12345678-1234-4123-8123-123456789abc.tmp", ".0123456789abcdef0123456789abcdef.tmpx"} {
+		if IsTempName(n) {
+			t.Errorf("IsTempName(%q) = true", n)
+		}
 	}
 }

@@ -71,8 +71,9 @@ package write
 //
 // A crash while the intent commits may leave staging directories and
 // `latest` temp files no journal record names. Their names carry their
-// writer ({N}-{pid}-{host}-{random}, stagename.go); `recover` removes
-// them once that process is gone, and doctor reports them.
+// writer ({N}-{pid}-{host}-{random}, stagename.go); once that process is
+// gone, `recover` removes them, the next write of their item moves them
+// into quarantine (sweepDeadStages), and doctor reports them.
 //
 // Under swamp's per-model lock (swamp-format §8) for the whole write. A caller that
 // holds the journal (a long-lived tool) on the real disk gets the lock
@@ -217,6 +218,14 @@ func writeVersions(ctx context.Context, fsys fsx.FS, r *repo.Repo, writes []Vers
 		defer closeWriteSession(sess, env, ownCatalog, o.warn)
 	}
 
+	// 4b. What writes that died before their intent was durable left in
+	// these items goes to quarantine, now that nothing of these models is
+	// left open.
+	if err := sweepDeadStages(ctx, env, j, r, ps, o); err != nil {
+		releaseTurn()
+		return nil, sess.Note(err)
+	}
+
 	// 5. Plan under the locks: allocate numbers, record what `latest` holds.
 	// (A shared journal's first turn is still held: planning and the
 	// intent's commit follow the recovery with nothing committed between.)
@@ -266,6 +275,43 @@ func openWriteSession(ctx context.Context, fsys fsx.FS, r *repo.Repo, env *engin
 		return nil, err
 	}
 	return sess, nil
+}
+
+// sweepDeadStages moves into quarantine the staging directories and
+// `latest` temp files of dead writers in the items of ps
+// (session.SweepDeadStages), under the write's model locks, and says each
+// at level Warn. The quarantine is the doctor's layout,
+// {base}/.swampj-quarantine/{UTC stamp}-write-{token}/{ns or _solo}/…,
+// on the data tree's file system; the owner token keeps two writers of
+// different models from sharing a directory that either might undo.
+func sweepDeadStages(ctx context.Context, env *engine.Env, j *journal.Journal, r *repo.Repo, ps []*pendingVersion, o WriteOptions) error {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if !seen[p.itemDir] {
+			seen[p.itemDir] = true
+			dirs = append(dirs, p.itemDir)
+		}
+	}
+	base := r.Base
+	if r.DataLocal {
+		base = r.LocalDir
+	}
+	seg := r.Namespace
+	if seg == "" {
+		seg = "_solo"
+	}
+	shelf := filepath.Join(base, store.QuarantineDirName)
+	run := time.Now().UTC().Format("20060102T150405Z") + "-write-" + o.token
+	moved, err := session.SweepDeadStages(ctx, env, j, session.StageSweep{ItemDirs: dirs, DataRoot: r.DataRoot,
+		Shelf: shelf, Quarantine: filepath.Join(shelf, run, seg), Locks: modelLockPaths(r, ps), Repo: r.Dir, Command: o.Command})
+	for _, m := range moved {
+		o.warn("moved " + m.From + " to " + m.To + ": staged by a write that died before its intent was journaled (never published)")
+	}
+	if err != nil && !fsx.IsCrash(err) {
+		return fmt.Errorf("moving what a dead write staged into quarantine, so nothing was written: %w", err)
+	}
+	return err
 }
 
 // closeWriteSession closes the journal of a write that opened its own,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -170,6 +171,38 @@ func TestWriteOverlappedNewItemTakesTheLockFirst(t *testing.T) {
 		WriteOptions{Journal: j, Catalog: cat, recorded: func() { recorded = true }})
 	if recorded || got.Version != 1 {
 		t.Fatalf("new item: overlapped %v, version %d", recorded, got.Version)
+	}
+}
+
+// TestWriteOverlappedSweepsADeadWritersStageUnderTheLock: an item holding
+// what a dead writer staged is not planned before the lock: the locked
+// path moves the stage into quarantine first.
+func TestWriteOverlappedSweepsADeadWritersStageUnderTheLock(t *testing.T) {
+	r := newWriteRepo(t)
+	a := writeAddr(t, "command/shell/m/state")
+	first := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v1")}, WriteOptions{})
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil || fsx.ProcessExists(gone.Process.Pid) {
+		t.Skipf("no process that is gone: %v", err)
+	}
+	token, release := session.NewOwnerToken()
+	release()
+	_, rest, _ := strings.Cut(token, "-")
+	stage := filepath.Join(filepath.Dir(first.Dir), session.StageName(2, strconv.Itoa(gone.Process.Pid)+"-"+rest))
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j, cat := openLibJournal(t, r)
+	recorded := false
+	got := write1(t, r, VersionWrite{Address: a, Content: strings.NewReader("v2")},
+		WriteOptions{Journal: j, Catalog: cat, recorded: func() { recorded = true }})
+	if recorded || got.Version != 2 {
+		t.Fatalf("overlapped %v, version %d; want the locked path, version 2", recorded, got.Version)
+	}
+	noStagingLeft(t, r)
+	moved, _ := filepath.Glob(filepath.Join(r.Base, ".swampj-quarantine", "*-write-*", "_solo", "command", "shell", "m", "state", filepath.Base(stage)))
+	if len(moved) != 1 {
+		t.Fatalf("the dead writer's stage is not in quarantine: %v", moved)
 	}
 }
 

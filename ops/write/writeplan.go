@@ -33,7 +33,9 @@ import (
 var errNeedsLock = errors.New("planning this write changes the disk; it needs the locks first")
 
 // plannableWithoutLock reports whether every item exists with a plain
-// `latest` (or none), so that planning it only reads.
+// `latest` (or none), so that planning it only reads, and holds nothing a
+// dead writer staged (only the locked path moves that away first:
+// sweepDeadStages).
 func plannableWithoutLock(fsys fsx.FS, ps []*pendingVersion) bool {
 	seen := map[string]bool{}
 	for _, p := range ps {
@@ -47,6 +49,9 @@ func plannableWithoutLock(fsys fsx.FS, ps []*pendingVersion) bool {
 		if fi, err := fsys.Lstat(filepath.Join(p.itemDir, "latest")); err == nil && !fi.Mode().IsRegular() {
 			return false
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		if dead, err := session.DeadStagesIn(fsys, p.itemDir); err != nil || len(dead) > 0 {
 			return false
 		}
 	}

@@ -15,8 +15,20 @@ package protocol
 // (lock.Dead) as absent: observing, it does not count; applying or undoing,
 // it is removed first. A live lock in such a tree is a writer still
 // backing off: the move waits for it (waitForBackingOffWriter), bounded.
-// Anything else in it — a file of any other name, a lock that stays live,
-// a symlink — is data, keeps the step a conflict and is never removed.
+//
+// A lock file is never created in place: its record is written and
+// fsynced in a hidden temp file beside it, .{32 hex}.tmp, which is then
+// hard-linked as the lock (lock.createExclusive). Until the link, that temp
+// is the only trace of the writer in the tree, so it is a lock in progress
+// too: waited for while its writer may still link it, debris once it
+// cannot (lock.TempDead: its holder gone, or older than any writer keeps
+// one). A writer can be descheduled in that window for seconds on a loaded
+// machine; taking its temp for data would end the move at once with a
+// conflict instead of waiting for it to back off.
+//
+// Anything else in the tree — a file of any other name, a temp that holds
+// something other than a lock record, a lock that stays live, a symlink —
+// is data, keeps the step a conflict and is never removed.
 
 import (
 	"context"
@@ -139,13 +151,13 @@ func removeDirWithDebris(ctx context.Context, env *engine.Env, s *journal.Step, 
 const backingOffWait = 10 * time.Second
 
 // waitForBackingOffWriter waits, up to backingOffWait, while path holds
-// nothing but directories and swamp lock files of which at least one is
-// live. While a structural command holds the datastore lock, a live
-// per-model lock in a path it moves can only belong to a writer that
-// created it before re-reading the datastore lock and is about to back off
-// (the ordering argument on lockWriteModels); once it has, the tree is
-// debris. Anything else in the tree ends the wait at once: that is data,
-// and the observation says so.
+// nothing but directories, swamp lock files and the temps they are linked
+// from, of which at least one is live. While a structural command holds
+// the datastore lock, a live per-model lock (or its temp) in a path it
+// moves can only belong to a writer that created it before re-reading the
+// datastore lock and is about to back off (the ordering argument on
+// lockWriteModels); once it has, the tree is debris. Anything else in the
+// tree ends the wait at once: that is data, and the observation says so.
 func waitForBackingOffWriter(fsys fsx.FS, path string) {
 	for deadline := time.Now().Add(backingOffWait); time.Now().Before(deadline); {
 		locksOnly, err := onlyLocks(fsys, path, true)
@@ -160,15 +172,15 @@ func waitForBackingOffWriter(fsys fsx.FS, path string) {
 }
 
 // onlyDebris reports whether path is a directory (not a symlink) whose
-// whole tree holds only directories and dead swamp lock files. A missing
-// path is not debris (there is nothing to remove).
+// whole tree holds only directories and dead swamp lock files (and dead
+// lock temps). A missing path is not debris (there is nothing to remove).
 func onlyDebris(fsys fsx.FS, path string) (bool, error) {
 	return onlyLocks(fsys, path, false)
 }
 
 // onlyLocks reports whether path is a directory (not a symlink) whose whole
-// tree holds only directories and swamp lock files — dead ones only, unless
-// live is true.
+// tree holds only directories, swamp lock files and lock temps — dead ones
+// only, unless live is true.
 func onlyLocks(fsys fsx.FS, path string, live bool) (bool, error) {
 	fi, err := fsys.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -191,24 +203,42 @@ func onlyLocks(fsys fsx.FS, path string, live bool) (bool, error) {
 			if ok, err := onlyLocks(fsys, p, live); err != nil || !ok {
 				return false, err
 			}
-		case e.Name() == modelLockName && e.Type().IsRegular():
-			if live {
-				continue
-			}
-			if dead, err := lock.Dead(fsys, p); err != nil || !dead {
+		default:
+			isLock, dead, err := lockEntry(fsys, p, e, !live)
+			if err != nil || !isLock || (!live && !dead) {
 				return false, err
 			}
-		default:
-			return false, nil
 		}
 	}
 	return true, nil
 }
 
-// removeDebris removes path if it is debris (onlyDebris): dead lock files,
-// then directories bottom-up. A missing path is fine. Removing a directory
-// fails if something appeared in it meanwhile, so nothing but debris is
-// ever removed; a path that is not debris is an error naming it.
+// lockEntry reports whether the directory entry e at p is a swamp lock
+// file or a lock temp (lock.IsTempName, holding a lock record or nothing:
+// lock.TempDead), and, when judge is set or it is a temp, whether it is
+// dead.
+func lockEntry(fsys fsx.FS, p string, e fs.DirEntry, judge bool) (isLock, dead bool, err error) {
+	switch {
+	case !e.Type().IsRegular():
+		return false, false, nil
+	case e.Name() == modelLockName:
+		if !judge {
+			return true, false, nil
+		}
+		dead, err := lock.Dead(fsys, p)
+		return true, dead, err
+	case lock.IsTempName(e.Name()):
+		return lock.TempDead(fsys, p, time.Now())
+	}
+	return false, false, nil
+}
+
+// removeDebris removes path if it is debris (onlyDebris): dead lock files
+// and lock temps, then directories bottom-up. A missing path is fine. Each
+// file is judged again right before it is removed (a writer may link or
+// write one meanwhile), and removing a directory fails if something
+// appeared in it, so nothing but debris is ever removed; a path that is
+// not debris is an error naming it.
 func removeDebris(fsys fsx.FS, path string, d *engine.Dirty) error {
 	err := removeDebrisOnce(fsys, path, d)
 	if err == nil || !fsx.Concurrent(fsys) {
@@ -251,6 +281,11 @@ func removeDebrisOnce(fsys fsx.FS, path string, d *engine.Dirty) error {
 					return err
 				}
 				continue
+			}
+			if isLock, dead, err := lockEntry(fsys, p, e, true); err != nil {
+				return err
+			} else if !isLock || !dead {
+				return fmt.Errorf("%s appeared in %s while it was being removed as debris (a writer's lock, or data); leaving it", p, path)
 			}
 			if err := fsys.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err

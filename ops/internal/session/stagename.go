@@ -5,17 +5,20 @@ package session
 // intent is still being committed (exec.go, Recording), so a crash in that
 // window leaves them with no journal record that names them. Their names
 // therefore carry the writer's identity — {pid}-{host}-{random}, the
-// "owner token" — and `recover` and `doctor` remove or report them once
-// that process is gone. Nothing in them was ever acknowledged: a staging
-// directory is hidden from every reader until its publish rename, which
-// only happens after the intent is durable.
+// "owner token" — and once that process is gone `recover` removes them,
+// the next write of their item moves them into quarantine
+// (SweepDeadStages), and `doctor` reports them. Nothing in them was ever
+// acknowledged: a staging directory is hidden from every reader until its
+// publish rename, which only happens after the intent is durable.
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +27,8 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/journal"
+	"github.com/swampj/swampj/ops/internal/engine"
+	"github.com/swampj/swampj/ops/internal/protocol"
 )
 
 // StagePrefix starts every staging directory; swamp's readers skip it (no
@@ -239,6 +244,149 @@ func RemoveCrashLeftovers(ctx context.Context, fsys fsx.FS, j *journal.Journal, 
 		return removed, err
 	}
 	return removed, j.CrashLeftoversChecked()
+}
+
+// DeadStagesIn lists the staging directories and `latest` temp files in
+// itemDir whose writer is gone (StageOwnerGone); a missing itemDir holds
+// none.
+func DeadStagesIn(fsys fsx.FS, itemDir string) ([]string, error) {
+	ents, err := fsx.OrReal(fsys).ReadDir(itemDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var dead []string
+	for _, e := range ents {
+		name := e.Name()
+		if (strings.HasPrefix(name, StagePrefix) || strings.HasPrefix(name, latestTempPrefix)) && StageOwnerGone(name) {
+			dead = append(dead, filepath.Join(itemDir, name))
+		}
+	}
+	return dead, nil
+}
+
+// IntentKindStageSweep is the journal kind of SweepDeadStages' intent.
+const IntentKindStageSweep = "stage-sweep"
+
+// StageSweep is what SweepDeadStages looks at, and where what it finds goes.
+type StageSweep struct {
+	// ItemDirs are the items a write writes, under their model locks.
+	ItemDirs []string
+	// DataRoot is the data root the items are in. Quarantine mirrors it,
+	// on the same file system: a leftover at DataRoot/rel goes to
+	// Quarantine/rel. It lies below Shelf, the quarantine directory every
+	// run shares, in a directory no other run uses. Shelf is created if
+	// need be, outside the intent (it is never removed); everything below
+	// it is the intent's, so undoing it removes exactly what it made.
+	DataRoot, Shelf, Quarantine string
+	// Locks are the per-model locks the write holds (the intent's Locks:
+	// whoever holds one of them may finish it), Repo and Command what its
+	// intent records.
+	Locks   []string
+	Repo    string
+	Command []string
+}
+
+// StageMove is one leftover moved into quarantine.
+type StageMove struct{ From, To string }
+
+// SweepDeadStages moves into quarantine the staging directories and
+// `latest` temp files in sw.ItemDirs that a write which died before its
+// intent was durable left there: named after a writer that is gone
+// (StageOwnerGone), named by no open intent. It returns what it moved;
+// with nothing to move it changes nothing and journals nothing.
+//
+// The caller holds the items' model locks and has finished their open
+// intents (OpenForWrite, a write handle's catch-up). A writer staging in
+// these items would hold one of those locks, so none is at work there, and
+// the owner test only confirms it: a name whose writer may be alive (this
+// host's pid still exists, another host's) is left as it is.
+//
+// RemoveCrashLeftovers sweeps the whole data root, but only once per
+// crash of a journal holder, and it leaves the stage of a writer that
+// still looks alive. A writer killed with SIGKILL releases its journal
+// lock when it dies, yet its pid exists until its parent reaps it: a
+// writer of another model that takes the journal in between sees the
+// crash, finds the stage "alive", and clears the crash mark. The next
+// write of the item is where such a stage is certain to be found (its
+// writer is long gone by then), and it looks only at the items it writes.
+//
+// The moves are one journaled intent, as the doctor's repair of the
+// same leftover is (staging_leftover): quarantine directories, a barrier,
+// the renames, a barrier. A crash in between leaves the intent to the next
+// holder of these locks or to recover; nothing is ever deleted.
+func SweepDeadStages(ctx context.Context, env *engine.Env, j *journal.Journal, sw StageSweep) ([]StageMove, error) {
+	fsys := fsx.OrReal(env.FS)
+	var found []string
+	for _, dir := range sw.ItemDirs {
+		dead, err := DeadStagesIn(fsys, dir)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, dead...)
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	open, err := j.OpenIntents()
+	if err != nil {
+		return nil, err
+	}
+	owned := map[string]bool{}
+	for _, in := range open {
+		for _, st := range in.Steps {
+			for _, p := range []string{st.Path, st.To, st.Temp} {
+				if p != "" {
+					owned[filepath.Clean(p)] = true
+				}
+			}
+		}
+	}
+	var left []string
+	for _, p := range found {
+		if !owned[p] {
+			left = append(left, p)
+		}
+	}
+	if len(left) == 0 {
+		return nil, nil
+	}
+	if err := fsx.MkdirAllDurable(fsys, sw.Shelf, fsx.DirMode); err != nil {
+		return nil, err
+	}
+	in := &journal.Intent{Kind: IntentKindStageSweep, Repo: sw.Repo, Command: sw.Command, Locks: sw.Locks}
+	var moves []StageMove
+	var renames []journal.Step
+	planned := map[string]bool{}
+	for _, p := range left {
+		rel, err := filepath.Rel(sw.DataRoot, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("%s is not under the data root %s", p, sw.DataRoot)
+		}
+		to := filepath.Join(sw.Quarantine, rel)
+		dirs, err := protocol.MissingDirs(fsys, filepath.Dir(to), planned)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range dirs {
+			in.Steps = append(in.Steps, journal.Step{Kind: protocol.KindMkdir, Path: d, Note: "create a quarantine directory"})
+		}
+		renames = append(renames, journal.Step{Kind: protocol.KindRename, Path: p, To: to,
+			Note: "move into quarantine: staged by a write that died before its intent was journaled"})
+		moves = append(moves, StageMove{From: p, To: to})
+	}
+	if len(in.Steps) > 0 {
+		in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the quarantine directories durable"})
+	}
+	in.Steps = append(in.Steps, renames...)
+	in.Steps = append(in.Steps, journal.Step{Kind: engine.KindBarrier, Note: "make the moves durable"})
+	in.Summary = fmt.Sprintf("move %d leftover(s) of dead writers into quarantine", len(moves))
+	if _, err := engine.Execute(ctx, env, j, in, nil); err != nil {
+		return nil, err
+	}
+	return moves, nil
 }
 
 // randomHex is n random bytes in hex: the random part of an owner token.
