@@ -272,11 +272,14 @@ func openBolt(fsys fsx.FS, path string, timeout time.Duration, readOnly bool) (d
 		if m == nil || string(m.Get(keyFormat)) != string(formatVersion) || tx.Bucket(bucketIntents) == nil {
 			return &CorruptError{Path: path, Reason: "not a swampj journal (format marker missing)"}
 		}
-		if made := foreignRepo(tx, m, path); made != "" {
+		if made := foreignRepo(tx, m, path); made != "" && !readOnly {
 			return &CorruptError{Path: path, Reason: foreignReason(made)}
 		}
 		return nil
 	})
+	if verr == nil && !readOnly {
+		verr = restampRepo(db, path)
+	}
 	if verr != nil {
 		_ = db.Close()
 		return nil, verr

@@ -7,7 +7,10 @@ package journal
 // created, which repo it was made for: the repo directory's resolved path
 // and the inode of the directory it lives in (.swamp). Opened where both differ and with open intents, it is
 // refused as damaged (CorruptError: set aside by a command that can write,
-// left in place by an inspection), with a message that says whose it is.
+// never acted on: an inspection only reads it), with a message that says
+// whose it is. A journal with nothing open that is found in another repo
+// (a repo copied while idle) becomes this repo's at its first writing open:
+// whatever it records from then on names this repo's paths.
 // Either one matching is enough: a repo reached through a symlink, or
 // moved, keeps its inode; a repo restored in place keeps its path; a
 // power-cut image mounted where it was written keeps both. Nothing is
@@ -74,6 +77,22 @@ func foreignRepo(tx *bolt.Tx, m *bolt.Bucket, path string) string {
 		return ""
 	}
 	return recDir
+}
+
+// restampRepo records this repo as the journal's when it records another
+// and has no open intent (foreignRepo let it open), or records none yet (a
+// journal made before repos were recorded). One commit, only then.
+func restampRepo(db *bolt.DB, path string) error {
+	here := repoIdentity(path)
+	var stale bool
+	if err := db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		stale = m != nil && string(m.Get(keyRepo)) != here
+		return nil
+	}); err != nil || !stale {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyRepo, []byte(here)) })
 }
 
 func foreignReason(made string) string {

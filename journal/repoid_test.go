@@ -43,12 +43,14 @@ func TestAJournalCopiedIntoAnotherRepoIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = OpenReadOnly(fsx.Real(), dst, Options{LockTimeout: time.Second})
-	var ce *CorruptError
-	if !errors.As(err, &ce) || !ce.ReadOnly || !strings.Contains(err.Error(), "made for the repo at "+a) {
+	// An inspection only reads: it may list what the copy holds.
+	r, err := OpenReadOnly(fsx.Real(), dst, Options{LockTimeout: time.Second})
+	if err != nil {
 		t.Fatalf("inspecting a copied journal: %v", err)
 	}
+	r.Close()
 	_, err = Open(fsx.Real(), dst, Options{LockTimeout: time.Second})
+	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.MovedTo == "" || !strings.Contains(err.Error(), "another repo") {
 		t.Fatalf("opening a copied journal: %v", err)
 	}
@@ -81,5 +83,38 @@ func TestAMovedRepoKeepsItsJournal(t *testing.T) {
 	defer j.Close()
 	if open, err := j.OpenIntents(); err != nil || len(open) != 1 {
 		t.Fatalf("open intents of the moved repo: %v %v", open, err)
+	}
+}
+
+// A repo copied while nothing was open keeps a usable journal: it becomes
+// the copy's at its first writing open, and what it records from then on
+// is recovered there.
+func TestAJournalCopiedWhileIdleBecomesTheCopys(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	if err := os.MkdirAll(filepath.Join(a, ".swamp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := openT(t, filepath.Join(a, ".swamp", "_journal.db"))
+	j.Close()
+	if err := os.MkdirAll(filepath.Join(b, ".swamp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(a, ".swamp", "_journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(b, ".swamp", "_journal.db")
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	journalWithOpenIntent(t, b) // opens the copy, records an intent, crashes
+	j, err = Open(fsx.Real(), dst, Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("the copy's own interrupted intent: %v", err)
+	}
+	defer j.Close()
+	if open, err := j.OpenIntents(); err != nil || len(open) != 1 {
+		t.Fatalf("open intents: %v %v", open, err)
 	}
 }
