@@ -278,6 +278,7 @@ var itemLevel = map[store.Code]bool{
 	store.CodeLatestNotFound:         true,
 	store.CodeLatestUnreadable:       true,
 	store.CodeNonCanonicalVersionDir: true,
+	store.CodeVersionDirBeyondMax:    true,
 	store.CodeNoVersions:             true,
 }
 

@@ -116,6 +116,17 @@ func (s *survey) analyzeVersions(u *unit, di *surveyItem) {
 	if l := st.Latest; l != nil && l.State == store.StateDamaged && st.LatestReadable == nil && hasCode(l.Problems, store.CodeVersionNotDir) {
 		unreadable = append(unreadable, l) // a file named like the version
 	}
+	for _, p := range st.Problems {
+		if p.Code != store.CodeVersionDirBeyondMax {
+			continue
+		}
+		// Not a version anyone can read, and the one swamp's fallback and
+		// next write trip over: damage, moved aside like an unreadable
+		// version (nothing deleted).
+		dest := s.qpath(p.Path)
+		u.moves = append(u.moves, Move{From: p.Path, To: dest})
+		u.add(Finding{Code: CodeVersionUnreadable, Path: p.Path, Message: p.Message, Fix: "move it to " + dest}, true)
+	}
 	for _, v := range unreadable {
 		if v.Readable() || s.isInFlight(u, di, v) {
 			continue

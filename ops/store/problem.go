@@ -87,6 +87,12 @@ const (
 	// CodeNonCanonicalVersionDir: a directory such as "2-old" or "007" that
 	// swamp counts as a version number but never reads as one (swamp-format §9.7).
 	CodeNonCanonicalVersionDir Code = "noncanonical_version_dir"
+	// CodeVersionDirBeyondMax: a directory named by a number beyond
+	// MaxVersion ("99999999999999999999999"): swamp counts it as a version
+	// it cannot read exactly, takes it for the highest when `latest` falls
+	// back, and fails its next write of the item. Never a version swampj
+	// reads; the doctor's repair moves it to quarantine.
+	CodeVersionDirBeyondMax Code = "version_dir_beyond_max"
 	// CodeNoVersions: the item directory holds no version and no `latest`.
 	CodeNoVersions Code = "no_versions"
 )

@@ -70,7 +70,7 @@ func ScanItem(fsys fsx.FS, item Item, opts CheckOptions) (*ItemState, error) {
 	st.pointerProblems(latestPath)
 	for _, e := range entries {
 		if _, text, ok, big := parseIntJSText(e.Name()); e.IsDir() && ok && big && text[0] != '-' {
-			st.Problems = append(st.Problems, Problem{Code: CodeNonCanonicalVersionDir, Path: filepath.Join(item.Dir, e.Name()),
+			st.Problems = append(st.Problems, Problem{Code: CodeVersionDirBeyondMax, Path: filepath.Join(item.Dir, e.Name()),
 				Message: fmt.Sprintf("directory %q is a version number beyond %d to swamp, which no version can be: it is never read as one, and swamp's next write to the item fails", e.Name(), MaxVersion)})
 		}
 	}
