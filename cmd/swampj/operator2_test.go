@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,40 @@ func TestJournalShowWrappedRun(t *testing.T) {
 	}
 	if r := swampj(t, dir, "journal", "show", "runx"); r.code != 2 {
 		t.Fatalf("runx: %+v", r)
+	}
+}
+
+// TestResumedReverseSaysNamespaceStillSet: a reverse migration finished by
+// re-running it says, as an uninterrupted one does, that the namespace is
+// still set and swamp finds no data; the command it names unsets the
+// namespace and removes its manifest.
+func TestResumedReverseSaysNamespaceStillSet(t *testing.T) {
+	dir := newRepo(t)
+	addr := "command/shell/" + dataModel + "/result"
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "write")
+	mustOK(t, swampjIn(t, dir, []byte(`{"o":1}`), "data", "write", "command/shell/"+dataModel+"/other"), "write other")
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "set", "ns1"), "set")
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--confirm"), "migrate")
+	if !swampjKilledAt(t, dir, "rename-noreplace:1", nil, "datastore", "namespace", "migrate", "--reverse", "--confirm") {
+		t.Fatal("reverse migration not killed")
+	}
+	r := mustOK(t, swampj(t, dir, "datastore", "namespace", "migrate", "--reverse", "--confirm"), "resumed reverse")
+	hint := "'swampj datastore namespace unset --migrate --confirm'"
+	if !strings.Contains(r.stdout, `Namespace "ns1" is still set`) || !strings.Contains(r.stdout, "finds no data") || !strings.Contains(r.stdout, hint) {
+		t.Fatalf("the resumed reverse does not say the namespace is still set, or what to run:\n%s\n%s", r.stdout, r.stderr)
+	}
+	manifest := filepath.Join(dir, ".swamp", "ns1", ".namespace.json")
+	if _, err := os.Stat(manifest); err != nil {
+		t.Fatalf("the manifest should still be there before the unset: %v", err)
+	}
+	mustOK(t, swampj(t, dir, "datastore", "namespace", "unset", "--migrate", "--confirm"), "the hint's command")
+	if _, err := os.Stat(manifest); !os.IsNotExist(err) {
+		t.Fatalf("the hint's command left the manifest: %v", err)
+	}
+	if y, _ := os.ReadFile(filepath.Join(dir, ".swamp.yaml")); strings.Contains(string(y), "ns1") {
+		t.Fatalf(".swamp.yaml still names the namespace:\n%s", y)
+	}
+	if g := mustOK(t, swampj(t, dir, "data", "get", addr), "get"); g.stdout != `{"v":1}` {
+		t.Fatalf("data get after the unset: %q", g.stdout)
 	}
 }
