@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJournalShowWrappedRun: journal list names a wrapped run runN, and
@@ -84,5 +85,90 @@ func TestResumedReverseSaysNamespaceStillSet(t *testing.T) {
 	}
 	if g := mustOK(t, swampj(t, dir, "data", "get", addr), "get"); g.stdout != `{"v":1}` {
 		t.Fatalf("data get after the unset: %q", g.stdout)
+	}
+}
+
+// TestRunForScripts: swampj run --json leaves the command's stdout as it
+// is and ends stdout with one JSON line of its own; a command that exited
+// 0 but left damage the doctor after it found exits 4 (run_left_damage),
+// and a command that failed keeps its own status.
+func TestRunForScripts(t *testing.T) {
+	addr := "command/shell/" + dataModel + "/result"
+	type runDoc struct {
+		Command         []string `json:"command"`
+		CommandExitCode int      `json:"commandExitCode"`
+		ExitCode        int      `json:"exitCode"`
+		ErrorCode       string   `json:"errorCode"`
+		DoctorRan       bool     `json:"doctorRan"`
+		DamageFound     bool     `json:"damageFound"`
+		DamageRemains   bool     `json:"damageRemains"`
+		Findings        []struct{ Code, Path, Status string }
+	}
+	lastDoc := func(t *testing.T, r result, before string) runDoc {
+		t.Helper()
+		if !strings.HasPrefix(r.stdout, before) || !strings.HasSuffix(r.stdout, "\n") {
+			t.Fatalf("stdout is not the command's output and then one line: %q", r.stdout)
+		}
+		rest := strings.TrimSuffix(strings.TrimPrefix(r.stdout, before), "\n")
+		if strings.Contains(rest, "\n") {
+			t.Fatalf("swampj's document is not one line: %q", rest)
+		}
+		var d runDoc
+		if err := json.Unmarshal([]byte(rest), &d); err != nil {
+			t.Fatalf("%v: %q", err, r.stdout)
+		}
+		return d
+	}
+	dir := newRepo(t)
+	mustOK(t, swampjIn(t, dir, []byte(`{"v":1}`), "data", "write", addr), "v1")
+	time.Sleep(1100 * time.Millisecond) // mtimes of the setup lie before the run
+
+	// Clean: the command's output (without a final newline) then the document.
+	r := swampj(t, dir, "run", "--json", "--", "sh", "-c", "printf 'a\\nb'")
+	if r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if d := lastDoc(t, r, "a\nb\n"); d.CommandExitCode != 0 || d.ExitCode != 0 || d.DamageFound || d.DamageRemains || len(d.Command) != 3 {
+		t.Fatalf("clean run: %+v", d)
+	}
+
+	// A failed command keeps its status; the document says so.
+	r = swampj(t, dir, "run", "--json", "--", "sh", "-c", "echo out; exit 5")
+	if d := lastDoc(t, r, "out\n"); r.code != 5 || d.CommandExitCode != 5 || d.ExitCode != 5 {
+		t.Fatalf("failed command: %+v %+v", r, d)
+	}
+
+	// Damage left by a command that exited 0: exit 4, named in the document.
+	item := ".swamp/data/" + addr
+	damage := "mkdir " + item + "/2 && : > " + item + "/2/raw && : > " + item + "/2/metadata.yaml && printf 2 > " + item + "/latest && echo done"
+	r = swampj(t, dir, "run", "--json", "--", "sh", "-c", damage)
+	d := lastDoc(t, r, "done\n")
+	if r.code != 4 || d.CommandExitCode != 0 || d.ExitCode != 4 || d.ErrorCode != "run_left_damage" || !d.DoctorRan || !d.DamageFound || !d.DamageRemains {
+		t.Fatalf("damage after the command: %+v\n%+v", r, d)
+	}
+	found := false
+	for _, f := range d.Findings {
+		if f.Code == "version_unreadable" && strings.Contains(f.Path, filepath.Join(addr, "2")) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("the document does not name the damaged version: %+v", d.Findings)
+	}
+	if !strings.Contains(r.stderr, "run_left_damage") {
+		t.Fatalf("stderr does not carry the error code: %s", r.stderr)
+	}
+	// The same without --json: exit 4 too.
+	time.Sleep(1100 * time.Millisecond)
+	damage3 := "mkdir " + item + "/3 && : > " + item + "/3/raw && : > " + item + "/3/metadata.yaml && printf 3 > " + item + "/latest"
+	if r := swampj(t, dir, "run", "--", "sh", "-c", damage3); r.code != 4 || !strings.Contains(r.stderr, "version_unreadable") || r.stdout != "" {
+		t.Fatalf("damage without --json: %+v", r)
+	}
+	// Repaired by --repair: nothing remains, exit 0.
+	time.Sleep(1100 * time.Millisecond)
+	damage4 := "mkdir " + item + "/4 && : > " + item + "/4/raw && : > " + item + "/4/metadata.yaml && printf 4 > " + item + "/latest"
+	r = swampj(t, dir, "run", "--repair", "--json", "--", "sh", "-c", damage4)
+	if d := lastDoc(t, r, ""); r.code != 0 || !d.DamageFound || d.DamageRemains || d.ExitCode != 0 {
+		t.Fatalf("repaired damage: %+v\n%+v", r, d)
 	}
 }
