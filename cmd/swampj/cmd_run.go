@@ -64,9 +64,7 @@ func init() {
 			"as the last line of stdout, one JSON object: command, commandExitCode, exitCode (swampj's own),\n" +
 			"errorCode (when exitCode is not the command's), doctorRan, damageFound, damageRemains, findings (code,\n" +
 			"path, status each) and doctorError. Warnings stay JSON lines on stderr. When swampj stops before the\n" +
-			"command runs, there is no document on stdout: the error is on stderr, as for every command.\n\n" +
-			"EXAMPLES:\n   swampj run -- swamp model method run m1 execute --input run='echo hi'\n" +
-			"   swampj run --repair -- swamp serve",
+			"command runs, there is no document on stdout: the error is on stderr, as for every command.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "repair what the doctor finds after the command (as doctor --repair --confirm)"},
 			&cli.BoolFlag{Name: "unguarded", Usage: "run the command even where the write barrier cannot run (a power cut can then leave torn versions until the next start settles them)"},

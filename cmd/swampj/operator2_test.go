@@ -172,3 +172,35 @@ func TestRunForScripts(t *testing.T) {
 		t.Fatalf("repaired damage: %+v\n%+v", r, d)
 	}
 }
+
+// TestHelpTakesACommandPath: 'swampj help PATH...' is 'swampj PATH...
+// --help'; an unknown command is a usage error; run's help has one
+// examples section.
+func TestHelpTakesACommandPath(t *testing.T) {
+	dir := newRepo(t)
+	want := mustOK(t, swampj(t, dir, "data", "write", "--help"), "data write --help")
+	if r := swampj(t, dir, "help", "data", "write"); r.code != 0 || r.stdout != want.stdout {
+		t.Fatalf("help data write: %+v\nwant stdout:\n%s", r, want.stdout)
+	}
+	if r := swampj(t, dir, "help"); r.code != 0 || !strings.Contains(r.stdout, "USAGE:") {
+		t.Fatalf("help: %+v", r)
+	}
+	if r := swampj(t, dir, "help", "help"); r.code != 0 || !strings.Contains(r.stdout, "USAGE:") {
+		t.Fatalf("help help: %+v", r)
+	}
+	if r := swampj(t, dir, "--help"); r.code != 0 || !strings.Contains(r.stdout, "help") {
+		t.Fatalf("--help: %+v", r)
+	}
+	if r := swampj(t, dir, "help", "nope"); r.code != 2 {
+		t.Fatalf("help nope: %+v", r)
+	}
+	r := mustOK(t, swampj(t, dir, "run", "--help"), "run --help")
+	if n := strings.Count(r.stdout, "EXAMPLE"); n != 1 {
+		t.Fatalf("run --help has %d example sections:\n%s", n, r.stdout)
+	}
+	for _, w := range []string{"4 when the doctor after it found damage", "last line of stdout"} {
+		if !strings.Contains(r.stdout, w) {
+			t.Errorf("run --help does not say %q", w)
+		}
+	}
+}
