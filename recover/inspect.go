@@ -108,6 +108,27 @@ func Show(dir string, id uint64, o InspectOptions) (*journal.Intent, error) {
 	return j.Get(id)
 }
 
+// ShowRun is wrapped run id of the repo at dir's journal, open or closed,
+// changing nothing; nil when the journal keeps no such run (closed runs
+// beyond the last kept ones are pruned) or there is no journal.
+func ShowRun(dir string, id uint64, o InspectOptions) (*ListedRun, error) {
+	j, err := openForInspection(dir, o)
+	if err != nil || j == nil {
+		return nil, err
+	}
+	defer j.Close()
+	runs, err := j.Runs(true)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return &ListedRun{Run: r, Live: r.Ended == nil && journal.RunLive(r.Log)}, nil
+		}
+	}
+	return nil, nil
+}
+
 // Hold opens the journal of the repo at dir, holding its lock until d has
 // passed or ctx is done; opened is called once it is held. command is
 // recorded as the holder.

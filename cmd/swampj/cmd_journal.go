@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -32,8 +33,8 @@ func init() {
 			},
 			{
 				Name:      "show",
-				Usage:     "show one intent with all its steps",
-				ArgsUsage: "ID",
+				Usage:     "show one intent with all its steps, or a wrapped run (runN, as journal list names it)",
+				ArgsUsage: "ID|runN",
 				Action:    runJournalShow,
 			},
 		},
@@ -121,11 +122,21 @@ func runJournalHold(c *cli.Context) error {
 func runJournalShow(c *cli.Context) error {
 	e := newEnv(c)
 	if c.NArg() != 1 {
-		return usageErr(fmt.Errorf("journal show takes one intent id"))
+		return usageErr(fmt.Errorf("journal show takes one intent id, or a wrapped run's runN"))
 	}
-	id, err := strconv.ParseUint(c.Args().First(), 10, 64)
+	arg := c.Args().First()
+	// journal list names wrapped runs runN: their ids are a sequence of
+	// their own, apart from the intents'.
+	if n, ok := strings.CutPrefix(arg, "run"); ok {
+		id, err := strconv.ParseUint(n, 10, 64)
+		if err != nil {
+			return usageErr(fmt.Errorf("wrapped run %q is not run followed by a number", arg))
+		}
+		return showWrappedRun(e, id)
+	}
+	id, err := strconv.ParseUint(arg, 10, 64)
 	if err != nil {
-		return usageErr(fmt.Errorf("intent id %q is not a number", c.Args().First()))
+		return usageErr(fmt.Errorf("intent id %q is not a number (a wrapped run is runN)", arg))
 	}
 	dir, o, err := inspectJournal(e)
 	if err != nil {
@@ -146,6 +157,47 @@ func runJournalShow(c *cli.Context) error {
 		}
 		for i := range in.Steps {
 			fmt.Fprintf(w, "  %3d  %s\n", i+1, ops.DescribeStep(&in.Steps[i]))
+		}
+	})
+}
+
+// wrappedRunShown is a wrapped run as journal show runN shows it.
+type wrappedRunShown struct {
+	wrappedRunLine
+	// Log is the run's change log: removed when the run is closed or
+	// settled, so only an open run's is on disk.
+	Log   string   `json:"log"`
+	Roots []string `json:"roots,omitempty"`
+}
+
+func showWrappedRun(e *env, id uint64) error {
+	dir, o, err := inspectJournal(e)
+	if err != nil {
+		return err
+	}
+	r, err := recover.ShowRun(dir, id, o)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return withCode("not_found", exitFailure, fmt.Errorf("the journal keeps no wrapped run %d (swampj journal list --all lists the kept ones)", id))
+	}
+	s := wrappedRunShown{wrappedRunLine: wrappedRunLines(&recover.Listing{Runs: []recover.ListedRun{*r}})[0], Log: r.Log, Roots: r.Roots}
+	return e.out.result(s, func(w io.Writer) {
+		fmt.Fprintf(w, "Wrapped run run%d: %q\n  state:   %s\n  started: %s by pid %d\n", s.ID, s.Command, s.State, s.Started, s.PID)
+		if s.Ended != "" {
+			fmt.Fprintf(w, "  ended:   %s\n", s.Ended)
+		}
+		if s.Outcome != "" {
+			fmt.Fprintf(w, "  outcome: %s\n", s.Outcome)
+		}
+		if !s.Guarded {
+			fmt.Fprintln(w, "  unguarded: ran without the write barrier, its changes are not in the log")
+		}
+		if s.State == "closed" {
+			fmt.Fprintf(w, "  log:     %s (removed when the run closed)\n", s.Log)
+		} else {
+			fmt.Fprintf(w, "  log:     %s\n", s.Log)
 		}
 	})
 }

@@ -261,6 +261,10 @@ func renderMigrateCompleted(e *env, res *migrate.MigrateResult) error {
 		if d.CatalogBuilt {
 			defer fmt.Fprintln(w, "The catalog was not built yet (swamp invalidated it); built it from the disk.")
 		}
+		// The namespace left set is said whatever moved the data: this
+		// run, or an interrupted reverse it finished (IntentID 0), or one
+		// before it (NothingToDo).
+		defer printNamespaceStillSet(w, d)
 		if d.NothingToDo {
 			fmt.Fprintln(w, nothingToMigrate(d.Reverse))
 			return
@@ -284,11 +288,20 @@ func renderMigrateCompleted(e *env, res *migrate.MigrateResult) error {
 		if d.NamespaceUnset {
 			fmt.Fprintf(w, "Namespace %q removed from .swamp.yaml and its manifest deleted.\n", d.Namespace)
 		}
-		if d.NamespaceStillSet {
-			fmt.Fprintf(w, "Namespace %q is still set in .swamp.yaml: swamp reads %s, which is now empty, and finds no data until it is unset. %s.\n",
-				d.Namespace, d.SwampReads, "R"+remedyHint(report.RemedyUnsetNamespace)[1:])
-		}
 	})
+}
+
+// printNamespaceStillSet says, after a reverse migration that left the
+// namespace set, that swamp finds no data, and what unsets it. unset
+// --migrate, not plain unset: with the data already moved it only edits
+// .swamp.yaml, but also removes the namespace's manifest (.namespace.json),
+// which plain unset leaves behind.
+func printNamespaceStillSet(w io.Writer, d *migrate.MigrateCompleted) {
+	if !d.NamespaceStillSet {
+		return
+	}
+	fmt.Fprintf(w, "Namespace %q is still set in .swamp.yaml: swamp reads %s, which is now empty, and finds no data until it is unset. %s.\n",
+		d.Namespace, d.SwampReads, "R"+remedyHint(report.RemedyUnsetMigrate)[1:])
 }
 
 func nothingToMigrate(reverse bool) string {

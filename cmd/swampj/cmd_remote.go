@@ -96,14 +96,14 @@ func runRemoteBefore(c *cli.Context, e *env, command string) (*wrapped.Remote, e
 // runRemoteAfter is `swampj run`'s steps 3 and 4 on a remote-backed repo:
 // syncfs of the cache's (and the repo's) file system, then the cache doctor
 // of what the command wrote, repairing with --repair.
-func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time) {
+func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time) runAfter {
 	rc.SyncFS(wrapped.GuardOptions{FS: e.fs, Logger: e.out.logger()})
 	o := remoteDoctorOptions(e)
 	o.Repair, o.Confirm, o.ChangedSince = c.Bool("repair"), c.Bool("repair"), start
 	rep, err := ops.Doctor(c.Context, rc.RepoDir(), o)
 	if err != nil {
 		e.out.warn(fmt.Sprintf("the cache doctor after the command failed: %v; run 'swampj doctor'", err))
-		return
+		return runAfter{err: "the cache doctor after the command failed: " + err.Error()}
 	}
 	for _, f := range rep.Findings {
 		if f.Status != doctor.StatusRepaired {
@@ -113,6 +113,7 @@ func runRemoteAfter(c *cli.Context, e *env, rc *wrapped.Remote, start time.Time)
 	if rep.Remaining > 0 && !c.Bool("repair") {
 		e.out.warn("run 'swampj doctor --repair --confirm' (or 'swampj run --repair') to repair the datastore cache")
 	}
+	return afterOf(rep)
 }
 
 func remoteLockErr(err error) bool {

@@ -10,8 +10,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -54,10 +56,15 @@ func init() {
 			"under it before the command, and compares the bucket before and after: objects the command did not\n" +
 			"write that were deleted, overwritten or dropped from the index are named (bucket_versions_lost).\n\n" +
 			"EXIT STATUS: the command's own (128+N when a signal N ended it; 127 when it is not found, 126 when it\n" +
-			"cannot be run), unless step 1 or 2 stops it; 3 when it exited 0 but the bucket lost objects it did not\n" +
-			"write.\n\n" +
-			"EXAMPLE:\n   swampj run -- swamp model method run m1 execute --input run='echo hi'\n" +
-			"   swampj run --repair -- swamp serve",
+			"cannot be run), unless step 1 or 2 stops it. When the command exited 0: 3 when the bucket lost objects it\n" +
+			"did not write (bucket_versions_lost); else 4 when the doctor after it found damage that remains\n" +
+			"(run_left_damage: not repaired, or found without --repair). A command that failed keeps its own status\n" +
+			"whatever the doctor found.\n\n" +
+			"--json: the command's own stdout comes first, untouched; once it has exited, swampj prints its document\n" +
+			"as the last line of stdout, one JSON object: command, commandExitCode, exitCode (swampj's own),\n" +
+			"errorCode (when exitCode is not the command's), doctorRan, damageFound, damageRemains, findings (code,\n" +
+			"path, status each) and doctorError. Warnings stay JSON lines on stderr. When swampj stops before the\n" +
+			"command runs, there is no document on stdout: the error is on stderr, as for every command.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "repair what the doctor finds after the command (as doctor --repair --confirm)"},
 			&cli.BoolFlag{Name: "unguarded", Usage: "run the command even where the write barrier cannot run (a power cut can then leave torn versions until the next start settles them)"},
@@ -70,6 +77,69 @@ func init() {
 
 // runExit carries the child's exit status out as this process's.
 type runExit struct{ code int }
+
+// exitRunDamage: the command exited 0, but the doctor after it left damage
+// in what it changed. Distinct from the command's own 0, from 1 (a swampj
+// failure, and the usual status of a failed command) and from 3 (what
+// remains needs a person: the bucket lost objects).
+const exitRunDamage = 4
+
+// codeRunLeftDamage is the error code of exitRunDamage.
+const codeRunLeftDamage = "run_left_damage"
+
+// runFinding is one finding of the doctor after the command.
+type runFinding struct {
+	Code   string `json:"code"`
+	Path   string `json:"path"`
+	Status string `json:"status"`
+}
+
+// runAfter is what the doctor after the command found; the zero value is
+// a command that changed nothing the doctor covers.
+type runAfter struct {
+	ran       bool
+	remaining int
+	findings  []runFinding
+	err       string // the final sync or the doctor failed
+}
+
+func afterOf(rep *doctor.Report) runAfter {
+	a := runAfter{ran: true, remaining: rep.Remaining, findings: []runFinding{}}
+	for _, f := range rep.Findings {
+		a.findings = append(a.findings, runFinding{Code: string(f.Code), Path: f.Path, Status: string(f.Status)})
+	}
+	return a
+}
+
+// runReport is swampj run --json's document, the last line of stdout.
+type runReport struct {
+	Command         []string     `json:"command"`
+	CommandExitCode int          `json:"commandExitCode"`
+	ExitCode        int          `json:"exitCode"`
+	ErrorCode       string       `json:"errorCode,omitempty"`
+	DoctorRan       bool         `json:"doctorRan"`
+	DamageFound     bool         `json:"damageFound"`
+	DamageRemains   bool         `json:"damageRemains"`
+	Findings        []runFinding `json:"findings"`
+	DoctorError     string       `json:"doctorError,omitempty"`
+}
+
+// lastByteWriter passes the command's stdout through and remembers its
+// last byte, so that swampj's document starts a line of its own. The
+// printer's stdout is not an *os.File, so the command writes through a
+// pipe and a copy either way.
+type lastByteWriter struct {
+	w    io.Writer
+	last byte
+}
+
+func (l *lastByteWriter) Write(b []byte) (int, error) {
+	n, err := l.w.Write(b)
+	if n > 0 {
+		l.last = b[n-1]
+	}
+	return n, err
+}
 
 func (e *runExit) Error() string { return fmt.Sprintf("the command exited with status %d", e.code) }
 
@@ -104,6 +174,10 @@ func runRun(c *cli.Context) error {
 	start := time.Now()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr = dir, c.App.Reader, c.App.Writer, c.App.ErrWriter
+	stdout := &lastByteWriter{w: c.App.Writer}
+	if e.json {
+		cmd.Stdout = stdout
+	}
 	if f, ok := c.App.Reader.(*os.File); ok {
 		cmd.Stdin = f
 	}
@@ -140,18 +214,52 @@ func runRun(c *cli.Context) error {
 		return err
 	}
 
-	finishRun(c, e, w, r, rc, wopts.Unguarded, start, code)
+	after := finishRun(c, e, w, r, rc, wopts.Unguarded, start, code)
 	lost := guard.End(c.Context)
-	if code != 0 {
+	var result error
+	switch {
+	case code != 0:
 		if lost != nil {
 			e.out.warn(lost.Error() + "; " + restoreHint(rc))
 		}
-		return &runExit{code}
+		result = &runExit{code}
+	case lost != nil:
+		result = &bucketLossError{codedError{code: lost.Code(), exit: exitManual, err: fmt.Errorf("%q exited 0, but %w; %s", args[0], lost, restoreHint(rc))}, lost.Lost}
+	case after.remaining > 0:
+		next := "run 'swampj doctor --repair --confirm'"
+		if c.Bool("repair") {
+			next = "its repair left them: see each finding above"
+		}
+		result = withCode(codeRunLeftDamage, exitRunDamage, fmt.Errorf("%q exited 0, but the doctor after it found %d problem(s) that remain in what it changed; %s",
+			args[0], after.remaining, next))
 	}
-	if lost != nil {
-		return &bucketLossError{codedError{code: lost.Code(), exit: exitManual, err: fmt.Errorf("%q exited 0, but %w; %s", args[0], lost, restoreHint(rc))}, lost.Lost}
+	if e.json {
+		printRunReport(e, stdout, args, code, after, result)
 	}
-	return nil
+	return result
+}
+
+// printRunReport writes swampj run --json's document on a line of its own
+// after the command's stdout.
+func printRunReport(e *env, stdout *lastByteWriter, args []string, code int, after runAfter, result error) {
+	doc := runReport{Command: args, CommandExitCode: code, ExitCode: code, DoctorRan: after.ran,
+		DamageFound: len(after.findings) > 0, DamageRemains: after.remaining > 0, Findings: after.findings, DoctorError: after.err}
+	if doc.Findings == nil {
+		doc.Findings = []runFinding{}
+	}
+	var re *runExit
+	if result != nil && !errors.As(result, &re) {
+		doc.ExitCode, doc.ErrorCode = classify(result)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return
+	}
+	e.out.endProgress()
+	if stdout.last != 0 && stdout.last != '\n' {
+		fmt.Fprintln(stdout.w)
+	}
+	fmt.Fprintln(stdout.w, string(b))
 }
 
 // lookCommand refuses a command that cannot be found or run with the
@@ -213,7 +321,7 @@ func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *wr
 
 // finishRun is step 3: the final barrier, then the doctor of what the
 // command that exited with code changed, then the run's record is closed.
-func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *wrapped.Remote, unguarded bool, start time.Time, code int) {
+func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *wrapped.Remote, unguarded bool, start time.Time, code int) runAfter {
 	// A signal passed to the command (a service stopped with SIGTERM) has
 	// cancelled this process's context too: what follows is bounded, and
 	// leaving it undone would leave the run to be settled by the next
@@ -227,25 +335,29 @@ func finishRun(c *cli.Context, e *env, w *wrapped.Run, r *repo.Repo, rc *wrapped
 	changed, ferr := w.Finish(c.Context)
 	e.out.endProgress()
 	outcome := fmt.Sprintf("the command exited with status %d", code)
+	var after runAfter
 	switch {
 	case ferr != nil:
 		e.out.warn(fmt.Sprintf("the final sync after the command failed: %v; what it wrote may not survive a power cut: run 'swampj doctor'", ferr))
 		outcome += "; final sync failed: " + ferr.Error()
+		after.err = "final sync failed: " + ferr.Error()
 	case rc != nil: // remote-backed repo: the cache doctor (cmd_remote.go)
-		runRemoteAfter(c, e, rc, start)
+		after = runRemoteAfter(c, e, rc, start)
 	case unguarded:
 		// No change log: the walk of what changed since the start.
 		if only, err := read.ChangedItems(c.Context, r, start, host.Common{FS: e.fs}); err != nil {
 			e.out.warn(fmt.Sprintf("finding what the command changed: %v; run 'swampj doctor'", err))
+			after.err = "finding what the command changed: " + err.Error()
 		} else {
-			doctorChanged(c, e, r, only)
+			after = doctorChanged(c, e, r, only)
 		}
 	default:
-		doctorChanged(c, e, r, changed)
+		after = doctorChanged(c, e, r, changed)
 	}
 	if err := w.Close(outcome); err != nil {
 		e.out.warn(fmt.Sprintf("closing wrapped run %d: %v; the next swampj command settles it", w.ID(), err))
 	}
+	return after
 }
 
 // runRepo is the repo the barrier covers: the loaded configuration, or for
@@ -292,18 +404,20 @@ func waitCommand(cmd *exec.Cmd) (int, error) {
 
 // doctorChanged is the doctor of what the command changed (item
 // directories and run records), repairing with --repair.
-func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
+func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) runAfter {
 	if len(changed) == 0 {
-		return
+		return runAfter{}
 	}
 	drep, derr := doctor.Run(c.Context, r, doctor.Options{Common: host.Common{JournalLockTimeout: e.lockTO, Command: e.command(), Logger: e.out.logger(), FS: e.fs},
 		Repair: c.Bool("repair"), Confirm: c.Bool("repair"), Only: changed, Progress: e.out.progress(),
 	})
 	e.out.endProgress()
 	renderDoctorRemedies(drep)
-	switch {
-	case derr != nil:
+	if derr != nil {
 		e.out.warn(fmt.Sprintf("the doctor after the command failed: %v; run 'swampj doctor'", derr))
+		return runAfter{err: "the doctor after the command failed: " + derr.Error()}
+	}
+	switch {
 	case drep.Remaining > 0:
 		for _, f := range drep.Findings {
 			if f.Status != doctor.StatusRepaired {
@@ -316,4 +430,5 @@ func doctorChanged(c *cli.Context, e *env, r *repo.Repo, changed []string) {
 	case drep.Mode == "repair" && len(drep.Moves) > 0:
 		e.out.warn(fmt.Sprintf("repaired what the command left damaged: %d move(s) to %s", len(drep.Moves), drep.Quarantine))
 	}
+	return afterOf(drep)
 }

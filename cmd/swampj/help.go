@@ -12,6 +12,35 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+func init() {
+	// urfave/cli adds its --help flag only to an app with no command of
+	// its own named help: this one's is added here.
+	globalFlags = append(globalFlags, cli.HelpFlag)
+	register(&cli.Command{
+		Name:            "help",
+		Usage:           "show the help of a command: 'swampj help data write' is 'swampj data write --help'",
+		ArgsUsage:       "[COMMAND...]",
+		SkipFlagParsing: true,
+		// No help subcommand or flag of its own: urfave/cli's would take
+		// 'swampj help help' and recurse.
+		HideHelp: true,
+		Action:   runHelp,
+	})
+}
+
+// runHelp shows the help of the command path it is given (the app's with
+// none) by running that path with --help, so it is the same text, and an
+// unknown command is the same usage error, as the flag gives.
+func runHelp(c *cli.Context) error {
+	var path []string
+	for _, a := range c.Args().Slice() {
+		if !strings.HasPrefix(a, "-") {
+			path = append(path, a)
+		}
+	}
+	return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, path...), "--help"))
+}
+
 // examples holds each command's examples, by command path. A test walks
 // the tree and fails for a command without one.
 var examples = map[string][]string{
@@ -36,10 +65,11 @@ var examples = map[string][]string{
 	"journal":                     {"swampj journal list", "swampj journal show 3"},
 	"journal list":                {"swampj journal list", "swampj journal list --all --json"},
 	"journal hold":                {"swampj journal hold"},
-	"journal show":                {"swampj journal show 3", "swampj journal show 3 --json"},
+	"journal show":                {"swampj journal show 3", "swampj journal show 3 --json", "swampj journal show run2"},
 	"man":                         {"swampj man > swampj.1 && man ./swampj.1"},
 	"recover":                     {"swampj recover", "swampj recover --dry-run", "swampj recover --rollback"},
-	"run":                         {"swampj run -- swamp model method run m1 execute", "swampj run --repair -- swamp workflow run wf1"},
+	"help":                        {"swampj help data write"},
+	"run":                         {"swampj run -- swamp model method run m1 execute --input run='echo hi'", "swampj run --repair -- swamp serve", "swampj run --json -- swamp workflow run wf1 | tail -n 1"},
 }
 
 // withExamples appends each command's examples to its description, once

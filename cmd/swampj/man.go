@@ -41,9 +41,10 @@ func writeMan(w io.Writer, app *cli.App) error {
 
 func writeManCommands(b *strings.Builder, parent string, cmds []*cli.Command) {
 	for _, c := range cmds {
-		// urfave adds a "help" subcommand to a command it has run (tests
-		// run several in one process); swampj's help is --help.
-		if c.Hidden || c.Name == "help" {
+		// urfave adds its "help" subcommand (alias h) to a command it has
+		// run (tests run several in one process); swampj's own top-level
+		// help command (help.go) has no alias and is listed.
+		if c.Hidden || (c.Name == "help" && c.HasName("h")) {
 			continue
 		}
 		path := parent + " " + c.Name

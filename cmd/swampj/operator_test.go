@@ -58,7 +58,7 @@ func TestOperatorRealSwamp(t *testing.T) {
 			t.FailNow()
 		}
 		if !strings.Contains(r.stdout, `Namespace "ns1" is still set`) || !strings.Contains(r.stdout, filepath.Join(".swamp", "ns1", "data")) ||
-			!strings.Contains(r.stdout, "'swampj datastore namespace unset --confirm'") {
+			!strings.Contains(r.stdout, "'swampj datastore namespace unset --migrate --confirm'") {
 			t.Errorf("the reverse's report must say the namespace is still set, what swamp reads and what to run:\n%s", r.stdout)
 		}
 		if g := swampCmd(t, dir, "data", "get", "m1", "result"); g.code == 0 {

@@ -86,7 +86,7 @@ func TestRunWrapper(t *testing.T) {
 		// What swamp leaves after an unclean shutdown: a zero-byte version latest names.
 		damage := "mkdir " + item + "/2 && : > " + item + "/2/raw && : > " + item + "/2/metadata.yaml && printf 2 > " + item + "/latest"
 		r := swampj(t, dir, "run", "--", "sh", "-c", damage)
-		if r.code != 0 || !strings.Contains(r.stderr, "version_unreadable") || !strings.Contains(r.stderr, "doctor --repair --confirm") {
+		if r.code != exitRunDamage || !strings.Contains(r.stderr, "version_unreadable") || !strings.Contains(r.stderr, "doctor --repair --confirm") {
 			t.Fatalf("the damage was not reported: %+v", r)
 		}
 		time.Sleep(1100 * time.Millisecond) // past the one second of mtime slack
