@@ -31,6 +31,7 @@ import (
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/report"
 	"github.com/swampj/swampj/ops/wrapped"
+	"github.com/swampj/swampj/ops/write"
 	"github.com/swampj/swampj/recover"
 )
 
@@ -182,6 +183,7 @@ func runRun(c *cli.Context) error {
 		cmd.Stdin = f
 	}
 	wopts := wrapped.Options{Common: host.Common{Command: args, JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded")}
+	wopts.Admit = func() error { return refuseUnmigratedRun(e, dir, args[0]) }
 	if wopts.SyncInterval == 0 {
 		wopts.SyncInterval = -1
 	}
@@ -205,6 +207,10 @@ func runRun(c *cli.Context) error {
 	}
 	if errors.Is(err, swampjerr.ErrBusy) {
 		return fmt.Errorf("recording the run before starting %q: %w; it was not run", args[0], err)
+	}
+	var refused *codedError
+	if errors.As(err, &refused) {
+		return err
 	}
 	if err != nil {
 		return withCode("command_not_started", exitFailure, fmt.Errorf("starting %q: %w", args[0], err))
@@ -318,6 +324,35 @@ func recoverBeforeRun(c *cli.Context, e *env, dir, name string) (*repo.Repo, *wr
 	}
 	return r, rc, nil
 }
+
+// refuseUnmigratedRun refuses to start any command (swamp, or a script
+// that may start swamp: the barrier cannot tell) while a namespace is set
+// over data not migrated into it: swamp would write a fresh version 1 under
+// the namespace beside the item's old versions, and every later migration
+// would refuse the two sides. The same condition refuses swampj's own
+// writes (write.UnmigratedWriteError). The configuration is read again: it
+// runs under the journal, just before the run is recorded.
+func refuseUnmigratedRun(e *env, dir, name string) error {
+	r, err := repo.Load(e.fs, dir, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("re-reading the configuration before starting %q: %w; it was not run", name, err)
+	}
+	at, err := write.UnmigratedData(e.fs, r)
+	if err != nil {
+		return fmt.Errorf("checking for data not migrated into namespace %q before starting %q: %w; it was not run", r.Namespace, name, err)
+	}
+	if at == "" {
+		return nil
+	}
+	return withCode(codeUnmigratedData, exitFailure, fmt.Errorf("namespace %q is configured but data still sits at the un-namespaced %s (%s, not migrated yet); "+
+		"%q was not run and nothing was changed: a swamp command would write fresh versions under the namespace beside the old ones, "+
+		"which no migration could then merge. Run 'swampj datastore namespace migrate --confirm' first "+
+		"(or 'swampj datastore namespace unset' to go back), then the command again",
+		r.Namespace, filepath.Join(r.Base, "data"), at, name))
+}
+
+// codeUnmigratedData is the code swampj's writes refuse the same state with.
+const codeUnmigratedData = "unmigrated_data"
 
 // finishRun is step 3: the final barrier, then the doctor of what the
 // command that exited with code changed, then the run's record is closed.

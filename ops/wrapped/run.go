@@ -43,6 +43,11 @@ type Options struct {
 	// the operator why): the run is still recorded, and a dead one is
 	// settled by a doctor of the whole datastore.
 	Unguarded bool
+	// Admit, when set, is asked under the journal, just before the run is
+	// recorded: an error refuses the run (nothing started, no record).
+	// A namespace change holds the journal alone, so what Admit reads of
+	// the configuration cannot change before the command starts.
+	Admit func() error
 }
 
 // UnsupportedError: the barrier cannot run here; nothing was started.
@@ -111,6 +116,11 @@ func Start(ctx context.Context, r *repo.Repo, cmd *exec.Cmd, opts Options) (*Run
 	}
 	rec := &journal.Run{Command: opts.Command, PID: os.Getpid(), Started: time.Now().UTC(), Roots: w.roots, Log: w.logPath, Guarded: !opts.Unguarded}
 	if err := withJournal(w.fsys, r.Dir, opts, func(j *journal.Journal) error {
+		if opts.Admit != nil {
+			if err := opts.Admit(); err != nil {
+				return err
+			}
+		}
 		id, err := j.BeginRun(rec)
 		w.id = id
 		return err

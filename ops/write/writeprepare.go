@@ -243,12 +243,56 @@ func refuseUnmigrated(fsys fsx.FS, r *repo.Repo, ps []*pendingVersion) error {
 			return err
 		}
 		for _, e := range ents {
-			if e.Name() != ".lock" {
+			if !isModelLock(e.Name()) {
 				return &UnmigratedWriteError{Index: p.index, Address: a.String(), Path: modelDir, Namespace: r.Namespace}
 			}
 		}
 	}
 	return nil
+}
+
+// isModelLock: swamp's per-model lock file is the one entry of a model
+// directory that is not data (a writer of the namespaced model may leave
+// it at the old root too).
+func isModelLock(name string) bool { return name == ".lock" }
+
+// UnmigratedData is refuseUnmigrated for a writer that may write any model
+// (a command run under `swampj run`): with a namespace configured, it
+// returns a file of data still sitting under the un-namespaced
+// {base}/data, or "" when there is none. Any such model written under the
+// namespace would get a fresh version 1 beside its old versions, which a
+// migration could not merge. Catalog files at the top of {base}/data and
+// per-model locks are not data. It stops at the first file found.
+func UnmigratedData(fsys fsx.FS, r *repo.Repo) (string, error) {
+	if r.Namespace == "" {
+		return "", nil
+	}
+	return findData(fsx.OrReal(fsys), filepath.Join(r.Base, "data"), true)
+}
+
+func findData(fsys fsx.FS, dir string, top bool) (string, error) {
+	ents, err := fsys.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case top && repo.IsCatalogFile(name), isModelLock(name):
+			continue
+		case e.IsDir():
+			found, err := findData(fsys, filepath.Join(dir, name), false)
+			if found != "" || err != nil {
+				return found, err
+			}
+		default:
+			return filepath.Join(dir, name), nil
+		}
+	}
+	return "", nil
 }
 
 // modelLockPaths are swamp's per-model lock files of a write, in path
