@@ -9,9 +9,13 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/swampj/swampj/ops/wrapped"
 )
@@ -107,5 +111,50 @@ func TestRunRefusesRealSwampOverUnmigratedData(t *testing.T) {
 	}
 	if r := swampj(t, dir, append([]string{"run", "--", os.Getenv("SWAMP_BIN")}, method...)...); r.code != 0 {
 		t.Fatalf("the wrapped swamp after the migration: %+v", r)
+	}
+}
+
+// While `swampj run -- sleep 30` runs, `namespace set` is refused
+// (wrapped_run_live, exit 75) naming the run; once it has ended, it works.
+func TestNamespaceChangeRefusedWhileWrappedRunLives(t *testing.T) {
+	needBarrier(t)
+	dir := exampleRepo(t)
+	marker := filepath.Join(t.TempDir(), "child.pid")
+	cmd := exec.Command(binary, "run", "--", "sh", "-c", "echo $$ > "+marker+"; exec sleep 30")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := os.Create(filepath.Join(t.TempDir(), "run.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
+	// The command started: its run was recorded before it.
+	var child int
+	for deadline := time.Now().Add(20 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(marker); err == nil && strings.HasSuffix(string(b), "\n") {
+			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	if child == 0 {
+		b, _ := os.ReadFile(out.Name())
+		t.Fatalf("swampj run did not start its command: %s", b)
+	}
+	r := swampj(t, dir, "--json", "datastore", "namespace", "set", "ns1")
+	if r.code != 75 || jsonErrorCode(t, r) != "wrapped_run_live" ||
+		!strings.Contains(r.stderr, "pid "+strconv.Itoa(cmd.Process.Pid)) || !strings.Contains(r.stderr, "sleep 30") {
+		t.Fatalf("want wrapped_run_live, exit 75, naming the run: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".swamp.yaml")); strings.Contains(string(b), "ns1") {
+		t.Fatalf("the refused set changed .swamp.yaml:\n%s", b)
+	}
+	_ = syscall.Kill(child, syscall.SIGTERM)
+	_ = cmd.Wait()
+	if r := swampj(t, dir, "datastore", "namespace", "set", "ns1"); r.code != 0 {
+		t.Fatalf("namespace set after the run ended: %+v", r)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/swampj/swampj/journal"
 	"github.com/swampj/swampj/ops/repo"
 	"github.com/swampj/swampj/ops/swampyaml"
+	"github.com/swampj/swampj/ops/wrapped"
 )
 
 // refuseSeveralNamespaces is swamp's guard for unset: a datastore that holds
@@ -121,7 +122,19 @@ func startMutation(ctx context.Context, fsys fsx.FS, r *repo.Repo, c host.Common
 // .swamp.yaml, and so does a SetNamespace or UnsetNamespace (of this process
 // or of swamp) since the caller loaded its *repo.Repo. The namespace
 // operations plan from the configuration on disk, never from a stale Repo.
+//
+// First it refuses while a wrapped command (`swampj run`) is alive: that
+// command keeps the datastore path it started with (wrapped.LiveRunError).
+// Holding the journal alone, no new wrapped run can be recorded until the
+// change is done.
 func (m *nsMutation) finishOpen(ctx context.Context, getenv func(string) string) error {
+	live, err := wrapped.LiveRuns(m.fsys, m.sess.Journal(), m.repo.JournalPath)
+	if err != nil {
+		return err
+	}
+	if len(live) > 0 {
+		return &wrapped.LiveRunError{Runs: live}
+	}
 	open, err := m.sess.Journal().OpenIntents()
 	if err != nil {
 		return err
