@@ -183,7 +183,11 @@ func runRun(c *cli.Context) error {
 		cmd.Stdin = f
 	}
 	wopts := wrapped.Options{Common: host.Common{Command: args, JournalLockTimeout: e.lockTO, Logger: e.out.logger(), FS: e.fs}, SyncInterval: c.Duration("sync-interval"), Unguarded: c.Bool("unguarded")}
-	wopts.Admit = func() error { return refuseUnmigratedRun(e, dir, args[0]) }
+	if rc == nil {
+		// A remote (S3, GCS) datastore: swampj changes no namespace of it,
+		// and its data lives in the bucket.
+		wopts.Admit = func() error { return refuseUnmigratedRun(e, dir, args[0]) }
+	}
 	if wopts.SyncInterval == 0 {
 		wopts.SyncInterval = -1
 	}
