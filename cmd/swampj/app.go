@@ -352,12 +352,10 @@ func (e *env) confine(dir string) error {
 		roots = append(roots, r.Base)
 	}
 	if rc, err := wrapped.FindRemote(dir, diskFS, os.Getenv); err == nil && rc != nil && rc.CacheDir() != "" {
-		cache := rc.CacheDir()
-		if st, err := os.Stat(cache); err == nil && st.IsDir() {
-			roots = append(roots, cache)
-		} else if st, err := os.Stat(filepath.Dir(cache)); err == nil && st.IsDir() {
-			roots = append(roots, filepath.Dir(cache)) // the cache's parent: a first pull creates it
-		}
+		// swamp's cache area ($SWAMP_HOME/repos, else ~/.swamp/repos): the
+		// cache, which a first pull creates, and the quarantine beside it
+		// ({cache}.swampj-quarantine) are both in it.
+		roots = append(roots, filepath.Dir(rc.CacheDir()))
 	}
 	c, err := fsx.NewConfined(roots...)
 	if err != nil {
