@@ -193,11 +193,11 @@ func exportedAliases(t *testing.T, dir string) []string {
 }
 
 // TestRecoverExportsOnlyHostFacingNames: the same for package recover
-// (the startup hook, and the inspection of the journal: List, Show, Hold).
+// (the startup hook, and the inspection of the journal: List, Show, ShowRun, Hold).
 func TestRecoverExportsOnlyHostFacingNames(t *testing.T) {
 	checkWall(t, "../recover", "github.com/swampj/swampj/recover",
 		strings.Fields("Run Options Report JournalPath PendingError OpenError LeftoversError MarksLostError BlockedError ErrBusy ErrNotARepo "+
-			"DefaultJournalLockTimeout InspectOptions List Listing ListedIntent ListedRun Show Hold"))
+			"DefaultJournalLockTimeout InspectOptions List Listing ListedIntent ListedRun Show ShowRun Hold"))
 }
 
 func checkWall(t *testing.T, dir, importPath string, allowed []string) {
