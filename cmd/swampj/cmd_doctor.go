@@ -177,7 +177,19 @@ func printDoctorReport(w io.Writer, rep *doctor.Report, verbose bool) {
 		return
 	}
 	fmt.Fprintf(w, "%d problem(s):\n", len(rep.Findings))
+	// A screenful, not thousands of lines: at most findingsPerCode of each
+	// code, the rest counted (-v and --json list every one).
+	shown, hidden, order := map[string]int{}, map[string]int{}, []string{}
 	for _, f := range rep.Findings {
+		code := string(f.Code)
+		if !verbose && shown[code] >= findingsPerCode {
+			if hidden[code] == 0 {
+				order = append(order, code)
+			}
+			hidden[code]++
+			continue
+		}
+		shown[code]++
 		subject := f.Path
 		if f.Item != "" {
 			subject = f.Item
@@ -195,6 +207,9 @@ func printDoctorReport(w io.Writer, rep *doctor.Report, verbose bool) {
 		if f.Reason != "" {
 			fmt.Fprintf(w, "      skipped: %s\n", f.Reason)
 		}
+	}
+	for _, code := range order {
+		fmt.Fprintf(w, "  … and %d more %s (-v or --json lists every one)\n", hidden[code], code)
 	}
 	switch rep.Mode {
 	case "check":
@@ -224,6 +239,10 @@ func printDoctorReport(w io.Writer, rep *doctor.Report, verbose bool) {
 
 // printDoctorNotes prints the notes (states that are not problems, what
 // swamp's own doctor misreports) after the results.
+// findingsPerCode is how many findings of one code the text report lists
+// without -v.
+const findingsPerCode = 5
+
 func printDoctorNotes(w io.Writer, rep *doctor.Report) {
 	for _, n := range rep.Notices {
 		if n.Kind == doctor.NoticeNote {
