@@ -158,6 +158,19 @@ func init() { // an init, not an initializer: some entries reuse others
 		// ops/wrapped (a dead run's change log, settled; the barrier runs
 		// a real command)
 		"journal.RunLogs": func(t *testing.T, fx *nilFixture) error { _, err := journal.RunLogs(nil, fx.r.JournalPath); return err },
+		"ops/wrapped.LiveRuns": func(t *testing.T, fx *nilFixture) error {
+			j, err := journal.Open(nil, fx.r.JournalPath, journal.Options{})
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			_, err = wrapped.LiveRuns(nil, j, fx.r.JournalPath)
+			return err
+		},
+		"ops/write.UnmigratedData": func(t *testing.T, fx *nilFixture) error {
+			_, err := write.UnmigratedData(nil, fx.r)
+			return err
+		},
 		"ops/wrapped.Pending": func(t *testing.T, fx *nilFixture) error {
 			_ = wrapped.Pending(nil, fx.r.JournalPath)
 			return nil
