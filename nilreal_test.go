@@ -168,7 +168,7 @@ func init() { // an init, not an initializer: some entries reuse others
 			return err
 		},
 		"ops/write.UnmigratedData": func(t *testing.T, fx *nilFixture) error {
-			_, err := write.UnmigratedData(nil, fx.r)
+			_, err := write.UnmigratedData(fx.r, host.Common{})
 			return err
 		},
 		"ops/wrapped.Pending": func(t *testing.T, fx *nilFixture) error {

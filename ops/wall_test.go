@@ -86,7 +86,7 @@ func exportedDecls(t *testing.T, dir, importPath string) map[string]string {
 var hostFacing = map[string]string{
 	"": `Recover PreviewRecovery InspectRecovery RecoverOptions Recovery RecoveryError RecoveryPhase PhaseOpen PhaseRead PhaseRecover PhaseLeftovers PhaseClose Pending DescribeStep RemoveCrashLeftovers IsConflict CloseBucketClients Doctor`,
 	"write": `WriteVersions Open Handle ErrHandleClosed WriteOptions VersionWrite WrittenVersion WriteFailedError InvalidWriteError ErrInvalidWrite
-		InputChangedError UnmigratedWriteError NamespaceChangedError OwnerMismatchError IntentKindVersionWrite Workflow
+		InputChangedError UnmigratedWriteError UnmigratedData NamespaceChangedError OwnerMismatchError IntentKindVersionWrite Workflow
 		DefaultContentType DefaultDataType DefaultGC DefaultLifetime DefaultOwnerRef OwnerModelMethod`,
 	"read": `OpenData DataContent DataVersions DataVersion DataItem DataGroup ListData GroupByModel ModelData
 		ChangedItems ResolveItem ResolveModel Model ModelName CurrentVersion ModelNotFoundError AmbiguousModelError

@@ -341,7 +341,7 @@ func refuseUnmigratedRun(e *env, dir, name string) error {
 	if err != nil {
 		return fmt.Errorf("re-reading the configuration before starting %q: %w; it was not run", name, err)
 	}
-	at, err := write.UnmigratedData(e.fs, r)
+	at, err := write.UnmigratedData(r, host.Common{FS: e.fs})
 	if err != nil {
 		return fmt.Errorf("checking for data not migrated into namespace %q before starting %q: %w; it was not run", r.Namespace, name, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/swampj/swampj/fsx"
 	"github.com/swampj/swampj/ops/catalogrow"
+	"github.com/swampj/swampj/ops/host"
 	"github.com/swampj/swampj/ops/lock"
 	"github.com/swampj/swampj/ops/meta"
 	"github.com/swampj/swampj/ops/repo"
@@ -262,12 +263,13 @@ func isModelLock(name string) bool { return name == ".lock" }
 // {base}/data, or "" when there is none. Any such model written under the
 // namespace would get a fresh version 1 beside its old versions, which a
 // migration could not merge. Catalog files at the top of {base}/data and
-// per-model locks are not data. It stops at the first file found.
-func UnmigratedData(fsys fsx.FS, r *repo.Repo) (string, error) {
+// per-model locks are not data. It stops at the first file found. The
+// disk is c's (nil: the real one).
+func UnmigratedData(r *repo.Repo, c host.Common) (string, error) {
 	if r.Namespace == "" {
 		return "", nil
 	}
-	return findData(fsx.OrReal(fsys), filepath.Join(r.Base, "data"), true)
+	return findData(c.Disk(), filepath.Join(r.Base, "data"), true)
 }
 
 func findData(fsys fsx.FS, dir string, top bool) (string, error) {
