@@ -85,6 +85,28 @@ func killedWrite(t *testing.T) string {
 	return dir
 }
 
+// killedBeforeItsIntent is killedWrite whose kill landed after the stage's
+// mkdir and before the intent's commit. A write that plans under the
+// model lock commits its intent before it stages; which path a write takes
+// can change with what the item holds, and under load the first mkdir was
+// seen after the intent once (CI: the doctor found open_intent, not the
+// stage). The damage this row is about needs the stage without an intent,
+// so the setup is tried again until the kill gives it.
+func killedBeforeItsIntent(t *testing.T) string {
+	t.Helper()
+	for try := 1; ; try++ {
+		dir := killedWrite(t)
+		stages, _ := filepath.Glob(filepath.Join(matrixItem(dir), ".swampj-stage-*"))
+		if len(stages) > 0 {
+			return dir
+		}
+		if try == 5 {
+			t.Fatalf("five writes killed at their first mkdir left no staging directory (the intent came first every time)")
+		}
+		t.Logf("try %d: the kill landed after the intent's commit; again", try)
+	}
+}
+
 // catalogAwayWrite is a write made while the catalog could not be opened
 // (its path held by a directory, which no user can open as a database;
 // as root, permissions would not stop anyone), after which the catalog is
@@ -168,7 +190,7 @@ func remedyMatrix() []matrixRow {
 				fsxtest.CopyTree(t, filepath.Join("..", "..", "testdata", "swamp-migrated-local", "repo"), dir)
 				return dir
 			}},
-		{code: "staging_leftover", how: "a write killed before its intent was journaled", setup: killedWrite, remedy: repair},
+		{code: "staging_leftover", how: "a write killed before its intent was journaled", setup: killedBeforeItsIntent, remedy: repair},
 		{code: "lock_dead", how: "a write killed holding the model lock", setup: killedWrite, remedy: repair},
 		{code: "lock_dead", how: "a zero-byte lock (killed between swamp's create and write)", remedy: repair,
 			setup: func(t *testing.T) string {
