@@ -326,14 +326,7 @@ func TestNextWriteSweepsADeadWritersStaging(t *testing.T) {
 // commit its intent any moment), and the doctor notes it as in flight.
 func TestNextWriteLeavesALiveWritersStaging(t *testing.T) {
 	ctx := context.Background()
-	sc := &crashScenario{existing: true}
-	r := sc.setup(t)
-	sleeper := exec.Command("sleep", "60")
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
-	stage, temp := plantLeftovers(t, r, sleeper.Process.Pid)
+	sc, r, _, stage, temp := liveWritersLeftovers(t)
 	before := fsxtest.Snapshot(t, stage, nil)
 
 	if err := sc.write(r, fsx.Real()); err != nil {
@@ -361,14 +354,7 @@ func TestNextWriteLeavesALiveWritersStaging(t *testing.T) {
 // stage: nothing is left over, and a doctor beside writers stays clean.
 func TestDoctorStagingOfAWriterThatFinishedMeanwhileIsNoFinding(t *testing.T) {
 	ctx := context.Background()
-	sc := &crashScenario{existing: true}
-	r := sc.setup(t)
-	sleeper := exec.Command("sleep", "60")
-	if err := sleeper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
-	stage, temp := plantLeftovers(t, r, sleeper.Process.Pid)
+	_, r, sleeper, stage, temp := liveWritersLeftovers(t)
 	finished := false
 	fsys := finishingWriterFS{itemDir: filepath.Dir(stage), first: new([]fs.DirEntry), finish: func() {
 		if err := os.RemoveAll(stage); err != nil {
@@ -488,4 +474,20 @@ func isZombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// liveWritersLeftovers sets up an existing item and plants in it the stage
+// and latest temp of a writer that is alive (a sleep process, ended when
+// the test ends).
+func liveWritersLeftovers(t *testing.T) (sc *crashScenario, r *repo.Repo, sleeper *exec.Cmd, stage, temp string) {
+	t.Helper()
+	sc = &crashScenario{existing: true}
+	r = sc.setup(t)
+	sleeper = exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	stage, temp = plantLeftovers(t, r, sleeper.Process.Pid)
+	return sc, r, sleeper, stage, temp
 }
